@@ -1,0 +1,1 @@
+//! What `bmb-monitor` remembers between polls and across restarts.

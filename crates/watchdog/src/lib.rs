@@ -1,0 +1,5 @@
+//! The monitors as state machines over ports.
+//!
+//! **Architecture Invariant:** nothing here calls the OS; every observation
+//! arrives through a port trait, so every branch is driven from tests with
+//! fakes and a fake clock.
