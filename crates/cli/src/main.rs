@@ -1,1 +1,31 @@
-fn main() {}
+//! `bmb-monitor`: the binary. Glue only: parse arguments, wire the real
+//! adapters to the monitors' ports, map errors to exit codes.
+
+mod classify_cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit code for a usage or configuration error (clap uses it for bad flags too).
+pub const EXIT_USAGE: u8 = 2;
+
+#[derive(Parser)]
+#[command(name = "bmb-monitor", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Classify one pane capture read from stdin: WORKING, QUESTION, STALLED or BLOCKED.
+    Classify(classify_cmd::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Classify(args) => classify_cmd::run(args),
+    }
+}
