@@ -3,3 +3,4 @@
 //! **Architecture Invariant:** this is the only product crate that starts a
 //! subprocess or reads `/proc`; the monitors in `watchdog` reach the machine
 //! only through port traits that the CLI implements with the functions here.
+pub mod run;

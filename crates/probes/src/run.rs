@@ -1,0 +1,538 @@
+//! Run a command under a wall clock, and leave nothing behind.
+//!
+//! Every subprocess `bmb-monitor` starts (git, tmux, ssh, a user's probe) goes
+//! through [`run`]. The child is started in a NEW PROCESS GROUP, so that on
+//! timeout the whole group (the negative pid) gets SIGTERM, then after a grace
+//! period SIGKILL: a grandchild holding the pipe cannot freeze the monitor's
+//! loop, and none survives it (the cargo-nextest template, SPEC §4, §9).
+//!
+//! Output is captured on two reader threads and BOUNDED: past the limit the
+//! bytes are drained and dropped (so the child never blocks on a full pipe)
+//! and the capture says it was truncated. A 50 MB pane costs the limit, not
+//! 50 MB.
+//!
+//! **Architecture Invariant:** this is the only place in the product that
+//! calls `std::process::Command::new`.
+#![allow(clippy::disallowed_methods)]
+
+use std::ffi::{OsStr, OsString};
+use std::io::{Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use wait_timeout::ChildExt;
+
+/// What to run: a program and its arguments, never a string a shell splits
+/// (use [`Invocation::shell`] when a shell is the point, as for a user's probe).
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    program: OsString,
+    args: Vec<OsString>,
+    cwd: Option<PathBuf>,
+    env: Vec<(OsString, Option<OsString>)>,
+    stdin: Option<Vec<u8>>,
+}
+
+impl Invocation {
+    /// `program` is looked up on `PATH` as `execvp` does.
+    pub fn new(program: impl AsRef<OsStr>) -> Self {
+        Invocation {
+            program: program.as_ref().to_owned(),
+            args: Vec::new(),
+            cwd: None,
+            env: Vec::new(),
+            stdin: None,
+        }
+    }
+
+    /// `sh -c SCRIPT`: for commands the user wrote as one string (probes, alert commands).
+    pub fn shell(script: impl AsRef<OsStr>) -> Self {
+        Invocation::new("sh").arg("-c").arg(script)
+    }
+
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        self
+    }
+
+    pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.cwd = Some(dir.as_ref().to_owned());
+        self
+    }
+
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
+        self.env
+            .push((key.as_ref().to_owned(), Some(value.as_ref().to_owned())));
+        self
+    }
+
+    pub fn env_remove(mut self, key: impl AsRef<OsStr>) -> Self {
+        self.env.push((key.as_ref().to_owned(), None));
+        self
+    }
+
+    /// Bytes written to the child's stdin, which is then closed. Without
+    /// this, stdin is `/dev/null`: a monitor's probe must never wait on a terminal.
+    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Self {
+        self.stdin = Some(bytes.into());
+        self
+    }
+
+    /// The program and its arguments, for messages (`git status --porcelain`).
+    pub fn display(&self) -> String {
+        std::iter::once(&self.program)
+            .chain(&self.args)
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// The wall clock and the output bound for one run.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// From spawn to the end of output; past it the group is signalled.
+    pub timeout: Duration,
+    /// Between SIGTERM and SIGKILL.
+    pub grace: Duration,
+    /// Per stream; the rest is drained and dropped.
+    pub max_output: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            timeout: Duration::from_secs(10),
+            grace: Duration::from_millis(500),
+            max_output: 1 << 20,
+        }
+    }
+}
+
+impl Limits {
+    pub fn with_timeout(timeout: Duration) -> Self {
+        Limits {
+            timeout,
+            ..Limits::default()
+        }
+    }
+}
+
+/// One stream's bytes, at most [`Limits::max_output`] of them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Captured {
+    pub bytes: Vec<u8>,
+    /// More was written than was kept.
+    pub truncated: bool,
+}
+
+impl Captured {
+    /// The bytes as text, invalid UTF-8 replaced.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.bytes).into_owned()
+    }
+}
+
+/// How a run ended. Never a panic and never an `Err` the caller can forget:
+/// each of the three is a fact to render.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The child ended on its own. `code` is `None` when a signal (not ours) ended it.
+    Exited {
+        code: Option<i32>,
+        signal: Option<i32>,
+        stdout: Captured,
+        stderr: Captured,
+    },
+    /// The wall clock ran out; the whole process group was terminated.
+    TimedOut {
+        after: Duration,
+        stdout: Captured,
+        stderr: Captured,
+    },
+    /// The program could not be started (not found, not executable, ...).
+    FailedToSpawn { error: String },
+}
+
+impl Outcome {
+    /// Stdout when the child exited 0, else `None`: the common "did it answer?" question.
+    pub fn success_stdout(&self) -> Option<&Captured> {
+        match self {
+            Outcome::Exited {
+                code: Some(0),
+                stdout,
+                ..
+            } => Some(stdout),
+            _ => None,
+        }
+    }
+
+    /// One lowercase line saying what happened, for error messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Outcome::Exited {
+                code: Some(code),
+                stderr,
+                ..
+            } => {
+                let first = stderr.text();
+                let first = first.lines().next().unwrap_or("").trim();
+                if first.is_empty() {
+                    format!("exited with code {code}")
+                } else {
+                    format!("exited with code {code}: {first}")
+                }
+            }
+            Outcome::Exited { signal, .. } => {
+                format!("killed by signal {}", signal.unwrap_or(0))
+            }
+            Outcome::TimedOut { after, .. } => {
+                format!("timed out after {:.1}s", after.as_secs_f64())
+            }
+            Outcome::FailedToSpawn { error } => format!("failed to start: {error}"),
+        }
+    }
+}
+
+/// Run `what` under `limits`. Returns within about `timeout + 2 × grace`
+/// whatever the child does, and leaves no member of its process group behind
+/// on timeout.
+pub fn run(what: &Invocation, limits: &Limits) -> Outcome {
+    let started = Instant::now();
+    let deadline = started + limits.timeout;
+
+    let mut command = Command::new(&what.program);
+    command
+        .args(&what.args)
+        // A new group whose id is the child's pid: the unit we signal on timeout.
+        .process_group(0)
+        .stdin(if what.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(dir) = &what.cwd {
+        command.current_dir(dir);
+    }
+    for (key, value) in &what.env {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(error) => {
+            return Outcome::FailedToSpawn {
+                error: format!("{}: {error}", what.program.to_string_lossy()),
+            };
+        }
+    };
+    let group = child.id() as libc::pid_t;
+
+    if let (Some(bytes), Some(mut stdin)) = (what.stdin.clone(), child.stdin.take()) {
+        // On its own thread: a child that never reads must not block us past the clock.
+        thread::spawn(move || {
+            let _ = stdin.write_all(&bytes);
+        });
+    }
+    let stdout = spawn_reader(child.stdout.take(), limits.max_output);
+    let stderr = spawn_reader(child.stderr.take(), limits.max_output);
+
+    let status = wait_until(&mut child, deadline);
+    let Some(status) = status else {
+        terminate_group(&mut child, group, limits.grace);
+        return Outcome::TimedOut {
+            after: started.elapsed(),
+            stdout: collect(stdout, Instant::now() + limits.grace),
+            stderr: collect(stderr, Instant::now() + limits.grace),
+        };
+    };
+
+    // The child has exited, but a grandchild it left in the background may
+    // still hold the pipes open. Wait for end of output until the deadline,
+    // then kill what is left of the group so nothing outlives the run.
+    let stdout_done = await_reader(&stdout, deadline);
+    let stderr_done = await_reader(&stderr, deadline);
+    if !(stdout_done && stderr_done) {
+        signal_group(group, libc::SIGKILL);
+    }
+    Outcome::Exited {
+        code: status.code(),
+        signal: status.signal(),
+        stdout: collect(stdout, Instant::now() + limits.grace),
+        stderr: collect(stderr, Instant::now() + limits.grace),
+    }
+}
+
+/// A reader thread's result, delivered once.
+struct Reader {
+    done: mpsc::Receiver<Captured>,
+    early: std::cell::RefCell<Option<Captured>>,
+}
+
+fn spawn_reader<R: Read + Send + 'static>(pipe: Option<R>, max: usize) -> Reader {
+    let (tx, rx) = mpsc::channel();
+    if let Some(mut pipe) = pipe {
+        thread::spawn(move || {
+            let mut captured = Captured::default();
+            let mut buf = [0u8; 8192];
+            loop {
+                match pipe.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let room = max.saturating_sub(captured.bytes.len());
+                        captured.bytes.extend_from_slice(&buf[..n.min(room)]);
+                        if n > room {
+                            captured.truncated = true;
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => break,
+                }
+            }
+            let _ = tx.send(captured);
+        });
+    } else {
+        let _ = tx.send(Captured::default());
+    }
+    Reader {
+        done: rx,
+        early: std::cell::RefCell::new(None),
+    }
+}
+
+/// Wait for end of output until `deadline`; true when the stream closed.
+fn await_reader(reader: &Reader, deadline: Instant) -> bool {
+    if reader.early.borrow().is_some() {
+        return true;
+    }
+    let wait = deadline.saturating_duration_since(Instant::now());
+    match reader.done.recv_timeout(wait) {
+        Ok(captured) => {
+            *reader.early.borrow_mut() = Some(captured);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// The stream's capture, or an empty one when a process outside the group
+/// still holds the pipe past `deadline` (its reader thread is abandoned).
+fn collect(reader: Reader, deadline: Instant) -> Captured {
+    if let Some(captured) = reader.early.into_inner() {
+        return captured;
+    }
+    let wait = deadline.saturating_duration_since(Instant::now());
+    reader.done.recv_timeout(wait).unwrap_or(Captured {
+        bytes: Vec::new(),
+        truncated: true,
+    })
+}
+
+fn wait_until(child: &mut Child, deadline: Instant) -> Option<std::process::ExitStatus> {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match child.wait_timeout(left) {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) => return None,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        }
+    }
+}
+
+/// SIGTERM the whole group, give it `grace`, then SIGKILL the group and reap.
+fn terminate_group(child: &mut Child, group: libc::pid_t, grace: Duration) {
+    signal_group(group, libc::SIGTERM);
+    let _ = child.wait_timeout(grace);
+    // Always, not only when the leader survived: a grandchild that ignores
+    // SIGTERM outlives a leader that obeyed it.
+    signal_group(group, libc::SIGKILL);
+    let _ = child.wait();
+}
+
+fn signal_group(group: libc::pid_t, signal: libc::c_int) {
+    if group > 0 {
+        // SAFETY: kill(2) with a negative pid signals a process group; it has
+        // no memory-safety preconditions. ESRCH (group already gone) is fine.
+        unsafe {
+            libc::kill(-group, signal);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pid_alive(pid: libc::pid_t) -> bool {
+        // SAFETY: signal 0 only checks for existence.
+        unsafe { libc::kill(pid, 0) == 0 }
+    }
+
+    #[test]
+    fn exit_code_and_both_streams_are_captured() {
+        let outcome = run(
+            &Invocation::shell("printf out; printf err >&2; exit 3"),
+            &Limits::default(),
+        );
+        match outcome {
+            Outcome::Exited {
+                code,
+                stdout,
+                stderr,
+                ..
+            } => {
+                assert_eq!(code, Some(3));
+                assert_eq!(stdout.text(), "out");
+                assert_eq!(stderr.text(), "err");
+            }
+            other => panic!("expected Exited, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn arguments_cwd_env_and_stdin_reach_the_child() {
+        let dir = tempfile::tempdir().unwrap();
+        let outcome = run(
+            &Invocation::new("sh")
+                .args([
+                    "-c",
+                    "pwd; printf '%s|' \"$1\" \"$PROBE_X\"; cat",
+                    "sh",
+                    "a b",
+                ])
+                .current_dir(dir.path())
+                .env("PROBE_X", "x y")
+                .stdin("fed"),
+            &Limits::default(),
+        );
+        let stdout = outcome.success_stdout().expect("exit 0").text();
+        let canonical = dir.path().canonicalize().unwrap();
+        assert_eq!(
+            stdout,
+            format!("{}\na b|x y|fed", canonical.display()),
+            "{outcome:?}"
+        );
+    }
+
+    #[test]
+    fn output_is_bounded_and_says_so() {
+        let limits = Limits {
+            max_output: 1000,
+            ..Limits::default()
+        };
+        let outcome = run(&Invocation::shell("head -c 200000 /dev/zero"), &limits);
+        let stdout = outcome.success_stdout().expect("exit 0");
+        assert_eq!(stdout.bytes.len(), 1000);
+        assert!(stdout.truncated);
+    }
+
+    #[test]
+    fn a_missing_program_is_failed_to_spawn() {
+        let outcome = run(
+            &Invocation::new("/nonexistent/bmb-monitor-no-such-program"),
+            &Limits::default(),
+        );
+        match outcome {
+            Outcome::FailedToSpawn { error } => assert!(error.contains("no-such-program")),
+            other => panic!("expected FailedToSpawn, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_group_including_a_grandchild_holding_the_pipe() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("grandchild.pid");
+        // The grandchild ignores SIGTERM and holds stdout: only SIGKILL to the
+        // group ends it, and only ending it lets the readers finish.
+        let script = format!(
+            "(trap '' TERM; exec sleep 300) & echo $! > '{}'; echo started; wait",
+            pid_file.display()
+        );
+        let limits = Limits {
+            timeout: Duration::from_millis(300),
+            grace: Duration::from_millis(100),
+            max_output: 1024,
+        };
+        let outcome = run(&Invocation::shell(script), &limits);
+        let grandchild: libc::pid_t = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        match &outcome {
+            Outcome::TimedOut { stdout, .. } => assert_eq!(stdout.text(), "started\n"),
+            other => panic!("expected TimedOut, got {other:?}"),
+        }
+        // The grandchild was not our child, so it is reaped by init; give that a moment.
+        let mut alive = pid_alive(grandchild);
+        for _ in 0..100 {
+            if !alive {
+                break;
+            }
+            thread::sleep(Duration::from_millis(20));
+            alive = pid_alive(grandchild) && !is_zombie(grandchild);
+        }
+        assert!(!alive, "grandchild {grandchild} survived the timeout");
+    }
+
+    #[test]
+    fn a_background_grandchild_left_after_exit_is_killed_not_waited_for_forever() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("bg.pid");
+        let script = format!("sleep 300 & echo $! > '{}'; echo done", pid_file.display());
+        let limits = Limits {
+            timeout: Duration::from_millis(300),
+            grace: Duration::from_millis(100),
+            max_output: 1024,
+        };
+        let outcome = run(&Invocation::shell(script), &limits);
+        let grandchild: libc::pid_t = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        match &outcome {
+            Outcome::Exited { code, stdout, .. } => {
+                assert_eq!(*code, Some(0));
+                assert_eq!(stdout.text(), "done\n");
+            }
+            other => panic!("expected Exited, got {other:?}"),
+        }
+        let mut alive = true;
+        for _ in 0..100 {
+            alive = pid_alive(grandchild) && !is_zombie(grandchild);
+            if !alive {
+                break;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive, "background grandchild {grandchild} survived");
+    }
+
+    fn is_zombie(pid: libc::pid_t) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(") ").map(|(_, rest)| rest.starts_with('Z')))
+            .unwrap_or(false)
+    }
+}
