@@ -4,3 +4,6 @@
 //! subprocess or reads `/proc`; the monitors in `watchdog` reach the machine
 //! only through port traits that the CLI implements with the functions here.
 pub mod run;
+pub mod clock;
+pub mod meta;
+pub mod tmux;

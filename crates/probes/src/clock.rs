@@ -1,0 +1,58 @@
+//! Wall-clock time as the seeds print it: epoch seconds, and local `HH:MM`.
+//!
+//! Local time comes from libc's `localtime_r`, which honours `TZ` and
+//! `/etc/localtime` exactly as `date +%H:%M` does, without a time-zone crate.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Seconds since the Unix epoch; a clock set before 1970 reads as 0.
+pub fn now_epoch() -> i64 {
+    match SystemTime::now().duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        Err(_) => 0,
+    }
+}
+
+/// `epoch` rendered as local `HH:MM`, or `??:??` if the C library cannot convert it.
+pub fn local_hhmm(epoch: i64) -> String {
+    let t: libc::time_t = epoch as libc::time_t;
+    // SAFETY: `tm` is a plain C struct for which all-zero bytes is a valid value,
+    // and localtime_r only writes into the struct we pass it.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are valid for the duration of the call.
+    let ok = unsafe { !libc::localtime_r(&t, &mut tm).is_null() };
+    if ok {
+        format!("{:02}:{:02}", tm.tm_hour, tm.tm_min)
+    } else {
+        "??:??".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hhmm_has_the_seed_shape() {
+        let s = local_hhmm(now_epoch());
+        let b = s.as_bytes();
+        assert_eq!(b.len(), 5, "{s}");
+        assert!(b[0].is_ascii_digit() && b[1].is_ascii_digit() && b[2] == b':');
+        assert!(b[3].is_ascii_digit() && b[4].is_ascii_digit());
+        let hours: u32 = s[..2].parse().unwrap();
+        let minutes: u32 = s[3..].parse().unwrap();
+        assert!(hours < 24 && minutes < 60, "{s}");
+    }
+
+    #[test]
+    fn minutes_advance_with_the_epoch() {
+        // 120 s later is exactly two minutes later in any zone without a DST jump there.
+        let base = 1_700_000_000 - (1_700_000_000 % 3600); // on an hour boundary UTC
+        let a = local_hhmm(base);
+        let b = local_hhmm(base + 120);
+        assert_eq!(&a[..3], &b[..3], "{a} {b}");
+        let am: u32 = a[3..].parse().unwrap();
+        let bm: u32 = b[3..].parse().unwrap();
+        assert_eq!(bm, am + 2, "{a} {b}");
+    }
+}

@@ -1,0 +1,150 @@
+//! File metadata and the bounded head reader: what the lead monitor may
+//! learn about a file without reading its content.
+//!
+//! The seed allows `test -f`, `stat`, `wc -c`, `ls -l` and a read of the
+//! first 5 lines of a handoff file. These are the same questions asked with
+//! syscalls instead of forks.
+
+use std::fs::File;
+use std::io::{ErrorKind, Read};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+/// What `stat` says about a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileMeta {
+    /// Nothing is there (ENOENT or a missing parent directory).
+    Missing,
+    /// A file is there, with its size in bytes and mtime in nanoseconds since the epoch.
+    Present { size: u64, mtime_ns: i128 },
+}
+
+/// Stats `path` (following symlinks). A missing file or parent is `Missing`;
+/// any other failure (permission, I/O) is an error, which is not the same as absence.
+pub fn stat(path: &Path) -> Result<FileMeta, String> {
+    match std::fs::metadata(path) {
+        Ok(md) => Ok(FileMeta::Present {
+            size: md.len(),
+            mtime_ns: i128::from(md.mtime()) * 1_000_000_000 + i128::from(md.mtime_nsec()),
+        }),
+        Err(e) if e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => {
+            Ok(FileMeta::Missing)
+        }
+        Err(e) => Err(format!("cannot stat {}: {e}", path.display())),
+    }
+}
+
+/// The most lines [`read_head`] ever returns: the seed's "FIRST 5 lines".
+pub const HEAD_MAX_LINES: usize = 5;
+
+/// Reads at most the first [`HEAD_MAX_LINES`] lines of `path`, and at most
+/// `max_bytes` bytes of it, whichever ends first. Never reads past either
+/// bound: it reads exactly `max_bytes` at most from the file descriptor.
+/// A line cut by the byte bound is returned as far as it was read; invalid
+/// UTF-8 is replaced.
+pub fn read_head(path: &Path, max_bytes: usize) -> Result<Vec<String>, String> {
+    let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let mut buf = Vec::with_capacity(max_bytes.min(4096));
+    file.take(max_bytes as u64)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Ok(head_lines(&buf))
+}
+
+/// Splits `bytes` into at most [`HEAD_MAX_LINES`] lines without their line endings.
+fn head_lines(bytes: &[u8]) -> Vec<String> {
+    bytes
+        .split(|&b| b == b'\n')
+        .take(line_count(bytes))
+        .map(|line| {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            String::from_utf8_lossy(line).into_owned()
+        })
+        .collect()
+}
+
+/// How many lines `bytes` holds, capped at [`HEAD_MAX_LINES`]: a trailing
+/// newline ends the last line rather than starting an empty one.
+fn line_count(bytes: &[u8]) -> usize {
+    if bytes.is_empty() {
+        return 0;
+    }
+    let newlines = bytes.iter().filter(|&&b| b == b'\n').count();
+    let count = if bytes.ends_with(b"\n") {
+        newlines
+    } else {
+        newlines + 1
+    };
+    count.min(HEAD_MAX_LINES)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn stat_reports_missing_present_and_missing_parent() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("result.md");
+        assert_eq!(stat(&path), Ok(FileMeta::Missing));
+        assert_eq!(
+            stat(&dir.path().join("no/such/dir/x")),
+            Ok(FileMeta::Missing)
+        );
+        std::fs::write(&path, b"hello").unwrap();
+        match stat(&path).unwrap() {
+            FileMeta::Present { size, mtime_ns } => {
+                assert_eq!(size, 5);
+                assert!(mtime_ns > 0);
+            }
+            FileMeta::Missing => panic!("file written but reported missing"),
+        }
+        // A regular file used as a directory is ENOTDIR: absent, not an error.
+        assert_eq!(stat(&path.join("child")), Ok(FileMeta::Missing));
+    }
+
+    #[test]
+    fn head_returns_at_most_five_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("handoff.md");
+        let mut f = File::create(&path).unwrap();
+        for i in 1..=9 {
+            writeln!(f, "line {i}").unwrap();
+        }
+        drop(f);
+        let head = read_head(&path, 4096).unwrap();
+        assert_eq!(head, ["line 1", "line 2", "line 3", "line 4", "line 5"]);
+    }
+
+    #[test]
+    fn head_stops_at_the_byte_bound_even_inside_the_first_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("one-long-line");
+        std::fs::write(&path, "Type: x".repeat(1000)).unwrap();
+        let head = read_head(&path, 10).unwrap();
+        assert_eq!(head, ["Type: xTyp"]);
+    }
+
+    #[test]
+    fn head_of_short_and_empty_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("short");
+        std::fs::write(&path, "Type: handoff\r\nStatus: done").unwrap();
+        assert_eq!(
+            read_head(&path, 4096).unwrap(),
+            ["Type: handoff", "Status: done"]
+        );
+        std::fs::write(&path, "").unwrap();
+        assert!(read_head(&path, 4096).unwrap().is_empty());
+        std::fs::write(&path, "a\n\nb\n").unwrap();
+        assert_eq!(read_head(&path, 4096).unwrap(), ["a", "", "b"]);
+    }
+
+    #[test]
+    fn head_of_a_missing_file_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = read_head(&dir.path().join("gone.md"), 100).unwrap_err();
+        assert!(err.contains("gone.md"), "{err}");
+    }
+}
