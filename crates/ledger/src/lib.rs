@@ -1,1 +1,2 @@
 //! What `bmb-monitor` remembers between polls and across restarts.
+pub mod escalation;
