@@ -3,7 +3,11 @@
 //! **Architecture Invariant:** this is the only product crate that starts a
 //! subprocess or reads `/proc`; the monitors in `watchdog` reach the machine
 //! only through port traits that the CLI implements with the functions here.
-pub mod run;
 pub mod clock;
+pub mod git;
 pub mod meta;
+pub mod process;
+pub mod procfs;
+pub mod run;
 pub mod tmux;
+pub mod transcript;

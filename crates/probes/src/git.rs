@@ -1,0 +1,286 @@
+//! The two git questions the worker monitor asks, each ONE local git call
+//! under a wall clock ([`crate::run`]), and never a network call.
+//!
+//! - the tree fingerprint: `git status --porcelain=v2 --branch` gives HEAD and
+//!   the file list in one call; the monitor's own `.plot-worker.` files are
+//!   dropped, because it writes inside the tree it watches and would otherwise
+//!   read its own findings as the tree changing, suppressing `idle` forever.
+//! - commits present: `git rev-list --count <base>..HEAD -- .` against the
+//!   LOCAL `origin/HEAD` or `origin/main`, which is found by reading ref files
+//!   rather than by a third git call.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::run::{Invocation, Limits, run};
+
+/// The seed's `PLOT_WORKER_RECORD` pattern: Plot's own records in a worktree.
+pub const PLOT_WORKER_RECORD: &str = ".plot-worker.";
+
+/// How long one git call may take before it is killed (with its group).
+pub const GIT_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn git(worktree: &Path) -> Invocation {
+    Invocation::new("git")
+        .current_dir(worktree)
+        // A monitor must never take `index.lock` from under the agent's own git.
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        // Never ask a terminal for anything.
+        .env("GIT_TERMINAL_PROMPT", "0")
+}
+
+fn answer(invocation: &Invocation, limits: &Limits) -> Result<String, String> {
+    let outcome = run(invocation, limits);
+    match outcome.success_stdout() {
+        Some(stdout) if !stdout.truncated => Ok(stdout.text()),
+        Some(_) => Err(format!(
+            "`{}` printed more than {} bytes",
+            invocation.display(),
+            limits.max_output
+        )),
+        None => Err(format!("`{}` {}", invocation.display(), outcome.describe())),
+    }
+}
+
+/// HEAD plus the status list, with `.plot-worker.` lines dropped: equal
+/// strings mean nothing happened in the tree. `Err` says why git could not answer.
+pub fn tree_fingerprint(worktree: &Path, timeout: Duration) -> Result<String, String> {
+    let limits = Limits {
+        timeout,
+        // A huge status is still a fingerprint; the cap only bounds memory.
+        max_output: 8 << 20,
+        ..Limits::default()
+    };
+    let status = answer(
+        &git(worktree).args(["status", "--porcelain=v2", "--branch"]),
+        &limits,
+    )?;
+    Ok(filter_own_records(&status))
+}
+
+/// Drop the monitor's own files from a porcelain status, keep the headers
+/// (`# branch.oid` is HEAD: an agent that commits has done something, even
+/// when the status list reads the same either side of the commit).
+pub fn filter_own_records(status: &str) -> String {
+    status
+        .lines()
+        .filter(|line| line.starts_with('#') || !line.contains(PLOT_WORKER_RECORD))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// How many commits since the base TOUCHED A FILE. `Err` is "unanswerable":
+/// no local base ref, or git failed. Never zero for a failure.
+pub fn commits_since_base(worktree: &Path, timeout: Duration) -> Result<u64, String> {
+    let base = local_base_ref(worktree)?;
+    let out = answer(
+        // The `-- .` pathspec keeps only commits that touched a file: the
+        // dispatcher's `--allow-empty` claim commit is not the agent's work.
+        &git(worktree).args(["rev-list", "--count", &format!("{base}..HEAD"), "--", "."]),
+        &Limits::with_timeout(timeout),
+    )?;
+    out.trim().parse().map_err(|_| {
+        format!(
+            "git rev-list --count printed {:?}, not a number",
+            out.trim()
+        )
+    })
+}
+
+/// `origin/HEAD`'s target when it is set and exists, else `origin/main`, read
+/// from the repository's ref files (loose or packed). No such ref is
+/// unanswerable: counting against nothing would count all of history.
+pub fn local_base_ref(worktree: &Path) -> Result<String, String> {
+    let common = common_git_dir(worktree)?;
+    let loose = |name: &str| std::fs::read_to_string(common.join(name)).ok();
+    let packed = std::fs::read_to_string(common.join("packed-refs")).unwrap_or_default();
+    let exists = |name: &str| {
+        loose(name).is_some_and(|v| !v.trim().is_empty())
+            || packed
+                .lines()
+                .any(|l| !l.starts_with('#') && l.split_whitespace().nth(1) == Some(name))
+    };
+    if let Some(head) = loose("refs/remotes/origin/HEAD")
+        && let Some(target) = head.trim().strip_prefix("ref: ")
+        && exists(target)
+    {
+        return Ok(target.to_owned());
+    }
+    if exists("refs/remotes/origin/main") {
+        return Ok("refs/remotes/origin/main".to_owned());
+    }
+    Err("no local origin/HEAD or origin/main ref to count commits against".to_owned())
+}
+
+/// The directory holding `refs/` and `packed-refs` for the repository that
+/// contains `worktree`: `.git` itself, or for a linked worktree (`.git` is a
+/// file naming its gitdir) the gitdir's `commondir`.
+fn common_git_dir(worktree: &Path) -> Result<PathBuf, String> {
+    let mut dir = Some(worktree);
+    while let Some(here) = dir {
+        let dot_git = here.join(".git");
+        if dot_git.is_dir() {
+            return Ok(dot_git);
+        }
+        if dot_git.is_file() {
+            let text = std::fs::read_to_string(&dot_git)
+                .map_err(|e| format!("cannot read {}: {e}", dot_git.display()))?;
+            let gitdir = text
+                .trim()
+                .strip_prefix("gitdir: ")
+                .ok_or_else(|| format!("{} does not name a gitdir", dot_git.display()))?;
+            let gitdir = here.join(gitdir);
+            return Ok(match std::fs::read_to_string(gitdir.join("commondir")) {
+                Ok(common) => gitdir.join(common.trim()),
+                Err(_) => gitdir,
+            });
+        }
+        dir = here.parent();
+    }
+    Err(format!(
+        "{} is not inside a git repository",
+        worktree.display()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_records_are_filtered_but_headers_and_other_files_stay() {
+        let status = "# branch.oid abc\n# branch.head main\n? .plot-worker.monitor.worker.jsonl\n? .plot-worker.pid\n1 .M N... 100644 100644 100644 a b src/lib.rs\n? notes.txt";
+        assert_eq!(
+            filter_own_records(status),
+            "# branch.oid abc\n# branch.head main\n1 .M N... 100644 100644 100644 a b src/lib.rs\n? notes.txt"
+        );
+    }
+
+    #[test]
+    fn no_repository_is_unanswerable() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(local_base_ref(dir.path()).is_err());
+        assert!(commits_since_base(dir.path(), GIT_TIMEOUT).is_err());
+        assert!(tree_fingerprint(dir.path(), GIT_TIMEOUT).is_err());
+    }
+
+    #[test]
+    fn base_ref_reads_loose_symbolic_and_packed_refs() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = dir.path().join(".git");
+        std::fs::create_dir_all(git.join("refs/remotes/origin")).unwrap();
+        assert!(local_base_ref(dir.path()).is_err());
+
+        std::fs::write(
+            git.join("packed-refs"),
+            "# pack-refs with: peeled\nabc refs/remotes/origin/main\n",
+        )
+        .unwrap();
+        assert_eq!(
+            local_base_ref(dir.path()).unwrap(),
+            "refs/remotes/origin/main"
+        );
+
+        // origin/HEAD pointing at a ref that does not exist falls back to main.
+        std::fs::write(
+            git.join("refs/remotes/origin/HEAD"),
+            "ref: refs/remotes/origin/trunk\n",
+        )
+        .unwrap();
+        assert_eq!(
+            local_base_ref(dir.path()).unwrap(),
+            "refs/remotes/origin/main"
+        );
+
+        std::fs::write(git.join("refs/remotes/origin/trunk"), "abc\n").unwrap();
+        assert_eq!(
+            local_base_ref(dir.path()).unwrap(),
+            "refs/remotes/origin/trunk"
+        );
+
+        // From a subdirectory, and through a linked worktree's `.git` file.
+        std::fs::create_dir_all(dir.path().join("sub/dir")).unwrap();
+        assert!(local_base_ref(&dir.path().join("sub/dir")).is_ok());
+        let linked = tempfile::tempdir().unwrap();
+        let gitdir = git.join("worktrees/w");
+        std::fs::create_dir_all(&gitdir).unwrap();
+        std::fs::write(gitdir.join("commondir"), "../..\n").unwrap();
+        std::fs::write(
+            linked.path().join(".git"),
+            format!("gitdir: {}\n", gitdir.display()),
+        )
+        .unwrap();
+        assert_eq!(
+            local_base_ref(linked.path()).unwrap(),
+            "refs/remotes/origin/trunk"
+        );
+    }
+
+    /// Run a setup script in `dir` with git isolated from the user's config.
+    fn sh(dir: &Path, script: &str) {
+        let outcome = run(
+            &Invocation::shell(script)
+                .current_dir(dir)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_AUTHOR_NAME", "t")
+                .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+                .env("GIT_COMMITTER_NAME", "t")
+                .env("GIT_COMMITTER_EMAIL", "t@example.invalid"),
+            &Limits::with_timeout(Duration::from_secs(30)),
+        );
+        assert!(outcome.success_stdout().is_some(), "{script}: {outcome:?}");
+    }
+
+    /// A worktree cloned from a local bare origin: `origin/main` exists locally.
+    fn repo_with_origin() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        sh(
+            dir.path(),
+            "git init -q -b main --bare origin.git && git init -q -b main work && cd work \
+             && echo a > a && git add a && git commit -qm base \
+             && git remote add origin ../origin.git && git push -q origin main",
+        );
+        dir
+    }
+
+    #[test]
+    fn real_repo_counts_commits_that_touched_a_file_not_empty_claims() {
+        let dir = repo_with_origin();
+        let work = dir.path().join("work");
+        assert_eq!(commits_since_base(&work, GIT_TIMEOUT), Ok(0));
+        sh(&work, "git commit -q --allow-empty -m 'plot: claim branch'");
+        assert_eq!(commits_since_base(&work, GIT_TIMEOUT), Ok(0));
+        sh(&work, "echo b > b && git add b && git commit -qm work");
+        assert_eq!(commits_since_base(&work, GIT_TIMEOUT), Ok(1));
+    }
+
+    #[test]
+    fn real_repo_without_origin_is_unanswerable_not_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        sh(
+            dir.path(),
+            "git init -q -b main && echo a > a && git add a && git commit -qm base",
+        );
+        let err = commits_since_base(dir.path(), GIT_TIMEOUT).unwrap_err();
+        assert!(err.contains("origin"), "{err}");
+    }
+
+    #[test]
+    fn real_fingerprint_ignores_own_records_and_sees_commits_and_new_files() {
+        let dir = repo_with_origin();
+        let work = dir.path().join("work");
+        let first = tree_fingerprint(&work, GIT_TIMEOUT).unwrap();
+        assert!(first.contains("# branch.oid "), "{first}");
+        std::fs::write(work.join(".plot-worker.monitor.worker.jsonl"), "{}\n").unwrap();
+        std::fs::write(work.join(".plot-worker.pid"), "1\n").unwrap();
+        assert_eq!(tree_fingerprint(&work, GIT_TIMEOUT).unwrap(), first);
+        std::fs::write(work.join("new.txt"), "x").unwrap();
+        let with_file = tree_fingerprint(&work, GIT_TIMEOUT).unwrap();
+        assert_ne!(with_file, first);
+        sh(&work, "git add new.txt && git commit -qm more");
+        let committed = tree_fingerprint(&work, GIT_TIMEOUT).unwrap();
+        assert_ne!(committed, with_file);
+        assert_ne!(committed, first, "HEAD moved, so the fingerprint moved");
+    }
+}

@@ -1,0 +1,229 @@
+//! Is a process alive, and what does a pid file say?
+//!
+//! Liveness is `kill(pid, 0)`: success or `EPERM` (it exists, it is just not
+//! ours) is alive, `ESRCH` is dead. A ZOMBIE counts as dead: it has exited and
+//! only waits for its parent to reap it, so an agent killed under a wrapper
+//! that has not yet `wait`ed is already gone. That is read from the state
+//! letter in `/proc/<pid>/stat`.
+//!
+//! A pid file has THREE answers, not two (seed `plot-worker-monitor`,
+//! "the startup window"): alive, dead, or not recorded yet. Absent, empty,
+//! garbage, `0` and negative numbers are all "not recorded yet", with a
+//! reason a person can act on, and never "dead": reporting a death because a
+//! birth has not been written down would make the loudest finding the least
+//! trustworthy.
+
+use std::io::ErrorKind;
+use std::path::Path;
+
+/// A process id that names exactly one process (> 0). `kill(0, …)` and
+/// `kill(-1, …)` address groups and every process, so they never get here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Pid(u32);
+
+impl Pid {
+    /// `None` for 0 and anything above `i32::MAX` (not a pid on any kernel).
+    pub fn new(raw: u32) -> Option<Pid> {
+        (raw > 0 && raw <= i32::MAX as u32).then_some(Pid(raw))
+    }
+
+    pub fn get(self) -> u32 {
+        self.0
+    }
+}
+
+impl std::fmt::Display for Pid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Does `pid` name a live (non-zombie) process?
+pub fn is_alive(pid: Pid) -> bool {
+    // SAFETY: kill(2) with signal 0 sends nothing; it only checks existence
+    // and permission. `Pid` guarantees a positive pid, so no group is addressed.
+    let rc = unsafe { libc::kill(pid.0 as libc::pid_t, 0) };
+    let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    exists && !is_zombie(pid)
+}
+
+/// True when `/proc/<pid>/stat` says the process has exited (`Z` zombie or
+/// `X` dead) but is not yet reaped. Unreadable means "not known to be a zombie".
+pub fn is_zombie(pid: Pid) -> bool {
+    match std::fs::read(format!("/proc/{pid}/stat")) {
+        Ok(stat) => matches!(stat_state(&stat), Some(b'Z' | b'X' | b'x')),
+        Err(_) => false,
+    }
+}
+
+/// The state letter of a `/proc/<pid>/stat` line: the first byte after the
+/// LAST `)`, because the command name in parentheses may itself hold `) `.
+pub(crate) fn stat_state(stat: &[u8]) -> Option<u8> {
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    stat.get(close + 2).copied()
+}
+
+/// What a pid file says about its process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PidFileState {
+    Alive(Pid),
+    Dead(Pid),
+    /// The startup window (or a file no one can act on yet): never "dead".
+    NotRecorded {
+        reason: String,
+    },
+}
+
+/// Parse a pid file's contents: surrounding whitespace is ignored; anything
+/// else but a positive decimal number is "not recorded", with the reason.
+pub fn parse_pid(text: &str) -> Result<Pid, String> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err("the pid file is empty".to_owned());
+    }
+    let shown: String = trimmed.chars().take(40).collect();
+    if let Some(rest) = trimmed.strip_prefix('-')
+        && !rest.is_empty()
+        && rest.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Err(format!(
+            "the pid file holds {shown:?}, a negative number, which names no single process"
+        ));
+    }
+    if !trimmed.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "the pid file holds {shown:?}, which is not a process id"
+        ));
+    }
+    match trimmed.parse::<u32>().ok().and_then(Pid::new) {
+        Some(pid) => Ok(pid),
+        None if trimmed.bytes().all(|b| b == b'0') => Err(format!(
+            "the pid file holds {shown:?}; pid 0 names a process group, not a process"
+        )),
+        None => Err(format!(
+            "the pid file holds {shown:?}, which is out of range for a process id"
+        )),
+    }
+}
+
+/// Read `path` and ask whether its pid lives. Never fails: every problem is a
+/// [`PidFileState::NotRecorded`] reason.
+pub fn read_pid_file(path: &Path) -> PidFileState {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return PidFileState::NotRecorded {
+                reason: format!("the pid file {} does not exist yet", path.display()),
+            };
+        }
+        Err(e) => {
+            return PidFileState::NotRecorded {
+                reason: format!("the pid file {} cannot be read: {e}", path.display()),
+            };
+        }
+    };
+    // A pid file is a few bytes; more than that is not one.
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(64)]);
+    match parse_pid(&text) {
+        Ok(pid) if is_alive(pid) => PidFileState::Alive(pid),
+        Ok(pid) => PidFileState::Dead(pid),
+        Err(reason) => PidFileState::NotRecorded {
+            reason: format!("{reason} ({})", path.display()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_pid_accepts_a_positive_number_with_whitespace() {
+        assert_eq!(parse_pid(" 4242\n"), Ok(Pid(4242)));
+    }
+
+    #[test]
+    fn parse_pid_refuses_what_names_no_single_process_with_a_reason() {
+        for (text, says) in [
+            ("", "empty"),
+            ("  \n", "empty"),
+            ("-1", "negative"),
+            ("-42", "negative"),
+            ("0", "pid 0"),
+            ("000", "pid 0"),
+            ("abc", "not a process id"),
+            ("12 34", "not a process id"),
+            ("+5", "not a process id"),
+            ("99999999999", "out of range"),
+            ("4294967295", "out of range"),
+        ] {
+            let reason = parse_pid(text).expect_err(text);
+            assert!(reason.contains(says), "{text:?}: {reason}");
+        }
+    }
+
+    #[test]
+    fn our_own_pid_is_alive() {
+        let me = Pid::new(std::process::id()).unwrap();
+        assert!(is_alive(me));
+        assert!(!is_zombie(me));
+    }
+
+    #[test]
+    fn pid_one_is_alive_even_when_we_may_not_signal_it() {
+        // EPERM (as a non-root user) still means the process exists.
+        assert!(is_alive(Pid(1)));
+    }
+
+    #[test]
+    fn state_letter_survives_a_command_name_with_parentheses() {
+        assert_eq!(stat_state(b"42 (a) b) Z 1 2 3"), Some(b'Z'));
+        assert_eq!(stat_state(b"42 (sleep) S 1"), Some(b'S'));
+        assert_eq!(stat_state(b"garbage"), None);
+    }
+
+    #[test]
+    fn pid_file_answers_not_recorded_for_absent_empty_and_garbage() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent.pid");
+        assert!(
+            matches!(read_pid_file(&path), PidFileState::NotRecorded { reason } if reason.contains("does not exist"))
+        );
+        for text in ["", "-1", "0", "garbage\n"] {
+            std::fs::write(&path, text).unwrap();
+            assert!(
+                matches!(read_pid_file(&path), PidFileState::NotRecorded { .. }),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn pid_file_answers_alive_then_dead_for_a_real_process() {
+        #[allow(clippy::disallowed_methods)]
+        // probes may spawn; this is the real process under test.
+        let mut child = std::process::Command::new("sleep")
+            .arg("300")
+            .spawn()
+            .unwrap();
+        let pid = Pid::new(child.id()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent.pid");
+        std::fs::write(&path, format!("{pid}\n")).unwrap();
+        assert_eq!(read_pid_file(&path), PidFileState::Alive(pid));
+        child.kill().unwrap();
+        // Killed but not yet reaped: a zombie, which is dead. Wait for the
+        // kernel to finish the exit before asking.
+        let mut state = read_pid_file(&path);
+        for _ in 0..200 {
+            if state == PidFileState::Dead(pid) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            state = read_pid_file(&path);
+        }
+        assert_eq!(state, PidFileState::Dead(pid), "a zombie counts as dead");
+        child.wait().unwrap();
+        assert_eq!(read_pid_file(&path), PidFileState::Dead(pid));
+    }
+}

@@ -1,0 +1,218 @@
+//! One `/proc` scan: the process tree and every process's CPU clock.
+//!
+//! The seed sampled CPU with a `ps` snapshot per pass; here one directory walk
+//! of `/proc` reads each `/proc/<pid>/stat` once and builds both the
+//! parent → children map and the CPU ticks, so a pass costs no fork at all
+//! (SPEC §6, §9: "one `/proc` scan, no `ps` forks").
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use crate::process::Pid;
+
+/// One process as `/proc/<pid>/stat` describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcStat {
+    pub pid: u32,
+    pub ppid: u32,
+    pub state: u8,
+    /// utime + stime: CPU this process itself used, in clock ticks.
+    pub own_ticks: u64,
+    /// cutime + cstime: CPU of children it has waited for, in clock ticks.
+    pub reaped_children_ticks: u64,
+}
+
+/// Parse one `/proc/<pid>/stat` line. The command name sits in parentheses
+/// and may hold spaces and `)`, so fields are counted after the LAST `)`.
+pub fn parse_stat(line: &[u8]) -> Option<ProcStat> {
+    let open = line.iter().position(|&b| b == b'(')?;
+    let close = line.iter().rposition(|&b| b == b')')?;
+    let pid: u32 = std::str::from_utf8(&line[..open])
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    let rest = std::str::from_utf8(line.get(close + 1..)?).ok()?;
+    // After the name: state(3) ppid(4) pgrp sess tty tpgid flags minflt
+    // cminflt majflt cmajflt utime(14) stime(15) cutime(16) cstime(17).
+    let fields: Vec<&str> = rest.split_ascii_whitespace().take(15).collect();
+    if fields.len() < 15 {
+        return None;
+    }
+    let num = |i: usize| fields[i].parse::<u64>().ok();
+    Some(ProcStat {
+        pid,
+        state: *fields[0].as_bytes().first()?,
+        ppid: fields[1].parse().ok()?,
+        own_ticks: num(11)?.checked_add(num(12)?)?,
+        reaped_children_ticks: num(13)?.checked_add(num(14)?)?,
+    })
+}
+
+/// The whole process table at one moment.
+#[derive(Debug, Clone, Default)]
+pub struct ProcessTable {
+    processes: HashMap<u32, ProcStat>,
+    children: HashMap<u32, Vec<u32>>,
+}
+
+impl ProcessTable {
+    /// Scan `/proc`. Processes that exit mid-scan are simply absent.
+    pub fn scan() -> std::io::Result<ProcessTable> {
+        ProcessTable::scan_root(Path::new("/proc"))
+    }
+
+    /// Scan a `/proc`-shaped directory (tests point this at a fixture).
+    pub fn scan_root(root: &Path) -> std::io::Result<ProcessTable> {
+        let mut stats = Vec::new();
+        for entry in std::fs::read_dir(root)? {
+            let Ok(entry) = entry else { continue };
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_digit()) {
+                continue;
+            }
+            if let Ok(line) = std::fs::read(entry.path().join("stat"))
+                && let Some(stat) = parse_stat(&line)
+            {
+                stats.push(stat);
+            }
+        }
+        Ok(ProcessTable::from_stats(stats))
+    }
+
+    pub fn from_stats(stats: impl IntoIterator<Item = ProcStat>) -> ProcessTable {
+        let mut table = ProcessTable::default();
+        for stat in stats {
+            table.children.entry(stat.ppid).or_default().push(stat.pid);
+            table.processes.insert(stat.pid, stat);
+        }
+        table
+    }
+
+    pub fn get(&self, pid: u32) -> Option<&ProcStat> {
+        self.processes.get(&pid)
+    }
+
+    pub fn len(&self) -> usize {
+        self.processes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.processes.is_empty()
+    }
+
+    /// Every descendant of `pid` (children, their children, ...), not `pid` itself.
+    pub fn descendants(&self, pid: Pid) -> Vec<u32> {
+        let mut found = Vec::new();
+        let mut stack = vec![pid.get()];
+        while let Some(parent) = stack.pop() {
+            for &child in self.children.get(&parent).into_iter().flatten() {
+                // A cycle is impossible in a real table; guard anyway so a
+                // corrupt fixture cannot loop forever.
+                if child != pid.get() && !found.contains(&child) {
+                    found.push(child);
+                    stack.push(child);
+                }
+            }
+        }
+        found
+    }
+
+    /// The CPU clocks of `pid`'s DESCENDANTS, keyed by pid, in ticks.
+    ///
+    /// Each descendant counts its own CPU plus the CPU of children it has
+    /// reaped, so a build's short-lived compiler processes still move a clock
+    /// after they exit. The agent itself contributes only its reaped
+    /// children's CPU, under its own pid: its OWN clock is left out, because
+    /// an agent CLI can spin a core while it waits on a model.
+    pub fn descendants_cpu(&self, pid: Pid) -> BTreeMap<u32, u64> {
+        let mut clocks = BTreeMap::new();
+        if let Some(agent) = self.get(pid.get()) {
+            clocks.insert(agent.pid, agent.reaped_children_ticks);
+        }
+        for child in self.descendants(pid) {
+            if let Some(stat) = self.get(child) {
+                clocks.insert(
+                    child,
+                    stat.own_ticks.saturating_add(stat.reaped_children_ticks),
+                );
+            }
+        }
+        clocks
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stat(pid: u32, ppid: u32, own: u64, reaped: u64) -> ProcStat {
+        ProcStat {
+            pid,
+            ppid,
+            state: b'S',
+            own_ticks: own,
+            reaped_children_ticks: reaped,
+        }
+    }
+
+    #[test]
+    fn parses_a_real_shaped_stat_line_with_a_hostile_name() {
+        let line = b"4242 (evil) S 1 (x) R 17 4242 4242 0 -1 4194560 100 0 0 0 7 3 11 2 20 0 1 0 1234 1000 100";
+        let parsed = parse_stat(line).unwrap();
+        assert_eq!(parsed.pid, 4242);
+        assert_eq!(parsed.state, b'R');
+        assert_eq!(parsed.ppid, 17);
+        assert_eq!(parsed.own_ticks, 10);
+        assert_eq!(parsed.reaped_children_ticks, 13);
+    }
+
+    #[test]
+    fn refuses_truncated_or_garbage_lines() {
+        assert_eq!(parse_stat(b""), None);
+        assert_eq!(parse_stat(b"12 (x) S 1 2"), None);
+        assert_eq!(parse_stat(b"abc (x) S 1 1 1 0 -1 0 0 0 0 0 1 1 1 1"), None);
+    }
+
+    #[test]
+    fn descendants_walk_the_whole_subtree_but_not_the_root_or_siblings() {
+        let table = ProcessTable::from_stats([
+            stat(10, 1, 0, 0),
+            stat(11, 10, 0, 0),
+            stat(12, 11, 0, 0),
+            stat(13, 10, 0, 0),
+            stat(20, 1, 0, 0),
+        ]);
+        let mut found = table.descendants(Pid::new(10).unwrap());
+        found.sort();
+        assert_eq!(found, vec![11, 12, 13]);
+    }
+
+    #[test]
+    fn descendants_cpu_leaves_out_the_agents_own_clock() {
+        let table = ProcessTable::from_stats([stat(10, 1, 500, 7), stat(11, 10, 3, 4)]);
+        let clocks = table.descendants_cpu(Pid::new(10).unwrap());
+        assert_eq!(clocks, BTreeMap::from([(10, 7), (11, 7)]));
+    }
+
+    #[test]
+    fn a_real_scan_finds_this_process_and_a_child_under_it() {
+        #[allow(clippy::disallowed_methods)] // probes may spawn; a real child to find.
+        let mut child = std::process::Command::new("sleep")
+            .arg("300")
+            .spawn()
+            .unwrap();
+        let table = ProcessTable::scan().unwrap();
+        let me = Pid::new(std::process::id()).unwrap();
+        let found = table.descendants(me).contains(&child.id());
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(table.get(std::process::id()).is_some());
+        assert!(
+            found,
+            "the child {} is a descendant of this test",
+            child.id()
+        );
+    }
+}
