@@ -1,1 +1,147 @@
-//! Pure pane classification.
+//! Pure classification of an agent CLI's pane: is the agent WORKING, asking a
+//! QUESTION, or stopped (STALLED with work left, BLOCKED with none)?
+//!
+//! ```
+//! let pane = "────────\n❯\u{a0}\n────────\n  ? for shortcuts\n";
+//! let verdict = classify::classify(pane, classify::Work::parse("3"));
+//! assert_eq!(verdict.state, classify::State::Stalled);
+//! ```
+//!
+//! **Architecture Invariant:** this crate is a pure function of its inputs. It
+//! does no I/O, reads no clock, and never panics: every input, however
+//! malformed, produces a verdict with the rule that decided it and the line
+//! that was the evidence. Callers holding bytes decode them lossily first
+//! (`String::from_utf8_lossy`).
+//!
+//! Only the tail of the pane is read, walking up from the bottom as far as the
+//! structure needs, so a 10,000-line scrollback costs about what one screen
+//! does.
+
+mod echo;
+mod profile;
+mod rules;
+mod signals;
+mod tail;
+mod work;
+
+pub use echo::Echo;
+pub use profile::{Profile, ProfileError, Profiles};
+pub use rules::{Region, Rule};
+pub use signals::{Failure, FailureKind, Signals, signals};
+pub use work::Work;
+
+use std::fmt;
+
+/// The session monitor's four states (seed `omega-session-monitor.txt`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum State {
+    /// A turn is rendering: stay silent.
+    Working,
+    /// A dialog waits for a human: relay it verbatim, never answer it.
+    Question,
+    /// Stopped with work left (or unknown work): nudge, within a budget.
+    Stalled,
+    /// Stopped with nothing left to do: escalate, never nudge.
+    Blocked,
+}
+
+impl State {
+    pub const ALL: [State; 4] = [
+        State::Working,
+        State::Question,
+        State::Stalled,
+        State::Blocked,
+    ];
+
+    /// The state's word, exactly as the seed prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Working => "WORKING",
+            State::Question => "QUESTION",
+            State::Stalled => "STALLED",
+            State::Blocked => "BLOCKED",
+        }
+    }
+
+    /// Parses the seed's word (`WORKING`, …); anything else is `None`.
+    pub fn from_word(word: &str) -> Option<State> {
+        State::ALL.into_iter().find(|state| state.as_str() == word)
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The line a verdict rests on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evidence {
+    /// Byte offset of the line's start in the pane that was classified.
+    pub offset: usize,
+    /// The line after normalisation (escapes stripped, trailing blanks trimmed).
+    pub text: String,
+}
+
+impl Evidence {
+    /// The 1-based line number of the evidence in `pane` (the same pane that
+    /// was classified). Counting lines costs a pass over the pane, so the
+    /// classifier leaves it to callers that want to print it.
+    pub fn line_number(&self, pane: &str) -> usize {
+        let end = self.offset.min(pane.len());
+        pane.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
+    }
+}
+
+/// What the classifier decided, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub state: State,
+    /// The name of the profile that read the pane (`claude`, …).
+    pub profile: String,
+    /// The rule that decided the state.
+    pub rule: Rule,
+    /// The region of the pane the rule looked at.
+    pub region: Region,
+    /// The line the rule matched; `None` only for an empty pane.
+    pub evidence: Option<Evidence>,
+    /// For a QUESTION, the dialog's lines, top to bottom, as shown (the text
+    /// to relay verbatim). Empty otherwise.
+    pub dialog: Vec<String>,
+}
+
+/// What the richer entry point needs beside the pane.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// The profile to read the pane with; `None` picks one from the pane (`auto`).
+    pub profile: Option<&'a Profile>,
+    /// The profiles `auto` chooses among.
+    pub profiles: &'a Profiles,
+    /// What the monitor itself typed into this pane, excluded before matching.
+    pub echo: &'a Echo,
+}
+
+/// Classifies a pane with the auto profile and no echo slices (the seed's entry point).
+pub fn classify(pane: &str, work: Work) -> Verdict {
+    let profiles = Profiles::builtin();
+    let echo = Echo::default();
+    classify_with(
+        pane,
+        work,
+        &Context {
+            profile: None,
+            profiles,
+            echo: &echo,
+        },
+    )
+}
+
+/// Classifies a pane with an explicit context: the profile (or auto) and the echo slices.
+pub fn classify_with(pane: &str, work: Work, context: &Context<'_>) -> Verdict {
+    rules::classify(pane, work, context)
+}

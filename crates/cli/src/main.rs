@@ -2,6 +2,7 @@
 //! adapters to the monitors' ports, map errors to exit codes.
 
 mod classify_cmd;
+mod profiles;
 
 use std::process::ExitCode;
 

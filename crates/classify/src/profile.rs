@@ -1,0 +1,302 @@
+//! Agent profiles: each CLI's markers as data, never as code paths.
+//!
+//! A profile is a small text file of `key = value` lines (see
+//! `profiles/claude.profile`). Text keys (`name`, `agent`, `versions`) take
+//! their value as is; every other key is a regular expression matched against
+//! one normalised line, and may repeat: repeated values are alternatives.
+//! The rules engine reads regions of the pane and asks the profile which
+//! lines are which, so a new CLI is a new file, not a new branch.
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+/// The built-in profiles' sources, in auto-detection preference order.
+const BUILTIN_SOURCES: &[(&str, &str)] = &[(
+    "profiles/claude.profile",
+    include_str!("../profiles/claude.profile"),
+)];
+
+/// One agent CLI's markers.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    pub name: String,
+    pub agent: String,
+    pub versions: String,
+    /// Lines near the bottom that identify this CLI (`auto`).
+    pub(crate) detect: Option<Regex>,
+    /// The input box's top and bottom borders and its first line.
+    pub(crate) box_top: Option<Regex>,
+    pub(crate) box_bottom: Option<Regex>,
+    pub(crate) prompt: Option<Regex>,
+    /// The live activity row just above the input box.
+    pub(crate) spinner: Option<Regex>,
+    /// A footer marker that a turn is rendering.
+    pub(crate) busy: Option<Regex>,
+    /// Background work still running: not a stop.
+    pub(crate) background: Option<Regex>,
+    /// The selection hint of a question (both markers on one line).
+    pub(crate) question_hint: Option<Regex>,
+    pub(crate) dialog_question: Option<Regex>,
+    pub(crate) dialog_option: Option<Regex>,
+    pub(crate) dialog_cursor: Option<Regex>,
+    pub(crate) dialog_footer: Option<Regex>,
+    pub(crate) task_done: Option<Regex>,
+    pub(crate) task_open: Option<Regex>,
+}
+
+/// Why a profile file was refused: the file, the line, the key, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileError {
+    pub source: String,
+    pub line: usize,
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ProfileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}:{}: {}", self.source, self.line, self.message)
+        } else {
+            write!(
+                f,
+                "{}:{}: `{}`: {}",
+                self.source, self.line, self.key, self.message
+            )
+        }
+    }
+}
+
+impl std::error::Error for ProfileError {}
+
+const TEXT_KEYS: &[&str] = &["name", "agent", "versions"];
+const REGEX_KEYS: &[&str] = &[
+    "detect",
+    "box_top",
+    "box_bottom",
+    "prompt",
+    "spinner",
+    "busy",
+    "background",
+    "question_hint",
+    "dialog_question",
+    "dialog_option",
+    "dialog_cursor",
+    "dialog_footer",
+    "task_done",
+    "task_open",
+];
+
+impl Profile {
+    /// Parses a profile file. `source` names it in errors (a path, or `builtin:claude`).
+    pub fn parse(source: &str, text: &str) -> Result<Profile, ProfileError> {
+        let error = |line: usize, key: &str, message: String| ProfileError {
+            source: source.to_string(),
+            line,
+            key: key.to_string(),
+            message,
+        };
+        let mut texts: Vec<(&str, String)> = Vec::new();
+        let mut patterns: Vec<(&'static str, Vec<String>)> =
+            REGEX_KEYS.iter().map(|&key| (key, Vec::new())).collect();
+        for (index, raw) in text.lines().enumerate() {
+            let number = index + 1;
+            let line = raw.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let Some((key, value)) = line.split_once('=') else {
+                return Err(error(number, "", "expected `key = value`".to_string()));
+            };
+            let (key, value) = (key.trim(), value.trim());
+            if value.is_empty() {
+                return Err(error(number, key, "the value is empty".to_string()));
+            }
+            if let Some(&text_key) = TEXT_KEYS.iter().find(|&&k| k == key) {
+                if texts.iter().any(|(k, _)| *k == text_key) {
+                    return Err(error(number, key, "given twice".to_string()));
+                }
+                texts.push((text_key, value.to_string()));
+            } else if let Some((_, values)) = patterns.iter_mut().find(|(k, _)| *k == key) {
+                if let Err(err) = Regex::new(value) {
+                    let first = err
+                        .to_string()
+                        .lines()
+                        .last()
+                        .unwrap_or_default()
+                        .to_string();
+                    return Err(error(number, key, format!("not a valid regex: {first}")));
+                }
+                values.push(value.to_string());
+            } else {
+                let known = [TEXT_KEYS, REGEX_KEYS].concat().join(", ");
+                return Err(error(
+                    number,
+                    key,
+                    format!("unknown key (known keys: {known})"),
+                ));
+            }
+        }
+        let text_value = |key: &str| {
+            texts
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.clone())
+        };
+        let Some(name) = text_value("name") else {
+            return Err(error(
+                0,
+                "name",
+                "missing: every profile needs a name".to_string(),
+            ));
+        };
+        if !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(error(
+                0,
+                "name",
+                format!("`{name}` is not a plain word ([A-Za-z0-9_-])"),
+            ));
+        }
+        let regex = |key: &str| -> Result<Option<Regex>, ProfileError> {
+            let values = patterns
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.as_slice());
+            let Some(values) = values.filter(|v| !v.is_empty()) else {
+                return Ok(None);
+            };
+            // Each value compiled alone above; their alternation can only fail on size.
+            let joined = values
+                .iter()
+                .map(|v| format!("(?:{v})"))
+                .collect::<Vec<_>>()
+                .join("|");
+            Regex::new(&joined).map(Some).map_err(|err| {
+                error(
+                    0,
+                    key,
+                    format!("the alternatives together are too large: {err}"),
+                )
+            })
+        };
+        Ok(Profile {
+            agent: text_value("agent").unwrap_or_else(|| name.clone()),
+            versions: text_value("versions").unwrap_or_else(|| "any".to_string()),
+            detect: regex("detect")?,
+            box_top: regex("box_top")?,
+            box_bottom: regex("box_bottom")?,
+            prompt: regex("prompt")?,
+            spinner: regex("spinner")?,
+            busy: regex("busy")?,
+            background: regex("background")?,
+            question_hint: regex("question_hint")?,
+            dialog_question: regex("dialog_question")?,
+            dialog_option: regex("dialog_option")?,
+            dialog_cursor: regex("dialog_cursor")?,
+            dialog_footer: regex("dialog_footer")?,
+            task_done: regex("task_done")?,
+            task_open: regex("task_open")?,
+            name,
+        })
+    }
+}
+
+/// The profiles `auto` chooses among: the built-ins, then any the user added.
+#[derive(Debug, Clone)]
+pub struct Profiles {
+    profiles: Vec<Profile>,
+}
+
+impl Profiles {
+    /// The profiles compiled into the binary.
+    pub fn builtin() -> &'static Profiles {
+        static BUILTIN: OnceLock<Profiles> = OnceLock::new();
+        BUILTIN.get_or_init(|| {
+            let profiles = BUILTIN_SOURCES
+                .iter()
+                .map(|(source, text)| {
+                    Profile::parse(source, text).unwrap_or_else(|err| {
+                        // A test parses every built-in, so this cannot ship.
+                        panic!("built-in profile is invalid: {err}")
+                    })
+                })
+                .collect();
+            Profiles { profiles }
+        })
+    }
+
+    /// The built-ins plus `extra`; an extra profile with a built-in's name replaces it.
+    pub fn with(extra: Vec<Profile>) -> Profiles {
+        let mut profiles = Profiles::builtin().profiles.clone();
+        for profile in extra {
+            match profiles.iter_mut().find(|p| p.name == profile.name) {
+                Some(existing) => *existing = profile,
+                None => profiles.push(profile),
+            }
+        }
+        Profiles { profiles }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Profile> {
+        self.profiles.iter().find(|p| p.name == name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.profiles.iter().map(|p| p.name.as_str())
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Profile> {
+        self.profiles.iter()
+    }
+
+    pub(crate) fn first(&self) -> &Profile {
+        // `builtin()` always holds at least the Claude Code profile, and `with` only adds.
+        &self.profiles[0]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Profile, Profiles};
+
+    #[test]
+    fn every_builtin_profile_parses() {
+        let names: Vec<&str> = Profiles::builtin().names().collect();
+        assert_eq!(names, ["claude"]);
+    }
+
+    #[test]
+    fn a_malformed_profile_is_refused_with_its_line_and_key() {
+        let err = Profile::parse("mine.profile", "name = mine\nspinner = (unclosed\n").unwrap_err();
+        assert_eq!((err.line, err.key.as_str()), (2, "spinner"));
+        assert!(
+            err.to_string()
+                .starts_with("mine.profile:2: `spinner`: not a valid regex"),
+            "{err}"
+        );
+
+        let err = Profile::parse("mine.profile", "name = mine\nspiner = x\n").unwrap_err();
+        assert_eq!((err.line, err.key.as_str()), (2, "spiner"));
+        assert!(err.message.starts_with("unknown key"));
+
+        let err = Profile::parse("mine.profile", "busy = x\n").unwrap_err();
+        assert_eq!(err.key, "name");
+
+        let err = Profile::parse("mine.profile", "name = mine\njust words\n").unwrap_err();
+        assert_eq!(err.line, 2);
+    }
+
+    #[test]
+    fn a_user_profile_with_a_builtin_name_replaces_it() {
+        let mine = Profile::parse("mine", "name = claude\nbusy = working hard\n").unwrap();
+        let profiles = Profiles::with(vec![mine]);
+        let claude = profiles.get("claude").unwrap();
+        assert!(claude.busy.as_ref().unwrap().is_match("working hard"));
+        assert!(claude.spinner.is_none());
+    }
+}

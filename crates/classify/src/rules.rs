@@ -1,0 +1,476 @@
+//! The rules engine: finds the screen's structure from the bottom up, then
+//! reads each signal only in the region where it can be live.
+//!
+//! Precedence is WORKING > QUESTION > the work probe: a turn that is
+//! rendering is not parked, whatever its scrollback says.
+
+use std::fmt;
+
+use regex::Regex;
+
+use crate::echo::Echo;
+use crate::profile::{Profile, Profiles};
+use crate::tail::Tail;
+use crate::{Context, Evidence, State, Verdict, Work};
+
+/// The footer under the input box is at most this many lines.
+const FOOTER_MAX_LINES: usize = 6;
+/// A pending message in the input box can be long (seed defect 5); past this
+/// many lines we stop looking for the box's top border.
+const BOX_MAX_LINES: usize = 500;
+/// Between the spinner row and the box: blank lines, a `⎿  Tip:` line, a task list.
+const LIVE_ROWS_MAX_LINES: usize = 16;
+/// How far above the bottom a dialog may start.
+const DIALOG_MAX_LINES: usize = 80;
+/// Without an input box, only the last few lines can be live chrome.
+const BOXLESS_CHROME_LINES: usize = 3;
+/// How many bottom lines `auto` reads to pick a profile.
+const DETECT_LINES: usize = 12;
+
+/// The rule that decided a verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rule {
+    /// The spinner row just above the input box is live.
+    Spinner,
+    /// The status bar under the input box says a turn is rendering.
+    BusyFooter,
+    /// Background shells or agents are still running.
+    BackgroundWork,
+    /// One line carries both `Enter to select` and `to navigate` (seed rule).
+    SelectHint,
+    /// A permission dialog: `Do you want to …?` over numbered options with a cursor.
+    PermissionDialog,
+    /// A choice dialog: numbered options with a cursor over a dialog footer.
+    ChoiceDialog,
+    /// A stop, and the work probe printed a positive count.
+    WorkAvailable,
+    /// A stop, and the work probe printed 0.
+    NoWork,
+    /// A stop, and the work probe's answer is missing or unreadable: fail open.
+    WorkUnknown,
+}
+
+impl Rule {
+    /// A short stable name, for `--explain`, `--json` and snapshots.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::Spinner => "live-spinner",
+            Rule::BusyFooter => "busy-footer",
+            Rule::BackgroundWork => "background-work",
+            Rule::SelectHint => "select-hint",
+            Rule::PermissionDialog => "permission-dialog",
+            Rule::ChoiceDialog => "choice-dialog",
+            Rule::WorkAvailable => "work-available",
+            Rule::NoWork => "no-work",
+            Rule::WorkUnknown => "work-unknown",
+        }
+    }
+
+    /// One sentence on what the rule means.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Rule::Spinner => {
+                "the spinner row just above the input box is live, so a turn is rendering"
+            }
+            Rule::BusyFooter => "the status bar under the input box says a turn is rendering",
+            Rule::BackgroundWork => "background work is still running, which is not a stop",
+            Rule::SelectHint => "a selection hint carries both `Enter to select` and `to navigate`",
+            Rule::PermissionDialog => {
+                "a permission dialog asks a question over numbered options with a cursor"
+            }
+            Rule::ChoiceDialog => "a dialog shows numbered options with a cursor over its footer",
+            Rule::WorkAvailable => {
+                "no live chrome and no question; the work probe says work is left"
+            }
+            Rule::NoWork => "no live chrome and no question; the work probe says nothing is left",
+            Rule::WorkUnknown => {
+                "no live chrome and no question; the work probe gave no number, so assume work (fail open)"
+            }
+        }
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where a rule looked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Region {
+    pub kind: RegionKind,
+    /// Byte offsets of the region's first and last lines in the pane.
+    pub first: usize,
+    pub last: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RegionKind {
+    /// The rows just above the input box, where the spinner lives.
+    LiveRows,
+    /// The status bar under the input box.
+    Footer,
+    /// The live input box: what a person typed, never a signal.
+    InputBox,
+    /// A dialog that replaced the input box.
+    Dialog,
+    /// The last lines of a pane that has no input box.
+    Bottom,
+    /// Nothing but blank lines.
+    Empty,
+}
+
+impl RegionKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            RegionKind::LiveRows => "live rows above the input box",
+            RegionKind::Footer => "status bar under the input box",
+            RegionKind::InputBox => "input box",
+            RegionKind::Dialog => "dialog (after the last rule line)",
+            RegionKind::Bottom => "bottom lines (no input box found)",
+            RegionKind::Empty => "empty pane",
+        }
+    }
+}
+
+/// The input box, as indices into the tail (0 = bottom line).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct InputBox {
+    /// The closing rule line.
+    pub bottom: usize,
+    /// The opening rule line (above `bottom`, so a larger index).
+    pub top: usize,
+}
+
+pub(crate) fn classify(pane: &str, work: Work, context: &Context<'_>) -> Verdict {
+    let mut tail = Tail::new(pane);
+    let profile = context
+        .profile
+        .unwrap_or_else(|| pick_profile(&mut tail, context.profiles));
+    let mut reader = Reader {
+        tail,
+        profile,
+        echo: context.echo,
+    };
+    let decision = reader.decide(work);
+    let Decision {
+        state,
+        rule,
+        region,
+        evidence,
+        dialog,
+    } = decision;
+    let evidence = evidence.and_then(|i| reader.evidence(i));
+    Verdict {
+        state,
+        profile: profile.name.clone(),
+        rule,
+        region,
+        evidence,
+        dialog,
+    }
+}
+
+/// `auto`: the profile whose detection markers hit most of the bottom lines;
+/// ties and a silent pane go to the first (Claude Code).
+pub(crate) fn pick_profile<'p>(tail: &mut Tail<'_>, profiles: &'p Profiles) -> &'p Profile {
+    let mut best = (0, profiles.first());
+    for profile in profiles.iter() {
+        let Some(detect) = &profile.detect else {
+            continue;
+        };
+        let hits = (0..DETECT_LINES)
+            .filter(|&i| tail.text(i).is_some_and(|t| detect.is_match(t)))
+            .count();
+        if hits > best.0 {
+            best = (hits, profile);
+        }
+    }
+    best.1
+}
+
+struct Decision {
+    state: State,
+    rule: Rule,
+    region: Region,
+    evidence: Option<usize>,
+    dialog: Vec<String>,
+}
+
+pub(crate) struct Reader<'a, 'p> {
+    pub tail: Tail<'a>,
+    pub profile: &'p Profile,
+    pub echo: &'p Echo,
+}
+
+impl Reader<'_, '_> {
+    fn decide(&mut self, work: Work) -> Decision {
+        if self.tail.get(0).is_none() {
+            let region = Region {
+                kind: RegionKind::Empty,
+                first: 0,
+                last: 0,
+            };
+            return self.stop(work, region, None);
+        }
+        match self.find_input_box() {
+            Some(input) => self.decide_with_box(work, input),
+            None => self.decide_without_box(work),
+        }
+    }
+
+    fn decide_with_box(&mut self, work: Work, input: InputBox) -> Decision {
+        let footer = self.region(RegionKind::Footer, 0, input.bottom.saturating_sub(1));
+        for i in 0..input.bottom {
+            if let Some(rule) = self.live_marker(
+                i,
+                &[
+                    (Rule::BusyFooter, Field::Busy),
+                    (Rule::BackgroundWork, Field::Background),
+                ],
+            ) {
+                return self.working(rule, footer, i);
+            }
+        }
+        if let Some((rule, i)) = self.live_row(input) {
+            let region = self.region(RegionKind::LiveRows, input.top + 1, i);
+            return self.working(rule, region, i);
+        }
+        // The box is live input, so nothing above it is a pending question.
+        let region = self.region(RegionKind::InputBox, input.bottom, input.top);
+        self.stop(work, region, Some(input.top - 1))
+    }
+
+    fn decide_without_box(&mut self, work: Work) -> Decision {
+        let chrome = self.region(RegionKind::Bottom, 0, BOXLESS_CHROME_LINES - 1);
+        for i in 0..BOXLESS_CHROME_LINES {
+            let markers = [
+                (Rule::BusyFooter, Field::Busy),
+                (Rule::Spinner, Field::Spinner),
+                (Rule::BackgroundWork, Field::Background),
+            ];
+            if let Some(rule) = self.live_marker(i, &markers) {
+                return self.working(rule, chrome, i);
+            }
+        }
+        let top = self.dialog_top();
+        if let Some((rule, evidence)) = self.question(top) {
+            let region = self.region(RegionKind::Dialog, 0, top);
+            let profile = self.profile;
+            let is_rule =
+                |t: &str| matches_opt(&profile.box_top, t) || matches_opt(&profile.box_bottom, t);
+            let dialog = (0..=top)
+                .rev()
+                .filter_map(|i| {
+                    self.tail
+                        .text(i)
+                        .filter(|t| !is_rule(t))
+                        .map(str::to_string)
+                })
+                .collect();
+            return Decision {
+                state: State::Question,
+                rule,
+                region,
+                evidence: Some(evidence),
+                dialog,
+            };
+        }
+        let bottom = self.region(RegionKind::Bottom, 0, 0);
+        self.stop(work, bottom, Some(0))
+    }
+
+    /// The input box: a closing rule within the footer's reach of the bottom,
+    /// the nearest rule above it, and a prompt line right under that one. A
+    /// dialog's own rule has no prompt line under it, so a dialog is never
+    /// mistaken for the box.
+    pub(crate) fn find_input_box(&mut self) -> Option<InputBox> {
+        let (box_top, box_bottom, prompt) = match &self.profile {
+            Profile {
+                box_top: Some(t),
+                box_bottom: Some(b),
+                prompt: Some(p),
+                ..
+            } => (t, b, p),
+            _ => return None,
+        };
+        let bottom = (0..FOOTER_MAX_LINES)
+            .find(|&i| self.tail.text(i).is_some_and(|t| box_bottom.is_match(t)))?;
+        let top = (bottom + 1..bottom + 1 + BOX_MAX_LINES)
+            .map_while(|i| self.tail.text(i).map(|t| (i, box_top.is_match(t))))
+            .find_map(|(i, is_top)| is_top.then_some(i))?;
+        let first = self.tail.text(top - 1)?;
+        let is_prompt = prompt.is_match(first) && !matches_opt(&self.profile.dialog_cursor, first);
+        is_prompt.then_some(InputBox { bottom, top })
+    }
+
+    /// The spinner row: the first column-zero line above the box, past blank
+    /// lines and indented ones (a `⎿  Tip:`, a task list). Never further up:
+    /// that is scrollback.
+    fn live_row(&mut self, input: InputBox) -> Option<(Rule, usize)> {
+        for i in input.top + 1..input.top + 1 + LIVE_ROWS_MAX_LINES {
+            let line = self.tail.get(i)?;
+            if line.is_blank() {
+                continue;
+            }
+            let indented = line.is_indented();
+            if indented {
+                if let Some(rule) =
+                    self.live_marker(i, &[(Rule::BackgroundWork, Field::Background)])
+                {
+                    return Some((rule, i));
+                }
+                continue;
+            }
+            let markers = [
+                (Rule::Spinner, Field::Spinner),
+                (Rule::BackgroundWork, Field::Background),
+            ];
+            return self.live_marker(i, &markers).map(|rule| (rule, i));
+        }
+        None
+    }
+
+    /// The first rule whose marker matches line `i`, unless the line is our own echo.
+    fn live_marker(&mut self, i: usize, markers: &[(Rule, Field)]) -> Option<Rule> {
+        let profile = self.profile;
+        let text = self.tail.text(i)?;
+        if self.echo.matches(text) {
+            return None;
+        }
+        markers
+            .iter()
+            .find(|(_, field)| matches_opt(field.of(profile), text))
+            .map(|(rule, _)| *rule)
+    }
+
+    /// The index of a dialog's first line: the nearest rule line above the bottom.
+    fn dialog_top(&mut self) -> usize {
+        let profile = self.profile;
+        let is_rule =
+            |t: &str| matches_opt(&profile.box_top, t) || matches_opt(&profile.box_bottom, t);
+        let mut last = 0;
+        for i in 1..DIALOG_MAX_LINES {
+            let Some(text) = self.tail.text(i) else { break };
+            last = i;
+            if is_rule(text) {
+                break;
+            }
+        }
+        last
+    }
+
+    /// A question, by structure, in the dialog lines `0..=top`, echo excluded.
+    fn question(&mut self, top: usize) -> Option<(Rule, usize)> {
+        let profile = self.profile;
+        let mut hint = None;
+        let mut question = None;
+        let mut cursor = None;
+        let mut footer = None;
+        let mut options = 0;
+        let mut first_option = None;
+        for i in 0..=top {
+            let Some(text) = self.tail.text(i) else { break };
+            if self.echo.matches(text) {
+                continue;
+            }
+            let seen = |slot: &mut Option<usize>, field: &Option<Regex>| {
+                if slot.is_none() && matches_opt(field, text) {
+                    *slot = Some(i);
+                }
+            };
+            seen(&mut hint, &profile.question_hint);
+            seen(&mut question, &profile.dialog_question);
+            seen(&mut cursor, &profile.dialog_cursor);
+            seen(&mut footer, &profile.dialog_footer);
+            if matches_opt(&profile.dialog_option, text) {
+                options += 1;
+                first_option = Some(i);
+            }
+        }
+        if let Some(i) = hint {
+            return Some((Rule::SelectHint, i));
+        }
+        let choices = cursor.is_some() && options >= 2;
+        if let (true, Some(i)) = (choices, question) {
+            return Some((Rule::PermissionDialog, i));
+        }
+        if let (true, Some(_)) = (choices, footer) {
+            // The question is the nearest line ending in `?` above the options.
+            let above = first_option.unwrap_or(0);
+            let asked =
+                (above..=top).find(|&i| self.tail.text(i).is_some_and(|t| t.ends_with('?')));
+            return Some((Rule::ChoiceDialog, asked.or(cursor).unwrap_or(above)));
+        }
+        None
+    }
+
+    fn working(&self, rule: Rule, region: Region, evidence: usize) -> Decision {
+        Decision {
+            state: State::Working,
+            rule,
+            region,
+            evidence: Some(evidence),
+            dialog: Vec::new(),
+        }
+    }
+
+    fn stop(&self, work: Work, region: Region, evidence: Option<usize>) -> Decision {
+        let (state, rule) = match work {
+            Work::Available(_) => (State::Stalled, Rule::WorkAvailable),
+            Work::None => (State::Blocked, Rule::NoWork),
+            Work::Unknown => (State::Stalled, Rule::WorkUnknown),
+        };
+        Decision {
+            state,
+            rule,
+            region,
+            evidence,
+            dialog: Vec::new(),
+        }
+    }
+
+    /// A region from tail index `low` (lower on screen) to `high` (higher).
+    fn region(&mut self, kind: RegionKind, low: usize, high: usize) -> Region {
+        let first = self.offset_at_or_below(high);
+        let last = self.offset_at_or_below(low);
+        Region { kind, first, last }
+    }
+
+    fn offset_at_or_below(&mut self, i: usize) -> usize {
+        (0..=i)
+            .rev()
+            .find_map(|j| self.tail.get(j).map(|line| line.offset))
+            .unwrap_or(0)
+    }
+
+    fn evidence(&mut self, i: usize) -> Option<Evidence> {
+        let line = self.tail.get(i)?;
+        Some(Evidence {
+            offset: line.offset,
+            text: line.text.to_string(),
+        })
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Field {
+    Spinner,
+    Busy,
+    Background,
+}
+
+impl Field {
+    fn of(self, profile: &Profile) -> &Option<Regex> {
+        match self {
+            Field::Spinner => &profile.spinner,
+            Field::Busy => &profile.busy,
+            Field::Background => &profile.background,
+        }
+    }
+}
+
+pub(crate) fn matches_opt(regex: &Option<Regex>, text: &str) -> bool {
+    regex.as_ref().is_some_and(|r| r.is_match(text))
+}
