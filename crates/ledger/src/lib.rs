@@ -1,2 +1,3 @@
 //! What `bmb-monitor` remembers between polls and across restarts.
 pub mod escalation;
+pub mod findings;

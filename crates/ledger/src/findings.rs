@@ -1,0 +1,106 @@
+//! A findings log: one JSON line per finding, appended, never rewritten.
+//!
+//! Crash-safe by construction: the file is opened with `O_APPEND` and each
+//! line goes out in ONE `write`, so a monitor killed mid-publish leaves
+//! either the whole line or none of it, and two writers never interleave
+//! inside a line. The file is reopened for every line: findings are rare,
+//! and a log that was moved or deleted is recreated rather than written into
+//! the void.
+//!
+//! A log that cannot be written is reported to the caller, which says so and
+//! carries on: an unwritable file must never stop the monitor (the stdout
+//! copy of the finding still goes out).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone)]
+pub struct FindingsLog {
+    path: PathBuf,
+}
+
+impl FindingsLog {
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        FindingsLog { path: path.into() }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Append `line` and a newline. `Err` is a lowercase sentence naming the file.
+    pub fn append(&self, line: &str) -> Result<(), String> {
+        if line.contains('\n') {
+            return Err(format!(
+                "refusing to append a finding with a newline inside it to {}",
+                self.path.display()
+            ));
+        }
+        let mut record = Vec::with_capacity(line.len() + 1);
+        record.extend_from_slice(line.as_bytes());
+        record.push(b'\n');
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&self.path)
+            .map_err(|e| format!("cannot open findings file {}: {e}", self.path.display()))?;
+        // One buffer, one write(2): O_APPEND makes it land whole at the end.
+        file.write_all(&record).map_err(|e| {
+            format!(
+                "cannot append to findings file {}: {e}",
+                self.path.display()
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appends_lines_in_order_and_keeps_what_was_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".plot-worker.monitor.worker.jsonl");
+        std::fs::write(&path, "{\"old\":1}\n").unwrap();
+        let log = FindingsLog::new(&path);
+        log.append("{\"a\":1}").unwrap();
+        log.append("{\"b\":2}").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"old\":1}\n{\"a\":1}\n{\"b\":2}\n"
+        );
+    }
+
+    #[test]
+    fn a_deleted_log_is_recreated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.jsonl");
+        let log = FindingsLog::new(&path);
+        log.append("1").unwrap();
+        std::fs::remove_file(&path).unwrap();
+        log.append("2").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "2\n");
+    }
+
+    #[test]
+    fn an_unwritable_log_is_an_error_naming_the_file_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        // A directory where the file should be cannot be opened for append,
+        // even by root.
+        let path = dir.path().join("is-a-dir");
+        std::fs::create_dir(&path).unwrap();
+        let err = FindingsLog::new(&path).append("{}").unwrap_err();
+        assert!(err.contains("is-a-dir"), "{err}");
+        let missing_parent = dir.path().join("no/such/dir/f.jsonl");
+        assert!(FindingsLog::new(missing_parent).append("{}").is_err());
+    }
+
+    #[test]
+    fn a_line_with_a_newline_is_refused_rather_than_splitting_a_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.jsonl");
+        assert!(FindingsLog::new(&path).append("a\nb").is_err());
+        assert!(!path.exists());
+    }
+}
