@@ -18,6 +18,7 @@
 //! does.
 
 mod echo;
+mod explain;
 mod profile;
 mod rules;
 mod signals;
@@ -25,15 +26,16 @@ mod tail;
 mod work;
 
 pub use echo::Echo;
+pub use explain::explain;
 pub use profile::{Profile, ProfileError, Profiles};
-pub use rules::{Region, Rule};
+pub use rules::{Region, RegionKind, Rule};
 pub use signals::{Failure, FailureKind, Signals, signals};
 pub use work::Work;
 
 use std::fmt;
 
 /// The session monitor's four states (seed `omega-session-monitor.txt`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum State {
     /// A turn is rendering: stay silent.
     Working,

@@ -22,6 +22,8 @@ const BOX_MAX_LINES: usize = 500;
 const LIVE_ROWS_MAX_LINES: usize = 16;
 /// How far above the bottom a dialog may start.
 const DIALOG_MAX_LINES: usize = 80;
+/// A dialog spans at most this many rule lines (its own top and one inside).
+const DIALOG_MAX_RULES: usize = 2;
 /// Without an input box, only the last few lines can be live chrome.
 const BOXLESS_CHROME_LINES: usize = 3;
 /// How many bottom lines `auto` reads to pick a profile.
@@ -127,7 +129,7 @@ impl RegionKind {
             RegionKind::LiveRows => "live rows above the input box",
             RegionKind::Footer => "status bar under the input box",
             RegionKind::InputBox => "input box",
-            RegionKind::Dialog => "dialog (after the last rule line)",
+            RegionKind::Dialog => "dialog (from its top rule line down)",
             RegionKind::Bottom => "bottom lines (no input box found)",
             RegionKind::Empty => "empty pane",
         }
@@ -345,20 +347,30 @@ impl Reader<'_, '_> {
             .map(|(rule, _)| *rule)
     }
 
-    /// The index of a dialog's first line: the nearest rule line above the bottom.
+    /// The index of a dialog's first line: the nearest rule line above the
+    /// bottom, or a rule further up when the part below the nearest one asks
+    /// nothing (AskUserQuestion draws a rule between its options and `Chat
+    /// about this`, so its question sits above the second rule).
     fn dialog_top(&mut self) -> usize {
         let profile = self.profile;
         let is_rule =
             |t: &str| matches_opt(&profile.box_top, t) || matches_opt(&profile.box_bottom, t);
-        let mut last = 0;
+        let mut top = 0;
+        let mut asked = false;
+        let mut rules_crossed = 0;
         for i in 1..DIALOG_MAX_LINES {
             let Some(text) = self.tail.text(i) else { break };
-            last = i;
+            top = i;
             if is_rule(text) {
-                break;
+                rules_crossed += 1;
+                if asked || rules_crossed == DIALOG_MAX_RULES {
+                    break;
+                }
+            } else if text.ends_with('?') || matches_opt(&profile.dialog_question, text) {
+                asked = true;
             }
         }
-        last
+        top
     }
 
     /// A question, by structure, in the dialog lines `0..=top`, echo excluded.

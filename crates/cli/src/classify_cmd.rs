@@ -78,7 +78,7 @@ pub fn run(args: Args) -> ExitCode {
     let out = if args.json {
         render_json(&pane, &verdict, work, chosen)
     } else if args.explain {
-        render_explain(&pane, &verdict, work, chosen)
+        classify::explain(&pane, &verdict, work, chosen)
     } else {
         format!("{}\n", verdict.state)
     };
@@ -109,32 +109,6 @@ fn line_numbers(pane: &str, verdict: &Verdict) -> Lines {
         region: (line_of(verdict.region.first), line_of(verdict.region.last)),
         evidence: verdict.evidence.as_ref().map(|e| e.line_number(pane)),
     }
-}
-
-fn render_explain(pane: &str, verdict: &Verdict, work: Work, profile: Option<&Profile>) -> String {
-    let lines = line_numbers(pane, verdict);
-    let mut out = format!("{}\n", verdict.state);
-    out += &format!("rule:     {} ({})\n", verdict.rule, verdict.rule.describe());
-    match profile {
-        Some(p) => out += &format!("profile:  {} ({} {})\n", p.name, p.agent, p.versions),
-        None => out += &format!("profile:  {}\n", verdict.profile),
-    }
-    out += &format!("work:     {}\n", work.display());
-    let (first, last) = lines.region;
-    out += &format!(
-        "region:   {}, lines {first}-{last}\n",
-        verdict.region.kind.name()
-    );
-    match (&verdict.evidence, lines.evidence) {
-        (Some(evidence), Some(line)) => {
-            out += &format!("evidence: line {line}: {}\n", evidence.text.trim())
-        }
-        _ => out += "evidence: none (the pane is empty)\n",
-    }
-    for line in &verdict.dialog {
-        out += &format!("dialog:   {line}\n");
-    }
-    out
 }
 
 fn render_json(pane: &str, verdict: &Verdict, work: Work, profile: Option<&Profile>) -> String {

@@ -1,0 +1,292 @@
+//! `cargo xtask golden`: replays every capture in `testdata/panes/` through
+//! the classifier, prints a confusion matrix per profile, and fails on any
+//! mismatch.
+//!
+//! Expected states come from the scenario that produced each capture (the
+//! `meta` file) and are never re-blessed by a tool. `UPDATE_EXPECT=1`
+//! re-blesses only the `--explain` snapshots (`explain.txt`).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use classify::{Context, Echo, Profiles, State, Work};
+
+/// The capture modes a case may hold; each is classified on its own.
+pub const CAPTURE_FILES: [&str; 3] = ["plain.txt", "ansi.txt", "scrollback.txt"];
+const REQUIRED_KEYS: [&str; 6] = ["expect", "agent", "version", "size", "source", "captured"];
+
+/// One capture folder and its `meta`.
+#[derive(Debug)]
+pub struct Case {
+    pub dir: PathBuf,
+    pub name: String,
+    pub expect: State,
+    pub agent: String,
+    pub work: Work,
+    pub echo: Vec<String>,
+    pub shape: Option<String>,
+    pub source: String,
+}
+
+impl Case {
+    fn load(dir: &Path) -> Result<Case, String> {
+        let meta_path = dir.join("meta");
+        let text = std::fs::read_to_string(&meta_path)
+            .map_err(|err| format!("{}: {err}", meta_path.display()))?;
+        let mut values: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (index, line) in text.lines().enumerate() {
+            if line.trim().is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let Some((key, value)) = line.split_once(':') else {
+                return Err(format!(
+                    "{}:{}: expected `key: value`",
+                    meta_path.display(),
+                    index + 1
+                ));
+            };
+            let value = value.split(" #").next().unwrap_or_default().trim();
+            values
+                .entry(key.trim().to_string())
+                .or_default()
+                .push(value.to_string());
+        }
+        let one = |key: &str| values.get(key).and_then(|v| v.first()).cloned();
+        for key in REQUIRED_KEYS {
+            if one(key).is_none_or(|v| v.is_empty()) {
+                return Err(format!("{}: missing `{key}`", meta_path.display()));
+            }
+        }
+        let expect_word = one("expect").unwrap_or_default();
+        let expect = State::from_word(&expect_word).ok_or_else(|| {
+            format!(
+                "{}: `expect: {expect_word}` is not a state",
+                meta_path.display()
+            )
+        })?;
+        let shape = one("shape");
+        if expect == State::Question && shape.is_none() {
+            return Err(format!(
+                "{}: a QUESTION case needs `shape`",
+                meta_path.display()
+            ));
+        }
+        Ok(Case {
+            dir: dir.to_path_buf(),
+            name: dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            expect,
+            agent: one("agent").unwrap_or_default(),
+            work: one("work").map_or(Work::Unknown, |raw| Work::parse(&raw)),
+            echo: values.get("echo").cloned().unwrap_or_default(),
+            shape,
+            source: one("source").unwrap_or_default(),
+        })
+    }
+
+    /// The capture files present, with their text (decoded lossily, as the monitor does).
+    pub fn captures(&self) -> Vec<(&'static str, String)> {
+        CAPTURE_FILES
+            .iter()
+            .filter_map(|&file| {
+                let bytes = std::fs::read(self.dir.join(file)).ok()?;
+                Some((file, String::from_utf8_lossy(&bytes).into_owned()))
+            })
+            .collect()
+    }
+}
+
+/// Every case under `root` (`testdata/panes`), sorted by path.
+pub fn load_cases(root: &Path) -> Result<Vec<Case>, Vec<String>> {
+    let mut dirs = Vec::new();
+    let agents =
+        std::fs::read_dir(root).map_err(|err| vec![format!("{}: {err}", root.display())])?;
+    for agent in agents.filter_map(Result::ok) {
+        let Ok(cases) = std::fs::read_dir(agent.path()) else {
+            continue;
+        };
+        dirs.extend(
+            cases
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.join("meta").is_file()),
+        );
+    }
+    dirs.sort();
+    let (mut cases, mut errors) = (Vec::new(), Vec::new());
+    for dir in dirs {
+        match Case::load(&dir) {
+            Ok(case) => cases.push(case),
+            Err(err) => errors.push(err),
+        }
+    }
+    if errors.is_empty() {
+        Ok(cases)
+    } else {
+        Err(errors)
+    }
+}
+
+/// What a replay found.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Per profile: (expected, got) → count.
+    pub matrix: BTreeMap<String, BTreeMap<(State, State), usize>>,
+    pub failures: Vec<String>,
+    pub cases: usize,
+    pub captures: usize,
+    pub snapshots_written: usize,
+}
+
+pub fn testdata_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/panes")
+}
+
+/// Replays the corpus. With `update`, rewrites the `--explain` snapshots.
+pub fn replay(root: &Path, update: bool) -> Report {
+    let mut report = Report::default();
+    let cases = match load_cases(root) {
+        Ok(cases) => cases,
+        Err(errors) => {
+            report.failures = errors;
+            return report;
+        }
+    };
+    let profiles = Profiles::builtin();
+    for case in &cases {
+        report.cases += 1;
+        let echo = Echo::new(&case.echo);
+        let context = Context {
+            profile: None,
+            profiles,
+            echo: &echo,
+        };
+        let captures = case.captures();
+        if captures.is_empty() {
+            report.failures.push(format!(
+                "{}: no capture file ({})",
+                case.name,
+                CAPTURE_FILES.join(", ")
+            ));
+        }
+        for (file, pane) in &captures {
+            report.captures += 1;
+            let verdict = classify::classify_with(pane, case.work, &context);
+            let cell = report.matrix.entry(verdict.profile.clone()).or_default();
+            *cell.entry((case.expect, verdict.state)).or_default() += 1;
+            if verdict.state != case.expect {
+                let evidence = verdict.evidence.as_ref().map_or("", |e| e.text.as_str());
+                report.failures.push(format!(
+                    "{}/{file}: expected {}, got {} by rule {} on `{}`",
+                    case.name,
+                    case.expect,
+                    verdict.state,
+                    verdict.rule,
+                    evidence.trim()
+                ));
+            }
+            if verdict.profile != case.agent {
+                report.failures.push(format!(
+                    "{}/{file}: auto picked profile `{}`, the capture is `{}`",
+                    case.name, verdict.profile, case.agent
+                ));
+            }
+            if *file == CAPTURE_FILES[0] {
+                let explained =
+                    classify::explain(pane, &verdict, case.work, profiles.get(&verdict.profile));
+                check_snapshot(case, &explained, update, &mut report);
+            }
+        }
+    }
+    report
+}
+
+fn check_snapshot(case: &Case, explained: &str, update: bool, report: &mut Report) {
+    let path = case.dir.join("explain.txt");
+    let current = std::fs::read_to_string(&path).ok();
+    if current.as_deref() == Some(explained) {
+        return;
+    }
+    if update {
+        match std::fs::write(&path, explained) {
+            Ok(()) => report.snapshots_written += 1,
+            Err(err) => report
+                .failures
+                .push(format!("{}: cannot write snapshot: {err}", path.display())),
+        }
+        return;
+    }
+    let what = if current.is_none() {
+        "is missing"
+    } else {
+        "differs"
+    };
+    report.failures.push(format!(
+        "{}/explain.txt {what} (review `bmb-monitor classify --explain`, then re-bless with UPDATE_EXPECT=1 cargo xtask golden)",
+        case.name
+    ));
+}
+
+/// The confusion matrix of each profile, expected states down, verdicts across.
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    for (profile, cells) in &report.matrix {
+        let _ = writeln!(
+            out,
+            "profile {profile}: expected (rows) vs classified (columns)"
+        );
+        let _ = write!(out, "{:>10}", "");
+        for got in State::ALL {
+            let _ = write!(out, "{:>10}", got.as_str());
+        }
+        out.push('\n');
+        for expected in State::ALL {
+            let _ = write!(out, "{:>10}", expected.as_str());
+            for got in State::ALL {
+                let count = cells.get(&(expected, got)).copied().unwrap_or(0);
+                let _ = write!(out, "{count:>10}");
+            }
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "{} cases, {} captures, {} mismatches",
+        report.cases,
+        report.captures,
+        report.failures.len()
+    );
+    for failure in &report.failures {
+        let _ = writeln!(out, "MISMATCH {failure}");
+    }
+    if report.snapshots_written > 0 {
+        let _ = writeln!(
+            out,
+            "re-blessed {} --explain snapshots",
+            report.snapshots_written
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{render, replay, testdata_root};
+
+    /// `cargo test` enforces the corpus: every capture classifies to the
+    /// state its scenario produced, and every `--explain` snapshot holds.
+    #[test]
+    fn every_capture_in_the_golden_corpus_classifies_to_its_expected_state() {
+        let report = replay(&testdata_root(), false);
+        assert!(
+            report.cases >= 30,
+            "the corpus holds only {} cases",
+            report.cases
+        );
+        assert!(report.failures.is_empty(), "{}", render(&report));
+    }
+}
