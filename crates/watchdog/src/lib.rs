@@ -3,3 +3,4 @@
 //! **Architecture Invariant:** nothing here calls the OS; every observation
 //! arrives through a port trait, so every branch is driven from tests with
 //! fakes and a fake clock.
+pub mod worker;

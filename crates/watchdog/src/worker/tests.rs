@@ -1,0 +1,545 @@
+//! The worker monitor through its ports, with fakes: every row of the seed's
+//! tables, the startup window, a pid that dies between two samples, a tree
+//! that changes between two readings, a frozen CPU clock, a missing origin ref.
+
+use super::*;
+
+/// What the fake machine answers on one pass.
+#[derive(Debug, Clone)]
+struct World {
+    pid: PidReading,
+    quiet: Option<u64>,
+    cpu: Option<CpuClocks>,
+    tree: Result<String, String>,
+    commits: CommitsReading,
+    now: i64,
+}
+
+/// 2026-09-02T10:00:00Z
+const T0: i64 = 1_788_343_200;
+const AGENT: u32 = 4242;
+const WINDOW: u64 = 900;
+
+impl World {
+    /// Alive, past the window, descendants' clocks frozen, tree `t1`, 2 commits.
+    fn stalled() -> World {
+        World {
+            pid: PidReading::Alive(AGENT),
+            quiet: Some(WINDOW + 100),
+            cpu: Some(CpuClocks::from([(AGENT, 5), (5000, 70)])),
+            tree: Ok("oid abc\n? notes.txt".to_owned()),
+            commits: CommitsReading::Count(2),
+            now: T0,
+        }
+    }
+    fn quiet(mut self, seconds: Option<u64>) -> World {
+        self.quiet = seconds;
+        self
+    }
+    fn cpu(mut self, clocks: Option<&[(u32, u64)]>) -> World {
+        self.cpu = clocks.map(|c| c.iter().copied().collect());
+        self
+    }
+    fn tree(mut self, tree: &str) -> World {
+        self.tree = Ok(tree.to_owned());
+        self
+    }
+    fn commits(mut self, commits: CommitsReading) -> World {
+        self.commits = commits;
+        self
+    }
+    fn pid(mut self, pid: PidReading) -> World {
+        self.pid = pid;
+        self
+    }
+}
+
+/// Ports that answer from the current `World` and count what was asked.
+#[derive(Default)]
+struct Fake {
+    world: Option<World>,
+    tree_calls: usize,
+    commit_calls: usize,
+    cpu_calls: usize,
+}
+
+impl WorkerPorts for Fake {
+    fn pid(&mut self) -> PidReading {
+        self.world().pid.clone()
+    }
+    fn transcript_quiet_seconds(&mut self) -> Option<u64> {
+        self.world().quiet
+    }
+    fn descendant_cpu(&mut self, pid: u32) -> Option<CpuClocks> {
+        self.cpu_calls += 1;
+        assert_eq!(PidReading::Alive(pid), self.world().pid);
+        self.world().cpu.clone()
+    }
+    fn tree_fingerprint(&mut self) -> Result<String, String> {
+        self.tree_calls += 1;
+        self.world().tree.clone()
+    }
+    fn commits(&mut self) -> CommitsReading {
+        self.commit_calls += 1;
+        self.world().commits.clone()
+    }
+    fn now_unix_seconds(&mut self) -> i64 {
+        self.world().now
+    }
+}
+
+impl Fake {
+    fn world(&self) -> &World {
+        self.world.as_ref().expect("a world for this pass")
+    }
+}
+
+fn config() -> WorkerConfig {
+    WorkerConfig {
+        branch: "feature/x".to_owned(),
+        worktree: "/tmp/desk".to_owned(),
+        interval: Duration::from_secs(30),
+        quiet_seconds: WINDOW,
+    }
+}
+
+/// Run one pass per world (30 s apart) and return the published finding words.
+fn check(worlds: &[World]) -> Vec<Option<&'static str>> {
+    let mut monitor = WorkerMonitor::new(config());
+    run(&mut monitor, worlds)
+        .into_iter()
+        .map(|pass| pass.report.map(|r| r.finding))
+        .collect()
+}
+
+fn run(monitor: &mut WorkerMonitor, worlds: &[World]) -> Vec<Pass> {
+    let mut fake = Fake::default();
+    worlds
+        .iter()
+        .enumerate()
+        .map(|(i, world)| {
+            let mut world = world.clone();
+            world.now += 30 * i as i64;
+            fake.world = Some(world);
+            monitor.pass(&mut fake)
+        })
+        .collect()
+}
+
+fn repeat(world: World, n: usize) -> Vec<World> {
+    vec![world; n]
+}
+
+// ---- the transcript / CPU table -------------------------------------------
+
+#[test]
+fn transcript_inside_the_window_is_busy_whatever_the_cpu() {
+    let worlds = repeat(World::stalled().quiet(Some(WINDOW - 1)), 6);
+    let mut monitor = WorkerMonitor::new(config());
+    let passes = run(&mut monitor, &worlds);
+    assert!(passes.iter().all(|p| p.report.is_none()));
+    assert!(
+        passes
+            .iter()
+            .all(|p| matches!(&p.verdict, Verdict::Busy { why } if why.contains("transcript")))
+    );
+}
+
+#[test]
+fn past_the_window_a_child_burning_cpu_is_busy() {
+    let worlds: Vec<World> = (0..6)
+        .map(|i| World::stalled().cpu(Some(&[(AGENT, 5), (5000, 70 + 100 * i)])))
+        .collect();
+    assert_eq!(check(&worlds), vec![None; 6]);
+}
+
+#[test]
+fn past_the_window_no_child_on_a_core_is_quiet_and_idle_needs_two_quiet_passes() {
+    let mut monitor = WorkerMonitor::new(config());
+    let passes = run(&mut monitor, &repeat(World::stalled(), 4));
+    // Pass 1 has no previous CPU reading (counted busy); passes 2 and 3 are
+    // the two consecutive quiet samples; `idle` is published once, at pass 3.
+    assert!(matches!(passes[0].verdict, Verdict::Busy { .. }));
+    assert_eq!(passes[1].verdict, Verdict::Quiet { pid: AGENT });
+    let words: Vec<_> = passes
+        .iter()
+        .map(|p| p.report.as_ref().map(|r| r.finding))
+        .collect();
+    assert_eq!(words, vec![None, None, Some("idle"), None]);
+}
+
+#[test]
+fn a_live_pid_with_no_children_at_all_past_the_window_is_quiet() {
+    let world = World::stalled().cpu(Some(&[(AGENT, 0)]));
+    assert_eq!(check(&repeat(world, 3)), vec![None, None, Some("idle")]);
+}
+
+#[test]
+fn no_transcript_is_unknown_and_never_a_finding() {
+    let world = World::stalled().quiet(None);
+    let mut monitor = WorkerMonitor::new(config());
+    let passes = run(&mut monitor, &repeat(world, 5));
+    assert!(passes.iter().all(|p| p.report.is_none()));
+    assert!(matches!(passes[4].verdict, Verdict::Unknown { .. }));
+}
+
+#[test]
+fn a_held_idle_is_cleared_when_the_transcript_becomes_unreadable() {
+    let mut worlds = repeat(World::stalled(), 3);
+    worlds.push(World::stalled().quiet(None));
+    assert_eq!(
+        check(&worlds),
+        vec![None, None, Some("idle"), Some("clear")]
+    );
+}
+
+#[test]
+fn an_unreadable_process_table_counts_busy_not_idle() {
+    let world = World::stalled().cpu(None);
+    assert_eq!(check(&repeat(world, 5)), vec![None; 5]);
+}
+
+#[test]
+fn a_frozen_cpu_clock_is_quiet_and_a_moving_one_between_quiet_passes_breaks_the_pair() {
+    let frozen = World::stalled();
+    let moved = World::stalled().cpu(Some(&[(AGENT, 5), (5000, 71)]));
+    // frozen, frozen → quiet; then a tick → busy; then frozen again at the new value.
+    let worlds = vec![
+        frozen.clone(),
+        frozen.clone(),
+        moved.clone(),
+        moved.clone(),
+        moved,
+    ];
+    assert_eq!(check(&worlds), vec![None, None, None, None, Some("idle")]);
+    // A NEW descendant that has already used CPU is a moving clock too.
+    let spawned = World::stalled().cpu(Some(&[(AGENT, 5), (5000, 70), (6000, 3)]));
+    assert_eq!(
+        check(&[
+            frozen.clone(),
+            frozen,
+            spawned.clone(),
+            spawned.clone(),
+            spawned
+        ]),
+        vec![None, None, None, None, Some("idle")]
+    );
+}
+
+// ---- the tree / commits table --------------------------------------------
+
+#[test]
+fn quiet_tree_unchanged_commits_present_is_idle() {
+    assert_eq!(
+        check(&repeat(World::stalled(), 3)),
+        vec![None, None, Some("idle")]
+    );
+}
+
+#[test]
+fn quiet_tree_unchanged_no_commits_yet_is_silent() {
+    let world = World::stalled().commits(CommitsReading::Count(0));
+    let mut monitor = WorkerMonitor::new(config());
+    let passes = run(&mut monitor, &repeat(world, 6));
+    assert!(passes.iter().all(|p| p.report.is_none()));
+    assert_eq!(
+        passes[5].note.as_deref(),
+        Some("no commits that touched a file yet")
+    );
+}
+
+#[test]
+fn quiet_tree_changed_between_samples_is_silent() {
+    let worlds: Vec<World> = (0..6)
+        .map(|i| World::stalled().tree(&format!("oid abc\n? file{i}")))
+        .collect();
+    assert_eq!(check(&worlds), vec![None; 6]);
+}
+
+#[test]
+fn a_tree_that_changes_once_delays_idle_by_one_pass() {
+    let worlds = vec![
+        World::stalled(),
+        World::stalled(),
+        World::stalled().tree("oid def"),
+        World::stalled().tree("oid def"),
+    ];
+    assert_eq!(check(&worlds), vec![None, None, None, Some("idle")]);
+}
+
+#[test]
+fn an_unreadable_tree_is_never_unchanged() {
+    let mut world = World::stalled();
+    world.tree = Err("git: not a repository".to_owned());
+    assert_eq!(check(&repeat(world, 5)), vec![None; 5]);
+}
+
+#[test]
+fn a_missing_origin_ref_is_unanswerable_and_publishes_nothing() {
+    let world = World::stalled().commits(CommitsReading::Unanswerable {
+        reason: "no local origin/HEAD or origin/main ref".to_owned(),
+    });
+    let mut monitor = WorkerMonitor::new(config());
+    let passes = run(&mut monitor, &repeat(world, 5));
+    assert!(passes.iter().all(|p| p.report.is_none()));
+    assert!(passes[4].note.as_deref().unwrap().contains("unanswerable"));
+}
+
+#[test]
+fn git_is_asked_at_most_twice_a_pass_and_not_at_all_while_busy() {
+    let mut monitor = WorkerMonitor::new(config());
+    let mut fake = Fake {
+        world: Some(World::stalled().quiet(Some(1))),
+        ..Fake::default()
+    };
+    for _ in 0..3 {
+        monitor.pass(&mut fake);
+    }
+    assert_eq!((fake.tree_calls, fake.commit_calls), (0, 0));
+    assert_eq!(fake.cpu_calls, 3, "one process-table reading per live pass");
+    fake.world = Some(World::stalled());
+    for pass in 0..4 {
+        let (tree, commits) = (fake.tree_calls, fake.commit_calls);
+        monitor.pass(&mut fake);
+        assert!(
+            (fake.tree_calls - tree) + (fake.commit_calls - commits) <= 2,
+            "pass {pass}"
+        );
+    }
+}
+
+// ---- gone and the startup window ----------------------------------------
+
+#[test]
+fn a_dead_pid_is_gone_on_one_sample_with_the_seeds_evidence() {
+    let mut monitor = WorkerMonitor::new(config());
+    let passes = run(
+        &mut monitor,
+        &[World::stalled().pid(PidReading::Dead(AGENT))],
+    );
+    let report = passes[0].report.as_ref().unwrap();
+    assert_eq!(report.finding, "gone");
+    assert_eq!(
+        report.evidence,
+        "the agent pid 4242 names no live process; the worker's desk is unattended"
+    );
+}
+
+#[test]
+fn the_startup_window_is_never_gone() {
+    let not_yet = World::stalled().pid(PidReading::NotRecorded {
+        reason: "the pid file does not exist yet".to_owned(),
+    });
+    let mut monitor = WorkerMonitor::new(config());
+    let passes = run(&mut monitor, &repeat(not_yet.clone(), 3));
+    assert!(passes.iter().all(|p| p.report.is_none()));
+    assert!(
+        matches!(&passes[0].verdict, Verdict::Unknown { why } if why.contains("does not exist"))
+    );
+    // Recorded, then dies: `gone` is published then, and only then.
+    let worlds = vec![
+        not_yet,
+        World::stalled().quiet(Some(0)),
+        World::stalled().pid(PidReading::Dead(AGENT)),
+    ];
+    assert_eq!(check(&worlds), vec![None, None, Some("gone")]);
+}
+
+#[test]
+fn a_pid_that_dies_between_two_samples_is_gone_not_idle_and_not_cleared() {
+    let worlds = vec![
+        World::stalled(),
+        World::stalled(),
+        World::stalled(),
+        World::stalled().pid(PidReading::Dead(AGENT)),
+        World::stalled().pid(PidReading::Dead(AGENT)),
+    ];
+    assert_eq!(
+        check(&worlds),
+        vec![None, None, Some("idle"), Some("gone"), None]
+    );
+    // Dying mid-pair: the first quiet sample never becomes idle.
+    let worlds = vec![
+        World::stalled(),
+        World::stalled(),
+        World::stalled().pid(PidReading::Dead(AGENT)),
+    ];
+    assert_eq!(check(&worlds), vec![None, None, Some("gone")]);
+}
+
+// ---- publishing ----------------------------------------------------------
+
+#[test]
+fn idle_is_published_once_and_clear_follows_a_new_transcript_line() {
+    let mut worlds = repeat(World::stalled(), 6);
+    worlds.push(World::stalled().quiet(Some(2)));
+    worlds.push(World::stalled().quiet(Some(32)));
+    assert_eq!(
+        check(&worlds),
+        vec![
+            None,
+            None,
+            Some("idle"),
+            None,
+            None,
+            None,
+            Some("clear"),
+            None
+        ]
+    );
+}
+
+#[test]
+fn the_lines_are_the_seeds_json_with_since_and_measured_at() {
+    let mut monitor = WorkerMonitor::new(config());
+    let mut worlds = repeat(World::stalled(), 3);
+    worlds.push(World::stalled().quiet(Some(0)));
+    let passes = run(&mut monitor, &worlds);
+    let idle = passes[2].report.as_ref().unwrap();
+    // Pass 3 is measured at T0 + 60 s = 10:01:00Z.
+    assert_eq!(
+        idle.json,
+        concat!(
+            r#"{"monitor":"WorkerMonitor","branch":"feature/x","worktree":"/tmp/desk","finding":"idle","#,
+            r#""since":"2026-09-02T10:01:00Z","evidence":"the agent pid 4242 is alive but its transcript has been silent for over 900s with no child process burning CPU behind it, across two consecutive passes ~30s apart, the tree is unchanged between them, and the branch already carries commits","#,
+            r#""measuredAt":"2026-09-02T10:01:00Z"}"#
+        )
+    );
+    assert_eq!(idle.stdout_line(), format!("plot-monitor {}", idle.json));
+    let clear = passes[3].report.as_ref().unwrap();
+    assert_eq!(clear.finding, "clear");
+    assert_eq!(
+        clear.evidence,
+        "the idle finding no longer holds; the worker is measuring healthy again"
+    );
+    assert_eq!(clear.since, "2026-09-02T10:01:30Z");
+    assert_eq!(clear.measured_at, "2026-09-02T10:01:30Z");
+    assert_eq!(monitor.since(), Some("2026-09-02T10:01:30Z"));
+}
+
+#[test]
+fn branch_and_worktree_are_json_escaped() {
+    let mut monitor = WorkerMonitor::new(WorkerConfig {
+        branch: "a\"b\\c".to_owned(),
+        worktree: "/tmp/x\ny".to_owned(),
+        ..config()
+    });
+    let passes = run(
+        &mut monitor,
+        &[World::stalled().pid(PidReading::Dead(AGENT))],
+    );
+    let json = &passes[0].report.as_ref().unwrap().json;
+    assert!(
+        json.contains(r#""branch":"a\"b\\c","worktree":"/tmp/x\ny""#),
+        "{json}"
+    );
+    assert!(!json.contains('\n'));
+}
+
+#[test]
+fn one_pass_alone_can_never_publish_idle() {
+    // `--once` is one pass on a fresh monitor: whatever the machine says, no `idle`.
+    for world in [
+        World::stalled(),
+        World::stalled().cpu(Some(&[(AGENT, 0)])),
+        World::stalled().quiet(Some(u64::MAX)),
+    ] {
+        assert_eq!(check(&[world]), vec![None]);
+    }
+}
+
+#[test]
+fn a_fractional_interval_reads_as_written_in_the_evidence() {
+    let mut monitor = WorkerMonitor::new(WorkerConfig {
+        interval: Duration::from_millis(500),
+        ..config()
+    });
+    let passes = run(&mut monitor, &repeat(World::stalled(), 3));
+    let evidence = &passes[2].report.as_ref().unwrap().evidence;
+    assert!(evidence.contains("~0.5s apart"), "{evidence}");
+}
+
+#[test]
+fn utc_timestamps_have_the_seeds_format() {
+    assert_eq!(utc_timestamp(0), "1970-01-01T00:00:00Z");
+    assert_eq!(utc_timestamp(T0), "2026-09-02T10:00:00Z");
+    assert_eq!(utc_timestamp(951_782_400), "2000-02-29T00:00:00Z");
+    assert_eq!(utc_timestamp(4_102_444_799), "2099-12-31T23:59:59Z");
+    assert_eq!(utc_timestamp(-1), "1969-12-31T23:59:59Z");
+}
+
+// ---- properties ----------------------------------------------------------
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn world() -> impl Strategy<Value = World> {
+        (
+            0u8..4,
+            prop::option::of(prop_oneof![Just(0u64), Just(WINDOW - 1), Just(WINDOW + 5)]),
+            prop::option::of(0u64..3),
+            0u8..3,
+            0u8..4,
+        )
+            .prop_map(|(pid, quiet, ticks, tree, commits)| {
+                let mut w = World::stalled().quiet(quiet);
+                w.pid = match pid {
+                    0 | 1 => PidReading::Alive(AGENT),
+                    2 => PidReading::Dead(AGENT),
+                    _ => PidReading::NotRecorded {
+                        reason: "empty".to_owned(),
+                    },
+                };
+                w.cpu = ticks.map(|t| CpuClocks::from([(AGENT, 0), (5000, t)]));
+                w.tree = if tree == 2 {
+                    Err("git failed".to_owned())
+                } else {
+                    Ok(format!("tree{tree}"))
+                };
+                w.commits = match commits {
+                    0 => CommitsReading::Count(0),
+                    1 => CommitsReading::Unanswerable {
+                        reason: "no ref".to_owned(),
+                    },
+                    _ => CommitsReading::Count(3),
+                };
+                w
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn never_two_identical_consecutive_reports_and_clear_only_after_a_finding(
+            worlds in prop::collection::vec(world(), 1..40)
+        ) {
+            let words = check(&worlds);
+            let published: Vec<&str> = words.iter().flatten().copied().collect();
+            for pair in published.windows(2) {
+                prop_assert_ne!(pair[0], pair[1]);
+            }
+            prop_assert_ne!(published.first().copied(), Some("clear"));
+            // `idle` needs this pass and the one before it quiet: never on the first pass.
+            prop_assert_ne!(words[0], Some("idle"));
+        }
+
+        #[test]
+        fn idle_is_only_published_on_the_seeds_four_conditions(
+            worlds in prop::collection::vec(world(), 2..40)
+        ) {
+            let words = check(&worlds);
+            for (i, word) in words.iter().enumerate() {
+                if *word == Some("idle") {
+                    let (prev, this) = (&worlds[i - 1], &worlds[i]);
+                    prop_assert_eq!(&this.pid, &PidReading::Alive(AGENT));
+                    prop_assert!(this.quiet.unwrap() >= WINDOW && prev.quiet.unwrap() >= WINDOW);
+                    prop_assert!(this.tree.is_ok() && this.tree == prev.tree);
+                    prop_assert_eq!(&this.commits, &CommitsReading::Count(3));
+                }
+                if *word == Some("gone") {
+                    prop_assert!(matches!(worlds[i].pid, PidReading::Dead(_)));
+                }
+            }
+        }
+    }
+}
