@@ -3,4 +3,5 @@
 //! **Architecture Invariant:** nothing here calls the OS; every observation
 //! arrives through a port trait, so every branch is driven from tests with
 //! fakes and a fake clock.
+pub mod lead;
 pub mod worker;

@@ -1,0 +1,617 @@
+//! The lead monitor (seed `bmb-monitor.txt`): a metadata watcher that a Lead
+//! starts as its child, reporting only state changes of its watch items.
+//!
+//! **Architecture Invariant:** metadata only, by construction. [`LeadPort`]
+//! can stat a path, check a pid file, list panes, and hand back a [`Head`] of
+//! at most [`Head::MAX_LINES`] lines and [`Head::MAX_BYTES`] bytes. There is
+//! no method that returns more of any file, so no branch here can read a
+//! result body, however it is written.
+//!
+//! The monitor is a plain value: [`LeadMonitor::apply`] takes a control
+//! message, [`LeadMonitor::pass`] observes through the port at the time the
+//! [`Clock`] gives and returns what to say. The binary owns the loop and the sinks.
+
+pub mod message;
+pub mod render;
+
+use std::collections::{BTreeSet, HashMap};
+
+use ledger::escalation::EscalationTracker;
+
+pub use message::{AckEvent, Control, Reporting, WatchItem, parse_control};
+pub use render::{Handoff, Report};
+
+/// What `stat` says about a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Meta {
+    Missing,
+    Present { size: u64, mtime_ns: i128 },
+}
+
+/// What a pid file says. Absent or empty is [`PidCheck::NotRecorded`]: the
+/// startup window, never a death. A file that holds something that is not a
+/// pid (`-1`, `seven`) or cannot be read is [`PidCheck::Invalid`], reported
+/// as an error and otherwise treated like "not recorded".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PidCheck {
+    Alive(u32),
+    Dead(u32),
+    NotRecorded,
+    Invalid(String),
+}
+
+/// At most the first [`Head::MAX_LINES`] lines of a result file, at most
+/// [`Head::MAX_BYTES`] bytes in all. The constructor enforces both bounds,
+/// whatever an adapter hands it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Head {
+    lines: Vec<String>,
+}
+
+impl Head {
+    /// The seed: "You may NOT read beyond line 5 of any file".
+    pub const MAX_LINES: usize = 5;
+    /// Headers are short; a bound in bytes keeps one giant "line" out too.
+    pub const MAX_BYTES: usize = 1024;
+
+    pub fn new(lines: impl IntoIterator<Item = String>) -> Head {
+        let mut budget = Head::MAX_BYTES;
+        let mut kept = Vec::new();
+        for mut line in lines.into_iter().take(Head::MAX_LINES) {
+            if line.len() > budget {
+                let cut = (0..=budget)
+                    .rev()
+                    .find(|&i| line.is_char_boundary(i))
+                    .unwrap_or(0);
+                line.truncate(cut);
+            }
+            budget -= line.len();
+            kept.push(line);
+            if budget == 0 {
+                break;
+            }
+        }
+        Head { lines: kept }
+    }
+
+    pub fn lines(&self) -> &[String] {
+        &self.lines
+    }
+
+    /// The `Type` and `Status` headers: `Type: x`, also as `**Type:** x` or
+    /// `- Status: y` (Markdown handoffs), case-insensitive keys.
+    pub fn handoff(&self) -> Handoff {
+        let mut handoff = Handoff::default();
+        for line in &self.lines {
+            let line = line.trim_start_matches(['#', '*', '-', '>', ' ', '\t']);
+            let Some((key, value)) = line.split_once(':') else {
+                continue;
+            };
+            let key = key.trim_end_matches(['*', ' ']).to_ascii_lowercase();
+            let value = value.trim_matches(['*', ' ', '\t']).to_owned();
+            match key.as_str() {
+                "type" if handoff.kind.is_none() => handoff.kind = Some(value),
+                "status" if handoff.status.is_none() => handoff.status = Some(value),
+                _ => {}
+            }
+        }
+        handoff
+    }
+}
+
+/// One pane of the current tmux window, with the pids of its process tree
+/// (the pane's own pid and every descendant), all from one observation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pane {
+    pub id: String,
+    pub pid: u32,
+    pub dead: bool,
+    pub tree: Vec<u32>,
+}
+
+/// Everything the lead monitor may ask of the machine.
+pub trait LeadPort {
+    /// Existence, size and mtime. An error is neither present nor missing.
+    fn stat(&mut self, path: &str) -> Result<Meta, String>;
+    /// Reads a pid file and checks its process.
+    fn pid_file(&mut self, path: &str) -> PidCheck;
+    /// The first lines of a result file, for its `Type` and `Status` headers.
+    fn result_head(&mut self, path: &str) -> Result<Head, String>;
+    /// CPU percentage of the pid's process tree, when it can be measured.
+    fn cpu_pct(&mut self, pid: u32) -> Option<u32>;
+    /// The panes of the monitor's own tmux window.
+    fn list_panes(&mut self) -> Result<Vec<Pane>, String>;
+    /// The Consultant's pane id, from `<bmb-dir>/consultant-pane-id`, if recorded.
+    fn consultant_pane(&mut self) -> Option<String>;
+}
+
+/// Time as the monitor sees it.
+pub trait Clock {
+    /// Seconds since the Unix epoch.
+    fn now(&self) -> i64;
+    /// `epoch` as local `HH:MM`.
+    fn hhmm(&self, epoch: i64) -> String;
+}
+
+/// The monitor's settings (the CLI's flags).
+#[derive(Debug, Clone)]
+pub struct LeadConfig {
+    /// Seconds without metadata progress before an alive process counts as stalled.
+    pub idle_stall_sec: u64,
+    /// Seconds a `stalled` or `process_died` report waits for an ack before a repeat.
+    pub ack_timeout_sec: u64,
+    /// Seconds between pane sweeps; `None` turns the sweep off.
+    pub sweep_interval_sec: Option<u64>,
+    /// `<bmb-dir>/consultant-feed.md`: only its mtime is ever looked at.
+    pub feed_path: String,
+    /// Panes the sweep never reports: the Lead's own, and any given on the command line.
+    pub known_panes: Vec<String>,
+}
+
+/// What the monitor has to say, for the binary to route to its sinks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// A `[MONITOR]` line or a watchdog JSON message, for the Lead.
+    Lead(String),
+    /// A lifecycle JSON event, for the Consultant.
+    Consultant(String),
+    /// One line for stderr: something went wrong and was survived.
+    Error(String),
+}
+
+/// After a control message: go on, or exit 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    Continue,
+    Shutdown,
+}
+
+/// The observed condition of an item. `Running` is never reported: it is the
+/// absence of news.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Condition {
+    Running,
+    ResultReady,
+    ProcessDied,
+    Stalled,
+}
+
+impl Condition {
+    fn state(self) -> Option<&'static str> {
+        match self {
+            Condition::Running => None,
+            Condition::ResultReady => Some("result_ready"),
+            Condition::ProcessDied => Some("process_died"),
+            Condition::Stalled => Some("stalled"),
+        }
+    }
+}
+
+/// The seed's per-item state: `last_size`/`last_mtime` (as the fingerprint of
+/// every watched path), `last_state`, `timeout_warned_90`, `timeout_warned_100`.
+#[derive(Debug, Clone)]
+struct Tracked {
+    item: WatchItem,
+    /// The idle clock: registration, or the latest metadata change.
+    idle_since: i64,
+    fingerprint: Option<Vec<Option<Meta>>>,
+    /// The condition seen on the previous pass.
+    condition: Condition,
+    /// The last state REPORTED; a state is never reported twice in a row.
+    last_state: Option<&'static str>,
+    timeout_warned_90: bool,
+    timeout_warned_100: bool,
+    /// The pid last seen alive, for the sweep's "is this pane tracked?".
+    last_pid: Option<u32>,
+}
+
+impl Tracked {
+    fn new(item: WatchItem, now: i64) -> Tracked {
+        Tracked {
+            item,
+            idle_since: now,
+            fingerprint: None,
+            condition: Condition::Running,
+            last_state: None,
+            timeout_warned_90: false,
+            timeout_warned_100: false,
+            last_pid: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PaneState {
+    Tracked,
+    Dead,
+    Untracked,
+}
+
+/// The lead monitor's whole state.
+#[derive(Debug)]
+pub struct LeadMonitor {
+    config: LeadConfig,
+    items: Vec<Tracked>,
+    index: HashMap<(String, String), usize>,
+    escalations: EscalationTracker,
+    /// `None` until the feed is first observed; then its mtime, if it exists.
+    feed_mtime: Option<Option<i128>>,
+    last_sweep: Option<i64>,
+    panes: HashMap<String, PaneState>,
+    /// The last error reported per source, so each is said once per change.
+    errors: HashMap<String, String>,
+}
+
+impl LeadMonitor {
+    pub fn new(config: LeadConfig) -> LeadMonitor {
+        LeadMonitor {
+            config,
+            items: Vec::new(),
+            index: HashMap::new(),
+            escalations: EscalationTracker::new(),
+            feed_mtime: None,
+            last_sweep: None,
+            panes: HashMap::new(),
+            errors: HashMap::new(),
+        }
+    }
+
+    /// How many watch items are registered.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Applies one control message received at `now`. An error names what is
+    /// wrong, and nothing has changed.
+    pub fn apply(&mut self, control: Control, now: i64) -> Result<Applied, String> {
+        match control {
+            Control::Shutdown => return Ok(Applied::Shutdown),
+            Control::Watch(item) => self.register(item, now),
+            Control::BlindPhase {
+                agent,
+                step,
+                blind_phase,
+            } => {
+                let key = (agent, step);
+                let Some(&i) = self.index.get(&key) else {
+                    return Err(format!(
+                        "blind-phase update for agent={} step={}: no such watch item (fields `agent`, `step`)",
+                        key.0, key.1
+                    ));
+                };
+                self.items[i].item.blind_phase = blind_phase;
+            }
+            Control::Ack { event, agent } => {
+                self.escalations.ack(event.as_str(), &agent);
+            }
+        }
+        Ok(Applied::Continue)
+    }
+
+    /// A new item starts its idle clock now. The same `agent` and `step` again
+    /// updates the item; if it now names another run (result path, pid file or
+    /// start time changed), its history starts over.
+    fn register(&mut self, item: WatchItem, now: i64) {
+        let key = (item.agent.clone(), item.step.clone());
+        match self.index.get(&key) {
+            Some(&i) => {
+                let old = &self.items[i].item;
+                let new_run = old.result_path != item.result_path
+                    || old.pid_file != item.pid_file
+                    || old.started_at_epoch != item.started_at_epoch;
+                if new_run {
+                    self.escalations.resolve(&item.agent, &item.step);
+                    self.items[i] = Tracked::new(item, now);
+                } else {
+                    let tracked = &mut self.items[i];
+                    if tracked.item.timeout_sec != item.timeout_sec {
+                        tracked.timeout_warned_90 = false;
+                        tracked.timeout_warned_100 = false;
+                    }
+                    if tracked.item.watch_paths != item.watch_paths {
+                        tracked.fingerprint = None;
+                    }
+                    tracked.item = item;
+                }
+            }
+            None => {
+                self.index.insert(key, self.items.len());
+                self.items.push(Tracked::new(item, now));
+            }
+        }
+    }
+
+    /// One monitoring pass: every item in registration order, then the
+    /// repeats that are due, the feed heartbeat, and the sweep when due.
+    pub fn pass(&mut self, port: &mut impl LeadPort, clock: &impl Clock) -> Vec<Output> {
+        let now = clock.now();
+        let ts = clock.hhmm(now);
+        let mut out = Vec::new();
+        for i in 0..self.items.len() {
+            self.check_item(i, port, now, &ts, &mut out);
+        }
+        for repeat in self.escalations.due(
+            now,
+            i64::try_from(self.config.ack_timeout_sec).unwrap_or(i64::MAX),
+        ) {
+            out.push(Output::Lead(render::nudge_repeat(
+                &repeat.event,
+                &repeat.agent,
+                repeat.nudge_count,
+                &ts,
+            )));
+        }
+        self.check_feed(port, &ts, &mut out);
+        if let Some(interval) = self.config.sweep_interval_sec {
+            let due = self
+                .last_sweep
+                .is_none_or(|last| now.saturating_sub(last) >= interval as i64);
+            if due {
+                self.last_sweep = Some(now);
+                self.sweep(port, &ts, &mut out);
+            }
+        }
+        out
+    }
+
+    fn check_item(
+        &mut self,
+        i: usize,
+        port: &mut impl LeadPort,
+        now: i64,
+        ts: &str,
+        out: &mut Vec<Output>,
+    ) {
+        let (agent, step) = {
+            let item = &self.items[i].item;
+            (item.agent.clone(), item.step.clone())
+        };
+        let label = format!("agent={agent} step={step}");
+
+        // 1. The result file, and 3. the metadata fingerprint it starts.
+        let result = port.stat(&self.items[i].item.result_path);
+        let result_meta = self.observed(format!("{label} result_path"), result, out);
+        let mut fingerprint = vec![result_meta];
+        for p in 0..self.items[i].item.watch_paths.len() {
+            let path = self.items[i].item.watch_paths[p].clone();
+            let meta = port.stat(&path);
+            fingerprint.push(self.observed(format!("{label} watch_paths {path}"), meta, out));
+        }
+        let tracked = &mut self.items[i];
+        match &tracked.fingerprint {
+            Some(previous) if *previous != fingerprint => tracked.idle_since = now,
+            _ => {}
+        }
+        tracked.fingerprint = Some(fingerprint);
+
+        // 2. Process liveness, only while there is no result.
+        let mut died_pid = None;
+        let condition = match result_meta {
+            Some(Meta::Present { .. }) => Condition::ResultReady,
+            // An unanswerable stat is no news: the item keeps its condition.
+            None => self.items[i].condition,
+            Some(Meta::Missing) => {
+                let check = port.pid_file(&self.items[i].item.pid_file);
+                let key = format!("{label} pid_file");
+                if let PidCheck::Invalid(why) = &check {
+                    let msg = format!("lead: {label}: field `pid_file`: {why}");
+                    self.note_error(key, msg, out);
+                } else {
+                    self.errors.remove(&key);
+                }
+                let tracked = &mut self.items[i];
+                match check {
+                    PidCheck::Dead(pid) => {
+                        died_pid = Some(pid);
+                        Condition::ProcessDied
+                    }
+                    // 3. A stall needs all three: alive, no result, no progress for idle_stall_sec.
+                    PidCheck::Alive(pid) => {
+                        tracked.last_pid = Some(pid);
+                        let idle_stall = tracked
+                            .item
+                            .idle_stall_sec
+                            .unwrap_or(self.config.idle_stall_sec);
+                        if now.saturating_sub(tracked.idle_since) >= idle_stall as i64 {
+                            Condition::Stalled
+                        } else {
+                            Condition::Running
+                        }
+                    }
+                    PidCheck::NotRecorded | PidCheck::Invalid(_) => Condition::Running,
+                }
+            }
+        };
+
+        let tracked = &mut self.items[i];
+        let previous = tracked.condition;
+        tracked.condition = condition;
+        if condition != previous {
+            // The earlier report is no longer true: repeating it would cry wolf.
+            self.escalations.resolve(&agent, &step);
+        }
+        let tracked = &mut self.items[i];
+        if let Some(state) = condition.state()
+            && tracked.last_state != Some(state)
+            && condition != previous
+        {
+            tracked.last_state = Some(state);
+            let report = match condition {
+                Condition::ResultReady => Report::ResultReady {
+                    file: tracked.item.result_path.clone(),
+                },
+                Condition::ProcessDied => Report::ProcessDied {
+                    pid: died_pid.unwrap_or(0),
+                },
+                _ => {
+                    let pid = tracked.last_pid.unwrap_or(0);
+                    let idle_sec = now.saturating_sub(tracked.idle_since).max(0) as u64;
+                    Report::Stalled {
+                        idle_sec,
+                        cpu_pct: port.cpu_pct(pid),
+                    }
+                }
+            };
+            if matches!(condition, Condition::Stalled | Condition::ProcessDied) {
+                self.escalations.raise(state, &agent, &step, now);
+            }
+            self.report(i, report, port, ts, out);
+        }
+
+        // 4. Timeout checkpoints, once each, while the agent is still at work.
+        let tracked = &mut self.items[i];
+        if matches!(condition, Condition::Running | Condition::Stalled) {
+            let timeout = tracked.item.timeout_sec;
+            let elapsed = now.saturating_sub(tracked.item.started_at_epoch).max(0) as u64;
+            let report = if elapsed >= timeout && !tracked.timeout_warned_100 {
+                tracked.timeout_warned_100 = true;
+                tracked.timeout_warned_90 = true;
+                Some(Report::TimeoutExceeded { elapsed, timeout })
+            } else if elapsed.saturating_mul(10) >= timeout.saturating_mul(9)
+                && !tracked.timeout_warned_90
+            {
+                tracked.timeout_warned_90 = true;
+                Some(Report::TimeoutImminent { elapsed, timeout })
+            } else {
+                None
+            };
+            if let Some(report) = report {
+                tracked.last_state = Some(report.state());
+                self.report(i, report, port, ts, out);
+            }
+        }
+    }
+
+    /// A stat answer, or `None` with its error said once.
+    fn observed(
+        &mut self,
+        key: String,
+        meta: Result<Meta, String>,
+        out: &mut Vec<Output>,
+    ) -> Option<Meta> {
+        match meta {
+            Ok(meta) => {
+                self.errors.remove(&key);
+                Some(meta)
+            }
+            Err(why) => {
+                let msg = format!("lead: {key}: {why}");
+                self.note_error(key, msg, out);
+                None
+            }
+        }
+    }
+
+    /// The Lead line, and the Consultant's event if the seed has one.
+    fn report(
+        &mut self,
+        i: usize,
+        report: Report,
+        port: &mut impl LeadPort,
+        ts: &str,
+        out: &mut Vec<Output>,
+    ) {
+        let item = &self.items[i].item;
+        out.push(Output::Lead(render::lead_line(
+            &item.agent,
+            &item.step,
+            &report,
+            ts,
+        )));
+        // Blind phase: the result file is not even opened, so nothing from it can leak.
+        let handoff = match (&report, item.consultant_reporting, item.blind_phase) {
+            (Report::ResultReady { file }, Reporting::Full, false) => {
+                let key = format!("agent={} step={} handoff", item.agent, item.step);
+                match port.result_head(file) {
+                    Ok(head) => {
+                        self.errors.remove(&key);
+                        Some(head.handoff())
+                    }
+                    Err(why) => {
+                        self.note_error(key.clone(), format!("lead: {key}: {why}"), out);
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        let item = &self.items[i].item;
+        if let Some(event) =
+            render::consultant_event(&item.agent, &item.step, &report, handoff.as_ref(), ts)
+        {
+            out.push(Output::Consultant(event));
+        }
+    }
+
+    /// The Consultant feed heartbeat: an mtime change is news; the content is never read.
+    fn check_feed(&mut self, port: &mut impl LeadPort, ts: &str, out: &mut Vec<Output>) {
+        let path = self.config.feed_path.clone();
+        let Some(meta) = self.observed(format!("feed {path}"), port.stat(&path), out) else {
+            return;
+        };
+        let mtime = match meta {
+            Meta::Present { mtime_ns, .. } => Some(mtime_ns),
+            Meta::Missing => None,
+        };
+        if let Some(previous) = self.feed_mtime
+            && previous != mtime
+            && mtime.is_some()
+        {
+            out.push(Output::Consultant(render::feed_update(ts)));
+        }
+        self.feed_mtime = Some(mtime);
+    }
+
+    /// The watchdog sweep of the current window. Never kills a pane.
+    fn sweep(&mut self, port: &mut impl LeadPort, ts: &str, out: &mut Vec<Output>) {
+        let panes = match port.list_panes() {
+            Ok(panes) => {
+                self.errors.remove("sweep");
+                panes
+            }
+            Err(why) => {
+                self.note_error("sweep".to_owned(), format!("lead: sweep: {why}"), out);
+                return;
+            }
+        };
+        let mut known: BTreeSet<String> = self.config.known_panes.iter().cloned().collect();
+        known.extend(port.consultant_pane());
+        let registered: BTreeSet<u32> = self.items.iter().filter_map(|t| t.last_pid).collect();
+        let mut seen = HashMap::new();
+        for pane in panes.iter().filter(|p| !known.contains(&p.id)) {
+            let state = if pane.dead {
+                PaneState::Dead
+            } else if pane.tree.iter().any(|pid| registered.contains(pid)) {
+                PaneState::Tracked
+            } else {
+                PaneState::Untracked
+            };
+            if self.panes.get(&pane.id) != Some(&state) {
+                match state {
+                    PaneState::Dead => out.push(Output::Lead(render::pane_dead(&pane.id, ts))),
+                    PaneState::Untracked => {
+                        out.push(Output::Lead(render::untracked_pane(&pane.id, pane.pid, ts)))
+                    }
+                    PaneState::Tracked => {}
+                }
+            }
+            seen.insert(pane.id.clone(), state);
+        }
+        self.panes = seen;
+    }
+
+    /// Says `msg` unless it is what this source said last time.
+    fn note_error(&mut self, key: String, msg: String, out: &mut Vec<Output>) {
+        if self.errors.get(&key) != Some(&msg) {
+            out.push(Output::Error(msg.clone()));
+            self.errors.insert(key, msg);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

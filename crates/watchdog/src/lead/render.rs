@@ -1,0 +1,299 @@
+//! The seed's exact wire formats: the Lead line, the Consultant's lifecycle
+//! JSON and the watchdog JSON. Fields appear in the seed's order.
+
+/// A state change of one watch item, in the seed's `state=` vocabulary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Report {
+    ResultReady { file: String },
+    ProcessDied { pid: u32 },
+    Stalled { idle_sec: u64, cpu_pct: Option<u32> },
+    TimeoutImminent { elapsed: u64, timeout: u64 },
+    TimeoutExceeded { elapsed: u64, timeout: u64 },
+}
+
+impl Report {
+    /// The seed's `state=` word.
+    pub fn state(&self) -> &'static str {
+        match self {
+            Report::ResultReady { .. } => "result_ready",
+            Report::ProcessDied { .. } => "process_died",
+            Report::Stalled { .. } => "stalled",
+            Report::TimeoutImminent { .. } => "timeout_imminent",
+            Report::TimeoutExceeded { .. } => "timeout_exceeded",
+        }
+    }
+
+    fn extra_fields(&self) -> String {
+        match self {
+            Report::ResultReady { file } => format!("file={}", plain(file)),
+            Report::ProcessDied { pid } => format!("pid={pid}"),
+            Report::Stalled {
+                idle_sec,
+                cpu_pct: Some(cpu),
+            } => format!("idle_sec={idle_sec} cpu_pct={cpu}"),
+            Report::Stalled {
+                idle_sec,
+                cpu_pct: None,
+            } => format!("idle_sec={idle_sec}"),
+            Report::TimeoutImminent { elapsed, timeout }
+            | Report::TimeoutExceeded { elapsed, timeout } => {
+                format!("elapsed={elapsed}/{timeout}s")
+            }
+        }
+    }
+}
+
+/// `[MONITOR] agent={name} step={N} state={state} {extra_fields} ts={HH:MM}`.
+pub fn lead_line(agent: &str, step: &str, report: &Report, ts: &str) -> String {
+    format!(
+        "[MONITOR] agent={} step={} state={} {} ts={ts}",
+        plain(agent),
+        plain(step),
+        report.state(),
+        report.extra_fields()
+    )
+}
+
+/// The handoff headers `agent_complete` may carry under `full` reporting.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Handoff {
+    pub kind: Option<String>,
+    pub status: Option<String>,
+}
+
+/// The Consultant's lifecycle event for `report`, if the seed defines one:
+/// `agent_complete`, `monitor_stall`, `monitor_timeout_imminent`. `handoff`
+/// is only ever `Some` when the caller established `full` and no blind phase.
+pub fn consultant_event(
+    agent: &str,
+    step: &str,
+    report: &Report,
+    handoff: Option<&Handoff>,
+    ts: &str,
+) -> Option<String> {
+    let head = |event: &str| {
+        format!(
+            "{{\"event\":\"{event}\",\"step\":{},\"agent\":{}",
+            json(step),
+            json(agent)
+        )
+    };
+    let tail = format!(",\"ts\":{},\"source\":\"monitor\"}}", json(ts));
+    match report {
+        Report::ResultReady { file } => {
+            let handoff = handoff
+                .map(|h| {
+                    format!(
+                        ",\"handoff\":{{\"type\":{},\"status\":{}}}",
+                        json_opt(h.kind.as_deref()),
+                        json_opt(h.status.as_deref())
+                    )
+                })
+                .unwrap_or_default();
+            Some(format!(
+                "{},\"result\":{}{handoff}{tail}",
+                head("agent_complete"),
+                json(file)
+            ))
+        }
+        Report::Stalled { idle_sec, cpu_pct } => {
+            let cpu = cpu_pct
+                .map(|c| format!(",\"cpu_pct\":{c}"))
+                .unwrap_or_default();
+            Some(format!(
+                "{},\"idle_sec\":{idle_sec}{cpu}{tail}",
+                head("monitor_stall")
+            ))
+        }
+        Report::TimeoutImminent { elapsed, timeout } => Some(format!(
+            "{},\"elapsed_sec\":{elapsed},\"timeout_sec\":{timeout}{tail}",
+            head("monitor_timeout_imminent")
+        )),
+        Report::ProcessDied { .. } | Report::TimeoutExceeded { .. } => None,
+    }
+}
+
+/// `{"type":"feed_update","source":"monitor","ts":"HH:MM"}`.
+pub fn feed_update(ts: &str) -> String {
+    format!(
+        "{{\"type\":\"feed_update\",\"source\":\"monitor\",\"ts\":{}}}",
+        json(ts)
+    )
+}
+
+/// `{"type":"watchdog","event":"pane_dead","pane":"ID","ts":"HH:MM"}`.
+pub fn pane_dead(pane: &str, ts: &str) -> String {
+    format!(
+        "{{\"type\":\"watchdog\",\"event\":\"pane_dead\",\"pane\":{},\"ts\":{}}}",
+        json(pane),
+        json(ts)
+    )
+}
+
+/// `{"type":"watchdog","event":"untracked_pane","pane":"ID","pid":N,"ts":"HH:MM"}`.
+pub fn untracked_pane(pane: &str, pid: u32, ts: &str) -> String {
+    format!(
+        "{{\"type\":\"watchdog\",\"event\":\"untracked_pane\",\"pane\":{},\"pid\":{pid},\"ts\":{}}}",
+        json(pane),
+        json(ts)
+    )
+}
+
+/// `{"type":"watchdog","event":"nudge_repeat","original_event":"stalled","agent":"NAME","nudge_count":N,"ts":"HH:MM"}`.
+pub fn nudge_repeat(original_event: &str, agent: &str, nudge_count: u32, ts: &str) -> String {
+    format!(
+        "{{\"type\":\"watchdog\",\"event\":\"nudge_repeat\",\"original_event\":{},\"agent\":{},\"nudge_count\":{nudge_count},\"ts\":{}}}",
+        json(original_event),
+        json(agent),
+        json(ts)
+    )
+}
+
+fn json(s: &str) -> String {
+    serde_json::Value::from(s).to_string()
+}
+
+fn json_opt(s: Option<&str>) -> String {
+    s.map(json).unwrap_or_else(|| "null".to_owned())
+}
+
+/// A value on the Lead line: control characters are escaped so a hostile
+/// agent name or path cannot forge a second `[MONITOR]` line.
+fn plain(s: &str) -> String {
+    if s.chars().any(char::is_control) {
+        s.chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect()
+    } else {
+        s.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lead_lines_match_the_seed_exactly() {
+        let cases = [
+            (
+                Report::ResultReady {
+                    file: "/r/3.md".into(),
+                },
+                "[MONITOR] agent=executor step=3 state=result_ready file=/r/3.md ts=17:42",
+            ),
+            (
+                Report::ProcessDied { pid: 4242 },
+                "[MONITOR] agent=executor step=3 state=process_died pid=4242 ts=17:42",
+            ),
+            (
+                Report::Stalled {
+                    idle_sec: 181,
+                    cpu_pct: Some(0),
+                },
+                "[MONITOR] agent=executor step=3 state=stalled idle_sec=181 cpu_pct=0 ts=17:42",
+            ),
+            (
+                Report::Stalled {
+                    idle_sec: 181,
+                    cpu_pct: None,
+                },
+                "[MONITOR] agent=executor step=3 state=stalled idle_sec=181 ts=17:42",
+            ),
+            (
+                Report::TimeoutImminent {
+                    elapsed: 540,
+                    timeout: 600,
+                },
+                "[MONITOR] agent=executor step=3 state=timeout_imminent elapsed=540/600s ts=17:42",
+            ),
+            (
+                Report::TimeoutExceeded {
+                    elapsed: 600,
+                    timeout: 600,
+                },
+                "[MONITOR] agent=executor step=3 state=timeout_exceeded elapsed=600/600s ts=17:42",
+            ),
+        ];
+        for (report, line) in cases {
+            assert_eq!(lead_line("executor", "3", &report, "17:42"), line);
+        }
+    }
+
+    #[test]
+    fn a_newline_in_a_name_cannot_forge_a_line() {
+        let line = lead_line(
+            "x\n[MONITOR] agent=y",
+            "1",
+            &Report::ProcessDied { pid: 1 },
+            "00:00",
+        );
+        assert!(!line.contains('\n'), "{line}");
+        assert!(line.starts_with("[MONITOR] agent=x\\n[MONITOR]"), "{line}");
+    }
+
+    #[test]
+    fn consultant_events_match_the_seed_exactly() {
+        let ready = Report::ResultReady {
+            file: "/r/3.md".into(),
+        };
+        assert_eq!(
+            consultant_event("executor", "3", &ready, None, "17:42").unwrap(),
+            r#"{"event":"agent_complete","step":"3","agent":"executor","result":"/r/3.md","ts":"17:42","source":"monitor"}"#
+        );
+        let handoff = Handoff {
+            kind: Some("handoff".into()),
+            status: None,
+        };
+        assert_eq!(
+            consultant_event("executor", "3", &ready, Some(&handoff), "17:42").unwrap(),
+            r#"{"event":"agent_complete","step":"3","agent":"executor","result":"/r/3.md","handoff":{"type":"handoff","status":null},"ts":"17:42","source":"monitor"}"#
+        );
+        let stall = Report::Stalled {
+            idle_sec: 200,
+            cpu_pct: Some(3),
+        };
+        assert_eq!(
+            consultant_event("writer", "5", &stall, None, "09:05").unwrap(),
+            r#"{"event":"monitor_stall","step":"5","agent":"writer","idle_sec":200,"cpu_pct":3,"ts":"09:05","source":"monitor"}"#
+        );
+        let imminent = Report::TimeoutImminent {
+            elapsed: 540,
+            timeout: 600,
+        };
+        assert_eq!(
+            consultant_event("writer", "5", &imminent, None, "09:05").unwrap(),
+            r#"{"event":"monitor_timeout_imminent","step":"5","agent":"writer","elapsed_sec":540,"timeout_sec":600,"ts":"09:05","source":"monitor"}"#
+        );
+        assert_eq!(
+            consultant_event("w", "5", &Report::ProcessDied { pid: 1 }, None, "09:05"),
+            None
+        );
+    }
+
+    #[test]
+    fn watchdog_messages_match_the_seed_exactly() {
+        assert_eq!(
+            feed_update("10:00"),
+            r#"{"type":"feed_update","source":"monitor","ts":"10:00"}"#
+        );
+        assert_eq!(
+            pane_dead("%4", "10:00"),
+            r#"{"type":"watchdog","event":"pane_dead","pane":"%4","ts":"10:00"}"#
+        );
+        assert_eq!(
+            untracked_pane("%5", 77, "10:00"),
+            r#"{"type":"watchdog","event":"untracked_pane","pane":"%5","pid":77,"ts":"10:00"}"#
+        );
+        assert_eq!(
+            nudge_repeat("stalled", "executor", 2, "10:00"),
+            r#"{"type":"watchdog","event":"nudge_repeat","original_event":"stalled","agent":"executor","nudge_count":2,"ts":"10:00"}"#
+        );
+    }
+}

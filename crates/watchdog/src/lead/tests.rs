@@ -1,0 +1,896 @@
+//! Table tests in the style of promtool's rule tests: a fake machine and a
+//! fake clock, a sequence of observations in, the exact lines out.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+
+use proptest::prelude::*;
+
+use super::*;
+
+/// The machine as the port sees it, set by each test.
+#[derive(Default)]
+struct FakeMachine {
+    files: HashMap<String, Meta>,
+    stat_errors: HashMap<String, String>,
+    pids: HashMap<String, PidCheck>,
+    contents: HashMap<String, Vec<String>>,
+    head_calls: Vec<String>,
+    cpu: Option<u32>,
+    panes: Vec<Pane>,
+    panes_error: Option<String>,
+    list_calls: usize,
+    consultant_pane: Option<String>,
+}
+
+impl FakeMachine {
+    fn write(&mut self, path: &str, size: u64, mtime: i128) {
+        self.files.insert(
+            path.to_owned(),
+            Meta::Present {
+                size,
+                mtime_ns: mtime,
+            },
+        );
+    }
+
+    fn handoff(&mut self, path: &str, lines: &[&str]) {
+        self.write(path, 100, 1);
+        self.contents.insert(
+            path.to_owned(),
+            lines.iter().map(|l| l.to_string()).collect(),
+        );
+    }
+}
+
+impl LeadPort for FakeMachine {
+    fn stat(&mut self, path: &str) -> Result<Meta, String> {
+        if let Some(e) = self.stat_errors.get(path) {
+            return Err(e.clone());
+        }
+        Ok(self.files.get(path).copied().unwrap_or(Meta::Missing))
+    }
+
+    fn pid_file(&mut self, path: &str) -> PidCheck {
+        self.pids
+            .get(path)
+            .cloned()
+            .unwrap_or(PidCheck::NotRecorded)
+    }
+
+    fn result_head(&mut self, path: &str) -> Result<Head, String> {
+        self.head_calls.push(path.to_owned());
+        match self.contents.get(path) {
+            Some(lines) => Ok(Head::new(lines.iter().cloned())),
+            None => Err(format!("cannot open {path}")),
+        }
+    }
+
+    fn cpu_pct(&mut self, _pid: u32) -> Option<u32> {
+        self.cpu
+    }
+
+    fn list_panes(&mut self) -> Result<Vec<Pane>, String> {
+        self.list_calls += 1;
+        match &self.panes_error {
+            Some(e) => Err(e.clone()),
+            None => Ok(self.panes.clone()),
+        }
+    }
+
+    fn consultant_pane(&mut self) -> Option<String> {
+        self.consultant_pane.clone()
+    }
+}
+
+struct FakeClock(Cell<i64>);
+
+impl Clock for FakeClock {
+    fn now(&self) -> i64 {
+        self.0.get()
+    }
+    fn hhmm(&self, epoch: i64) -> String {
+        format!("{:02}:{:02}", (epoch / 3600) % 24, (epoch / 60) % 60)
+    }
+}
+
+const FEED: &str = "/b/consultant-feed.md";
+
+struct Harness {
+    monitor: LeadMonitor,
+    m: FakeMachine,
+    clock: FakeClock,
+}
+
+fn config() -> LeadConfig {
+    LeadConfig {
+        idle_stall_sec: 180,
+        ack_timeout_sec: 120,
+        sweep_interval_sec: None,
+        feed_path: FEED.to_owned(),
+        known_panes: vec![],
+    }
+}
+
+impl Harness {
+    fn new() -> Harness {
+        Harness::with(config())
+    }
+
+    fn with(config: LeadConfig) -> Harness {
+        Harness {
+            monitor: LeadMonitor::new(config),
+            m: FakeMachine::default(),
+            clock: FakeClock(Cell::new(0)),
+        }
+    }
+
+    /// Sends a control message at the current time; panics on a parse error.
+    fn send(&mut self, json: &str) -> Result<Applied, String> {
+        let control = parse_control(json).unwrap();
+        self.monitor.apply(control, self.clock.0.get())
+    }
+
+    fn watch(&mut self, agent: &str, step: &str, extra: &str) {
+        let json = format!(
+            r#"{{"agent":"{agent}","step":"{step}","result_path":"/r/{agent}-{step}.md","pid_file":"/r/{agent}-{step}.pid","timeout_sec":1000,"started_at_epoch":0,"blind_phase":false,"consultant_reporting":"filtered"{extra}}}"#
+        );
+        assert_eq!(self.send(&json), Ok(Applied::Continue));
+    }
+
+    /// One pass at epoch `t`, outputs rendered `L`/`C`/`E` + the line.
+    fn pass_at(&mut self, t: i64) -> Vec<String> {
+        self.clock.0.set(t);
+        self.monitor
+            .pass(&mut self.m, &self.clock)
+            .into_iter()
+            .map(|o| match o {
+                Output::Lead(s) => format!("L {s}"),
+                Output::Consultant(s) => format!("C {s}"),
+                Output::Error(s) => format!("E {s}"),
+            })
+            .collect()
+    }
+
+    fn alive(&mut self, agent_step: &str, pid: u32) {
+        self.m
+            .pids
+            .insert(format!("/r/{agent_step}.pid"), PidCheck::Alive(pid));
+    }
+
+    fn dead(&mut self, agent_step: &str, pid: u32) {
+        self.m
+            .pids
+            .insert(format!("/r/{agent_step}.pid"), PidCheck::Dead(pid));
+    }
+}
+
+/// One row of a table test: at this time, after this setup, exactly these lines.
+type Step<'a> = (i64, &'a dyn Fn(&mut Harness), &'a [&'a str]);
+
+/// Runs `steps` against one harness.
+fn check(h: &mut Harness, steps: &[Step]) {
+    for (t, setup, expected) in steps {
+        setup(h);
+        let got = h.pass_at(*t);
+        assert_eq!(got, *expected, "at t={t}");
+    }
+}
+
+fn nothing(_: &mut Harness) {}
+
+#[test]
+fn result_ready_is_reported_once_to_lead_and_consultant() {
+    let mut h = Harness::new();
+    h.watch("executor", "3", "");
+    h.alive("executor-3", 42);
+    check(
+        &mut h,
+        &[
+            (60, &nothing, &[]),
+            (
+                120,
+                &|h| h.m.write("/r/executor-3.md", 10, 5),
+                &[
+                    "L [MONITOR] agent=executor step=3 state=result_ready file=/r/executor-3.md ts=00:02",
+                    r#"C {"event":"agent_complete","step":"3","agent":"executor","result":"/r/executor-3.md","ts":"00:02","source":"monitor"}"#,
+                ],
+            ),
+            (150, &|h| h.m.write("/r/executor-3.md", 99, 9), &[]),
+            (180, &|h| h.dead("executor-3", 42), &[]),
+        ],
+    );
+    assert!(
+        h.m.head_calls.is_empty(),
+        "filtered reporting never reads the head"
+    );
+}
+
+#[test]
+fn process_died_needs_a_dead_pid_and_no_result() {
+    let mut h = Harness::new();
+    h.watch("tester-claude", "2", "");
+    check(
+        &mut h,
+        &[
+            // No pid file yet (the startup window): not a death.
+            (30, &nothing, &[]),
+            (60, &|h| h.alive("tester-claude-2", 77), &[]),
+            (
+                90,
+                &|h| h.dead("tester-claude-2", 77),
+                &["L [MONITOR] agent=tester-claude step=2 state=process_died pid=77 ts=00:01"],
+            ),
+            (120, &nothing, &[]),
+            // The result appearing after the death is still news.
+            (
+                150,
+                &|h| h.m.write("/r/tester-claude-2.md", 1, 1),
+                &[
+                    "L [MONITOR] agent=tester-claude step=2 state=result_ready file=/r/tester-claude-2.md ts=00:02",
+                    r#"C {"event":"agent_complete","step":"2","agent":"tester-claude","result":"/r/tester-claude-2.md","ts":"00:02","source":"monitor"}"#,
+                ],
+            ),
+        ],
+    );
+}
+
+#[test]
+fn a_dead_pid_with_a_result_is_result_ready_not_a_death() {
+    let mut h = Harness::new();
+    h.watch("writer", "1", "");
+    h.dead("writer-1", 5);
+    h.m.write("/r/writer-1.md", 3, 3);
+    let got = h.pass_at(60);
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(got[0].contains("state=result_ready"), "{got:?}");
+}
+
+#[test]
+fn a_garbage_pid_file_is_one_error_naming_the_field_and_not_a_death() {
+    let mut h = Harness::new();
+    h.watch("writer", "1", "");
+    let bad = PidCheck::Invalid("the pid file holds \"-1\", a negative number".into());
+    h.m.pids.insert("/r/writer-1.pid".into(), bad);
+    let expected = "E lead: agent=writer step=1: field `pid_file`: the pid file holds \"-1\", a negative number";
+    assert_eq!(h.pass_at(30), [expected]);
+    assert_eq!(h.pass_at(60), Vec::<String>::new(), "said once");
+    assert_eq!(h.pass_at(400), Vec::<String>::new(), "never a stall either");
+    // Once the pid is recorded and alive, the idle clock (from registration) counts.
+    h.alive("writer-1", 9);
+    assert_eq!(
+        h.pass_at(430)[0],
+        "L [MONITOR] agent=writer step=1 state=stalled idle_sec=430 ts=00:07"
+    );
+}
+
+#[test]
+fn a_stall_needs_all_three_conditions() {
+    // Each row: (alive?, result?, progress?) at t=200, then whether a stall is reported.
+    let rows: [(bool, bool, bool, bool); 6] = [
+        (true, false, false, true),
+        (false, false, false, false),
+        (true, true, false, false),
+        (true, false, true, false),
+        (false, true, true, false),
+        (true, true, true, false),
+    ];
+    for (alive, result, progress, stalls) in rows {
+        let mut h = Harness::new();
+        h.watch("analyst", "4", r#","watch_paths":["/w/notes.md"]"#);
+        if alive {
+            h.alive("analyst-4", 11);
+        } else {
+            h.m.pids
+                .insert("/r/analyst-4.pid".into(), PidCheck::NotRecorded);
+        }
+        h.m.write("/w/notes.md", 1, 1);
+        assert_eq!(h.pass_at(0), Vec::<String>::new());
+        if result {
+            h.m.write("/r/analyst-4.md", 1, 1);
+        }
+        if progress {
+            h.m.write("/w/notes.md", 2, 2);
+        }
+        h.pass_at(100);
+        let got = h.pass_at(200);
+        let stalled = got.iter().any(|l| l.contains("state=stalled"));
+        assert_eq!(
+            stalled, stalls,
+            "alive={alive} result={result} progress={progress}: {got:?}"
+        );
+    }
+}
+
+#[test]
+fn stall_reports_idle_sec_and_cpu_when_measured() {
+    let mut h = Harness::new();
+    h.watch("executor", "3", "");
+    h.alive("executor-3", 42);
+    h.m.cpu = Some(3);
+    check(
+        &mut h,
+        &[
+            (0, &nothing, &[]),
+            (179, &nothing, &[]),
+            (
+                180,
+                &nothing,
+                &[
+                    "L [MONITOR] agent=executor step=3 state=stalled idle_sec=180 cpu_pct=3 ts=00:03",
+                    r#"C {"event":"monitor_stall","step":"3","agent":"executor","idle_sec":180,"cpu_pct":3,"ts":"00:03","source":"monitor"}"#,
+                ],
+            ),
+            (210, &nothing, &[]),
+        ],
+    );
+    let mut h = Harness::new();
+    h.watch("executor", "3", "");
+    h.alive("executor-3", 42);
+    assert_eq!(
+        h.pass_at(200),
+        [
+            "L [MONITOR] agent=executor step=3 state=stalled idle_sec=200 ts=00:03",
+            r#"C {"event":"monitor_stall","step":"3","agent":"executor","idle_sec":200,"ts":"00:03","source":"monitor"}"#,
+        ],
+        "cpu_pct is left out when it cannot be measured"
+    );
+}
+
+#[test]
+fn the_idle_clock_restarts_on_any_size_or_mtime_change() {
+    let mut h = Harness::new();
+    h.watch("executor", "3", r#","watch_paths":["/w/a","/w/b"]"#);
+    h.alive("executor-3", 42);
+    let stall = |idle: u64, ts: &str| {
+        vec![
+            format!("L [MONITOR] agent=executor step=3 state=stalled idle_sec={idle} ts={ts}"),
+            format!(
+                r#"C {{"event":"monitor_stall","step":"3","agent":"executor","idle_sec":{idle},"ts":"{ts}","source":"monitor"}}"#
+            ),
+        ]
+    };
+    h.pass_at(0);
+    h.m.write("/w/a", 1, 100); // appears: a change
+    h.pass_at(100);
+    h.m.write("/w/a", 1, 200); // mtime only
+    h.pass_at(200);
+    h.m.write("/w/b", 7, 100); // the other path
+    h.pass_at(300);
+    assert_eq!(h.pass_at(479), Vec::<String>::new());
+    assert_eq!(h.pass_at(480), stall(180, "00:08"));
+}
+
+#[test]
+fn an_items_own_idle_stall_sec_overrides_the_flag() {
+    let mut h = Harness::new();
+    h.watch("executor", "3", r#","idle_stall_sec":30"#);
+    h.alive("executor-3", 42);
+    assert_eq!(h.pass_at(29), Vec::<String>::new());
+    let got = h.pass_at(30);
+    assert_eq!(
+        got[0],
+        "L [MONITOR] agent=executor step=3 state=stalled idle_sec=30 ts=00:00"
+    );
+}
+
+#[test]
+fn a_stall_that_ends_and_returns_is_not_reported_twice_in_a_row() {
+    let mut h = Harness::new();
+    h.watch("executor", "3", r#","watch_paths":["/w/p"]"#);
+    h.alive("executor-3", 42);
+    assert!(h.pass_at(180)[0].contains("state=stalled idle_sec=180"));
+    // Progress, then a new stall with nothing reported between: the seed
+    // compares with `last_state`, the last state REPORTED, so it is silent.
+    h.m.write("/w/p", 1, 1);
+    assert_eq!(h.pass_at(200), Vec::<String>::new());
+    assert_eq!(h.pass_at(380), Vec::<String>::new());
+    // A result that flickers into existence is reported...
+    h.m.write("/r/executor-3.md", 0, 1);
+    assert!(h.pass_at(390)[0].contains("state=result_ready"));
+    // ...so when it vanishes again, a later stall is a change again.
+    h.m.files.remove("/r/executor-3.md");
+    assert_eq!(h.pass_at(400), Vec::<String>::new());
+    assert_eq!(h.pass_at(579), Vec::<String>::new());
+    assert!(h.pass_at(580)[0].contains("state=stalled idle_sec=180"));
+}
+
+#[test]
+fn timeout_warnings_fire_at_90_and_100_percent_once_each() {
+    let mut h = Harness::new();
+    h.watch("executor", "3", r#","idle_stall_sec":100000"#);
+    h.alive("executor-3", 42);
+    check(
+        &mut h,
+        &[
+            (899, &nothing, &[]),
+            (
+                900,
+                &nothing,
+                &[
+                    "L [MONITOR] agent=executor step=3 state=timeout_imminent elapsed=900/1000s ts=00:15",
+                    r#"C {"event":"monitor_timeout_imminent","step":"3","agent":"executor","elapsed_sec":900,"timeout_sec":1000,"ts":"00:15","source":"monitor"}"#,
+                ],
+            ),
+            (950, &nothing, &[]),
+            (
+                1000,
+                &nothing,
+                &[
+                    "L [MONITOR] agent=executor step=3 state=timeout_exceeded elapsed=1000/1000s ts=00:16",
+                ],
+            ),
+            (1100, &nothing, &[]),
+            (5000, &nothing, &[]),
+        ],
+    );
+}
+
+#[test]
+fn a_late_registration_past_the_deadline_gets_only_the_exceeded_alert() {
+    let mut h = Harness::new();
+    h.watch("executor", "3", r#","idle_stall_sec":100000"#);
+    assert_eq!(
+        h.pass_at(1500),
+        ["L [MONITOR] agent=executor step=3 state=timeout_exceeded elapsed=1500/1000s ts=00:25"]
+    );
+    assert_eq!(h.pass_at(1600), Vec::<String>::new());
+}
+
+#[test]
+fn no_timeout_warning_once_the_result_is_ready() {
+    let mut h = Harness::new();
+    h.watch("executor", "3", "");
+    h.m.write("/r/executor-3.md", 1, 1);
+    assert_eq!(h.pass_at(10).len(), 2);
+    assert_eq!(h.pass_at(950), Vec::<String>::new());
+    assert_eq!(h.pass_at(1050), Vec::<String>::new());
+}
+
+#[test]
+fn an_unacknowledged_stall_is_repeated_at_most_three_times() {
+    let mut h = Harness::new();
+    h.watch("executor", "3", r#","idle_stall_sec":60"#);
+    h.alive("executor-3", 42);
+    assert_eq!(h.pass_at(60).len(), 2);
+    let nudge = |n: u32, ts: &str| {
+        format!(
+            r#"L {{"type":"watchdog","event":"nudge_repeat","original_event":"stalled","agent":"executor","nudge_count":{n},"ts":"{ts}"}}"#
+        )
+    };
+    assert_eq!(h.pass_at(179), Vec::<String>::new());
+    assert_eq!(h.pass_at(180), [nudge(1, "00:03")]);
+    assert_eq!(h.pass_at(299), Vec::<String>::new());
+    assert_eq!(h.pass_at(300), [nudge(2, "00:05")]);
+    assert_eq!(h.pass_at(420), [nudge(3, "00:07")]);
+    assert_eq!(h.pass_at(540), Vec::<String>::new());
+    assert_eq!(h.pass_at(850), Vec::<String>::new());
+}
+
+#[test]
+fn an_ack_stops_the_repeats_for_all_of_the_agents_steps() {
+    let mut h = Harness::new();
+    h.watch("executor", "3", r#","idle_stall_sec":60"#);
+    h.watch("executor", "4", r#","idle_stall_sec":60"#);
+    h.watch("writer", "4", "");
+    h.alive("executor-3", 42);
+    h.alive("executor-4", 43);
+    h.alive("writer-4", 44);
+    h.dead("writer-4", 44);
+    assert_eq!(h.pass_at(60).len(), 5);
+    assert_eq!(h.pass_at(180).len(), 3, "three events, one repeat each");
+    h.send(r#"{"ack":"stalled","agent":"executor"}"#).unwrap();
+    assert_eq!(
+        h.pass_at(300),
+        [
+            r#"L {"type":"watchdog","event":"nudge_repeat","original_event":"process_died","agent":"writer","nudge_count":2,"ts":"00:05"}"#
+        ]
+    );
+    h.send(r#"{"ack":"process_died","agent":"writer"}"#)
+        .unwrap();
+    assert_eq!(h.pass_at(420), Vec::<String>::new());
+}
+
+#[test]
+fn a_stall_that_resolves_is_not_repeated() {
+    let mut h = Harness::new();
+    h.watch("executor", "3", r#","idle_stall_sec":60"#);
+    h.alive("executor-3", 42);
+    assert_eq!(h.pass_at(60).len(), 2);
+    h.m.write("/r/executor-3.md", 1, 1);
+    assert_eq!(h.pass_at(100).len(), 2, "result_ready");
+    assert_eq!(h.pass_at(400), Vec::<String>::new());
+}
+
+const MARKER: &str = "MARKER-7f3a";
+
+#[test]
+fn full_reporting_outside_the_blind_phase_carries_the_handoff_headers() {
+    let mut h = Harness::new();
+    h.watch("verifier-claude", "6", r#","consultant_reporting":"full""#);
+    h.m.handoff(
+        "/r/verifier-claude-6.md",
+        &[
+            "# Handoff",
+            "Type: verification",
+            &format!("Status: {MARKER}"),
+            "",
+            "",
+            "Body: secret",
+        ],
+    );
+    let got = h.pass_at(60);
+    assert_eq!(
+        got[1],
+        format!(
+            r#"C {{"event":"agent_complete","step":"6","agent":"verifier-claude","result":"/r/verifier-claude-6.md","handoff":{{"type":"verification","status":"{MARKER}"}},"ts":"00:01","source":"monitor"}}"#
+        )
+    );
+    assert!(!got.iter().any(|l| l.contains("secret")));
+}
+
+#[test]
+fn the_blind_phase_never_reads_the_result_and_never_leaks_it() {
+    let mut h = Harness::new();
+    h.watch(
+        "verifier-claude",
+        "6",
+        r#","consultant_reporting":"full","blind_phase":true"#,
+    );
+    h.m.handoff("/r/verifier-claude-6.md", &[&format!("Status: {MARKER}")]);
+    let got = h.pass_at(60);
+    assert_eq!(
+        got,
+        [
+            "L [MONITOR] agent=verifier-claude step=6 state=result_ready file=/r/verifier-claude-6.md ts=00:01",
+            r#"C {"event":"agent_complete","step":"6","agent":"verifier-claude","result":"/r/verifier-claude-6.md","ts":"00:01","source":"monitor"}"#,
+        ]
+    );
+    assert!(
+        h.m.head_calls.is_empty(),
+        "the result file was opened in blind phase"
+    );
+}
+
+#[test]
+fn a_blind_phase_update_applies_to_later_reports() {
+    let mut h = Harness::new();
+    h.watch("tester-cross", "5", r#","consultant_reporting":"full""#);
+    h.send(r#"{"agent":"tester-cross","step":"5","blind_phase":true}"#)
+        .unwrap();
+    h.m.handoff("/r/tester-cross-5.md", &[&format!("Status: {MARKER}")]);
+    assert!(!h.pass_at(60).iter().any(|l| l.contains(MARKER)));
+    assert!(h.m.head_calls.is_empty());
+
+    let mut h = Harness::new();
+    h.watch(
+        "tester-cross",
+        "5",
+        r#","consultant_reporting":"full","blind_phase":true"#,
+    );
+    h.send(r#"{"agent":"tester-cross","step":"5","blind_phase":false}"#)
+        .unwrap();
+    h.m.handoff("/r/tester-cross-5.md", &[&format!("Status: {MARKER}")]);
+    assert!(h.pass_at(60).iter().any(|l| l.contains(MARKER)));
+    assert_eq!(
+        h.send(r#"{"agent":"nobody","step":"5","blind_phase":true}"#),
+        Err("blind-phase update for agent=nobody step=5: no such watch item (fields `agent`, `step`)".into())
+    );
+}
+
+#[test]
+fn an_unreadable_handoff_is_one_error_and_the_event_goes_out_without_it() {
+    let mut h = Harness::new();
+    h.watch("writer", "8", r#","consultant_reporting":"full""#);
+    h.m.write("/r/writer-8.md", 5, 5);
+    let got = h.pass_at(60);
+    assert_eq!(
+        got,
+        [
+            "L [MONITOR] agent=writer step=8 state=result_ready file=/r/writer-8.md ts=00:01",
+            "E lead: agent=writer step=8 handoff: cannot open /r/writer-8.md",
+            r#"C {"event":"agent_complete","step":"8","agent":"writer","result":"/r/writer-8.md","ts":"00:01","source":"monitor"}"#,
+        ]
+    );
+}
+
+#[test]
+fn the_head_is_bounded_to_five_lines_and_its_bytes() {
+    let head = Head::new((1..=9).map(|i| format!("line {i}")));
+    assert_eq!(head.lines().len(), 5);
+    let head = Head::new(["x".repeat(5000), "Status: y".into()]);
+    assert_eq!(head.lines(), ["x".repeat(Head::MAX_BYTES)]);
+    let head = Head::new(["é".repeat(600)]);
+    assert!(head.lines()[0].len() <= Head::MAX_BYTES);
+    let h = Head::new(["**Type:** handoff", "- status: DONE", "Status: later"].map(String::from))
+        .handoff();
+    assert_eq!(h.kind.as_deref(), Some("handoff"));
+    assert_eq!(h.status.as_deref(), Some("DONE"));
+}
+
+#[test]
+fn the_feed_heartbeat_reports_mtime_changes_only_whatever_the_blind_phase() {
+    let mut h = Harness::new();
+    h.watch("writer", "1", r#","blind_phase":true"#);
+    let feed = r#"C {"type":"feed_update","source":"monitor","ts":"00:01"}"#;
+    check(
+        &mut h,
+        &[
+            (0, &|h| h.m.write(FEED, 10, 100), &[]),
+            (30, &nothing, &[]),
+            (60, &|h| h.m.write(FEED, 10, 200), &[feed]),
+            (90, &nothing, &[]),
+            (
+                100,
+                &|h| {
+                    h.m.files.remove(FEED);
+                },
+                &[],
+            ),
+            (
+                110,
+                &|h| h.m.write(FEED, 1, 300),
+                &[r#"C {"type":"feed_update","source":"monitor","ts":"00:01"}"#],
+            ),
+        ],
+    );
+}
+
+fn pane(id: &str, pid: u32, dead: bool, tree: &[u32]) -> Pane {
+    Pane {
+        id: id.into(),
+        pid,
+        dead,
+        tree: tree.to_vec(),
+    }
+}
+
+#[test]
+fn the_sweep_reports_dead_and_untracked_panes_once_each() {
+    let mut cfg = config();
+    cfg.sweep_interval_sec = Some(60);
+    cfg.known_panes = vec!["%0".into()];
+    let mut h = Harness::with(cfg);
+    h.watch("executor", "3", r#","idle_stall_sec":100000"#);
+    h.alive("executor-3", 502);
+    h.m.consultant_pane = Some("%1".into());
+    h.m.panes = vec![
+        pane("%0", 100, false, &[100]),
+        pane("%1", 200, false, &[200]),
+        pane("%2", 300, true, &[]),
+        pane("%3", 400, false, &[400, 401]),
+        pane("%4", 500, false, &[500, 501, 502]),
+    ];
+    assert_eq!(
+        h.pass_at(0),
+        [
+            r#"L {"type":"watchdog","event":"pane_dead","pane":"%2","ts":"00:00"}"#,
+            r#"L {"type":"watchdog","event":"untracked_pane","pane":"%3","pid":400,"ts":"00:00"}"#,
+        ]
+    );
+    assert_eq!(h.m.list_calls, 1);
+    assert_eq!(h.pass_at(30), Vec::<String>::new());
+    assert_eq!(h.m.list_calls, 1, "not before --sweep-interval");
+    assert_eq!(
+        h.pass_at(60),
+        Vec::<String>::new(),
+        "reported once per change"
+    );
+    assert_eq!(h.m.list_calls, 2);
+    // %4's agent leaves it: now untracked. %3 gets a watch item: tracked, silent.
+    h.m.panes[4] = pane("%4", 500, false, &[500]);
+    h.watch("writer", "9", r#","idle_stall_sec":100000"#);
+    h.alive("writer-9", 401);
+    assert_eq!(
+        h.pass_at(120),
+        [r#"L {"type":"watchdog","event":"untracked_pane","pane":"%4","pid":500,"ts":"00:02"}"#]
+    );
+    // The tmux server goes away: said once, survived, and the sweep resumes.
+    h.m.panes_error = Some("`tmux list-panes` exited with code 1: no server running".into());
+    let err = "E lead: sweep: `tmux list-panes` exited with code 1: no server running";
+    assert_eq!(h.pass_at(180), [err]);
+    assert_eq!(h.pass_at(240), Vec::<String>::new());
+    h.m.panes_error = None;
+    h.m.panes.truncate(3);
+    assert_eq!(h.pass_at(300), Vec::<String>::new());
+}
+
+#[test]
+fn without_a_sweep_interval_there_is_no_sweep() {
+    let mut h = Harness::new();
+    h.m.panes = vec![pane("%2", 300, true, &[])];
+    assert_eq!(h.pass_at(0), Vec::<String>::new());
+    assert_eq!(h.m.list_calls, 0);
+}
+
+#[test]
+fn a_stat_error_is_said_once_and_the_item_keeps_its_state() {
+    let mut h = Harness::new();
+    h.watch("executor", "3", "");
+    h.alive("executor-3", 42);
+    h.m.stat_errors
+        .insert("/r/executor-3.md".into(), "permission denied".into());
+    let err = "E lead: agent=executor step=3 result_path: permission denied";
+    assert_eq!(h.pass_at(10), [err]);
+    assert_eq!(h.pass_at(20), Vec::<String>::new());
+    h.m.stat_errors.clear();
+    assert_eq!(h.pass_at(30), Vec::<String>::new());
+    h.m.stat_errors
+        .insert("/r/executor-3.md".into(), "permission denied".into());
+    assert_eq!(
+        h.pass_at(40),
+        [err],
+        "a new occurrence after recovery is said again"
+    );
+}
+
+#[test]
+fn re_registering_updates_and_a_new_run_starts_over() {
+    let mut h = Harness::new();
+    h.watch("executor", "3", "");
+    h.alive("executor-3", 42);
+    h.dead("executor-3", 42);
+    assert_eq!(h.pass_at(10).len(), 1);
+    // Same run, new settings: no state lost, nothing re-reported.
+    h.watch("executor", "3", r#","blind_phase":true"#);
+    assert_eq!(h.pass_at(20), Vec::<String>::new());
+    assert_eq!(h.monitor.len(), 1);
+    // A new start time is a new run: the death of its process is news again.
+    let json = r#"{"agent":"executor","step":"3","result_path":"/r/executor-3.md","pid_file":"/r/executor-3.pid","timeout_sec":1000,"started_at_epoch":15,"blind_phase":false,"consultant_reporting":"filtered"}"#;
+    h.send(json).unwrap();
+    assert_eq!(
+        h.pass_at(30),
+        ["L [MONITOR] agent=executor step=3 state=process_died pid=42 ts=00:00"]
+    );
+}
+
+#[test]
+fn shutdown_request_says_shutdown() {
+    let mut h = Harness::new();
+    assert_eq!(
+        h.send(r#"{"type":"shutdown_request"}"#),
+        Ok(Applied::Shutdown)
+    );
+}
+
+// ---- properties over random observation sequences ----
+
+#[derive(Debug, Clone)]
+enum Op {
+    Wait(i64),
+    ResultAppears,
+    ResultVanishes,
+    ResultGrows,
+    WatchPathTouched,
+    PidAlive,
+    PidDead,
+    PidUnrecorded,
+    Ack,
+    Pass,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        (1i64..400).prop_map(Op::Wait),
+        Just(Op::ResultAppears),
+        Just(Op::ResultVanishes),
+        Just(Op::ResultGrows),
+        Just(Op::WatchPathTouched),
+        Just(Op::PidAlive),
+        Just(Op::PidDead),
+        Just(Op::PidUnrecorded),
+        Just(Op::Ack),
+        Just(Op::Pass),
+    ]
+}
+
+/// Runs `ops` against two items, passing after every op; returns every output line.
+fn run_ops(ops: &[Op], extra: &str) -> (Vec<String>, Vec<String>) {
+    let mut h = Harness::new();
+    for agent in ["a", "b"] {
+        h.watch(
+            agent,
+            "1",
+            &format!(r#","watch_paths":["/w/{agent}"]{extra}"#),
+        );
+    }
+    let mut t = 0;
+    let mut size = 0;
+    let mut out = Vec::new();
+    for (n, op) in ops.iter().enumerate() {
+        // Alternate which item an op touches, so the two drift apart.
+        let agent = if n % 2 == 0 { "a" } else { "b" };
+        let result = format!("/r/{agent}-1.md");
+        match op {
+            Op::Wait(s) => t += s,
+            Op::ResultAppears => {
+                size += 1;
+                h.m.handoff(&result, &[&format!("Status: {MARKER}")]);
+            }
+            Op::ResultVanishes => {
+                h.m.files.remove(&result);
+            }
+            Op::ResultGrows => {
+                size += 1;
+                if h.m.files.contains_key(&result) {
+                    h.m.write(&result, size, size as i128);
+                }
+            }
+            Op::WatchPathTouched => {
+                size += 1;
+                h.m.write(&format!("/w/{agent}"), size, 1);
+            }
+            Op::PidAlive => h.alive(&format!("{agent}-1"), 100),
+            Op::PidDead => h.dead(&format!("{agent}-1"), 100),
+            Op::PidUnrecorded => {
+                h.m.pids.remove(&format!("/r/{agent}-1.pid"));
+            }
+            Op::Ack => {
+                h.send(&format!(r#"{{"ack":"stalled","agent":"{agent}"}}"#))
+                    .unwrap();
+            }
+            Op::Pass => {}
+        }
+        out.extend(h.pass_at(t));
+    }
+    (out, h.m.head_calls)
+}
+
+fn state_of(line: &str) -> Option<(String, String)> {
+    let rest = line.strip_prefix("L [MONITOR] agent=")?;
+    let agent = rest.split(' ').next()?.to_owned();
+    let state = rest.split("state=").nth(1)?.split(' ').next()?.to_owned();
+    Some((agent, state))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn no_repeated_report_and_each_timeout_warning_at_most_once(
+        ops in proptest::collection::vec(op(), 1..80)
+    ) {
+        let (out, _) = run_ops(&ops, "");
+        let mut last: HashMap<String, String> = HashMap::new();
+        let mut warnings: HashMap<(String, String), usize> = HashMap::new();
+        for line in &out {
+            if let Some((agent, state)) = state_of(line) {
+                prop_assert_ne!(last.get(&agent), Some(&state), "{:?}", out);
+                last.insert(agent.clone(), state.clone());
+                if state.starts_with("timeout_") {
+                    *warnings.entry((agent, state)).or_default() += 1;
+                }
+            }
+        }
+        for (key, count) in warnings {
+            prop_assert!(count <= 1, "{:?} {} times: {:?}", key, count, out);
+        }
+        for line in out.iter().filter(|l| l.contains("nudge_repeat")) {
+            let n: u32 = line.split("\"nudge_count\":").nth(1).unwrap()
+                .split(',').next().unwrap().parse().unwrap();
+            prop_assert!((1..=3).contains(&n), "{}", line);
+        }
+    }
+
+    #[test]
+    fn blind_phase_never_leaks_and_full_reporting_does_read_headers(
+        ops in proptest::collection::vec(op(), 1..80)
+    ) {
+        let (blind, blind_heads) =
+            run_ops(&ops, r#","consultant_reporting":"full","blind_phase":true"#);
+        prop_assert!(blind_heads.is_empty());
+        for line in blind.iter().filter(|l| l.starts_with("C ")) {
+            prop_assert!(!line.contains(MARKER), "{}", line);
+        }
+        // The same run seen in full: whenever a completion reached the
+        // Consultant, the marker did too, so the check above is not vacuous.
+        let (full, _) = run_ops(&ops, r#","consultant_reporting":"full""#);
+        let completions: Vec<&String> =
+            full.iter().filter(|l| l.contains("agent_complete")).collect();
+        for line in &completions {
+            prop_assert!(line.contains(MARKER), "{}", line);
+        }
+        let blind_completions = blind.iter().filter(|l| l.contains("agent_complete")).count();
+        prop_assert_eq!(blind_completions, completions.len());
+    }
+}
