@@ -138,6 +138,10 @@ pub struct Report {
     pub failures: Vec<String>,
     pub cases: usize,
     pub captures: usize,
+    /// Per agent: cases that are real captures (not reconstructions).
+    pub real_cases: BTreeMap<String, usize>,
+    /// The question shapes the corpus holds.
+    pub shapes: std::collections::BTreeSet<String>,
     pub snapshots_written: usize,
 }
 
@@ -158,6 +162,10 @@ pub fn replay(root: &Path, update: bool) -> Report {
     let profiles = Profiles::builtin();
     for case in &cases {
         report.cases += 1;
+        if case.source == "real" || case.source == "peer" {
+            *report.real_cases.entry(case.agent.clone()).or_default() += 1;
+        }
+        report.shapes.extend(case.shape.clone());
         let echo = Echo::new(&case.echo);
         let context = Context {
             profile: None,

@@ -1,0 +1,292 @@
+//! The seed's rules, one case each, on panes built from the shapes real
+//! Claude Code draws (see testdata/panes/claude for the captures themselves).
+
+use classify::{Context, Echo, Profiles, Rule, State, Work};
+
+const RULE: &str = "────────────────────────────────────────────────────────────";
+
+/// A Claude Code 2.1 screen: transcript, live rows, the input box, the footer.
+fn screen(transcript: &str, live: &str, input: &str, footer: &str) -> String {
+    let mut pane = String::new();
+    for part in [transcript, live] {
+        if !part.is_empty() {
+            pane.push_str(part);
+            pane.push_str("\n\n");
+        }
+    }
+    pane.push_str(&format!("{RULE}\n❯\u{a0}{input}\n{RULE}\n{footer}\n"));
+    pane
+}
+
+fn check_with(pane: &str, work: Work, sent: &[&str], expected: State, rule: Rule) {
+    let echo = Echo::new(sent);
+    let context = Context {
+        profile: None,
+        profiles: Profiles::builtin(),
+        echo: &echo,
+    };
+    let verdict = classify::classify_with(pane, work, &context);
+    assert_eq!(
+        (verdict.state, verdict.rule),
+        (expected, rule),
+        "pane:\n{pane}\nverdict: {verdict:#?}"
+    );
+}
+
+fn check(pane: &str, expected: State, rule: Rule) {
+    check_with(pane, Work::Unknown, &[], expected, rule);
+}
+
+const IDLE_FOOTER: &str = "  ? for shortcuts · ← for agents";
+const BUSY_FOOTER: &str = "  esc to interrupt · ← for agents";
+
+#[test]
+fn the_spinner_row_above_the_box_is_working() {
+    let pane = screen(
+        "❯ run it",
+        "✻ Pondering… (12s · ↓ 300 tokens)",
+        "",
+        IDLE_FOOTER,
+    );
+    check(&pane, State::Working, Rule::Spinner);
+}
+
+#[test]
+fn a_spinner_row_with_a_tip_and_a_task_list_under_it_is_working() {
+    let live = "✢ Running the tests… (1m 2s · ↓ 1.2k tokens)\n  ⎿  ☒ Read the seed\n     ☐ Run the tests\n  ⎿  Tip: use /clear";
+    check(
+        &screen("❯ go", live, "", IDLE_FOOTER),
+        State::Working,
+        Rule::Spinner,
+    );
+}
+
+#[test]
+fn the_busy_footer_alone_is_working_while_text_streams() {
+    let pane = screen(
+        "● Here is the first half of the answer",
+        "",
+        "",
+        BUSY_FOOTER,
+    );
+    check(&pane, State::Working, Rule::BusyFooter);
+}
+
+#[test]
+fn a_finished_turn_line_is_not_a_spinner() {
+    let pane = screen("● Done.", "✻ Worked for 1m 0s", "", IDLE_FOOTER);
+    check(&pane, State::Stalled, Rule::WorkUnknown);
+}
+
+#[test]
+fn a_spinner_in_the_scrollback_is_not_live() {
+    let transcript =
+        "✻ Pondering… (12s · ↓ 300 tokens)\n\n● The answer landed.\n\n✻ Brewed for 12s";
+    check(
+        &screen(transcript, "", "", IDLE_FOOTER),
+        State::Stalled,
+        Rule::WorkUnknown,
+    );
+}
+
+#[test]
+fn working_outranks_a_question_shape_in_the_scrollback() {
+    // The seed's self-echo pane: the agent discusses the matcher while it works.
+    let transcript =
+        "● Bash(q=$(grep -cE 'Enter to select.*to navigate' \"panes/$s.txt\"))\n  ⎿  Running…";
+    let pane = screen(
+        transcript,
+        "✽ Building the matcher… (4m 30s · ↓ 19.4k tokens)",
+        "",
+        IDLE_FOOTER,
+    );
+    check(&pane, State::Working, Rule::Spinner);
+    let pane = screen(transcript, "", "", BUSY_FOOTER);
+    check(&pane, State::Working, Rule::BusyFooter);
+}
+
+#[test]
+fn the_question_hint_typed_into_the_input_box_is_not_a_question() {
+    let pane = screen(
+        "● Done.",
+        "",
+        "Enter to select · ↑/↓ to navigate · Esc to cancel",
+        IDLE_FOOTER,
+    );
+    check(&pane, State::Stalled, Rule::WorkUnknown);
+}
+
+#[test]
+fn esc_to_interrupt_typed_into_the_input_box_is_not_working() {
+    let pane = screen(
+        "● Done.",
+        "",
+        "why does it say esc to interrupt · thinking",
+        IDLE_FOOTER,
+    );
+    check(&pane, State::Stalled, Rule::WorkUnknown);
+}
+
+#[test]
+fn a_long_pending_message_is_cut_by_structure_not_by_line_count() {
+    let long: Vec<String> = (0..300)
+        .map(|i| format!("  line {i} of a long pending message"))
+        .collect();
+    let input = format!("start\n{}", long.join("\n"));
+    let pane = screen("✻ Pondering… (2s)\n\n● old", "", &input, IDLE_FOOTER);
+    check(&pane, State::Stalled, Rule::WorkUnknown);
+    let pane = screen("● old", "✻ Pondering… (2s)", &input, IDLE_FOOTER);
+    check(&pane, State::Working, Rule::Spinner);
+}
+
+#[test]
+fn prose_with_one_marker_is_not_a_question() {
+    let transcript =
+        "● there is nothing to navigate to while it is open\n  and Enter to select nothing";
+    check(
+        &screen(transcript, "", "", IDLE_FOOTER),
+        State::Stalled,
+        Rule::WorkUnknown,
+    );
+}
+
+#[test]
+fn the_select_hint_on_one_line_is_a_question_when_the_box_is_gone() {
+    let pane = format!(
+        "● A question.\n{RULE}\nWhich one?\n\n❯ 1. A\n  2. B\n\nEnter to select · ↑/↓ to navigate · Esc to cancel\n"
+    );
+    check(&pane, State::Question, Rule::SelectHint);
+}
+
+#[test]
+fn our_own_echo_of_the_hint_is_excluded_before_matching() {
+    let sent = "q=$(grep -cE 'Enter to select.*to navigate' \"panes/$s.txt\")";
+    // Hard-wrapped at 48 columns, no input box in view (a shell pane).
+    let pane = "$ q=$(grep -cE 'Enter to select.*to navigate' \"pa\nnes/$s.txt\")\n$\n";
+    check_with(
+        pane,
+        Work::Available(3),
+        &[sent],
+        State::Stalled,
+        Rule::WorkAvailable,
+    );
+    check_with(
+        pane,
+        Work::Available(3),
+        &[],
+        State::Question,
+        Rule::SelectHint,
+    );
+}
+
+#[test]
+fn a_permission_dialog_is_a_question() {
+    let pane = format!(
+        "● Bash(rm -rf build)\n  ⎿  Waiting…\n{RULE}\n Bash command\n\n   rm -rf build\n\n Do you want to proceed?\n ❯ 1. Yes\n   2. No\n\n Esc to cancel · Tab to amend\n"
+    );
+    check(&pane, State::Question, Rule::PermissionDialog);
+}
+
+#[test]
+fn a_numbered_choice_over_a_dialog_footer_is_a_question() {
+    let pane =
+        format!("{RULE}\n Pick a plan\n ❯ 1. Keep going\n   2. Stop here\n\n Esc to cancel\n");
+    check(&pane, State::Question, Rule::ChoiceDialog);
+}
+
+#[test]
+fn a_numbered_list_in_the_transcript_is_not_a_question_while_the_box_is_live() {
+    let transcript = "● Do you want to proceed?\n  ❯ 1. Yes\n    2. No\n  Esc to cancel";
+    check(
+        &screen(transcript, "", "", IDLE_FOOTER),
+        State::Stalled,
+        Rule::WorkUnknown,
+    );
+}
+
+#[test]
+fn background_shells_still_running_are_not_a_stop() {
+    let footer = "  ⏵⏵ bypass permissions on (shift+tab to cycle) · 2 shells still running";
+    check(
+        &screen("● Started the server.", "", "", footer),
+        State::Working,
+        Rule::BackgroundWork,
+    );
+    let live = "✻ Waiting for 2 background agents to finish";
+    check(
+        &screen("● Dispatched.", live, "", IDLE_FOOTER),
+        State::Working,
+        Rule::BackgroundWork,
+    );
+}
+
+#[test]
+fn an_agent_switcher_hint_is_not_background_work() {
+    // GOLDEN-stalled-real's status bar.
+    let footer = "  ⏵⏵ bypass permissions on (shift+tab to cycle) · ← 2 agents";
+    check(
+        &screen("● The answer landed.", "", "", footer),
+        State::Stalled,
+        Rule::WorkUnknown,
+    );
+}
+
+#[test]
+fn the_work_probe_decides_a_stop() {
+    let pane = screen("● Done.", "", "", IDLE_FOOTER);
+    check_with(
+        &pane,
+        Work::parse("7"),
+        &[],
+        State::Stalled,
+        Rule::WorkAvailable,
+    );
+    check_with(&pane, Work::parse("0"), &[], State::Blocked, Rule::NoWork);
+    check_with(
+        &pane,
+        Work::parse("seven"),
+        &[],
+        State::Stalled,
+        Rule::WorkUnknown,
+    );
+}
+
+#[test]
+fn the_work_probe_never_overrides_working_or_a_question() {
+    let working = screen("● streaming", "", "", BUSY_FOOTER);
+    check_with(&working, Work::None, &[], State::Working, Rule::BusyFooter);
+    let question =
+        format!("{RULE}\n Do you want to proceed?\n ❯ 1. Yes\n   2. No\n Esc to cancel\n");
+    check_with(
+        &question,
+        Work::None,
+        &[],
+        State::Question,
+        Rule::PermissionDialog,
+    );
+}
+
+#[test]
+fn escapes_crlf_and_nbsp_do_not_change_the_verdict() {
+    let plain = screen("● Done.", "✻ Pondering… (3s)", "", IDLE_FOOTER);
+    let dressed = plain
+        .replace('✻', "\u{1b}[38;5;174m✻\u{1b}[39m")
+        .replace('\n', "\r\n");
+    check(&dressed, State::Working, Rule::Spinner);
+}
+
+#[test]
+fn an_empty_or_blank_pane_is_a_stop() {
+    check("", State::Stalled, Rule::WorkUnknown);
+    check("\n\n   \n", State::Stalled, Rule::WorkUnknown);
+    check_with("", Work::None, &[], State::Blocked, Rule::NoWork);
+}
+
+#[test]
+fn the_evidence_names_the_line_that_decided() {
+    let pane = screen("● Done.", "✻ Pondering… (3s)", "", IDLE_FOOTER);
+    let verdict = classify::classify(&pane, Work::Unknown);
+    let evidence = verdict.evidence.expect("a spinner verdict has evidence");
+    assert_eq!(evidence.text, "✻ Pondering… (3s)");
+    assert_eq!(evidence.line_number(&pane), 3);
+}

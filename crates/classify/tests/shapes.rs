@@ -1,0 +1,154 @@
+//! Every question shape in the golden corpus is matched by a structure rule,
+//! with a test that names it. A new shape in testdata/ without a test here
+//! fails `every_question_shape_in_the_corpus_has_a_test`.
+
+use std::path::{Path, PathBuf};
+
+use classify::{Rule, State, Work};
+
+/// The shapes this file tests, and the structure rule each one is matched by.
+const SHAPES: &[(&str, Rule)] = &[
+    ("permission-bash", Rule::PermissionDialog),
+    ("permission-create-file", Rule::PermissionDialog),
+    ("permission-edit-file", Rule::PermissionDialog),
+    ("permission-read", Rule::PermissionDialog),
+    ("permission-webfetch", Rule::PermissionDialog),
+    ("ask-user-question-single", Rule::SelectHint),
+    ("ask-user-question-multi", Rule::SelectHint),
+    ("ask-user-question-tabs", Rule::SelectHint),
+    ("ask-user-question-submit", Rule::PermissionDialog),
+    ("select-model", Rule::ChoiceDialog),
+];
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/panes")
+}
+
+fn meta_value(meta: &str, key: &str) -> Option<String> {
+    meta.lines().find_map(|line| {
+        line.strip_prefix(key)?
+            .strip_prefix(':')
+            .map(|v| v.split(" #").next().unwrap_or("").trim().to_string())
+    })
+}
+
+/// (case folder, shape) for every QUESTION case in the corpus.
+fn question_cases() -> Vec<(PathBuf, String)> {
+    let mut cases = Vec::new();
+    for agent in std::fs::read_dir(corpus())
+        .expect("testdata/panes exists")
+        .filter_map(Result::ok)
+    {
+        let Ok(dirs) = std::fs::read_dir(agent.path()) else {
+            continue;
+        };
+        for dir in dirs.filter_map(Result::ok).map(|e| e.path()) {
+            let Ok(meta) = std::fs::read_to_string(dir.join("meta")) else {
+                continue;
+            };
+            if let Some(shape) = meta_value(&meta, "shape") {
+                cases.push((dir, shape));
+            }
+        }
+    }
+    cases.sort();
+    cases
+}
+
+fn check_shape(shape: &str) {
+    let rule = SHAPES
+        .iter()
+        .find(|(name, _)| *name == shape)
+        .map(|(_, rule)| *rule)
+        .expect("shape listed in SHAPES");
+    let cases: Vec<PathBuf> = question_cases()
+        .into_iter()
+        .filter(|(_, s)| s == shape)
+        .map(|(dir, _)| dir)
+        .collect();
+    assert!(
+        !cases.is_empty(),
+        "no capture in testdata/ has shape {shape}"
+    );
+    for dir in cases {
+        for file in ["plain.txt", "ansi.txt", "scrollback.txt"] {
+            let Ok(bytes) = std::fs::read(dir.join(file)) else {
+                continue;
+            };
+            let pane = String::from_utf8_lossy(&bytes);
+            let verdict = classify::classify(&pane, Work::None);
+            assert_eq!(
+                (verdict.state, verdict.rule),
+                (State::Question, rule),
+                "{}/{file}: {verdict:#?}",
+                dir.display()
+            );
+            assert!(
+                !verdict.dialog.is_empty(),
+                "{}/{file}: a question carries its dialog",
+                dir.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn every_question_shape_in_the_corpus_has_a_test() {
+    for (dir, shape) in question_cases() {
+        assert!(
+            SHAPES.iter().any(|(name, _)| *name == shape),
+            "{}: shape `{shape}` has no test in crates/classify/tests/shapes.rs",
+            dir.display()
+        );
+    }
+}
+
+#[test]
+fn permission_bash_is_a_question() {
+    check_shape("permission-bash");
+}
+
+#[test]
+fn permission_create_file_is_a_question() {
+    check_shape("permission-create-file");
+}
+
+#[test]
+fn permission_edit_file_is_a_question() {
+    check_shape("permission-edit-file");
+}
+
+#[test]
+fn permission_read_is_a_question() {
+    check_shape("permission-read");
+}
+
+#[test]
+fn permission_webfetch_is_a_question() {
+    check_shape("permission-webfetch");
+}
+
+#[test]
+fn ask_user_question_single_is_a_question() {
+    check_shape("ask-user-question-single");
+}
+
+#[test]
+fn ask_user_question_multi_is_a_question() {
+    check_shape("ask-user-question-multi");
+}
+
+#[test]
+fn ask_user_question_tabs_is_a_question() {
+    check_shape("ask-user-question-tabs");
+}
+
+#[test]
+fn ask_user_question_submit_is_a_question() {
+    check_shape("ask-user-question-submit");
+}
+
+#[test]
+fn select_model_is_a_question() {
+    check_shape("select-model");
+}
