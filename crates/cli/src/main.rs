@@ -3,6 +3,7 @@
 
 mod classify_cmd;
 mod profiles;
+mod worker_cmd;
 
 use std::process::ExitCode;
 
@@ -22,11 +23,14 @@ struct Cli {
 enum Command {
     /// Classify one pane capture read from stdin: WORKING, QUESTION, STALLED or BLOCKED.
     Classify(classify_cmd::Args),
+    /// Watch a dispatched agent's process: publish `gone`, `idle` and `clear` findings.
+    Worker(worker_cmd::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Classify(args) => classify_cmd::run(args),
+        Command::Worker(args) => worker_cmd::run(args),
     }
 }
