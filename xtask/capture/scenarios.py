@@ -1,0 +1,823 @@
+#!/usr/bin/env python3
+"""Scenario driver: regenerate the real Claude Code golden corpus.
+
+    python3 xtask/capture/scenarios.py [--scenario NAME[,NAME...]] [--size WxH] [--jobs N]
+                                       [--out testdata/panes/claude] [--list]
+
+(`cargo xtask capture` runs exactly this.) Each scenario starts the real
+`claude` CLI (installed into target/capture by npm when missing) in a private
+tmux server against the scripted mock API in mock_anthropic.py, drives it into
+a situation, and captures the pane three ways (plain, -e, -S -) plus a `meta`
+file. The expected state in `meta` is decided here, by what the scenario made
+Claude Code do, never by a classifier.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import datetime
+import os
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from harness import Session, has_input_box  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+CLAUDE_PREFIX = os.path.join(ROOT, "target", "capture")
+CLAUDE_BIN = os.path.join(CLAUDE_PREFIX, "node_modules", ".bin", "claude")
+NPM_PACKAGE = "@anthropic-ai/claude-code"
+
+SIZES = {"s": (80, 24), "m": (120, 40), "l": (200, 50)}
+ALL = ("m", "s", "l")
+
+ESC_TO_INTERRUPT = "esc to interrupt"
+
+
+def ensure_claude(bin_path=CLAUDE_BIN):
+    if os.path.exists(bin_path):
+        return bin_path
+    os.makedirs(CLAUDE_PREFIX, exist_ok=True)
+    print(f"installing {NPM_PACKAGE} into {CLAUDE_PREFIX} ...", flush=True)
+    subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", CLAUDE_PREFIX, NPM_PACKAGE], check=True)
+    return bin_path
+
+
+def claude_version(bin_path):
+    out = subprocess.run([bin_path, "--version"], capture_output=True, text=True, timeout=60).stdout.strip()
+    return out.split()[0] if out else "unknown"
+
+
+# ---------------------------------------------------------------------------
+# Scenario plumbing
+
+
+class Ctx:
+    def __init__(self, scenario, size_key, out_dir, claude_bin, version):
+        self.scenario = scenario
+        self.size_key = size_key
+        self.size = SIZES[size_key]
+        self.out_dir = out_dir
+        self.claude_bin = claude_bin
+        self.version = version
+        self.saved = []
+
+    def session(self, **kw):
+        kw.setdefault("size", self.size)
+        kw.setdefault("name", self.scenario[:12])
+        return Session(self.claude_bin, **kw)
+
+    def case_name(self, case):
+        if case.startswith("GOLDEN-") or self.size_key == "m":
+            return case
+        w, h = self.size
+        return f"{case}-{w}x{h}"
+
+    def cap(self, s, case, expect, scenario, shape=None, work=None, echo=(), source="real"):
+        name = self.case_name(case)
+        out = os.path.join(self.out_dir, name)
+        if os.path.isdir(out):
+            shutil.rmtree(out)
+        w, h = self.size
+        meta = [
+            ("expect", expect),
+            ("agent", "claude"),
+            ("version", self.version),
+            ("size", f"{w}x{h}"),
+            ("source", source),
+            ("captured", f"cargo xtask capture --scenario {self.scenario}"
+                         f"{'' if self.size_key == 'm' else f' --size {w}x{h}'}; capture-pane -p / -p -e / -p -S -; "
+                         f"{datetime.date.today().isoformat()}"),
+            ("scenario", scenario),
+        ]
+        if work is not None:
+            meta.append(("work", str(work)))
+        if shape:
+            meta.append(("shape", shape))
+        for e in echo:
+            meta.append(("echo", e))
+        s.save(out, meta)
+        self.saved.append(name)
+        print(f"  captured {name} ({expect}{', ' + shape if shape else ''})", flush=True)
+
+
+def must(ok, what):
+    if not ok:
+        raise RuntimeError(f"timed out waiting for: {what}")
+
+
+def working(s):
+    return lambda scr: ESC_TO_INTERRUPT in scr
+
+
+def wait_idle(s, timeout=60):
+    """The turn is over: the footer no longer says esc to interrupt and the prompt box is back."""
+    end = time.time() + timeout
+    while time.time() < end:
+        scr = s.screen()
+        if has_input_box(scr):
+            time.sleep(1.0)
+            scr2 = s.screen()
+            if ESC_TO_INTERRUPT not in scr2:
+                return True
+        time.sleep(0.3)
+    return False
+
+
+def start_and_prompt(s, prompt):
+    s.start()
+    must(s.wait_ready(60), "idle prompt at startup")
+    time.sleep(0.5)
+    s.submit(prompt)
+
+
+def text(t, chunk=16):
+    return {"text": t, "chunk": chunk}
+
+
+def tool(name, **inp):
+    return {"tool": name, "input": inp}
+
+
+LOREM = (
+    "Here is how the monitor decides what a pane means. First it normalises the capture: ANSI escapes, "
+    "carriage returns and no-break spaces are stripped so that every rule sees plain text. Then it cuts the "
+    "input box structurally, at the last rule line and the prompt marker, because whatever a person typed "
+    "there is never a signal. Only then does it read the live chrome at the tail: the spinner row and the "
+    "status bar. A question is matched by its structure, never by a bare word, and a stop is split into "
+    "stalled and blocked by the work probe. "
+)
+
+# ---------------------------------------------------------------------------
+# Scenarios. Each takes a Ctx; the dict below gives its sizes.
+
+
+def sc_welcome(c):
+    with c.session() as s:
+        must(s.wait_ready(60), "welcome screen")
+        time.sleep(2)
+        c.cap(s, "idle-welcome", "STALLED", "fresh start: the welcome banner and an empty prompt box, no turn yet")
+
+
+def sc_text_answer(c):
+    steps = [{"blocks": [text("The project has two files: README.md describes it and app.py defines greet(name), "
+                              "which returns a greeting. Running app.py prints 'Hello, world'.")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "what does this project do?")
+        must(s.mock.wait_for("reply_done"), "reply")
+        must(wait_idle(s), "idle after answer")
+        c.cap(s, "idle-after-text-answer", "STALLED",
+              "a plain text answer landed; the turn ended and the prompt box is empty")
+
+
+def sc_first_token(c):
+    steps = [{"first_delay": 40, "blocks": [text("Late answer.")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "summarise the repository layout")
+        must(s.mock.wait_for("first_delay_start"), "request")
+        must(s.wait_text(working(s), 20), "working footer")
+        time.sleep(8)
+        c.cap(s, "working-before-first-token", "WORKING",
+              "request sent, the mock API holds the first token for 40 s; spinner row and esc to interrupt")
+
+
+def sc_slow_stream(c):
+    steps = [{"delta_delay": 0.25, "blocks": [text(LOREM * 3, chunk=6)]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "explain how the monitor classifies a pane")
+        must(s.mock.wait_for("text_start"), "stream start")
+        time.sleep(9)
+        must(ESC_TO_INTERRUPT in s.screen(), "still streaming")
+        c.cap(s, "working-streaming-text", "WORKING",
+              "a long text answer is streaming slowly (6 chars every 0.25 s); captured mid-stream")
+
+
+def sc_thinking(c):
+    steps = [{"delta_delay": 0.3, "blocks": [{"thinking": "Let me think about the layout of this project. " * 20, "chunk": 5},
+                                             text("Thought it through.")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "think hard about the best module layout")
+        must(s.mock.wait_for("thinking_start"), "thinking start")
+        time.sleep(7)
+        must(ESC_TO_INTERRUPT in s.screen(), "still thinking")
+        c.cap(s, "working-thinking", "WORKING", "the model streams a long thinking block slowly; captured mid-thought")
+
+
+def sc_bash_running(c):
+    steps = [{"blocks": [text("I'll run the slow check."),
+                         tool("Bash", command="sleep 30 && echo checked", description="Run the slow check")]},
+             {"when": "tool_result", "blocks": [text("The check passed.")]}]
+    settings = {"permissions": {"allow": ["Bash(sleep:*)", "Bash(sleep 30 && echo checked)"]}}
+    with c.session(steps=steps, settings=settings) as s:
+        start_and_prompt(s, "run the slow check")
+        must(s.mock.wait_for("tool_sent"), "tool call")
+        must(s.wait_text("sleep 30", 20), "bash shown")
+        time.sleep(6)
+        must(ESC_TO_INTERRUPT in s.screen(), "still running")
+        c.cap(s, "working-bash-sleep", "WORKING",
+              "a pre-approved Bash tool call (`sleep 30 && echo checked`) is running")
+
+
+def sc_api_retry(c):
+    steps = [{"error": 529}] * 6 + [{"blocks": [text("Recovered after retries.")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "list the files")
+        must(s.mock.wait_for("error_sent", 3, 60), "three 529s")
+        time.sleep(1.5)
+        c.cap(s, "working-api-retry-529", "WORKING",
+              "the mock API answers HTTP 529 overloaded; Claude Code is retrying with backoff")
+
+
+def sc_api_retry_500(c):
+    steps = [{"error": 500}] * 6 + [{"blocks": [text("Recovered after retries.")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "list the files")
+        must(s.mock.wait_for("error_sent", 4, 90), "four 500s")
+        time.sleep(1.5)
+        c.cap(s, "working-api-retry-500", "WORKING",
+              "the mock API answers HTTP 500 api_error; Claude Code is retrying with backoff")
+
+
+def sc_api_gave_up(c):
+    steps = [{"error": 529}] * 20
+    with c.session(steps=steps, env_extra={"CLAUDE_CODE_MAX_RETRIES": "1"}) as s:
+        start_and_prompt(s, "list the files")
+        must(s.mock.wait_for("error_sent", 2, 60), "errors")
+        must(wait_idle(s, 90), "gave up")
+        time.sleep(1)
+        c.cap(s, "idle-after-api-error", "STALLED",
+              "every request got HTTP 529 and Claude Code gave up (CLAUDE_CODE_MAX_RETRIES=1); the error is shown and the prompt is idle")
+
+
+def sc_typed_while_working(c):
+    steps = [{"first_delay": 60, "blocks": [text("Late.")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "refactor app.py")
+        must(s.wait_text(working(s), 20), "working")
+        time.sleep(2)
+        s.send_text("when you are done, also add a test for greet() and make sure it covers the empty-name case, "
+                    "then update the README with a usage section and run the whole suite once more before committing")
+        time.sleep(2)
+        c.cap(s, "working-with-typed-input", "WORKING",
+              "a turn is in progress (first token held back) while a long unsent message sits in the input box")
+
+
+def sc_queued_message(c):
+    steps = [{"first_delay": 60, "blocks": [text("Late.")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "refactor app.py")
+        must(s.wait_text(working(s), 20), "working")
+        time.sleep(2)
+        s.submit("also add a test for greet()")
+        time.sleep(2)
+        c.cap(s, "working-with-queued-message", "WORKING",
+              "a turn is in progress and a second message was submitted, so it is queued above the input box")
+
+
+def sc_perm_bash(c):
+    steps = [{"blocks": [text("I'll run the test suite."),
+                         tool("Bash", command="python3 -m pytest -q tests/", description="Run the test suite")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "run the tests")
+        must(s.wait_text("Do you want to proceed?", 40), "bash permission dialog")
+        time.sleep(1)
+        c.cap(s, "question-permission-bash", "QUESTION",
+              "Bash tool call `python3 -m pytest -q tests/` waiting for permission", shape="permission-bash")
+
+
+def sc_perm_write(c):
+    steps = [{"blocks": [text("I'll add a config file."),
+                         tool("Write", file_path="__PROJ__/config.toml",
+                              content="[monitor]\ninterval = 60\nnudge_budget = 5\nwork_probe = \"make -s count-work\"\n")]}]
+    with c.session(steps=steps) as s:
+        s.mock.steps[0]["blocks"][1]["input"]["file_path"] = os.path.join(s.proj, "config.toml")
+        start_and_prompt(s, "add a config file")
+        must(s.wait_text("Do you want to create", 40), "create-file dialog")
+        time.sleep(1)
+        c.cap(s, "question-permission-create-file", "QUESTION",
+              "Write tool call creating config.toml waiting for permission", shape="permission-create-file")
+
+
+def sc_perm_edit(c):
+    steps = [{"blocks": [text("I'll make the greeting configurable."),
+                         tool("Read", file_path="__PROJ__/app.py")]},
+             {"when": "tool_result", "blocks": [
+                 tool("Edit", file_path="__PROJ__/app.py", old_string="def greet(name):\n    return 'Hello, ' + name",
+                      new_string="def greet(name, greeting='Hello'):\n    return f'{greeting}, {name}'")]}]
+    with c.session(steps=steps) as s:
+        for st in s.mock.steps:
+            for b in st["blocks"]:
+                if "tool" in b:
+                    b["input"]["file_path"] = os.path.join(s.proj, "app.py")
+        start_and_prompt(s, "make the greeting configurable")
+        must(s.wait_text("Do you want to make this edit", 40), "edit dialog")
+        time.sleep(1)
+        c.cap(s, "question-permission-edit-file", "QUESTION",
+              "Edit tool call on app.py (diff shown) waiting for permission", shape="permission-edit-file")
+
+
+def sc_perm_webfetch(c):
+    steps = [{"blocks": [text("Let me read the docs."),
+                         tool("WebFetch", url="https://example.com/docs/monitor", prompt="Summarise the monitor docs")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "read the monitor docs online")
+        must(s.wait_text("Do you want", 40), "webfetch dialog")
+        time.sleep(1)
+        c.cap(s, "question-permission-webfetch", "QUESTION",
+              "WebFetch tool call waiting for permission to fetch a URL", shape="permission-webfetch")
+
+
+def sc_perm_read_outside(c):
+    steps = [{"blocks": [text("I'll check the host name file."), tool("Read", file_path="/etc/hostname")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "what is in /etc/hostname?")
+        must(s.wait_text("Do you want", 40), "read dialog")
+        time.sleep(1)
+        c.cap(s, "question-permission-read-outside", "QUESTION",
+              "Read tool call on a file outside the project waiting for permission", shape="permission-read")
+
+
+ASK_SINGLE = {"questions": [{
+    "question": "Which storage backend should the monitor use for its ledger?",
+    "header": "Storage",
+    "multiSelect": False,
+    "options": [
+        {"label": "JSON lines", "description": "Append-only file per target, easy to inspect"},
+        {"label": "SQLite", "description": "One database file, transactional"},
+        {"label": "In memory", "description": "Nothing persisted across restarts"},
+    ]}]}
+
+ASK_MULTI = {"questions": [{
+    "question": "Which alert channels do you want to enable?",
+    "header": "Channels",
+    "multiSelect": True,
+    "options": [
+        {"label": "stdout", "description": "One line per poll on standard output"},
+        {"label": "Alert command", "description": "Pipe each escalation to --alert-cmd"},
+        {"label": "Findings file", "description": "Append JSON findings to a file"},
+    ]}]}
+
+ASK_TABS = {"questions": [
+    {"question": "Which storage backend should the monitor use?", "header": "Storage", "multiSelect": False,
+     "options": [{"label": "JSON lines", "description": "Append-only file"},
+                 {"label": "SQLite", "description": "One database file"}]},
+    {"question": "How often should it poll?", "header": "Interval", "multiSelect": False,
+     "options": [{"label": "30 seconds", "description": "Snappier, more tmux calls"},
+                 {"label": "60 seconds", "description": "The default"},
+                 {"label": "5 minutes", "description": "Cheapest"}]},
+    {"question": "Which alert channels do you want?", "header": "Alerts", "multiSelect": True,
+     "options": [{"label": "stdout", "description": "Poll lines"},
+                 {"label": "Alert command", "description": "--alert-cmd"}]},
+]}
+
+
+def sc_ask_single(c):
+    steps = [{"blocks": [text("I need one decision first."), tool("AskUserQuestion", **ASK_SINGLE)]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "set up the ledger")
+        must(s.wait_text("Which storage backend", 40), "ask dialog")
+        time.sleep(1.5)
+        c.cap(s, "question-ask-single", "QUESTION",
+              "AskUserQuestion with one single-select question and three options", shape="ask-user-question-single")
+
+
+def sc_ask_multi(c):
+    steps = [{"blocks": [text("Pick the channels."), tool("AskUserQuestion", **ASK_MULTI)]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "set up alerts")
+        must(s.wait_text("Which alert channels", 40), "ask dialog")
+        time.sleep(1.5)
+        c.cap(s, "question-ask-multi", "QUESTION",
+              "AskUserQuestion with one multi-select question", shape="ask-user-question-multi")
+
+
+def sc_ask_tabs(c):
+    steps = [{"blocks": [text("A few decisions first."), tool("AskUserQuestion", **ASK_TABS)]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "configure the monitor")
+        must(s.wait_text("Which storage backend", 40), "ask dialog")
+        time.sleep(1.5)
+        c.cap(s, "question-ask-tabs", "QUESTION",
+              "AskUserQuestion with three questions (tab bar across the top), first tab active",
+              shape="ask-user-question-tabs")
+        s.send_keys("Enter")
+        time.sleep(1.0)
+        s.send_keys("Down")
+        time.sleep(0.3)
+        s.send_keys("Enter")
+        time.sleep(1.0)
+        c.cap(s, "question-ask-tabs-last-multi", "QUESTION",
+              "the same three-question AskUserQuestion after answering two tabs; the multi-select third tab is active",
+              shape="ask-user-question-multi")
+        s.send_keys("Enter")
+        time.sleep(0.5)
+        s.send_keys("Right")
+        time.sleep(1.0)
+        c.cap(s, "question-ask-tabs-submit", "QUESTION",
+              "the same AskUserQuestion on its final review/submit tab", shape="ask-user-question-submit")
+
+
+PLAN = ("# Plan: structural input-box cut\n\n1. Find the last rule line above the status bar.\n"
+        "2. Treat everything between it and the previous rule as typed input.\n"
+        "3. Read the spinner row and footer only below that cut.\n4. Add goldens for each shape.\n")
+
+
+def sc_plan_exit(c):
+    steps = [{"blocks": [text("Here is my plan."), tool("ExitPlanMode", plan=PLAN)]}]
+    with c.session(steps=steps, args=["--permission-mode", "plan"]) as s:
+        start_and_prompt(s, "plan the input-box cut")
+        must(s.wait_text("Exit plan mode?", 40), "plan dialog")
+        time.sleep(1.5)
+        c.cap(s, "question-plan-approval", "QUESTION",
+              "plan mode: ExitPlanMode tool asks to approve the plan before editing", shape="plan-approval")
+
+
+def sc_interrupted(c):
+    steps = [{"delta_delay": 0.25, "blocks": [text(LOREM * 3, chunk=6)]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "explain how the monitor classifies a pane")
+        must(s.mock.wait_for("text_start"), "stream start")
+        time.sleep(5)
+        s.send_keys("Escape")
+        must(wait_idle(s, 30), "idle after interrupt")
+        time.sleep(1)
+        c.cap(s, "idle-after-interrupt", "STALLED",
+              "a streaming answer was interrupted with Escape; the prompt is idle", work=4)
+
+
+def sc_tool_turn(c):
+    steps = [{"blocks": [text("Let me look at the code."), tool("Read", file_path="__PROJ__/app.py")]},
+             {"when": "tool_result", "blocks": [
+                 tool("Bash", command="python3 app.py", description="Run the app")]},
+             {"when": "tool_result", "blocks": [text("app.py defines greet() and prints 'Hello, world' when run. Nothing left to do.")]}]
+    settings = {"permissions": {"allow": ["Bash(python3 app.py)"]}}
+    with c.session(steps=steps, settings=settings) as s:
+        s.mock.steps[0]["blocks"][1]["input"]["file_path"] = os.path.join(s.proj, "app.py")
+        start_and_prompt(s, "check what app.py prints")
+        must(s.mock.wait_for("reply_done", 3, 60), "three replies")
+        must(wait_idle(s), "idle")
+        time.sleep(1)
+        c.cap(s, "idle-after-tool-turn", "BLOCKED",
+              "a turn that read a file and ran a command finished; nothing left to do (work: 0)", work=0)
+
+
+def sc_tasks(c):
+    t = [tool("TaskCreate", subject="Write the pane normaliser", description="Strip ANSI, CR, NBSP",
+              activeForm="Writing the pane normaliser"),
+         tool("TaskCreate", subject="Cut the input box", description="Structural cut at the rule lines",
+              activeForm="Cutting the input box"),
+         tool("TaskCreate", subject="Add golden captures", description="One per question shape",
+              activeForm="Adding golden captures")]
+    steps = [{"blocks": [text("I'll track this as tasks.")] + t},
+             {"when": "tool_result", "blocks": [tool("TaskUpdate", taskId="1", status="completed"),
+                                               tool("TaskUpdate", taskId="2", status="in_progress")]},
+             {"when": "tool_result", "blocks": [text("The normaliser is done; the input-box cut is in progress. "
+                                                     "I'll stop here for review.")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "plan and start the classifier work")
+        must(s.mock.wait_for("reply_done", 3, 60), "three replies")
+        must(wait_idle(s), "idle")
+        time.sleep(1.5)
+        c.cap(s, "idle-with-task-list", "STALLED",
+              "turn ended with a task list showing one completed, one in-progress and one pending task", work=2)
+
+
+def sc_typed_hint_idle(c):
+    steps = [{"blocks": [text("Done: the classifier now reads the live chrome only.")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "finish the classifier")
+        must(s.mock.wait_for("reply_done"), "reply")
+        must(wait_idle(s), "idle")
+        s.send_text("the dialog footer reads Enter to select · ↑/↓ to navigate · Esc to cancel")
+        time.sleep(1.5)
+        c.cap(s, "idle-input-holds-question-hint", "STALLED",
+              "idle after an answer; the UNSENT input box holds text containing `Enter to select · ↑/↓ to navigate` "
+              "(typed with send-keys -l, Enter never pressed)", work=3)
+
+
+def sc_answered_question(c):
+    steps = [{"blocks": [text("One decision first."), tool("AskUserQuestion", **ASK_SINGLE)]},
+             {"when": "tool_result", "blocks": [text(
+                 "Thanks, JSON lines it is. The ledger dialog is closed now, so there is nothing to navigate to "
+                 "while it is open; the select prompt (Enter to select) is gone and the answer was recorded.")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "set up the ledger")
+        must(s.wait_text("Which storage backend", 40), "ask dialog")
+        time.sleep(1.5)
+        s.send_keys("Enter")
+        time.sleep(1.0)
+        # a single question may need an explicit submit
+        scr = s.screen()
+        if "Submit" in scr and ESC_TO_INTERRUPT not in scr:
+            s.send_keys("Enter")
+        must(s.mock.wait_for("reply_done", 2, 40), "reply after answer")
+        must(wait_idle(s), "idle")
+        time.sleep(1)
+        c.cap(s, "idle-after-answered-question", "STALLED",
+              "an AskUserQuestion was answered; the reply prose says 'there is nothing to navigate to' and the prompt is idle",
+              work=5)
+
+
+def sc_bypass_idle(c):
+    steps = [{"blocks": [text("Running the check."), tool("Bash", command="python3 app.py", description="Run the app")]},
+             {"when": "tool_result", "blocks": [text("It prints 'Hello, world'. The change is complete.")]}]
+    with c.session(steps=steps, bypass=True) as s:
+        start_and_prompt(s, "run the app and tell me what it prints")
+        must(s.mock.wait_for("reply_done", 2, 60), "replies")
+        must(wait_idle(s), "idle")
+        time.sleep(1)
+        c.cap(s, "idle-bypass-permissions", "BLOCKED",
+              "bypass-permissions mode (--dangerously-skip-permissions, IS_SANDBOX=1) idle after a tool-using turn; work: 0",
+              work=0)
+
+
+def sc_bypass_working(c):
+    steps = [{"delta_delay": 0.25, "blocks": [text(LOREM * 3, chunk=6)]}]
+    with c.session(steps=steps, bypass=True) as s:
+        start_and_prompt(s, "explain the classifier")
+        must(s.mock.wait_for("text_start"), "stream")
+        time.sleep(7)
+        must(ESC_TO_INTERRUPT in s.screen(), "still streaming")
+        c.cap(s, "working-bypass-streaming", "WORKING",
+              "bypass-permissions mode while a long answer streams slowly")
+
+
+def sc_background_shell(c):
+    steps = [{"blocks": [text("Starting the watcher in the background."),
+                         tool("Bash", command="sleep 300", description="Start a long background job",
+                              run_in_background=True)]},
+             {"when": "tool_result", "blocks": [text("The background job is running; I'll check on it later.")]}]
+    settings = {"permissions": {"allow": ["Bash(sleep:*)", "Bash(sleep 300)"]}}
+    with c.session(steps=steps, settings=settings) as s:
+        start_and_prompt(s, "start the long job in the background")
+        must(s.mock.wait_for("reply_done", 2, 60), "replies")
+        must(wait_idle(s), "idle")
+        time.sleep(2)
+        c.cap(s, "working-background-shell", "WORKING",
+              "turn ended but a Bash run_in_background shell (`sleep 300`) is still running: background work is not a stop")
+
+
+def sc_subagent(c):
+    steps = [{"blocks": [text("I'll delegate the survey."),
+                         tool("Agent", description="Survey the repo", prompt="List every file and summarise it.",
+                              subagent_type="general-purpose")]},
+             {"when": "user_text", "first_delay": 60, "blocks": [text("Sub-agent survey done.")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "survey the repository with a sub-agent")
+        must(s.mock.wait_for("first_delay_start", 1, 60), "sub-agent request")
+        time.sleep(6)
+        c.cap(s, "working-subagent", "WORKING", "an Agent (Task) tool call is running a sub-agent whose request is held by the mock")
+
+
+def sc_rejected(c):
+    steps = [{"blocks": [text("I'll clean the build dir."), tool("Bash", command="rm -rf build/", description="Remove build dir")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "clean up")
+        must(s.wait_text("Do you want to proceed?", 40), "dialog")
+        time.sleep(1)
+        s.send_keys("Escape")
+        must(wait_idle(s, 30), "idle after reject")
+        time.sleep(1)
+        c.cap(s, "idle-after-rejected-permission", "STALLED",
+              "a Bash permission dialog was dismissed with Escape; Claude Code waits for new instructions", work=1)
+
+
+def sc_long_session(c):
+    steps = []
+    for i in range(6):
+        steps.append({"when": "user_text", "blocks": [text(f"Step {i + 1}: " + LOREM[:300])]})
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "step 1")
+        for i in range(6):
+            must(s.mock.wait_for("reply_done", i + 1, 40), f"reply {i + 1}")
+            must(wait_idle(s), "idle")
+            if i < 5:
+                s.submit(f"continue with step {i + 2}")
+        time.sleep(1)
+        c.cap(s, "idle-long-scrollback", "STALLED",
+              "six question/answer turns; long scrollback, idle prompt at the bottom", work=7)
+
+
+def sc_accept_edits_idle(c):
+    steps = [{"blocks": [text("Understood. I'll wait for the next instruction.")]}]
+    with c.session(steps=steps, args=["--permission-mode", "acceptEdits"]) as s:
+        start_and_prompt(s, "hold on")
+        must(s.mock.wait_for("reply_done"), "reply")
+        must(wait_idle(s), "idle")
+        time.sleep(1)
+        c.cap(s, "idle-accept-edits-mode", "BLOCKED", "accept-edits permission mode, idle after a short answer; work: 0", work=0)
+
+
+def sc_plan_mode_idle(c):
+    steps = [{"blocks": [text("In plan mode I will only read and plan. What should I plan?")]}]
+    with c.session(steps=steps, args=["--permission-mode", "plan"]) as s:
+        start_and_prompt(s, "hello")
+        must(s.mock.wait_for("reply_done"), "reply")
+        must(wait_idle(s), "idle")
+        time.sleep(1)
+        c.cap(s, "idle-plan-mode", "STALLED", "plan permission mode, idle after a short answer")
+
+
+def sc_model_picker(c):
+    with c.session() as s:
+        must(s.wait_ready(60), "welcome")
+        time.sleep(1)
+        s.submit("/model")
+        must(s.wait_text(lambda scr: "Enter to" in scr or "Select model" in scr, 20), "model picker")
+        time.sleep(1)
+        c.cap(s, "question-model-picker", "QUESTION",
+              "the /model selection dialog is open, waiting for a choice", shape="select-model")
+
+
+def sc_nudge_echo(c):
+    nudge = "continue with the next step of the plan; if nothing is left, say DONE"
+    steps = [{"blocks": [text("Implemented the first step.")]},
+             {"when": "user_text", "first_delay": 60, "blocks": [text("Continuing.")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "implement step one")
+        must(s.mock.wait_for("reply_done"), "reply")
+        must(wait_idle(s), "idle")
+        s.send_text(nudge)
+        time.sleep(0.4)
+        s.send_keys("Enter")
+        must(s.wait_text(working(s), 20), "working again")
+        time.sleep(4)
+        c.cap(s, "working-after-nudge", "WORKING",
+              "the monitor's nudge was submitted (echoed in the pane as a prompt) and the new turn is working",
+              echo=[nudge])
+
+
+# -- the seed's three named goldens ------------------------------------------
+
+def sc_golden_question(c):
+    q = {"questions": [{
+        "question": "The classifier is done. Should the monitor page on QUESTION immediately or after one confirming poll?",
+        "header": "Paging",
+        "multiSelect": False,
+        "options": [
+            {"label": "Immediately", "description": "Escalate on the first poll that sees the dialog"},
+            {"label": "After 2 polls", "description": "Wait for a second identical capture"},
+        ]}]}
+    steps = [{"blocks": [text("Before wiring the alert funnel I need a decision."), tool("AskUserQuestion", **q)]}]
+    with c.session(steps=steps, bypass=True) as s:
+        start_and_prompt(s, "wire the alert funnel")
+        must(s.wait_text("Should the monitor page", 40), "ask dialog")
+        time.sleep(1.5)
+        c.cap(s, "GOLDEN-question-real", "QUESTION",
+              "bypass-permissions session; a live AskUserQuestion dialog (single-select) waiting for the operator",
+              shape="ask-user-question-single")
+
+
+def sc_golden_stalled(c):
+    steps = [{"blocks": [text("Designing /monitor on the stream substrate."),
+                         tool("Bash", command="ls", description="List files")]},
+             {"when": "tool_result", "blocks": [text("Done: /monitor now classifies panes into QUESTION, STALLED, "
+                                                     "BLOCKED and WORKING. The answer is in.")]}]
+    with c.session(steps=steps, bypass=True) as s:
+        start_and_prompt(s, "design /monitor on the stream substrate")
+        must(s.mock.wait_for("reply_done", 2, 60), "replies")
+        must(wait_idle(s), "idle")
+        time.sleep(1.5)
+        c.cap(s, "GOLDEN-stalled-real", "STALLED",
+              "bypass-permissions session idle after the answer landed, empty prompt box "
+              "(footer has no `← 2 agents` here: no background agents were running)")
+
+
+SELF_ECHO = "q=$(grep -cE 'Enter to select.*to navigate' \"panes/$s.txt\")"
+
+
+def sc_golden_self_echo(c):
+    cmd = ("for s in lead worker; do " + SELF_ECHO + "; echo \"$s $q\"; done; sleep 45")
+    steps = [{"blocks": [text("Counting the question markers in each captured pane:"),
+                         tool("Bash", command=cmd, description="Count question markers per pane")]},
+             {"when": "tool_result", "blocks": [text("Counted.")]}]
+    prompt = "count question markers: " + SELF_ECHO
+    with c.session(steps=steps, bypass=True) as s:
+        os.makedirs(os.path.join(s.proj, "panes"), exist_ok=True)
+        start_and_prompt(s, prompt)
+        must(s.mock.wait_for("tool_sent"), "tool call")
+        must(s.wait_text("grep -cE", 20), "command shown")
+        time.sleep(5)
+        must(ESC_TO_INTERRUPT in s.screen(), "still working")
+        c.cap(s, "GOLDEN-self-echo-false-question", "WORKING",
+              "bypass-permissions session genuinely working: a Bash call running `" + SELF_ECHO +
+              "` (then sleep 45); the monitor-typed prompt with the same line is echoed above it",
+              echo=[prompt])
+
+
+# name -> (function, sizes)
+SCENARIOS = {
+    "welcome": (sc_welcome, ALL),
+    "text-answer": (sc_text_answer, ALL),
+    "first-token": (sc_first_token, ALL),
+    "slow-stream": (sc_slow_stream, ALL),
+    "thinking": (sc_thinking, ("m",)),
+    "bash-running": (sc_bash_running, ("m", "s")),
+    "api-retry": (sc_api_retry, ("m", "l")),
+    "api-retry-500": (sc_api_retry_500, ("m",)),
+    "api-gave-up": (sc_api_gave_up, ("m",)),
+    "typed-while-working": (sc_typed_while_working, ("m", "s")),
+    "queued-message": (sc_queued_message, ("m",)),
+    "perm-bash": (sc_perm_bash, ALL),
+    "perm-write": (sc_perm_write, ("m", "s")),
+    "perm-edit": (sc_perm_edit, ALL),
+    "perm-webfetch": (sc_perm_webfetch, ("m",)),
+    "perm-read-outside": (sc_perm_read_outside, ("m",)),
+    "ask-single": (sc_ask_single, ALL),
+    "ask-multi": (sc_ask_multi, ("m", "s")),
+    "ask-tabs": (sc_ask_tabs, ("m", "l")),
+    "plan-exit": (sc_plan_exit, ("m", "s")),
+    "interrupted": (sc_interrupted, ("m",)),
+    "tool-turn": (sc_tool_turn, ("m", "l")),
+    "tasks": (sc_tasks, ("m",)),
+    "typed-hint-idle": (sc_typed_hint_idle, ("m", "s")),
+    "answered-question": (sc_answered_question, ("m",)),
+    "bypass-idle": (sc_bypass_idle, ("m",)),
+    "bypass-working": (sc_bypass_working, ("m",)),
+    "background-shell": (sc_background_shell, ("m",)),
+    "subagent": (sc_subagent, ("m",)),
+    "rejected": (sc_rejected, ("m",)),
+    "long-session": (sc_long_session, ("m", "s")),
+    "accept-edits-idle": (sc_accept_edits_idle, ("m",)),
+    "plan-mode-idle": (sc_plan_mode_idle, ("m",)),
+    "model-picker": (sc_model_picker, ("m",)),
+    "nudge-echo": (sc_nudge_echo, ("m",)),
+    "golden-question": (sc_golden_question, ("m",)),
+    "golden-stalled": (sc_golden_stalled, ("m",)),
+    "golden-self-echo": (sc_golden_self_echo, ("m",)),
+}
+
+
+def run_one(name, size_key, out_dir, claude_bin, version):
+    fn, _ = SCENARIOS[name]
+    c = Ctx(name, size_key, out_dir, claude_bin, version)
+    w, h = SIZES[size_key]
+    t0 = time.time()
+    try:
+        fn(c)
+        return (name, f"{w}x{h}", True, c.saved, f"{time.time() - t0:.0f}s")
+    except Exception as e:  # report and go on with the other scenarios
+        return (name, f"{w}x{h}", False, c.saved, f"{e.__class__.__name__}: {e}\n{traceback.format_exc()}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scenario", action="append", help="scenario name(s), comma-separated; default: all")
+    ap.add_argument("--size", help="only this size (80x24, 120x40, 200x50); default: each scenario's own sizes")
+    ap.add_argument("--out", default=os.path.join(ROOT, "testdata", "panes", "claude"))
+    ap.add_argument("--claude", default=CLAUDE_BIN, help="path to the claude binary (installed by npm when missing)")
+    ap.add_argument("--jobs", type=int, default=4)
+    ap.add_argument("--list", action="store_true")
+    a = ap.parse_args(argv)
+    if a.list:
+        for n, (_, sizes) in SCENARIOS.items():
+            print(n, " ".join("%dx%d" % SIZES[k] for k in sizes))
+        return 0
+    names = []
+    for s in a.scenario or []:
+        names += [x for x in s.split(",") if x]
+    names = names or list(SCENARIOS)
+    bad = [n for n in names if n not in SCENARIOS]
+    if bad:
+        print(f"unknown scenario(s): {', '.join(bad)} (see --list)", file=sys.stderr)
+        return 2
+    size_filter = None
+    if a.size:
+        inv = {"%dx%d" % v: k for k, v in SIZES.items()}
+        if a.size not in inv:
+            print(f"--size must be one of {', '.join(inv)}", file=sys.stderr)
+            return 2
+        size_filter = inv[a.size]
+    claude_bin = a.claude if a.claude != CLAUDE_BIN else ensure_claude()
+    version = claude_version(claude_bin)
+    print(f"claude {version}", flush=True)
+    jobs = []
+    for n in names:
+        for k in SCENARIOS[n][1]:
+            if size_filter and k != size_filter:
+                continue
+            jobs.append((n, k))
+    if size_filter and not jobs:
+        jobs = [(n, size_filter) for n in names]
+    os.makedirs(a.out, exist_ok=True)
+    failed = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
+        futs = [ex.submit(run_one, n, k, a.out, claude_bin, version) for n, k in jobs]
+        for f in concurrent.futures.as_completed(futs):
+            name, size, ok, saved, info = f.result()
+            print(f"{'ok  ' if ok else 'FAIL'} {name} {size} {info if ok else ''}", flush=True)
+            if not ok:
+                failed += 1
+                print(info, file=sys.stderr, flush=True)
+    print(f"{len(jobs) - failed}/{len(jobs)} scenario runs succeeded", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
