@@ -2,6 +2,7 @@
 //! adapters to the monitors' ports, map errors to exit codes.
 
 mod classify_cmd;
+mod lead_cmd;
 mod profiles;
 mod worker_cmd;
 
@@ -23,6 +24,8 @@ struct Cli {
 enum Command {
     /// Classify one pane capture read from stdin: WORKING, QUESTION, STALLED or BLOCKED.
     Classify(classify_cmd::Args),
+    /// Watch a Lead's agents by metadata only; report state changes, never a heartbeat.
+    Lead(lead_cmd::Args),
     /// Watch a dispatched agent's process: publish `gone`, `idle` and `clear` findings.
     Worker(worker_cmd::Args),
 }
@@ -31,6 +34,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Classify(args) => classify_cmd::run(args),
+        Command::Lead(args) => lead_cmd::run(args),
         Command::Worker(args) => worker_cmd::run(args),
     }
 }

@@ -1,0 +1,394 @@
+//! `bmb-monitor lead`: the Lead's metadata watcher (seed `bmb-monitor.txt`).
+//!
+//! Glue around [`watchdog::lead::LeadMonitor`]: control messages from stdin
+//! (a reader thread) and from the inbox folder, the pass loop, and the sinks
+//! (stdout and the Lead's pane; the Consultant's file and pane; stderr).
+//! Nothing here exits on a runtime error: each is said once and survived.
+
+#[path = "lead_port.rs"]
+mod port;
+
+use std::collections::HashMap;
+use std::fs::{self, OpenOptions};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use probes::tmux::{Server, Tmux};
+use watchdog::lead::{Applied, LeadConfig, LeadMonitor, Output, parse_control};
+
+use port::{RealClock, RealPort};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Seconds between passes.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    interval: u64,
+    /// Seconds without metadata progress before a live agent counts as stalled.
+    #[arg(long, value_name = "SECS", default_value_t = 180)]
+    idle_stall: u64,
+    /// The pipeline's state folder.
+    #[arg(long, value_name = "DIR", default_value = ".bmb")]
+    bmb_dir: PathBuf,
+    /// Folder of `*.json` control messages [default: <bmb-dir>/monitor-inbox].
+    #[arg(long, value_name = "DIR")]
+    inbox: Option<PathBuf>,
+    /// File the Consultant's events are appended to [default: <bmb-dir>/consultant-events.jsonl].
+    #[arg(long, value_name = "FILE")]
+    consultant_out: Option<PathBuf>,
+    /// Seconds a `stalled` or `process_died` report waits for an ack before it is repeated.
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    ack_timeout: u64,
+    /// Seconds between sweeps of the current tmux window.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    sweep_interval: u64,
+    /// Never sweep tmux panes.
+    #[arg(long)]
+    no_sweep: bool,
+    /// Also type each Lead report into this tmux pane.
+    #[arg(long, value_name = "PANE")]
+    lead_pane: Option<String>,
+    /// Also type each Consultant event into this tmux pane.
+    #[arg(long, value_name = "PANE")]
+    consultant_pane: Option<String>,
+    /// tmux socket name, as `tmux -L`.
+    #[arg(
+        short = 'L',
+        value_name = "SOCKET_NAME",
+        conflicts_with = "socket_path"
+    )]
+    socket_name: Option<String>,
+    /// tmux socket path, as `tmux -S`.
+    #[arg(short = 'S', value_name = "SOCKET_PATH")]
+    socket_path: Option<String>,
+}
+
+/// Where a control message came from, for its error line.
+enum Source {
+    Stdin(u64),
+    Inbox(String),
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let inbox = args
+        .inbox
+        .clone()
+        .unwrap_or_else(|| args.bmb_dir.join("monitor-inbox"));
+    let consultant_out = args
+        .consultant_out
+        .clone()
+        .unwrap_or_else(|| args.bmb_dir.join("consultant-events.jsonl"));
+    let server = match (&args.socket_name, &args.socket_path) {
+        (Some(name), _) => Server::Name(name.clone()),
+        (None, Some(path)) => Server::Path(path.clone()),
+        (None, None) => Server::Default,
+    };
+    let tmux = Tmux::new(server.clone());
+    // Our own pane is the Lead's (we run as its child); the sweep skips it.
+    let own_pane = std::env::var("TMUX_PANE").ok().filter(|p| !p.is_empty());
+    let inside_tmux = std::env::var_os("TMUX").is_some() || server != Server::Default;
+    let sweep = !args.no_sweep && inside_tmux;
+    let mut known_panes: Vec<String> = own_pane.iter().cloned().collect();
+    known_panes.extend(args.lead_pane.iter().cloned());
+    known_panes.extend(args.consultant_pane.iter().cloned());
+
+    let config = LeadConfig {
+        idle_stall_sec: args.idle_stall,
+        ack_timeout_sec: args.ack_timeout,
+        sweep_interval_sec: sweep.then_some(args.sweep_interval),
+        feed_path: path_text(&args.bmb_dir.join("consultant-feed.md")),
+        known_panes,
+    };
+    let mut monitor = LeadMonitor::new(config);
+    let mut port = RealPort {
+        sweep: sweep.then(|| (tmux.clone(), own_pane.clone())),
+        consultant_pane_file: args.bmb_dir.join("consultant-pane-id"),
+    };
+    let mut sinks = Sinks {
+        tmux,
+        lead_pane: args.lead_pane.clone(),
+        consultant_pane: args.consultant_pane.clone(),
+        consultant_out,
+        said: HashMap::new(),
+    };
+    let mut inbox = Inbox::new(inbox, &mut sinks);
+    let stdin = spawn_stdin_reader();
+    let parent = std::os::unix::process::parent_id();
+    let interval = Duration::from_secs(args.interval.max(1));
+    // Messages and the parent are looked at this often; passes run at `interval`.
+    let tick = interval.min(Duration::from_millis(250));
+
+    let mut next_pass = Instant::now();
+    let mut stdin_open = true;
+    loop {
+        // Control messages first, so a pass sees every item registered before it.
+        let mut shutdown = false;
+        while stdin_open && !shutdown {
+            match stdin.try_recv() {
+                Ok((n, line)) => {
+                    shutdown = apply(&mut monitor, &line, Source::Stdin(n), &mut sinks);
+                }
+                Err(mpsc::TryRecvError::Empty) => break,
+                // EOF on stdin is not a shutdown: the inbox and the parent still count.
+                Err(mpsc::TryRecvError::Disconnected) => stdin_open = false,
+            }
+        }
+        if !shutdown {
+            shutdown = inbox.consume(&mut monitor, &mut sinks);
+        }
+        if shutdown {
+            return ExitCode::SUCCESS;
+        }
+        let parent_gone = std::os::unix::process::parent_id() != parent;
+        if parent_gone || Instant::now() >= next_pass {
+            let outputs = monitor.pass(&mut port, &RealClock);
+            sinks.route(outputs);
+            next_pass += interval;
+            if next_pass < Instant::now() {
+                next_pass = Instant::now() + interval;
+            }
+        }
+        if parent_gone {
+            // The Lead is gone: that was the final pass.
+            return ExitCode::SUCCESS;
+        }
+        let wait = next_pass
+            .saturating_duration_since(Instant::now())
+            .min(tick);
+        if stdin_open {
+            match stdin.recv_timeout(wait) {
+                Ok((n, line)) => {
+                    if apply(&mut monitor, &line, Source::Stdin(n), &mut sinks) {
+                        return ExitCode::SUCCESS;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => stdin_open = false,
+            }
+        } else {
+            std::thread::sleep(wait);
+        }
+    }
+}
+
+/// Reads stdin on its own thread, so the loop never waits on the Lead.
+fn spawn_stdin_reader() -> Receiver<(u64, String)> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        let mut lock = stdin.lock();
+        let mut buf = Vec::new();
+        let mut n = 0;
+        loop {
+            buf.clear();
+            match lock.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {
+                    n += 1;
+                    let line = String::from_utf8_lossy(&buf).into_owned();
+                    if tx.send((n, line)).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    rx
+}
+
+/// Applies one message; a bad one is one error line naming the field. True on shutdown.
+fn apply(monitor: &mut LeadMonitor, text: &str, source: Source, sinks: &mut Sinks) -> bool {
+    if text.trim().is_empty() {
+        return false;
+    }
+    let result =
+        parse_control(text).and_then(|control| monitor.apply(control, probes::clock::now_epoch()));
+    match result {
+        Ok(Applied::Shutdown) => true,
+        Ok(Applied::Continue) => false,
+        Err(why) => {
+            let from = match source {
+                Source::Stdin(n) => format!("stdin line {n}"),
+                Source::Inbox(name) => format!("inbox file {name}"),
+            };
+            sinks.error(&format!("lead: bad control message ({from}): {why}"));
+            false
+        }
+    }
+}
+
+/// The inbox folder: `*.json` files, each consumed once, in name order.
+///
+/// A file is CLAIMED by renaming it into `.claimed/` before it is read: a
+/// rename is atomic, so a second monitor (or a second look) cannot read it
+/// again, and a writer that renames its file into place is never read half
+/// written. A claimed file is deleted once applied; one left over by a
+/// monitor that died mid-way is applied first at the next start, so nothing is lost.
+struct Inbox {
+    dir: PathBuf,
+    claimed: PathBuf,
+}
+
+impl Inbox {
+    fn new(dir: PathBuf, sinks: &mut Sinks) -> Inbox {
+        let claimed = dir.join(".claimed");
+        if let Err(e) = fs::create_dir_all(&claimed) {
+            sinks.error(&format!("lead: inbox {}: {e}", claimed.display()));
+        }
+        Inbox { dir, claimed }
+    }
+
+    /// Applies every waiting message; true on shutdown (the rest stay for a later start).
+    fn consume(&mut self, monitor: &mut LeadMonitor, sinks: &mut Sinks) -> bool {
+        let mut leftovers = json_files(&self.claimed).unwrap_or_default();
+        leftovers.sort();
+        for name in leftovers {
+            if self.apply_claimed(&name, monitor, sinks) {
+                return true;
+            }
+        }
+        let mut names = match json_files(&self.dir) {
+            Ok(names) => {
+                sinks.clear("inbox");
+                names
+            }
+            Err(e) => {
+                sinks.error_once("inbox", &format!("lead: inbox {}: {e}", self.dir.display()));
+                return false;
+            }
+        };
+        names.sort();
+        for name in names {
+            let _ = fs::create_dir_all(&self.claimed);
+            match fs::rename(self.dir.join(&name), self.claimed.join(&name)) {
+                Ok(()) => {
+                    if self.apply_claimed(&name, monitor, sinks) {
+                        return true;
+                    }
+                }
+                // Someone else claimed it first: theirs to apply.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => sinks.error_once(
+                    &format!("inbox {name}"),
+                    &format!("lead: inbox file {name}: cannot claim: {e}"),
+                ),
+            }
+        }
+        false
+    }
+
+    fn apply_claimed(&self, name: &str, monitor: &mut LeadMonitor, sinks: &mut Sinks) -> bool {
+        let path = self.claimed.join(name);
+        let text = match fs::read(&path) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) => {
+                sinks.error(&format!("lead: inbox file {name}: {e}"));
+                let _ = fs::remove_file(&path);
+                return false;
+            }
+        };
+        let _ = fs::remove_file(&path);
+        let mut shutdown = false;
+        for line in text.lines() {
+            shutdown |= apply(monitor, line, Source::Inbox(name.to_owned()), sinks);
+        }
+        shutdown
+    }
+}
+
+/// The names of the `*.json` files directly in `dir` (not hidden, not in progress).
+fn json_files(dir: &Path) -> std::io::Result<Vec<String>> {
+    let mut names = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let Ok(entry) = entry else { continue };
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        if name.ends_with(".json") && !name.starts_with('.') {
+            names.push(name);
+        }
+    }
+    Ok(names)
+}
+
+/// Where the monitor's words go.
+struct Sinks {
+    tmux: Tmux,
+    lead_pane: Option<String>,
+    consultant_pane: Option<String>,
+    consultant_out: PathBuf,
+    /// The last error per sink, so a failing sink is reported once per change.
+    said: HashMap<String, String>,
+}
+
+impl Sinks {
+    fn route(&mut self, outputs: Vec<Output>) {
+        for output in outputs {
+            match output {
+                Output::Lead(line) => {
+                    let written = {
+                        let mut out = std::io::stdout().lock();
+                        writeln!(out, "{line}").and_then(|()| out.flush())
+                    };
+                    match written {
+                        Ok(()) => self.clear("stdout"),
+                        Err(e) => self.error_once("stdout", &format!("lead: stdout: {e}")),
+                    }
+                    if let Some(pane) = self.lead_pane.clone() {
+                        self.type_into("lead pane", &pane, &line);
+                    }
+                }
+                Output::Consultant(line) => {
+                    let appended = OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&self.consultant_out)
+                        // One write per line: appends from one writer never interleave.
+                        .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()));
+                    match appended {
+                        Ok(()) => self.clear("consultant-out"),
+                        Err(e) => self.error_once(
+                            "consultant-out",
+                            &format!(
+                                "lead: consultant file {}: {e}",
+                                self.consultant_out.display()
+                            ),
+                        ),
+                    }
+                    if let Some(pane) = self.consultant_pane.clone() {
+                        self.type_into("consultant pane", &pane, &line);
+                    }
+                }
+                Output::Error(line) => self.error(&line),
+            }
+        }
+    }
+
+    fn type_into(&mut self, what: &str, pane: &str, line: &str) {
+        match self.tmux.send_line(pane, line) {
+            Ok(()) => self.clear(what),
+            Err(e) => self.error_once(what, &format!("lead: {what} {pane}: {e}")),
+        }
+    }
+
+    fn error(&mut self, line: &str) {
+        let _ = writeln!(std::io::stderr().lock(), "{line}");
+    }
+
+    fn error_once(&mut self, key: &str, line: &str) {
+        if self.said.get(key).map(String::as_str) != Some(line) {
+            self.error(line);
+            self.said.insert(key.to_owned(), line.to_owned());
+        }
+    }
+
+    fn clear(&mut self, key: &str) {
+        self.said.remove(key);
+    }
+}
+
+fn path_text(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
