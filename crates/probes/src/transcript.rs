@@ -12,12 +12,20 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-/// `/tmp/ccwork_b/proj` → `-tmp-ccwork-b-proj`.
+/// `/tmp/ccwork_b/proj` → `-tmp-ccwork-b-proj`: Claude Code's
+/// `cwd.replace(/[^a-zA-Z0-9]/g, "-")`, runs not collapsed. JavaScript
+/// replaces per UTF-16 code unit, so a character outside the BMP becomes two
+/// dashes here too.
 pub fn slug(worktree: &str) -> String {
-    worktree
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect()
+    let mut slug = String::with_capacity(worktree.len());
+    for c in worktree.chars() {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c);
+        } else {
+            slug.extend(std::iter::repeat_n('-', c.len_utf16()));
+        }
+    }
+    slug
 }
 
 /// `--claude-dir`, else `$CLAUDE_CONFIG_DIR`, else `$HOME/.claude`.
@@ -93,6 +101,8 @@ mod tests {
     fn slug_replaces_every_non_alphanumeric_character() {
         assert_eq!(slug("/tmp/ccwork_b/proj"), "-tmp-ccwork-b-proj");
         assert_eq!(slug("/home/a.b/x y/é1"), "-home-a-b-x-y--1");
+        assert_eq!(slug("/Users/me/.agents"), "-Users-me--agents");
+        assert_eq!(slug("/p/🦀"), "-p---", "two UTF-16 code units, two dashes");
     }
 
     #[test]
