@@ -46,6 +46,7 @@ class Session:
         self.sock = f"bmbcap-{name}-{uuid.uuid4().hex[:8]}"
         self.log_path = os.path.join(self.tmp, "mock.log")
         self.mock = Mock(steps=steps, log_path=self.log_path)
+        self.mock.subst["__PROJ__"] = self.proj
         self.args = list(args)
         self.settings = settings or {}
         self.bypass = bypass

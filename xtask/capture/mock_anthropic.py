@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import socket
 import string
 import sys
@@ -90,6 +91,10 @@ class Mock:
         self.main_requests = 0
         self.server = None
         self.port = None
+        self.dump_dir = None  # when set, every /v1/messages body is saved there (debugging)
+        self.dumped = 0
+        self.subst = {}
+        self.plan_file = None  # set from the system prompt in plan mode (see plan_file_from)
 
     # -- bookkeeping -------------------------------------------------------
     def log(self, entry: dict):
@@ -97,8 +102,11 @@ class Mock:
         with self.lock:
             self.events.append(entry)
             if self.log_path:
-                with open(self.log_path, "a", encoding="utf-8") as f:
-                    f.write(json.dumps(entry) + "\n")
+                try:
+                    with open(self.log_path, "a", encoding="utf-8") as f:
+                        f.write(json.dumps(entry) + "\n")
+                except OSError:
+                    pass  # the scenario's temp dir is already gone
 
     def push(self, *steps):
         with self.lock:
@@ -115,6 +123,19 @@ class Mock:
                 return True
             time.sleep(0.1)
         return False
+
+    def substitute(self, step, raw: bytes):
+        """Replace placeholders in a step: __PLAN_FILE__ (the plan-mode plan file named in the system
+        prompt of this request) and every key of self.subst (e.g. __PROJ__ -> the project dir)."""
+        m = re.search(rb"(/[^\s\"']+/\.claude/plans/[^\s\"']+\.md)", raw)
+        if m:
+            self.plan_file = m.group(1).decode()
+        js = json.dumps(step)
+        if self.plan_file:
+            js = js.replace("__PLAN_FILE__", self.plan_file)
+        for k, v in self.subst.items():
+            js = js.replace(k, v)
+        return json.loads(js)
 
     def next_step(self, kind: str):
         with self.lock:
@@ -213,6 +234,12 @@ class Mock:
                 if is_main and mock.main_requests == 0:
                     entry["tool_names"] = [t.get("name") for t in tools]
                 mock.log(entry)
+                if mock.dump_dir:
+                    with mock.lock:
+                        mock.dumped += 1
+                        n = mock.dumped
+                    with open(f"{mock.dump_dir}/req-{n:03d}.json", "wb") as f:
+                        f.write(raw)
                 model = body.get("model") or MODEL_FALLBACK
                 if is_main:
                     with mock.lock:
@@ -220,6 +247,8 @@ class Mock:
                     step = mock.next_step(kind) or {"blocks": [{"text": "Done."}]}
                 else:
                     step = {"blocks": [{"text": mock.side_text}], "side": True}
+                if is_main:
+                    step = mock.substitute(step, raw)
                 mock.log({"ev": "step", "main": is_main, "step": {k: v for k, v in step.items() if k != "blocks"}})
                 if "error" in step:
                     code = int(step["error"])

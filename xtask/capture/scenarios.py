@@ -225,21 +225,35 @@ def sc_bash_running(c):
 
 
 def sc_api_retry(c):
-    steps = [{"error": 529}] * 6 + [{"blocks": [text("Recovered after retries.")]}]
+    steps = [{"error": 529}] * 2 + [{"first_delay": 30, "blocks": [text("Recovered after retries.")]}]
     with c.session(steps=steps) as s:
         start_and_prompt(s, "list the files")
-        must(s.mock.wait_for("error_sent", 3, 60), "three 529s")
-        time.sleep(1.5)
+        must(s.mock.wait_for("error_sent", 1, 60), "first 529")
+        must(s.wait_text("Retrying", 15), "retry notice")
+        time.sleep(0.3)
         c.cap(s, "working-api-retry-529", "WORKING",
-              "the mock API answers HTTP 529 overloaded; Claude Code is retrying with backoff")
+              "the mock API answered HTTP 529 overloaded; Claude Code shows its retry notice and will retry")
+
+
+def sc_api_529_gave_up(c):
+    steps = [{"error": 529}] * 20
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "list the files")
+        must(s.mock.wait_for("error_sent", 3, 60), "529s")
+        must(wait_idle(s, 90), "gave up")
+        time.sleep(1)
+        c.cap(s, "idle-after-repeated-529", "STALLED",
+              "every request got HTTP 529; after three Claude Code gave up with `Repeated 529 Overloaded errors`; idle prompt",
+              work=2)
 
 
 def sc_api_retry_500(c):
     steps = [{"error": 500}] * 6 + [{"blocks": [text("Recovered after retries.")]}]
     with c.session(steps=steps) as s:
         start_and_prompt(s, "list the files")
-        must(s.mock.wait_for("error_sent", 4, 90), "four 500s")
-        time.sleep(1.5)
+        must(s.mock.wait_for("error_sent", 2, 90), "two 500s")
+        must(s.wait_text("Retrying", 15), "retry notice")
+        time.sleep(0.3)
         c.cap(s, "working-api-retry-500", "WORKING",
               "the mock API answers HTTP 500 api_error; Claude Code is retrying with backoff")
 
@@ -429,13 +443,61 @@ PLAN = ("# Plan: structural input-box cut\n\n1. Find the last rule line above th
 
 
 def sc_plan_exit(c):
-    steps = [{"blocks": [text("Here is my plan."), tool("ExitPlanMode", plan=PLAN)]}]
+    steps = [{"blocks": [text("I'll write the plan."), tool("Write", file_path="__PLAN_FILE__", content=PLAN)]},
+             {"when": "tool_result", "blocks": [text("The plan is ready."), tool("ExitPlanMode")]}]
+    with c.session(steps=steps, args=["--permission-mode", "plan"]) as s:
+        start_and_prompt(s, "plan the input-box cut")
+        must(s.wait_text(lambda scr: "Exit plan mode?" in scr or "Would you like to proceed" in scr
+                         or "Ready to code?" in scr, 40), "plan dialog")
+        time.sleep(1.5)
+        c.cap(s, "question-plan-approval", "QUESTION",
+              "plan mode: the plan was written to the plan file, then ExitPlanMode asks to approve it", shape="plan-approval")
+
+
+def sc_plan_exit_bare(c):
+    steps = [{"blocks": [text("Here is my plan."), tool("ExitPlanMode")]}]
     with c.session(steps=steps, args=["--permission-mode", "plan"]) as s:
         start_and_prompt(s, "plan the input-box cut")
         must(s.wait_text("Exit plan mode?", 40), "plan dialog")
         time.sleep(1.5)
-        c.cap(s, "question-plan-approval", "QUESTION",
-              "plan mode: ExitPlanMode tool asks to approve the plan before editing", shape="plan-approval")
+        c.cap(s, "question-exit-plan-mode-no-plan", "QUESTION",
+              "plan mode: ExitPlanMode called with no plan file written; the bare `Exit plan mode?` dialog",
+              shape="plan-exit-bare")
+
+
+def sc_background_agents(c):
+    steps = [{"blocks": [text("Starting two background agents."),
+                         tool("Agent", description="Survey the tests", prompt="Survey the tests.",
+                              subagent_type="general-purpose", run_in_background=True),
+                         tool("Agent", description="Survey the docs", prompt="Survey the docs.",
+                              subagent_type="general-purpose", run_in_background=True)]},
+             {"when": "user_text", "hold": 600},
+             {"when": "user_text", "hold": 600},
+             {"when": "tool_result", "blocks": [text("Both surveys are running in the background; "
+                                                     "I'll report when they finish.")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "survey tests and docs with two background agents")
+        must(s.mock.wait_for("reply_done", 2, 60), "main replies")
+        must(wait_idle(s, 40), "main turn over")
+        time.sleep(2)
+        c.cap(s, "working-background-agents", "WORKING",
+              "main turn ended but two background Agent sub-agents are still running (their requests held by the mock): "
+              "background work is not a stop")
+
+
+def sc_tip(c):
+    steps = [{"blocks": [text("First step done.")]},
+             {"when": "user_text", "first_delay": 60, "blocks": [text("Late.")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "do the first step")
+        must(s.mock.wait_for("reply_done"), "reply")
+        must(wait_idle(s), "idle")
+        s.submit("now the second step")
+        must(s.wait_text(working(s), 20), "working")
+        must(s.wait_text("Tip:", 25), "a Tip line under the spinner")
+        time.sleep(1)
+        c.cap(s, "working-with-tip", "WORKING",
+              "second turn in progress (first token held back); a `⎿  Tip:` line sits between the spinner row and the box")
 
 
 def sc_interrupted(c):
@@ -721,6 +783,10 @@ SCENARIOS = {
     "bash-running": (sc_bash_running, ("m", "s")),
     "api-retry": (sc_api_retry, ("m", "l")),
     "api-retry-500": (sc_api_retry_500, ("m",)),
+    "api-529-gave-up": (sc_api_529_gave_up, ("m",)),
+    "plan-exit-bare": (sc_plan_exit_bare, ("m",)),
+    "background-agents": (sc_background_agents, ("m",)),
+    "tip": (sc_tip, ("m", "s")),
     "api-gave-up": (sc_api_gave_up, ("m",)),
     "typed-while-working": (sc_typed_while_working, ("m", "s")),
     "queued-message": (sc_queued_message, ("m",)),
