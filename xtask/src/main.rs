@@ -1,5 +1,6 @@
 //! Project chores: `cargo xtask golden`, `cargo xtask capture`, `cargo xtask bench`.
 
+mod capture;
 mod golden;
 
 use std::process::ExitCode;
@@ -19,6 +20,7 @@ fn main() -> ExitCode {
     };
     match task.as_str() {
         "golden" => run_golden(),
+        "capture" => capture::run(&args[1..]),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             ExitCode::SUCCESS

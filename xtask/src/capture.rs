@@ -1,0 +1,139 @@
+//! `cargo xtask capture [--scenario NAME[,NAME...]] [--size WxH] [--jobs N] [--list]`
+//!
+//! Regenerates the real Claude Code captures in `testdata/panes/claude/`: installs the CLI from npm
+//! into `target/capture/` when it is missing, then runs `python3 xtask/capture/scenarios.py`, which
+//! drives the real CLI in private tmux servers against a scripted mock of the Anthropic API on
+//! 127.0.0.1 (see `xtask/capture/` and `testdata/README.md`). Nothing reaches beyond 127.0.0.1.
+//!
+//! This is a developer chore, not product code, so it spawns its tools directly (the product's rule
+//! that every subprocess goes through `crates/probes` does not apply to xtask).
+
+#![allow(clippy::disallowed_methods)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+const NPM_PACKAGE: &str = "@anthropic-ai/claude-code";
+
+const USAGE: &str = "usage: cargo xtask capture [--scenario NAME[,NAME...]]... [--size 80x24|120x40|200x50] [--jobs N] [--out DIR] [--list]
+
+Runs the real Claude Code CLI (npm package @anthropic-ai/claude-code, installed into target/capture when
+missing) in private tmux servers against the scripted mock API in xtask/capture/, and writes
+testdata/panes/claude/<case>/{plain.txt,ansi.txt,scrollback.txt,meta}. Needs tmux, python3 and npm.";
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn have(tool: &str, arg: &str) -> bool {
+    Command::new(tool)
+        .arg(arg)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok()
+}
+
+/// Flags passed through to scenarios.py; anything else is a usage error here, before any work starts.
+fn check_args(args: &[String]) -> Result<(), String> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--list" => {}
+            "--scenario" | "--size" | "--jobs" | "--out" | "--claude" => {
+                if it.next().is_none() {
+                    return Err(format!("`{a}` needs a value"));
+                }
+            }
+            s if s.starts_with("--scenario=")
+                || s.starts_with("--size=")
+                || s.starts_with("--jobs=")
+                || s.starts_with("--out=")
+                || s.starts_with("--claude=") => {}
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    Ok(())
+}
+
+pub fn run(args: &[String]) -> ExitCode {
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    if let Err(e) = check_args(args) {
+        eprintln!("xtask capture: {e}\n{USAGE}");
+        return ExitCode::from(2);
+    }
+    let root = workspace_root();
+    for (tool, arg) in [("python3", "--version"), ("tmux", "-V")] {
+        if !have(tool, arg) {
+            eprintln!("xtask capture: `{tool}` is not installed (needed to drive the real CLI)");
+            return ExitCode::from(2);
+        }
+    }
+    let prefix = root.join("target").join("capture");
+    let claude = prefix.join("node_modules").join(".bin").join("claude");
+    if !claude.exists() && !args.iter().any(|a| a == "--list") {
+        eprintln!("xtask capture: installing {NPM_PACKAGE} into {}", prefix.display());
+        if let Err(e) = std::fs::create_dir_all(&prefix) {
+            eprintln!("xtask capture: cannot create {}: {e}", prefix.display());
+            return ExitCode::FAILURE;
+        }
+        let status = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&prefix)
+            .arg(NPM_PACKAGE)
+            .status();
+        match status {
+            Ok(s) if s.success() => {}
+            Ok(s) => {
+                eprintln!("xtask capture: npm install failed ({s})");
+                return ExitCode::FAILURE;
+            }
+            Err(e) => {
+                eprintln!("xtask capture: cannot run npm: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let script = root.join("xtask").join("capture").join("scenarios.py");
+    let status = Command::new("python3")
+        .arg(&script)
+        .args(args)
+        .current_dir(&root)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .status();
+    match status {
+        Ok(s) if s.success() => ExitCode::SUCCESS,
+        Ok(s) => {
+            eprintln!("xtask capture: scenarios.py failed ({s})");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("xtask capture: cannot run python3: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_args;
+
+    fn v(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| (*s).to_string()).collect()
+    }
+
+    #[test]
+    fn passes_known_flags_and_refuses_others() {
+        assert!(check_args(&v(&["--scenario", "perm-bash", "--size", "80x24"])).is_ok());
+        assert!(check_args(&v(&["--list"])).is_ok());
+        assert!(check_args(&v(&["--jobs=3"])).is_ok());
+        assert!(check_args(&v(&["--scenario"])).is_err());
+        assert!(check_args(&v(&["--bogus"])).is_err());
+    }
+}
