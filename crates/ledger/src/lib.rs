@@ -1,3 +1,4 @@
 //! What `bmb-monitor` remembers between polls and across restarts.
 pub mod escalation;
 pub mod findings;
+pub mod session;

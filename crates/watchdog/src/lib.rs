@@ -4,4 +4,5 @@
 //! arrives through a port trait, so every branch is driven from tests with
 //! fakes and a fake clock.
 pub mod lead;
+pub mod session;
 pub mod worker;

@@ -1,0 +1,232 @@
+//! What the session monitor remembers per target: what it typed (the echo
+//! ledger), how many nudges it spent since progress last advanced, what it
+//! already escalated, and the failure text it already reported.
+//!
+//! Every change is one [`SessionRecord`], appended as one JSON line before the
+//! action it records is taken (a nudge is recorded before it is sent, seed
+//! defect 1), and replayed on start, so a restarted monitor neither re-pages a
+//! question nor gets a fresh nudge budget.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde::{Deserialize, Serialize};
+
+/// How many sent texts the echo ledger keeps: older nudges have scrolled away.
+pub const ECHO_LEDGER_CAP: usize = 32;
+
+/// One change to a target's memory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "record", rename_all = "snake_case")]
+pub enum SessionRecord {
+    /// Text about to be typed into the pane.
+    Sent { text: String },
+    /// A nudge was spent: `used` of the budget since progress last advanced.
+    Nudged { used: u32 },
+    /// The progress probe advanced; the budget starts over.
+    BudgetReset { from: u64, to: u64 },
+    /// The progress probe's first reading, or one that did not advance.
+    Progress { value: u64 },
+    /// An escalation was sent; `key` names what it was about, so it is sent once.
+    Escalated { kind: EscalationKind, key: String },
+    /// The pane showed another verdict: an escalation of this kind may be sent again.
+    Rearmed { kind: EscalationKind },
+    /// Failure text reported for one signal; never cleared on resume (seed defect 3).
+    FailureReported { signal: String, text: String },
+}
+
+/// What an escalation was about. One latch per kind (seed defect 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EscalationKind {
+    Question,
+    Blocked,
+    /// The nudge budget ran out without progress: `escalate_to_human`.
+    BudgetSpent,
+}
+
+/// A target's memory, as replayed from its records.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionMemory {
+    /// The newest texts we typed into the pane, oldest first.
+    pub sent: VecDeque<String>,
+    /// Nudges spent since progress last advanced.
+    pub nudges_used: u32,
+    /// The progress probe's last reading.
+    pub progress: Option<u64>,
+    /// What is currently escalated, by kind.
+    pub escalated: BTreeMap<EscalationKind, String>,
+    /// The failure text last reported, per signal.
+    pub failures: BTreeMap<String, String>,
+}
+
+impl SessionMemory {
+    /// Replays records in order.
+    pub fn replay<'a>(records: impl IntoIterator<Item = &'a SessionRecord>) -> SessionMemory {
+        let mut memory = SessionMemory::default();
+        for record in records {
+            memory.apply(record);
+        }
+        memory
+    }
+
+    /// Applies one record; the monitor calls this for every record it writes.
+    pub fn apply(&mut self, record: &SessionRecord) {
+        match record {
+            SessionRecord::Sent { text } => {
+                if !text.trim().is_empty() {
+                    self.sent.push_back(text.clone());
+                    while self.sent.len() > ECHO_LEDGER_CAP {
+                        self.sent.pop_front();
+                    }
+                }
+            }
+            SessionRecord::Nudged { used } => self.nudges_used = *used,
+            SessionRecord::BudgetReset { to, .. } => {
+                self.nudges_used = 0;
+                self.progress = Some(*to);
+                self.escalated.remove(&EscalationKind::BudgetSpent);
+            }
+            SessionRecord::Progress { value } => self.progress = Some(*value),
+            SessionRecord::Escalated { kind, key } => {
+                self.escalated.insert(*kind, key.clone());
+            }
+            SessionRecord::Rearmed { kind } => {
+                self.escalated.remove(kind);
+            }
+            SessionRecord::FailureReported { signal, text } => {
+                self.failures.insert(signal.clone(), text.clone());
+            }
+        }
+    }
+}
+
+/// Parses a journal's lines. A line that does not parse (a torn last write, a
+/// hand edit) is skipped and reported; the rest still count.
+pub fn parse_records(text: &str) -> (Vec<SessionRecord>, Vec<String>) {
+    let mut records = Vec::new();
+    let mut errors = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str(line) {
+            Ok(record) => records.push(record),
+            Err(err) => errors.push(format!("line {}: {err}", index + 1)),
+        }
+    }
+    (records, errors)
+}
+
+/// One record as a journal line (no newline inside: JSON escapes it).
+pub fn record_line(record: &SessionRecord) -> String {
+    // Serialising a plain enum of strings and integers cannot fail.
+    serde_json::to_string(record).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_through_journal_lines() {
+        let records = vec![
+            SessionRecord::Sent {
+                text: "keep going\nplease".into(),
+            },
+            SessionRecord::Nudged { used: 1 },
+            SessionRecord::BudgetReset { from: 41, to: 42 },
+            SessionRecord::Escalated {
+                kind: EscalationKind::Question,
+                key: "abc".into(),
+            },
+            SessionRecord::Rearmed {
+                kind: EscalationKind::Question,
+            },
+            SessionRecord::FailureReported {
+                signal: "exit-code".into(),
+                text: "Exit code 1".into(),
+            },
+        ];
+        let text: String = records.iter().map(|r| record_line(r) + "\n").collect();
+        assert_eq!(text.lines().count(), records.len());
+        assert_eq!(parse_records(&text), (records, Vec::new()));
+    }
+
+    #[test]
+    fn a_torn_last_line_is_skipped_and_named() {
+        let text = format!(
+            "{}\n{{\"record\":\"nud",
+            record_line(&SessionRecord::Nudged { used: 3 })
+        );
+        let (records, errors) = parse_records(&text);
+        assert_eq!(records, [SessionRecord::Nudged { used: 3 }]);
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].starts_with("line 2:"), "{errors:?}");
+    }
+
+    #[test]
+    fn replay_restores_budget_escalations_failures_and_echo() {
+        let records = [
+            SessionRecord::Progress { value: 41 },
+            SessionRecord::Sent {
+                text: "nudge".into(),
+            },
+            SessionRecord::Nudged { used: 1 },
+            SessionRecord::Sent {
+                text: "nudge".into(),
+            },
+            SessionRecord::Nudged { used: 2 },
+            SessionRecord::Escalated {
+                kind: EscalationKind::Question,
+                key: "q1".into(),
+            },
+            SessionRecord::FailureReported {
+                signal: "is-red".into(),
+                text: "step 3 is RED.".into(),
+            },
+        ];
+        let memory = SessionMemory::replay(&records);
+        assert_eq!(memory.nudges_used, 2);
+        assert_eq!(memory.progress, Some(41));
+        assert_eq!(memory.sent.len(), 2);
+        assert_eq!(
+            memory
+                .escalated
+                .get(&EscalationKind::Question)
+                .map(String::as_str),
+            Some("q1")
+        );
+        assert_eq!(
+            memory.failures.get("is-red").map(String::as_str),
+            Some("step 3 is RED.")
+        );
+    }
+
+    #[test]
+    fn a_budget_reset_clears_the_spent_escalation_and_the_count() {
+        let records = [
+            SessionRecord::Nudged { used: 5 },
+            SessionRecord::Escalated {
+                kind: EscalationKind::BudgetSpent,
+                key: "5".into(),
+            },
+            SessionRecord::BudgetReset { from: 41, to: 42 },
+        ];
+        let memory = SessionMemory::replay(&records);
+        assert_eq!(memory.nudges_used, 0);
+        assert!(memory.escalated.is_empty());
+    }
+
+    #[test]
+    fn the_echo_ledger_keeps_the_newest_texts_and_never_a_blank_one() {
+        let mut memory = SessionMemory::default();
+        memory.apply(&SessionRecord::Sent { text: "  ".into() });
+        for i in 0..ECHO_LEDGER_CAP + 5 {
+            memory.apply(&SessionRecord::Sent {
+                text: format!("nudge {i}"),
+            });
+        }
+        assert_eq!(memory.sent.len(), ECHO_LEDGER_CAP);
+        assert_eq!(memory.sent.front().map(String::as_str), Some("nudge 5"));
+    }
+}

@@ -1,0 +1,448 @@
+//! The session monitor (seed `omega-session-monitor.txt`) for one target, as
+//! a state machine: an observation in (the captured pane, the work and
+//! progress probes), a poll report and actions out. The loop that captures,
+//! persists, sends and alerts lives in the CLI; everything decided lives here.
+//!
+//! WORKING: nothing. QUESTION: escalate once per distinct question, verbatim,
+//! never a key. STALLED: nudge, the budget bound to progress. BLOCKED:
+//! escalate once with the work number and the last transition, never nudge.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+
+use classify::{Context, Echo, Profiles, State, Verdict, Work};
+use ledger::session::{EscalationKind, SessionMemory, SessionRecord};
+
+/// The seed's defaults.
+pub const DEFAULT_BUDGET: u32 = 5;
+pub const DEFAULT_NUDGE_TEXT: &str = "Please continue with the next step of your plan.";
+/// An unchanged pane is re-decided at least this often, because the work
+/// probe can change without the pane changing.
+pub const RECLASSIFY_EVERY: u32 = 5;
+
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    pub budget: u32,
+    pub nudge_text: String,
+    pub reclassify_every: u32,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        SessionConfig {
+            budget: DEFAULT_BUDGET,
+            nudge_text: DEFAULT_NUDGE_TEXT.to_string(),
+            reclassify_every: RECLASSIFY_EVERY,
+        }
+    }
+}
+
+/// One poll's readings for one target.
+#[derive(Debug, Clone, Copy)]
+pub struct Observation<'a> {
+    /// The pane, or why it could not be captured.
+    pub capture: Result<&'a str, &'a str>,
+    pub work: Work,
+    /// The progress probe's reading; `None` when absent or unreadable.
+    pub progress: Option<u64>,
+}
+
+/// What the loop must do, in this order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Persist this record (the monitor has already applied it to its memory).
+    Record(SessionRecord),
+    /// Type this text into the pane, then Enter as a separate call.
+    Send(String),
+    /// Tell the operator through the alert funnel.
+    Alert(Alert),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alert {
+    /// The verdict that caused it (`BMB_STATE`).
+    pub state: State,
+    /// A short machine word (`BMB_REASON`): `question`, `blocked`, `escalate_to_human`, `failure`.
+    pub reason: &'static str,
+    /// The message, unsanitised: the sink strips or escapes it for its medium.
+    pub message: String,
+}
+
+/// One poll's line: every field, every time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PollReport {
+    pub target: String,
+    /// `None` when the pane could not be captured.
+    pub state: Option<State>,
+    pub work: Work,
+    pub progress: Option<u64>,
+    pub nudges_used: u32,
+    pub budget: u32,
+    /// What was done this poll, in the seed's words.
+    pub done: Vec<String>,
+    /// The rule and evidence line of the verdict, for `--json`.
+    pub rule: Option<&'static str>,
+    pub evidence: Option<String>,
+    /// A capture error, given in full only when it differs from the last one.
+    pub error: Option<String>,
+}
+
+impl PollReport {
+    /// `MONITOR · <target> · <STATE> · work=N · progress=N · nudges k/B[ · done] · HH:MM:SS`
+    pub fn line(&self, clock: &str) -> String {
+        let state = self.state.map_or("?", State::as_str);
+        let progress = self
+            .progress
+            .map_or_else(|| "?".to_string(), |p| p.to_string());
+        let mut line = format!(
+            "MONITOR · {} · {state} · work={} · progress={progress} · nudges {}/{}",
+            self.target,
+            self.work.display(),
+            self.nudges_used,
+            self.budget
+        );
+        for done in &self.done {
+            line.push_str(" · ");
+            line.push_str(done);
+        }
+        line.push_str(" · ");
+        line.push_str(clock);
+        line
+    }
+}
+
+/// The session monitor's state for one target.
+#[derive(Debug)]
+pub struct TargetMonitor {
+    target: String,
+    config: SessionConfig,
+    memory: SessionMemory,
+    echo: Echo,
+    last_hash: Option<u64>,
+    last_work: Work,
+    last_verdict: Option<Verdict>,
+    polls_since_classify: u32,
+    last_error: Option<String>,
+    /// How many times the pane was classified (the rest reused a verdict).
+    pub classifications: u64,
+}
+
+impl TargetMonitor {
+    /// A monitor that resumes from `memory` (replayed from its journal).
+    pub fn new(
+        target: impl Into<String>,
+        config: SessionConfig,
+        memory: SessionMemory,
+    ) -> TargetMonitor {
+        let echo = Echo::new(&memory.sent);
+        TargetMonitor {
+            target: target.into(),
+            config,
+            memory,
+            echo,
+            last_hash: None,
+            last_work: Work::Unknown,
+            last_verdict: None,
+            polls_since_classify: 0,
+            last_error: None,
+            classifications: 0,
+        }
+    }
+
+    pub fn memory(&self) -> &SessionMemory {
+        &self.memory
+    }
+
+    pub fn poll(&mut self, observation: Observation<'_>) -> (PollReport, Vec<Action>) {
+        let mut actions = Vec::new();
+        let mut done = Vec::new();
+        self.track_progress(observation.progress, &mut actions, &mut done);
+        let mut report = PollReport {
+            target: self.target.clone(),
+            state: None,
+            work: observation.work,
+            progress: observation.progress.or(self.memory.progress),
+            nudges_used: self.memory.nudges_used,
+            budget: self.config.budget,
+            done: Vec::new(),
+            rule: None,
+            evidence: None,
+            error: None,
+        };
+        let pane = match observation.capture {
+            Ok(pane) => {
+                self.last_error = None;
+                pane
+            }
+            Err(error) => {
+                // Rendered in full once per change; the loop goes on.
+                if self.last_error.as_deref() != Some(error) {
+                    report.error = Some(error.to_string());
+                    self.last_error = Some(error.to_string());
+                }
+                done.push("capture failed".to_string());
+                report.done = done;
+                return (report, actions);
+            }
+        };
+        let verdict = self.verdict(pane, observation.work);
+        report.state = Some(verdict.state);
+        report.rule = Some(verdict.rule.name());
+        report.evidence = verdict.evidence.as_ref().map(|e| e.text.clone());
+        self.rearm(verdict.state, &mut actions);
+        match verdict.state {
+            State::Working => {}
+            State::Question => self.on_question(&verdict, &mut actions, &mut done),
+            State::Stalled => self.on_stalled(observation, &mut actions, &mut done),
+            State::Blocked => self.on_blocked(pane, observation.work, &mut actions, &mut done),
+        }
+        if self.polls_since_classify == 0 {
+            self.report_new_failures(pane, &mut actions, &mut done);
+        }
+        report.nudges_used = self.memory.nudges_used;
+        report.done = done;
+        (report, actions)
+    }
+
+    /// Classifies only a pane that changed, or one not re-decided for a while.
+    fn verdict(&mut self, pane: &str, work: Work) -> Verdict {
+        let mut hasher = DefaultHasher::new();
+        pane.hash(&mut hasher);
+        let hash = hasher.finish();
+        let fresh = self.last_hash == Some(hash)
+            && self.last_work == work
+            && self.polls_since_classify + 1 < self.config.reclassify_every;
+        if let (true, Some(verdict)) = (fresh, &self.last_verdict) {
+            self.polls_since_classify += 1;
+            return verdict.clone();
+        }
+        let context = Context {
+            profile: None,
+            profiles: Profiles::builtin(),
+            echo: &self.echo,
+        };
+        let verdict = classify::classify_with(pane, work, &context);
+        self.classifications += 1;
+        self.last_hash = Some(hash);
+        self.last_work = work;
+        self.last_verdict = Some(verdict.clone());
+        self.polls_since_classify = 0;
+        verdict
+    }
+
+    fn record(&mut self, record: SessionRecord, actions: &mut Vec<Action>) {
+        self.memory.apply(&record);
+        if let SessionRecord::Sent { text } = &record {
+            self.echo.record(text);
+        }
+        actions.push(Action::Record(record));
+    }
+
+    /// Progress advancing resets the nudge budget, and says so.
+    fn track_progress(
+        &mut self,
+        progress: Option<u64>,
+        actions: &mut Vec<Action>,
+        done: &mut Vec<String>,
+    ) {
+        let Some(now) = progress else { return };
+        match self.memory.progress {
+            Some(before) if now > before => {
+                self.record(
+                    SessionRecord::BudgetReset {
+                        from: before,
+                        to: now,
+                    },
+                    actions,
+                );
+                done.push(format!("nudge budget reset (progress {before} → {now})"));
+            }
+            // Progress is a high-water mark: a reading that went backwards (a
+            // flapping or restarted probe) must not buy a fresh budget.
+            Some(_) => {}
+            None => self.record(SessionRecord::Progress { value: now }, actions),
+        }
+    }
+
+    /// An escalation may be sent again once the pane shows another verdict.
+    fn rearm(&mut self, state: State, actions: &mut Vec<Action>) {
+        for (kind, held_by) in [
+            (EscalationKind::Question, State::Question),
+            (EscalationKind::Blocked, State::Blocked),
+        ] {
+            if state != held_by && self.memory.escalated.contains_key(&kind) {
+                self.record(SessionRecord::Rearmed { kind }, actions);
+            }
+        }
+    }
+
+    fn on_question(
+        &mut self,
+        verdict: &Verdict,
+        actions: &mut Vec<Action>,
+        done: &mut Vec<String>,
+    ) {
+        let dialog = verdict.dialog.join("\n");
+        let key = fingerprint(&dialog);
+        if self.memory.escalated.get(&EscalationKind::Question) == Some(&key) {
+            return;
+        }
+        self.record(
+            SessionRecord::Escalated {
+                kind: EscalationKind::Question,
+                key,
+            },
+            actions,
+        );
+        let message = format!(
+            "QUESTION on {}: the agent is waiting for a human. It was NOT answered.\n\n{}",
+            self.target,
+            dialog.trim_matches('\n')
+        );
+        actions.push(Action::Alert(Alert {
+            state: State::Question,
+            reason: "question",
+            message,
+        }));
+        done.push("escalated to the operator, NOT answered".to_string());
+    }
+
+    fn on_stalled(
+        &mut self,
+        observation: Observation<'_>,
+        actions: &mut Vec<Action>,
+        done: &mut Vec<String>,
+    ) {
+        let budget = self.config.budget;
+        if self.memory.nudges_used < budget {
+            let used = self.memory.nudges_used + 1;
+            let text = self.config.nudge_text.clone();
+            // Into the echo ledger BEFORE it is sent, so it can never come back as a signal.
+            self.record(SessionRecord::Sent { text: text.clone() }, actions);
+            self.record(SessionRecord::Nudged { used }, actions);
+            actions.push(Action::Send(text));
+            done.push(format!("nudged ({used}/{budget})"));
+            return;
+        }
+        if self
+            .memory
+            .escalated
+            .contains_key(&EscalationKind::BudgetSpent)
+        {
+            return;
+        }
+        let key = budget.to_string();
+        self.record(
+            SessionRecord::Escalated {
+                kind: EscalationKind::BudgetSpent,
+                key,
+            },
+            actions,
+        );
+        let progress = observation
+            .progress
+            .or(self.memory.progress)
+            .map_or("?".to_string(), |p| p.to_string());
+        let message = format!(
+            "escalate_to_human: {} is STALLED and {budget} nudges produced no progress (progress={progress}, work={}). \
+             Nudging has stopped; this needs a human.",
+            self.target,
+            observation.work.display()
+        );
+        actions.push(Action::Alert(Alert {
+            state: State::Stalled,
+            reason: "escalate_to_human",
+            message,
+        }));
+        done.push("not nudged, escalated".to_string());
+    }
+
+    fn on_blocked(
+        &mut self,
+        pane: &str,
+        work: Work,
+        actions: &mut Vec<Action>,
+        done: &mut Vec<String>,
+    ) {
+        if self.memory.escalated.contains_key(&EscalationKind::Blocked) {
+            return;
+        }
+        self.record(
+            SessionRecord::Escalated {
+                kind: EscalationKind::Blocked,
+                key: work.display(),
+            },
+            actions,
+        );
+        let context = Context {
+            profile: None,
+            profiles: Profiles::builtin(),
+            echo: &self.echo,
+        };
+        let transition = classify::signals(pane, &context).transition;
+        let last =
+            transition.map_or_else(|| "none shown".to_string(), |t| t.text.trim().to_string());
+        let message = format!(
+            "BLOCKED on {}: the agent stopped and the work probe says nothing is left (work={}). \
+             It was not nudged. Last transition: {last}",
+            self.target,
+            work.display()
+        );
+        actions.push(Action::Alert(Alert {
+            state: State::Blocked,
+            reason: "blocked",
+            message,
+        }));
+        done.push("not nudged, escalated".to_string());
+    }
+
+    /// New failure text, one latch per signal, never cleared on resume.
+    fn report_new_failures(
+        &mut self,
+        pane: &str,
+        actions: &mut Vec<Action>,
+        done: &mut Vec<String>,
+    ) {
+        let context = Context {
+            profile: None,
+            profiles: Profiles::builtin(),
+            echo: &self.echo,
+        };
+        let failures = classify::signals(pane, &context).failures;
+        for failure in failures {
+            let signal = failure.kind.name().to_string();
+            let text = failure.evidence.text.trim().to_string();
+            if self.memory.failures.get(&signal) == Some(&text) {
+                continue;
+            }
+            self.record(
+                SessionRecord::FailureReported {
+                    signal: signal.clone(),
+                    text: text.clone(),
+                },
+                actions,
+            );
+            let state = self
+                .last_verdict
+                .as_ref()
+                .map_or(State::Stalled, |v| v.state);
+            let message = format!("new failure on {} ({signal}): {text}", self.target);
+            actions.push(Action::Alert(Alert {
+                state,
+                reason: "failure",
+                message,
+            }));
+            done.push(format!("new failure ({signal}): {text}"));
+        }
+    }
+}
+
+/// A stable key for a question's text (FNV-1a, so it survives a restart).
+fn fingerprint(text: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in text.trim().bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}

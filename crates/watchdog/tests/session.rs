@@ -1,0 +1,396 @@
+//! The session monitor's state machine driven with observations: real
+//! Claude Code captures from testdata/ as the panes, numbers as the probes.
+
+use std::path::Path;
+
+use classify::{State, Work};
+use ledger::session::{SessionMemory, SessionRecord};
+use proptest::prelude::*;
+use watchdog::session::{Action, Observation, SessionConfig, TargetMonitor};
+
+fn capture(case: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/panes/claude")
+        .join(case)
+        .join("plain.txt");
+    std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+}
+
+fn idle() -> String {
+    capture("idle-after-text-answer")
+}
+fn question() -> String {
+    capture("question-permission-bash")
+}
+fn other_question() -> String {
+    capture("question-ask-single")
+}
+fn working() -> String {
+    capture("working-bash-sleep")
+}
+
+fn monitor(budget: u32) -> TargetMonitor {
+    let config = SessionConfig {
+        budget,
+        ..SessionConfig::default()
+    };
+    TargetMonitor::new("host:sess", config, SessionMemory::default())
+}
+
+fn observe(pane: &str, work: Work, progress: Option<u64>) -> Observation<'_> {
+    Observation {
+        capture: Ok(pane),
+        work,
+        progress,
+    }
+}
+
+fn sends(actions: &[Action]) -> usize {
+    actions
+        .iter()
+        .filter(|a| matches!(a, Action::Send(_)))
+        .count()
+}
+
+fn alerts(actions: &[Action]) -> Vec<&watchdog::session::Alert> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Alert(alert) => Some(alert),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_stalled_pane_is_nudged_budget_times_then_escalated_once() {
+    let mut m = monitor(3);
+    let pane = idle();
+    let mut done = Vec::new();
+    let (mut total_sends, mut total_alerts) = (0, Vec::new());
+    for _ in 0..6 {
+        let (report, actions) = m.poll(observe(&pane, Work::Available(4), Some(10)));
+        assert_eq!(report.state, Some(State::Stalled));
+        total_sends += sends(&actions);
+        total_alerts.extend(alerts(&actions).into_iter().cloned());
+        done.push(report.done.join(" · "));
+    }
+    assert_eq!(total_sends, 3);
+    assert_eq!(
+        done,
+        [
+            "nudged (1/3)",
+            "nudged (2/3)",
+            "nudged (3/3)",
+            "not nudged, escalated",
+            "",
+            ""
+        ]
+    );
+    assert_eq!(total_alerts.len(), 1);
+    assert_eq!(total_alerts[0].reason, "escalate_to_human");
+    assert!(
+        total_alerts[0]
+            .message
+            .contains("3 nudges produced no progress"),
+        "{}",
+        total_alerts[0].message
+    );
+}
+
+#[test]
+fn the_nudge_is_recorded_in_the_echo_ledger_before_it_is_sent() {
+    let mut m = monitor(5);
+    let (_, actions) = m.poll(observe(&idle(), Work::Unknown, None));
+    let sent_at = actions
+        .iter()
+        .position(|a| matches!(a, Action::Send(_)))
+        .expect("a nudge");
+    let recorded_at = actions
+        .iter()
+        .position(|a| matches!(a, Action::Record(SessionRecord::Sent { .. })))
+        .expect("the nudge is recorded");
+    assert!(recorded_at < sent_at, "{actions:?}");
+}
+
+#[test]
+fn progress_advancing_resets_the_budget_and_says_so() {
+    let mut m = monitor(2);
+    let pane = idle();
+    m.poll(observe(&pane, Work::Available(7), Some(41)));
+    let (report, _) = m.poll(observe(&pane, Work::Available(7), Some(41)));
+    assert_eq!(report.done, ["nudged (2/2)"]);
+    let (report, actions) = m.poll(observe(&pane, Work::Available(6), Some(42)));
+    assert_eq!(
+        report.done,
+        ["nudge budget reset (progress 41 → 42)", "nudged (1/2)"]
+    );
+    assert_eq!(sends(&actions), 1);
+    assert_eq!(
+        report.line("17:42:03"),
+        "MONITOR · host:sess · STALLED · work=6 · progress=42 · nudges 1/2 · nudge budget reset (progress 41 → 42) · nudged (1/2) · 17:42:03"
+    );
+}
+
+#[test]
+fn a_question_is_escalated_once_verbatim_and_never_answered() {
+    let mut m = monitor(5);
+    let pane = question();
+    let (report, actions) = m.poll(observe(&pane, Work::Available(3), None));
+    assert_eq!(report.state, Some(State::Question));
+    assert_eq!(report.done, ["escalated to the operator, NOT answered"]);
+    let alert = alerts(&actions)[0].clone();
+    assert_eq!((alert.state, alert.reason), (State::Question, "question"));
+    assert!(
+        alert.message.contains("Do you want to proceed?") && alert.message.contains("1. Yes"),
+        "{}",
+        alert.message
+    );
+    for _ in 0..5 {
+        let (report, actions) = m.poll(observe(&pane, Work::Available(3), None));
+        assert!(
+            report.done.is_empty() && sends(&actions) == 0 && alerts(&actions).is_empty(),
+            "{actions:?}"
+        );
+    }
+    // A different question is a new escalation.
+    let (_, actions) = m.poll(observe(&other_question(), Work::Available(3), None));
+    assert_eq!(alerts(&actions).len(), 1);
+    assert_eq!(sends(&actions), 0);
+}
+
+#[test]
+fn a_question_is_rearmed_once_the_pane_shows_another_verdict() {
+    let mut m = monitor(5);
+    let (q, w) = (question(), working());
+    assert_eq!(alerts(&m.poll(observe(&q, Work::Unknown, None)).1).len(), 1);
+    assert_eq!(alerts(&m.poll(observe(&q, Work::Unknown, None)).1).len(), 0);
+    m.poll(observe(&w, Work::Unknown, None));
+    assert_eq!(alerts(&m.poll(observe(&q, Work::Unknown, None)).1).len(), 1);
+}
+
+#[test]
+fn a_blocked_pane_is_escalated_once_with_the_work_number_and_never_nudged() {
+    let mut m = monitor(5);
+    let pane = idle();
+    let (report, actions) = m.poll(observe(&pane, Work::None, None));
+    assert_eq!(report.state, Some(State::Blocked));
+    assert_eq!(report.done, ["not nudged, escalated"]);
+    assert_eq!(sends(&actions), 0);
+    let alert = alerts(&actions)[0];
+    assert!(
+        alert.message.contains("work=0") && alert.message.contains("Last transition:"),
+        "{}",
+        alert.message
+    );
+    for _ in 0..3 {
+        let (_, actions) = m.poll(observe(&pane, Work::None, None));
+        assert!(
+            actions
+                .iter()
+                .all(|a| !matches!(a, Action::Send(_) | Action::Alert(_))),
+            "{actions:?}"
+        );
+    }
+}
+
+#[test]
+fn a_working_pane_gets_nothing() {
+    let mut m = monitor(5);
+    let pane = working();
+    for _ in 0..4 {
+        let (report, actions) = m.poll(observe(&pane, Work::None, Some(1)));
+        assert_eq!(report.state, Some(State::Working));
+        assert!(
+            actions
+                .iter()
+                .all(|a| matches!(a, Action::Record(SessionRecord::Progress { .. }))),
+            "{actions:?}"
+        );
+    }
+}
+
+#[test]
+fn a_nudge_that_contains_the_question_hint_never_comes_back_as_a_question() {
+    let hint = "Enter to select · ↑/↓ to navigate · then keep going";
+    let config = SessionConfig {
+        budget: 5,
+        nudge_text: hint.to_string(),
+        ..SessionConfig::default()
+    };
+    let mut m = TargetMonitor::new("sess", config, SessionMemory::default());
+    // A bare shell pane: no input box to hide the echo behind.
+    let (report, _) = m.poll(observe("$ ", Work::Available(2), None));
+    assert_eq!(report.state, Some(State::Stalled));
+    let echoed = format!("$ {hint}\n$ ");
+    let (report, actions) = m.poll(observe(&echoed, Work::Available(2), None));
+    assert_eq!(report.state, Some(State::Stalled), "{report:?}");
+    assert_eq!(sends(&actions), 1);
+}
+
+#[test]
+fn a_restarted_monitor_neither_repages_nor_gets_a_fresh_budget() {
+    let mut m = monitor(2);
+    let mut journal = Vec::new();
+    for pane in [question(), idle(), idle()] {
+        let (_, actions) = m.poll(observe(&pane, Work::Available(1), None));
+        journal.extend(actions.into_iter().filter_map(|a| match a {
+            Action::Record(record) => Some(record),
+            _ => None,
+        }));
+    }
+    // The idle polls re-armed the question; show it again so it is escalated, then restart.
+    let (_, actions) = m.poll(observe(&question(), Work::Available(1), None));
+    journal.extend(actions.into_iter().filter_map(|a| match a {
+        Action::Record(record) => Some(record),
+        _ => None,
+    }));
+    let config = SessionConfig {
+        budget: 2,
+        ..SessionConfig::default()
+    };
+    let mut restarted = TargetMonitor::new("host:sess", config, SessionMemory::replay(&journal));
+    let (_, actions) = restarted.poll(observe(&question(), Work::Available(1), None));
+    assert!(
+        alerts(&actions).is_empty(),
+        "re-paged after a restart: {actions:?}"
+    );
+    let (report, actions) = restarted.poll(observe(&idle(), Work::Available(1), None));
+    assert_eq!(
+        report.done,
+        ["not nudged, escalated"],
+        "the budget was spent before the restart"
+    );
+    assert_eq!(sends(&actions), 0);
+}
+
+#[test]
+fn failure_text_is_reported_once_per_signal_and_never_cleared_on_resume() {
+    let mut m = monitor(5);
+    let base = idle();
+    let failing = base.replacen("● ", "● Exit code 1 from the runner\n● ", 1);
+    let (report, _) = m.poll(observe(&failing, Work::Unknown, None));
+    assert!(
+        report
+            .done
+            .iter()
+            .any(|d| d.starts_with("new failure (exit-code)")),
+        "{report:?}"
+    );
+    // The turn resumes, then stops again with the same frozen scrollback: no repeat.
+    m.poll(observe(&working(), Work::Unknown, None));
+    let (report, _) = m.poll(observe(&failing, Work::Unknown, None));
+    assert!(
+        !report.done.iter().any(|d| d.starts_with("new failure")),
+        "{report:?}"
+    );
+    // New failure text of the same signal gets through on its own.
+    let newer = base.replacen("● ", "● Exit code 2 from the runner\n● ", 1);
+    let (report, _) = m.poll(observe(&newer, Work::Unknown, None));
+    assert!(
+        report.done.iter().any(|d| d.contains("Exit code 2")),
+        "{report:?}"
+    );
+}
+
+#[test]
+fn a_capture_error_is_rendered_once_per_change_and_polling_goes_on() {
+    let mut m = monitor(5);
+    let failed = Observation {
+        capture: Err("can't find session: sess"),
+        work: Work::Unknown,
+        progress: None,
+    };
+    let (report, actions) = m.poll(failed);
+    assert_eq!(report.state, None);
+    assert_eq!(report.error.as_deref(), Some("can't find session: sess"));
+    assert!(report.line("00:00:01").starts_with(
+        "MONITOR · host:sess · ? · work=? · progress=? · nudges 0/5 · capture failed"
+    ));
+    assert!(actions.is_empty());
+    let (report, _) = m.poll(failed);
+    assert_eq!(report.error, None, "the same error is not rendered twice");
+    let (report, _) = m.poll(observe(&working(), Work::Unknown, None));
+    assert_eq!(report.state, Some(State::Working));
+}
+
+#[test]
+fn an_unchanged_pane_is_not_reclassified_every_poll() {
+    let mut m = monitor(5);
+    let pane = working();
+    for _ in 0..10 {
+        m.poll(observe(&pane, Work::Unknown, None));
+    }
+    assert_eq!(
+        m.classifications, 2,
+        "classified on the first poll and re-decided once after 5"
+    );
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Screen {
+    Idle,
+    Question,
+    OtherQuestion,
+    Working,
+    Gone,
+}
+
+proptest! {
+    #[test]
+    fn over_random_sequences_the_budget_questions_and_events_hold(
+        steps in proptest::collection::vec(
+            (prop_oneof![Just(Screen::Idle), Just(Screen::Question), Just(Screen::OtherQuestion), Just(Screen::Working), Just(Screen::Gone)],
+             0u64..3, prop_oneof![Just(None), (0u64..4).prop_map(Some)]),
+            1..40),
+        budget in 1u32..4,
+    ) {
+        let panes = [idle(), question(), other_question(), working()];
+        let mut m = monitor(budget);
+        let mut nudges_since_progress = 0u32;
+        let mut last_progress: Option<u64> = None;
+        let mut last_alert: Option<String> = None;
+        let mut last_state: Option<State> = None;
+        for (screen, work, progress) in steps {
+            let pane = match screen {
+                Screen::Idle => Some(&panes[0]),
+                Screen::Question => Some(&panes[1]),
+                Screen::OtherQuestion => Some(&panes[2]),
+                Screen::Working => Some(&panes[3]),
+                Screen::Gone => None,
+            };
+            let observation = Observation {
+                capture: pane.map(String::as_str).ok_or("no such session"),
+                work: Work::parse(&work.to_string()),
+                progress,
+            };
+            if let (Some(now), Some(before)) = (progress, last_progress) {
+                if now > before { nudges_since_progress = 0; }
+            }
+            if progress.is_some() { last_progress = progress.max(last_progress); }
+            let (report, actions) = m.poll(observation);
+            nudges_since_progress += sends(&actions) as u32;
+            prop_assert!(nudges_since_progress <= budget, "nudged {} times without progress", nudges_since_progress);
+            if report.state == Some(State::Question) {
+                prop_assert_eq!(sends(&actions), 0, "a key was sent to a question");
+            }
+            // An event repeats only after the pane showed another verdict in between.
+            if report.state.is_some() && report.state != last_state {
+                last_state = report.state;
+                last_alert = None;
+            }
+            for alert in alerts(&actions) {
+                prop_assert_ne!(Some(&alert.message), last_alert.as_ref(), "the same alert twice in a row");
+                last_alert = Some(alert.message.clone());
+            }
+        }
+    }
+
+    #[test]
+    fn the_same_question_is_escalated_at_most_once_until_another_verdict(repeats in 1usize..12) {
+        let mut m = monitor(5);
+        let pane = question();
+        let total: usize = (0..repeats).map(|_| alerts(&m.poll(observe(&pane, Work::Unknown, None)).1).len()).sum();
+        prop_assert_eq!(total, 1);
+    }
+}
