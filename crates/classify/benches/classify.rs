@@ -35,7 +35,11 @@ fn scrollback_of(screen: &str, history: &str) -> String {
     let mut lines: Vec<&str> = Vec::with_capacity(10_000);
     let screen_lines: Vec<&str> = screen.lines().collect();
     while lines.len() + screen_lines.len() < 10_000 {
-        lines.extend(history.iter().take(10_000 - screen_lines.len() - lines.len()));
+        lines.extend(
+            history
+                .iter()
+                .take(10_000 - screen_lines.len() - lines.len()),
+        );
     }
     lines.extend(screen_lines);
     lines.join("\n")
@@ -43,19 +47,36 @@ fn scrollback_of(screen: &str, history: &str) -> String {
 
 fn main() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/panes/claude");
-    println!("{:<34} {:>10} {:>12} {:>12} {:>7}", "capture (120x40)", "state", "screen ns", "10k-line ns", "ratio");
-    for case in ["working-bash-sleep", "question-permission-bash", "idle-after-tool-turn", "question-ask-single"] {
+    println!(
+        "{:<34} {:>10} {:>12} {:>12} {:>7}",
+        "capture (120x40)", "state", "screen ns", "10k-line ns", "ratio"
+    );
+    for case in [
+        "working-bash-sleep",
+        "question-permission-bash",
+        "idle-after-tool-turn",
+        "question-ask-single",
+    ] {
         let dir = corpus.join(case);
-        let (Ok(screen), Ok(history)) =
-            (std::fs::read_to_string(dir.join("plain.txt")), std::fs::read_to_string(dir.join("scrollback.txt")))
-        else {
+        let (Ok(screen), Ok(history)) = (
+            std::fs::read_to_string(dir.join("plain.txt")),
+            std::fs::read_to_string(dir.join("scrollback.txt")),
+        ) else {
             println!("{case}: capture missing, skipped");
             continue;
         };
         let long = scrollback_of(&screen, &history);
         let state: State = classify::classify(&screen, Work::Unknown).state;
-        assert_eq!(classify::classify(&long, Work::Unknown).state, state, "{case}: the scrollback changed the verdict");
+        assert_eq!(
+            classify::classify(&long, Work::Unknown).state,
+            state,
+            "{case}: the scrollback changed the verdict"
+        );
         let (short_ns, long_ns) = (median_ns(&screen), median_ns(&long));
-        println!("{case:<34} {:>10} {short_ns:>12.0} {long_ns:>12.0} {:>7.2}", state.as_str(), long_ns / short_ns);
+        println!(
+            "{case:<34} {:>10} {short_ns:>12.0} {long_ns:>12.0} {:>7.2}",
+            state.as_str(),
+            long_ns / short_ns
+        );
     }
 }

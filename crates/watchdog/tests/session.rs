@@ -364,8 +364,8 @@ proptest! {
                 work: Work::parse(&work.to_string()),
                 progress,
             };
-            if let (Some(now), Some(before)) = (progress, last_progress) {
-                if now > before { nudges_since_progress = 0; }
+            if let (Some(now), Some(before)) = (progress, last_progress) && now > before {
+                nudges_since_progress = 0;
             }
             if progress.is_some() { last_progress = progress.max(last_progress); }
             let (report, actions) = m.poll(observation);
