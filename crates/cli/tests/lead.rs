@@ -1,0 +1,857 @@
+//! End-to-end tests of `bmb-monitor lead`: the real binary, real files, real
+//! `sleep` processes with real pid files, a real inbox folder, control
+//! messages on stdin, and a private tmux server for the sweep.
+//!
+//! Times are never asserted: each `ts` is checked for its `HH:MM` shape and
+//! then masked, so the lines can be compared exactly.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use probes::run::{Invocation, Limits, run};
+
+/// The monitor under test, with everything it prints collected line by line.
+struct Monitor {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    out: Arc<Mutex<Vec<String>>>,
+    err: Arc<Mutex<Vec<String>>>,
+}
+
+fn collect(stream: impl std::io::Read + Send + 'static) -> Arc<Mutex<Vec<String>>> {
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&lines);
+    thread::spawn(move || {
+        for line in BufReader::new(stream).lines() {
+            let Ok(line) = line else { return };
+            sink.lock().unwrap().push(line);
+        }
+    });
+    lines
+}
+
+impl Monitor {
+    // The test must start the real binary with pipes it keeps open, which
+    // `probes::run` (run to completion) cannot do.
+    #[allow(clippy::disallowed_methods)]
+    fn start(args: &[&str], env: &[(&str, &str)]) -> Monitor {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_bmb-monitor"));
+        cmd.arg("lead")
+            .args(args)
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("start bmb-monitor");
+        let out = collect(child.stdout.take().unwrap());
+        let err = collect(child.stderr.take().unwrap());
+        Monitor {
+            stdin: child.stdin.take(),
+            child,
+            out,
+            err,
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin still open");
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn out(&self) -> Vec<String> {
+        self.out.lock().unwrap().clone()
+    }
+
+    fn err(&self) -> Vec<String> {
+        self.err.lock().unwrap().clone()
+    }
+
+    /// Waits (up to `secs`) until stdout holds a line containing `needle`.
+    fn wait_out(&self, needle: &str, secs: u64) -> bool {
+        wait_until(secs, || self.out().iter().any(|l| l.contains(needle)))
+    }
+
+    fn shutdown(&mut self) -> ExitStatus {
+        self.send(r#"{"type":"shutdown_request"}"#);
+        self.wait_exit(10)
+            .expect("monitor exits after shutdown_request")
+    }
+
+    fn wait_exit(&mut self, secs: u64) -> Option<ExitStatus> {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
+}
+
+impl Drop for Monitor {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn wait_until(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < deadline {
+        if cond() {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    cond()
+}
+
+/// A real process that lives until killed; killed and reaped on drop.
+struct Sleeper(Child);
+
+impl Sleeper {
+    // A real agent stand-in: a process the test owns and kills by its pid.
+    #[allow(clippy::disallowed_methods)]
+    fn start() -> Sleeper {
+        Sleeper(
+            std::process::Command::new("sleep")
+                .arg("600")
+                .stdin(Stdio::null())
+                .spawn()
+                .expect("start sleep"),
+        )
+    }
+
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+
+    fn write_pid(&self, path: &Path) {
+        std::fs::write(path, format!("{}\n", self.pid())).unwrap();
+    }
+
+    fn kill(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+fn watch(agent: &str, dir: &Path, extra: &str) -> String {
+    watch_at(agent, dir, now(), 3600, extra)
+}
+
+fn watch_at(agent: &str, dir: &Path, started: i64, timeout: u64, extra: &str) -> String {
+    let d = dir.display();
+    format!(
+        r#"{{"agent":"{agent}","step":"1","result_path":"{d}/{agent}.md","pid_file":"{d}/{agent}.pid","timeout_sec":{timeout},"started_at_epoch":{started},"blind_phase":false,"consultant_reporting":"filtered"{extra}}}"#
+    )
+}
+
+/// Checks every `ts` has the `HH:MM` shape, then masks it as `HH:MM`.
+fn mask(line: &str) -> String {
+    let mut out = line.to_owned();
+    for key in ["ts=", "\"ts\":\""] {
+        if let Some(at) = out.find(key) {
+            let start = at + key.len();
+            let ts = &out[start..start + 5];
+            let b = ts.as_bytes();
+            assert!(
+                b[0].is_ascii_digit()
+                    && b[1].is_ascii_digit()
+                    && b[2] == b':'
+                    && b[3].is_ascii_digit()
+                    && b[4].is_ascii_digit(),
+                "ts is not HH:MM in {line}"
+            );
+            out.replace_range(start..start + 5, "HH:MM");
+        }
+    }
+    out
+}
+
+fn masked(lines: &[String]) -> Vec<String> {
+    lines.iter().map(|l| mask(l)).collect()
+}
+
+fn assert_no_repeats(lines: &[String]) {
+    let mut seen = std::collections::HashSet::new();
+    for line in masked(lines) {
+        assert!(
+            seen.insert(line.clone()),
+            "repeated: {line}\nall: {lines:#?}"
+        );
+    }
+}
+
+fn read_lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+struct Dirs {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    bmb: PathBuf,
+}
+
+fn dirs() -> Dirs {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().to_path_buf();
+    let bmb = root.join(".bmb");
+    std::fs::create_dir_all(&bmb).unwrap();
+    Dirs {
+        _tmp: tmp,
+        root,
+        bmb,
+    }
+}
+
+fn base_args(d: &Dirs) -> Vec<String> {
+    vec![
+        "--interval".into(),
+        "1".into(),
+        "--no-sweep".into(),
+        "--bmb-dir".into(),
+        d.bmb.display().to_string(),
+    ]
+}
+
+fn args_ref(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn each_real_state_change_is_reported_once_in_the_seeds_format() {
+    let d = dirs();
+    let r = d.root.display().to_string();
+    let mut done = Sleeper::start();
+    let mut dies = Sleeper::start();
+    let stalls = Sleeper::start();
+    let busy = Sleeper::start();
+    let late = Sleeper::start();
+    for (s, name) in [
+        (&done, "executor"),
+        (&dies, "tester-claude"),
+        (&stalls, "analyst"),
+        (&busy, "writer"),
+        (&late, "simplifier"),
+    ] {
+        s.write_pid(&d.root.join(format!("{name}.pid")));
+    }
+    std::fs::write(d.bmb.join("consultant-feed.md"), "feed v1").unwrap();
+    let mut args = base_args(&d);
+    args.extend(["--idle-stall".into(), "2".into()]);
+    let mut m = Monitor::start(&args_ref(&args), &[]);
+    m.send(&watch("executor", &d.root, r#","idle_stall_sec":600"#));
+    m.send(&watch("tester-claude", &d.root, r#","idle_stall_sec":600"#));
+    m.send(&watch("analyst", &d.root, ""));
+    m.send(&watch(
+        "writer",
+        &d.root,
+        &format!(r#","watch_paths":["{r}/writer.log"]"#),
+    ));
+    // 90% of 20 s is 18 s: started 17 s ago, the warning is a second or two away.
+    m.send(&watch_at(
+        "simplifier",
+        &d.root,
+        now() - 17,
+        20,
+        r#","idle_stall_sec":600"#,
+    ));
+
+    // The writer keeps its log growing: metadata progress, never a stall.
+    let log = d.root.join("writer.log");
+    let writer_progress = {
+        let log = log.clone();
+        let stop = Arc::new(AtomicUsize::new(0));
+        let flag = Arc::clone(&stop);
+        let handle = thread::spawn(move || {
+            let mut n = 0;
+            while flag.load(Ordering::SeqCst) == 0 {
+                n += 1;
+                std::fs::write(&log, "x".repeat(n)).unwrap();
+                thread::sleep(Duration::from_millis(300));
+            }
+        });
+        (stop, handle)
+    };
+
+    std::fs::write(d.root.join("executor.md"), "Type: handoff\nStatus: PASS\n").unwrap();
+    dies.kill();
+    assert!(m.wait_out("state=result_ready", 10), "{:?}", m.out());
+    assert!(m.wait_out("state=process_died", 10), "{:?}", m.out());
+    assert!(
+        m.wait_out("agent=analyst step=1 state=stalled", 10),
+        "{:?}",
+        m.out()
+    );
+    assert!(m.wait_out("state=timeout_imminent", 10), "{:?}", m.out());
+    assert!(m.wait_out("state=timeout_exceeded", 10), "{:?}", m.out());
+    std::fs::write(d.bmb.join("consultant-feed.md"), "feed v2").unwrap();
+    // mtime resolution: make the change visible even on a coarse filesystem.
+    let later = SystemTime::now() + Duration::from_secs(5);
+    std::fs::File::options()
+        .write(true)
+        .open(d.bmb.join("consultant-feed.md"))
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    let events = d.bmb.join("consultant-events.jsonl");
+    assert!(
+        wait_until(10, || read_lines(&events)
+            .iter()
+            .any(|l| l.contains("feed_update"))),
+        "{:?}",
+        read_lines(&events)
+    );
+    // A few more passes: nothing new may be said.
+    thread::sleep(Duration::from_secs(3));
+    writer_progress.0.store(1, Ordering::SeqCst);
+    writer_progress.1.join().unwrap();
+    let status = m.shutdown();
+    assert!(status.success(), "{status:?}");
+
+    let out = m.out();
+    assert_no_repeats(&out);
+    let mut lines = masked(&out);
+    // The stall's idle_sec is a measurement; check it, then mask it too.
+    for line in &mut lines {
+        if let Some(rest) =
+            line.strip_prefix("[MONITOR] agent=analyst step=1 state=stalled idle_sec=")
+        {
+            let n: u64 = rest.split(' ').next().unwrap().parse().unwrap();
+            assert!(n >= 2, "{line}");
+            *line = "[MONITOR] agent=analyst step=1 state=stalled idle_sec=N ts=HH:MM".into();
+        }
+        if line.contains("state=timeout_") {
+            // elapsed=N/20s: N is measured; the shape and the order are checked.
+            let n: u64 = line
+                .split("elapsed=")
+                .nth(1)
+                .unwrap()
+                .split('/')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            if line.contains("imminent") {
+                assert!((18..20).contains(&n), "{line}");
+            } else {
+                assert!(n >= 20, "{line}");
+            }
+            *line = line.replace(&format!("elapsed={n}/"), "elapsed=N/");
+        }
+    }
+    lines.sort();
+    let mut expected = vec![
+        format!("[MONITOR] agent=executor step=1 state=result_ready file={r}/executor.md ts=HH:MM"),
+        format!(
+            "[MONITOR] agent=tester-claude step=1 state=process_died pid={} ts=HH:MM",
+            dies.pid()
+        ),
+        "[MONITOR] agent=analyst step=1 state=stalled idle_sec=N ts=HH:MM".to_owned(),
+        "[MONITOR] agent=simplifier step=1 state=timeout_imminent elapsed=N/20s ts=HH:MM"
+            .to_owned(),
+        "[MONITOR] agent=simplifier step=1 state=timeout_exceeded elapsed=N/20s ts=HH:MM"
+            .to_owned(),
+    ];
+    expected.sort();
+    assert_eq!(lines, expected);
+    assert!(
+        !out.iter().any(|l| l.contains("agent=writer")),
+        "progress is not a stall"
+    );
+
+    let consultant = masked(&read_lines(&events));
+    assert_no_repeats(&read_lines(&events));
+    assert!(consultant.contains(&format!(
+        r#"{{"event":"agent_complete","step":"1","agent":"executor","result":"{r}/executor.md","ts":"HH:MM","source":"monitor"}}"#
+    )), "{consultant:#?}");
+    assert!(consultant.iter().any(|l| {
+        l.starts_with(r#"{"event":"monitor_stall","step":"1","agent":"analyst","idle_sec":"#)
+    }));
+    assert!(consultant.iter().any(|l| l.starts_with(r#"{"event":"monitor_timeout_imminent","step":"1","agent":"simplifier","elapsed_sec":"#) && l.ends_with(r#","timeout_sec":20,"ts":"HH:MM","source":"monitor"}"#)));
+    assert!(
+        consultant
+            .contains(&r#"{"type":"feed_update","source":"monitor","ts":"HH:MM"}"#.to_owned())
+    );
+    assert_eq!(consultant.len(), 4, "{consultant:#?}");
+    assert!(
+        !consultant.iter().any(|l| l.contains("PASS")),
+        "filtered reporting never carries the handoff"
+    );
+    drop((done.kill(), stalls, busy, late));
+}
+
+#[test]
+fn a_thousand_bad_lines_are_each_named_and_every_valid_one_applied() {
+    let d = dirs();
+    let r = d.root.display().to_string();
+    let mut m = Monitor::start(&args_ref(&base_args(&d)), &[]);
+    let bad = [
+        "not json",
+        "{",
+        "[]",
+        r#"{"agent":"x"}"#,
+        r#"{"ack":"stalled"}"#,
+        r#"{"ack":"later","agent":"x"}"#,
+        r#"{"type":"reboot"}"#,
+        r#"{"agent":"x","step":"1","result_path":"/r"}"#,
+        r#"{"agent":"x","step":"1","result_path":"/r","pid_file":"/p","timeout_sec":"soon","started_at_epoch":1,"blind_phase":false,"consultant_reporting":"full"}"#,
+        r#"{"agent":"nobody","step":"1","blind_phase":true}"#,
+    ];
+    let mut expected_errors = 0;
+    let mut valid = 0;
+    for i in 0..1000 {
+        let line = bad[i % bad.len()];
+        m.send(line);
+        expected_errors += 1;
+        if i % 10 == 0 {
+            let agent = format!("agent{valid:03}");
+            std::fs::write(d.root.join(format!("{agent}.md")), "done").unwrap();
+            m.send(&watch(&agent, &d.root, ""));
+            valid += 1;
+        }
+    }
+    assert!(
+        wait_until(20, || m.out().len() >= valid
+            && m.err().len() >= expected_errors),
+        "out {} err {}",
+        m.out().len(),
+        m.err().len()
+    );
+    let status = m.shutdown();
+    assert!(status.success());
+    let err = m.err();
+    assert_eq!(err.len(), expected_errors, "one line per bad message");
+    for (n, line) in err.iter().enumerate() {
+        assert!(
+            line.starts_with("lead: bad control message (stdin line "),
+            "{line}"
+        );
+        let names_what = line.contains('`') || line.contains("not a JSON object");
+        assert!(names_what, "line {n} names no field: {line}");
+    }
+    assert!(err.iter().any(|l| l.contains("field `timeout_sec`")));
+    assert!(err.iter().any(|l| l.contains("missing field `pid_file`")));
+    let mut out = masked(&m.out());
+    out.sort();
+    let expected: Vec<String> = (0..valid)
+        .map(|i| {
+            format!("[MONITOR] agent=agent{i:03} step=1 state=result_ready file={r}/agent{i:03}.md ts=HH:MM")
+        })
+        .collect();
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn inbox_files_are_applied_in_name_order_exactly_once_and_eof_is_not_a_shutdown() {
+    let d = dirs();
+    let inbox = d.bmb.join("monitor-inbox");
+    std::fs::create_dir_all(&inbox).unwrap();
+    let marker = "MARKER-inbox-91c2";
+    std::fs::write(
+        d.root.join("verifier-claude.md"),
+        format!("Type: verification\nStatus: {marker}\n"),
+    )
+    .unwrap();
+    // Writers create under another name and rename into place.
+    let drop_file = |name: &str, body: &str| {
+        let tmp = inbox.join(format!(".{name}.tmp"));
+        std::fs::write(&tmp, body).unwrap();
+        std::fs::rename(&tmp, inbox.join(name)).unwrap();
+    };
+    // 001 registers with full reporting; 002 turns the blind phase on. Applied
+    // out of order, 002 would fail ("no such watch item") and the marker would leak.
+    drop_file(
+        "001-watch.json",
+        &watch(
+            "verifier-claude",
+            &d.root,
+            r#","consultant_reporting":"full""#,
+        ),
+    );
+    drop_file(
+        "002-blind.json",
+        r#"{"agent":"verifier-claude","step":"1","blind_phase":true}"#,
+    );
+    std::fs::write(inbox.join("notes.txt"), "not a message").unwrap();
+    let mut m = Monitor::start(&args_ref(&base_args(&d)), &[]);
+    // EOF on stdin: not a shutdown.
+    drop(m.stdin.take());
+    assert!(
+        m.wait_out("agent=verifier-claude", 10),
+        "{:?} {:?}",
+        m.out(),
+        m.err()
+    );
+    for i in 0..20 {
+        let agent = format!("w{i:02}");
+        std::fs::write(d.root.join(format!("{agent}.md")), "x").unwrap();
+        drop_file(&format!("1{i:02}.json"), &watch(&agent, &d.root, ""));
+    }
+    assert!(wait_until(10, || m.out().len() >= 21), "{:?}", m.out());
+    thread::sleep(Duration::from_millis(1500));
+    assert!(
+        m.child.try_wait().unwrap().is_none(),
+        "EOF ended the monitor"
+    );
+    drop_file("999-stop.json", r#"{"type":"shutdown_request"}"#);
+    let status = m.wait_exit(10).expect("shutdown from the inbox");
+    assert!(status.success());
+
+    let out = m.out();
+    assert_eq!(out.len(), 21, "{out:#?}");
+    assert_no_repeats(&out);
+    assert!(m.err().is_empty(), "{:?}", m.err());
+    let events = read_lines(&d.bmb.join("consultant-events.jsonl"));
+    assert!(events.iter().any(|l| l.contains("verifier-claude")));
+    assert!(
+        !events.iter().any(|l| l.contains(marker)),
+        "blind phase leaked: {events:?}"
+    );
+    let mut left: Vec<String> = std::fs::read_dir(&inbox)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(left, [".claimed", "notes.txt"], "consumed, not left behind");
+    assert_eq!(
+        std::fs::read_dir(inbox.join(".claimed")).unwrap().count(),
+        0
+    );
+}
+
+#[test]
+fn full_reporting_without_blind_phase_shows_the_handoff_status() {
+    let d = dirs();
+    let marker = "MARKER-full-5d1e";
+    std::fs::write(
+        d.root.join("tester-cross.md"),
+        format!("# Handoff\nType: test-report\nStatus: {marker}\nline 4\nline 5\nSECRET line 6\n"),
+    )
+    .unwrap();
+    let mut m = Monitor::start(&args_ref(&base_args(&d)), &[]);
+    m.send(&watch(
+        "tester-cross",
+        &d.root,
+        r#","consultant_reporting":"full""#,
+    ));
+    assert!(m.wait_out("state=result_ready", 10));
+    assert!(m.shutdown().success());
+    let events = masked(&read_lines(&d.bmb.join("consultant-events.jsonl")));
+    let r = d.root.display();
+    assert_eq!(
+        events,
+        [format!(
+            r#"{{"event":"agent_complete","step":"1","agent":"tester-cross","result":"{r}/tester-cross.md","handoff":{{"type":"test-report","status":"{marker}"}},"ts":"HH:MM","source":"monitor"}}"#
+        )]
+    );
+}
+
+#[test]
+fn an_unacknowledged_stall_is_repeated_at_most_three_times_and_an_ack_stops_it() {
+    let d = dirs();
+    let a = Sleeper::start();
+    let b = Sleeper::start();
+    a.write_pid(&d.root.join("executor.pid"));
+    b.write_pid(&d.root.join("writer.pid"));
+    let mut args = base_args(&d);
+    args.extend([
+        "--idle-stall".into(),
+        "1".into(),
+        "--ack-timeout".into(),
+        "1".into(),
+    ]);
+    let mut m = Monitor::start(&args_ref(&args), &[]);
+    m.send(&watch("executor", &d.root, ""));
+    m.send(&watch("writer", &d.root, ""));
+    assert!(
+        m.wait_out(r#""agent":"writer","nudge_count":1"#, 10),
+        "{:?}",
+        m.out()
+    );
+    m.send(r#"{"ack":"stalled","agent":"writer"}"#);
+    assert!(
+        m.wait_out(r#""agent":"executor","nudge_count":3"#, 10),
+        "{:?}",
+        m.out()
+    );
+    thread::sleep(Duration::from_secs(3));
+    assert!(m.shutdown().success());
+    let out = masked(&m.out());
+    let nudges = |agent: &str| {
+        out.iter()
+            .filter(|l| l.contains("nudge_repeat") && l.contains(&format!(r#""agent":"{agent}""#)))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        nudges("executor"),
+        (1..=3)
+            .map(|n| format!(r#"{{"type":"watchdog","event":"nudge_repeat","original_event":"stalled","agent":"executor","nudge_count":{n},"ts":"HH:MM"}}"#))
+            .collect::<Vec<_>>()
+    );
+    let writer = nudges("writer");
+    assert!(
+        !writer.is_empty() && writer.len() < 3,
+        "the ack stopped the writer's repeats: {writer:?}"
+    );
+    drop((a, b));
+}
+
+#[test]
+fn runtime_errors_are_said_once_and_survived() {
+    let d = dirs();
+    // The Consultant's file cannot be written: it is a directory.
+    let events = d.root.join("events-dir");
+    std::fs::create_dir_all(&events).unwrap();
+    let inbox = d.root.join("inbox");
+    std::fs::write(d.root.join("garbage.pid"), "-1\n").unwrap();
+    let mut args = base_args(&d);
+    args.extend([
+        "--consultant-out".into(),
+        events.display().to_string(),
+        "--inbox".into(),
+        inbox.display().to_string(),
+    ]);
+    let mut m = Monitor::start(&args_ref(&args), &[]);
+    m.send(&watch("garbage", &d.root, ""));
+    std::fs::write(d.root.join("done.md"), "x").unwrap();
+    m.send(&watch("done", &d.root, ""));
+    assert!(m.wait_out("agent=done step=1 state=result_ready", 10));
+    // The inbox folder vanishes under the running monitor.
+    std::fs::remove_dir_all(&inbox).unwrap();
+    thread::sleep(Duration::from_secs(3));
+    std::fs::write(d.root.join("later.md"), "x").unwrap();
+    m.send(&watch("later", &d.root, ""));
+    assert!(
+        m.wait_out("agent=later step=1 state=result_ready", 10),
+        "kept running"
+    );
+    assert!(m.shutdown().success());
+    let err = m.err();
+    let count = |needle: &str| err.iter().filter(|l| l.contains(needle)).count();
+    assert_eq!(count("field `pid_file`"), 1, "{err:#?}");
+    assert!(
+        err.iter()
+            .any(|l| l.contains("field `pid_file`") && l.contains("\"-1\"")),
+        "{err:#?}"
+    );
+    assert_eq!(count("consultant file"), 1, "{err:#?}");
+    assert_eq!(count("lead: inbox"), 1, "{err:#?}");
+    assert!(
+        !m.out().iter().any(|l| l.contains("agent=garbage")),
+        "-1 is not a death"
+    );
+}
+
+/// A private tmux server, killed and its socket removed on drop.
+struct TmuxServer {
+    name: String,
+    socket: PathBuf,
+}
+
+impl TmuxServer {
+    fn start() -> TmuxServer {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let name = format!(
+            "bmb-lead-test-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        );
+        let mut server = TmuxServer {
+            name,
+            socket: PathBuf::new(),
+        };
+        server.tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            "lead",
+            "-x",
+            "200",
+            "-y",
+            "60",
+            "sleep 600",
+        ]);
+        server.socket = PathBuf::from(server.tmux(&["display-message", "-p", "#{socket_path}"]));
+        server.tmux(&["set-option", "-g", "remain-on-exit", "on"]);
+        server
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let inv = Invocation::new("tmux")
+            .args(["-L", &self.name, "-f", "/dev/null"])
+            .args(args);
+        let outcome = run(&inv, &Limits::with_timeout(Duration::from_secs(10)));
+        match outcome.success_stdout() {
+            Some(out) => out.text().trim().to_owned(),
+            None => panic!("tmux {args:?}: {}", outcome.describe()),
+        }
+    }
+
+    /// A new pane running `command`; returns its id and pid.
+    fn split(&self, command: &str) -> (String, u32) {
+        let row = self.tmux(&[
+            "split-window",
+            "-d",
+            "-t",
+            "lead:0",
+            "-P",
+            "-F",
+            "#{pane_id} #{pane_pid}",
+            command,
+        ]);
+        self.tmux(&["select-layout", "-t", "lead:0", "tiled"]);
+        let (id, pid) = row.split_once(' ').unwrap();
+        (id.to_owned(), pid.parse().unwrap())
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        let _ = run(
+            &Invocation::new("tmux").args(["-L", &self.name, "kill-server"]),
+            &Limits::with_timeout(Duration::from_secs(10)),
+        );
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+#[test]
+fn the_sweep_reports_dead_and_untracked_panes_of_the_current_window_once() {
+    let d = dirs();
+    let server = TmuxServer::start();
+    let lead_pane = server.tmux(&["display-message", "-p", "-t", "lead:0.0", "#{pane_id}"]);
+    let typed = d.root.join("typed.txt");
+    let (typing_pane, _) = server.split(&format!("cat > {}", typed.display()));
+    let (untracked, untracked_pid) = server.split("sleep 601");
+    let pidfile = d.root.join("executor.pid");
+    // The registered pid is a CHILD of the pane's shell, not the pane's pid.
+    let (tracked, tracked_pid) = server.split(&format!(
+        "sh -c 'sleep 602 & echo $! > {}; wait'",
+        pidfile.display()
+    ));
+    let (dead, _) = server.split("true");
+    let (consultant, _) = server.split("sleep 603");
+    std::fs::write(d.bmb.join("consultant-pane-id"), format!("{consultant}\n")).unwrap();
+    // Another window of the same session is not ours to sweep.
+    server.tmux(&["new-window", "-d", "-t", "lead", "sleep 604"]);
+    assert!(wait_until(10, || std::fs::read_to_string(&pidfile)
+        .map(|s| s.trim().parse::<u32>().is_ok())
+        .unwrap_or(false)));
+    let registered: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_ne!(registered, tracked_pid);
+
+    // Registered before the monitor starts (the inbox is read before the
+    // first pass), so the first sweep already knows the tracked pane.
+    let inbox = d.bmb.join("monitor-inbox");
+    std::fs::create_dir_all(&inbox).unwrap();
+    std::fs::write(
+        inbox.join("001.json"),
+        watch("executor", &d.root, r#","idle_stall_sec":600"#),
+    )
+    .unwrap();
+    let socket = server.socket.display().to_string();
+    let tmux_env = format!("{socket},1,0");
+    let args = [
+        "--interval",
+        "1",
+        "--sweep-interval",
+        "1",
+        "--bmb-dir",
+        &d.bmb.display().to_string(),
+        "-L",
+        &server.name,
+        "--lead-pane",
+        &typing_pane,
+    ]
+    .map(String::from);
+    let mut m = Monitor::start(
+        &args_ref(&args),
+        &[("TMUX", &tmux_env), ("TMUX_PANE", &lead_pane)],
+    );
+    assert!(m.wait_out("pane_dead", 10), "{:?} {:?}", m.out(), m.err());
+    assert!(
+        m.wait_out("untracked_pane", 10),
+        "{:?} {:?}",
+        m.out(),
+        m.err()
+    );
+    thread::sleep(Duration::from_secs(3));
+    let before = m.out();
+    // The sleeper in the untracked pane ends: now that pane is dead, a change.
+    let _ = run(
+        &Invocation::new("kill").arg(untracked_pid.to_string()),
+        &Limits::default(),
+    );
+    assert!(
+        wait_until(10, || m.out().len() > before.len()),
+        "{:?}",
+        m.out()
+    );
+    thread::sleep(Duration::from_secs(2));
+    assert!(m.shutdown().success());
+
+    let out = masked(&m.out());
+    assert_eq!(out.len(), 3, "{out:#?}");
+    // The first sweep's two reports come in the window's pane order; sort them.
+    let mut first = out[..2].to_vec();
+    first.sort();
+    let mut expected = vec![
+        format!(
+            r#"{{"type":"watchdog","event":"untracked_pane","pane":"{untracked}","pid":{untracked_pid},"ts":"HH:MM"}}"#
+        ),
+        format!(r#"{{"type":"watchdog","event":"pane_dead","pane":"{dead}","ts":"HH:MM"}}"#),
+    ];
+    expected.sort();
+    assert_eq!(first, expected);
+    assert_eq!(
+        out[2],
+        format!(r#"{{"type":"watchdog","event":"pane_dead","pane":"{untracked}","ts":"HH:MM"}}"#)
+    );
+    assert!(m.err().is_empty(), "{:?}", m.err());
+    // Every Lead line was typed into the --lead-pane, text then Enter.
+    assert!(
+        wait_until(5, || read_lines(&typed).len() == m.out().len()),
+        "{:?} vs {:?}",
+        read_lines(&typed),
+        m.out()
+    );
+    assert_eq!(read_lines(&typed), m.out());
+    let _ = (tracked, registered);
+}
