@@ -11,3 +11,4 @@ pub mod procfs;
 pub mod run;
 pub mod tmux;
 pub mod transcript;
+pub mod ssh;

@@ -20,6 +20,7 @@ use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -208,6 +209,15 @@ impl Outcome {
     }
 }
 
+/// Subprocesses started by this process so far, counted so that tests and
+/// benchmarks can assert how many a poll cycle costs (a loop runs forever).
+static SPAWNED: AtomicU64 = AtomicU64::new(0);
+
+/// How many subprocesses [`run`] has started in this process.
+pub fn spawned() -> u64 {
+    SPAWNED.load(Ordering::Relaxed)
+}
+
 /// Run `what` under `limits`. Returns within about `timeout + 2 × grace`
 /// whatever the child does, and leaves no member of its process group behind
 /// on timeout.
@@ -245,6 +255,7 @@ pub fn run(what: &Invocation, limits: &Limits) -> Outcome {
             };
         }
     };
+    SPAWNED.fetch_add(1, Ordering::Relaxed);
     let group = child.id() as libc::pid_t;
 
     if let (Some(bytes), Some(mut stdin)) = (what.stdin.clone(), child.stdin.take()) {

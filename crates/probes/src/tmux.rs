@@ -1,12 +1,15 @@
-//! A minimal tmux adapter for the lead monitor: list the panes of one window,
-//! and type a line into a pane.
+//! The tmux adapter: list panes and sessions, capture many sessions' panes in
+//! two invocations, type a line into a pane; locally or on an ssh alias.
 //!
 //! Every call goes through [`crate::run`] under a wall clock, so a hung or
-//! dead server costs a timeout and an error, never a frozen monitor.
+//! dead server, or a host that accepts TCP and never answers, costs a timeout
+//! and an error, never a frozen monitor. Sessions are addressed exactly
+//! (`-t '=name:'`), never by prefix.
 
 use std::time::Duration;
 
 use crate::run::{Invocation, Limits, run};
+use crate::ssh::{Remote, quote_expandable, quote_literal};
 
 /// Which tmux server to talk to: the default one, `-L NAME`, or `-S PATH`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -35,8 +38,11 @@ pub struct PaneRow {
 #[derive(Debug, Clone)]
 pub struct Tmux {
     pub server: Server,
+    /// The tmux-compatible binary; on a remote host, the remote shell expands it.
     pub program: String,
     pub timeout: Duration,
+    /// `None`: this machine. `Some`: every call goes through ssh to that alias.
+    pub remote: Option<Remote>,
 }
 
 impl Tmux {
@@ -45,15 +51,27 @@ impl Tmux {
             server,
             program: "tmux".to_owned(),
             timeout: Duration::from_secs(5),
+            remote: None,
         }
     }
 
-    fn invocation(&self) -> Invocation {
-        let inv = Invocation::new(&self.program);
-        match &self.server {
-            Server::Default => inv,
-            Server::Name(name) => inv.arg("-L").arg(name),
-            Server::Path(path) => inv.arg("-S").arg(path),
+    /// `tmux [-L NAME | -S PATH] ARGS…`, or the same as one remote shell command over ssh.
+    fn command(&self, args: &[&str]) -> Invocation {
+        let server: Vec<&str> = match &self.server {
+            Server::Default => Vec::new(),
+            Server::Name(name) => vec!["-L", name],
+            Server::Path(path) => vec!["-S", path],
+        };
+        match &self.remote {
+            None => Invocation::new(&self.program).args(server).args(args),
+            Some(remote) => {
+                let mut line = quote_expandable(&self.program);
+                for word in server.iter().chain(args) {
+                    line.push(' ');
+                    line.push_str(&quote_literal(word));
+                }
+                remote.invocation(&line)
+            }
         }
     }
 
@@ -70,11 +88,12 @@ impl Tmux {
     /// `%3`), or the server's current window when `target` is `None`. Never `-s`
     /// or `-a`: other windows and sessions belong to the user, not to us.
     pub fn list_panes(&self, target: Option<&str>) -> Result<Vec<PaneRow>, String> {
-        let mut inv = self.invocation().arg("list-panes");
-        if let Some(target) = target {
-            inv = inv.arg("-t").arg(target);
-        }
-        let out = self.call(inv.arg("-F").arg("#{pane_id} #{pane_pid} #{pane_dead}"))?;
+        let format = "#{pane_id} #{pane_pid} #{pane_dead}";
+        let inv = match target {
+            Some(target) => self.command(&["list-panes", "-t", target, "-F", format]),
+            None => self.command(&["list-panes", "-F", format]),
+        };
+        let out = self.call(inv)?;
         out.lines()
             .filter(|line| !line.trim().is_empty())
             .map(parse_pane_row)
@@ -84,15 +103,118 @@ impl Tmux {
     /// Types `text` literally into `pane`, then presses Enter in a SEPARATE
     /// call: sent together, a fast TUI can take the Enter as part of a paste.
     pub fn send_line(&self, pane: &str, text: &str) -> Result<(), String> {
-        self.call(
-            self.invocation()
-                .args(["send-keys", "-t", pane, "-l", "--"])
-                .arg(text),
-        )?;
-        self.call(self.invocation().args(["send-keys", "-t", pane, "Enter"]))?;
+        self.call(self.command(&["send-keys", "-t", pane, "-l", "--", text]))?;
+        self.call(self.command(&["send-keys", "-t", pane, "Enter"]))?;
         Ok(())
     }
+
+    /// The names of the server's sessions. A server that is not running has none.
+    pub fn list_sessions(&self) -> Result<Vec<String>, String> {
+        let inv = self.command(&["list-sessions", "-F", "#{session_name}"]);
+        let outcome = run(&inv, &Limits::with_timeout(self.timeout));
+        if let Some(out) = outcome.success_stdout() {
+            return Ok(out.text().lines().filter(|l| !l.is_empty()).map(str::to_owned).collect());
+        }
+        let described = outcome.describe();
+        if NO_SERVER.iter().any(|phrase| described.contains(phrase)) {
+            return Ok(Vec::new());
+        }
+        Err(format!("`{}` {described}", inv.display()))
+    }
+
+    /// Captures the active pane of each session (`capture-pane -p -t '=NAME:'`)
+    /// in at most two invocations whatever their number: `list-sessions`, then
+    /// one chained command (`;`) for the sessions that exist, each capture
+    /// preceded by a marker line carrying `nonce` so the output can be split.
+    /// Per session: its pane text, or why it could not be captured.
+    pub fn capture_sessions(&self, sessions: &[String], nonce: &str) -> Result<Vec<Result<String, String>>, String> {
+        let existing = self.list_sessions()?;
+        let mut results: Vec<Result<String, String>> = sessions
+            .iter()
+            .map(|s| Err(format!("no tmux session named `{s}`{}", self.where_())))
+            .collect();
+        let wanted: Vec<(usize, String)> = sessions
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| existing.contains(s))
+            .map(|(i, s)| (i, format!("={s}:")))
+            .collect();
+        if wanted.is_empty() {
+            return Ok(results);
+        }
+        let markers: Vec<String> = wanted.iter().map(|(i, _)| format!("BMB-{nonce}-{i}")).collect();
+        let mut args: Vec<&str> = Vec::new();
+        for ((_, target), marker) in wanted.iter().zip(&markers) {
+            if !args.is_empty() {
+                args.push(";");
+            }
+            args.extend(["display-message", "-p", "-t", target, marker, ";", "capture-pane", "-p", "-t", target]);
+        }
+        let inv = self.command(&args);
+        let outcome = run(&inv, &Limits::with_timeout(self.timeout));
+        let (stdout, failure) = match &outcome {
+            crate::run::Outcome::Exited { code: Some(0), stdout, .. } => (stdout.text(), None),
+            crate::run::Outcome::Exited { stdout, .. } | crate::run::Outcome::TimedOut { stdout, .. } => {
+                (stdout.text(), Some(format!("`{}` {}", inv.display(), outcome.describe())))
+            }
+            crate::run::Outcome::FailedToSpawn { .. } => (String::new(), Some(outcome.describe())),
+        };
+        let mut current: Option<(usize, String)> = None;
+        let mut finished = Vec::new();
+        for line in stdout.split_inclusive('\n') {
+            let bare = line.trim_end_matches('\n');
+            if let Some(at) = markers.iter().position(|m| m == bare) {
+                finished.extend(current.take());
+                current = Some((wanted[at].0, String::new()));
+            } else if let Some((_, text)) = current.as_mut() {
+                text.push_str(line);
+            }
+        }
+        // The last capture is complete only if the whole chain succeeded.
+        if failure.is_none() {
+            finished.extend(current.take());
+        }
+        for (index, text) in finished {
+            results[index] = Ok(text);
+        }
+        if let Some(failure) = failure {
+            for (index, _) in &wanted {
+                if results[*index].is_err() {
+                    results[*index] = Err(failure.clone());
+                }
+            }
+        }
+        Ok(results)
+    }
+
+    /// Starts a detached session running `command` (argv, no shell).
+    pub fn new_detached_session(&self, name: &str, command: &[String]) -> Result<(), String> {
+        let mut args = vec!["new-session", "-d", "-s", name, "--"];
+        args.extend(command.iter().map(String::as_str));
+        self.call(self.command(&args)).map(|_| ())
+    }
+
+    /// Ends the session named exactly `name`.
+    pub fn kill_session(&self, name: &str) -> Result<(), String> {
+        let target = format!("={name}");
+        self.call(self.command(&["kill-session", "-t", &target])).map(|_| ())
+    }
+
+    /// Ends the whole server (tests end their private servers this way).
+    pub fn kill_server(&self) -> Result<(), String> {
+        self.call(self.command(&["kill-server"])).map(|_| ())
+    }
+
+    fn where_(&self) -> String {
+        match &self.remote {
+            Some(remote) => format!(" on {}", remote.alias),
+            None => String::new(),
+        }
+    }
 }
+
+/// What tmux says when no server listens on the socket: no sessions, not an error.
+const NO_SERVER: [&str; 2] = ["no server running", "error connecting to"];
 
 /// Parses `%3 12345 0`.
 fn parse_pane_row(line: &str) -> Result<PaneRow, String> {
@@ -133,6 +255,62 @@ mod tests {
         let err = parse_pane_row("seven").unwrap_err();
         assert!(err.contains("seven"), "{err}");
         assert!(parse_pane_row("%1 x 0").is_err());
+    }
+
+    /// A private server on a socket inside a temporary folder, ended on drop.
+    struct PrivateServer {
+        tmux: Tmux,
+        _dir: tempfile::TempDir,
+    }
+
+    impl PrivateServer {
+        fn start(sessions: &[&str]) -> PrivateServer {
+            let dir = tempfile::tempdir().unwrap();
+            let socket = dir.path().join("sock").to_string_lossy().into_owned();
+            let tmux = Tmux::new(Server::Path(socket));
+            for (i, name) in sessions.iter().enumerate() {
+                let script = format!("printf 'pane of {name}\\nline {i}\\n'; exec sleep 600");
+                let command = ["sh".to_string(), "-c".to_string(), script];
+                tmux.new_detached_session(name, &command).unwrap();
+            }
+            PrivateServer { tmux, _dir: dir }
+        }
+    }
+
+    impl Drop for PrivateServer {
+        fn drop(&mut self) {
+            let _ = self.tmux.kill_server();
+        }
+    }
+
+    #[test]
+    fn sessions_are_captured_in_two_invocations_and_a_missing_one_is_named() {
+        let server = PrivateServer::start(&["alpha", "beta", "alpha-2"]);
+        let wanted: Vec<String> = ["beta", "gone", "alpha"].map(String::from).to_vec();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let results = loop {
+            let results = server.tmux.capture_sessions(&wanted, "n0nce").unwrap();
+            let printed = results.iter().filter(|r| r.as_ref().is_ok_and(|t| t.contains("line"))).count();
+            if printed == 2 || std::time::Instant::now() > deadline {
+                break results;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let beta = results[0].as_ref().unwrap();
+        assert!(beta.starts_with("pane of beta\nline 1\n"), "{beta:?}");
+        assert!(results[1].as_ref().unwrap_err().contains("no tmux session named `gone`"));
+        // `=alpha:` is exact: never the `alpha-2` session by prefix.
+        assert!(results[2].as_ref().unwrap().starts_with("pane of alpha\nline 0\n"));
+        assert_eq!(server.tmux.list_sessions().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn a_server_that_is_not_running_has_no_sessions() {
+        let dir = tempfile::tempdir().unwrap();
+        let tmux = Tmux::new(Server::Path(dir.path().join("none").to_string_lossy().into_owned()));
+        assert_eq!(tmux.list_sessions().unwrap(), Vec::<String>::new());
+        let results = tmux.capture_sessions(&["x".to_string()], "n").unwrap();
+        assert!(results[0].is_err());
     }
 
     #[test]

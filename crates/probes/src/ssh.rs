@@ -1,0 +1,125 @@
+//! Remote hosts, by ssh alias: the alias goes to ssh, which resolves
+//! HostName, Port, User and IdentityFile itself (seed: never a literal host).
+//!
+//! A remote command is one string the REMOTE shell parses, so every word is
+//! quoted for that shell here: a `$VAR` or a `#{format}` must reach it
+//! unexpanded by anything local (there is no local shell: ssh gets argv).
+
+use std::time::Duration;
+
+use crate::run::Invocation;
+
+/// One ssh alias and how to reach it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Remote {
+    pub alias: String,
+    /// `ssh -F FILE`: ssh reads the passwd home's config, not `$HOME`'s, so tests pass one.
+    pub config: Option<String>,
+    /// Bounds only the TCP connect; the caller's wall clock bounds the rest.
+    pub connect_timeout: Duration,
+}
+
+impl Remote {
+    pub fn new(alias: impl Into<String>, config: Option<String>) -> Remote {
+        Remote { alias: alias.into(), config, connect_timeout: Duration::from_secs(5) }
+    }
+
+    /// `ssh [-F FILE] -o BatchMode=yes -o ConnectTimeout=N -- ALIAS COMMAND`.
+    /// BatchMode: a password or host-key prompt would hang a loop nobody watches.
+    pub fn invocation(&self, remote_command: &str) -> Invocation {
+        let mut ssh = Invocation::new("ssh");
+        if let Some(config) = &self.config {
+            ssh = ssh.arg("-F").arg(config);
+        }
+        let connect = format!("ConnectTimeout={}", self.connect_timeout.as_secs().max(1));
+        ssh.args(["-o", "BatchMode=yes", "-o", &connect, "--", &self.alias]).arg(remote_command)
+    }
+}
+
+/// One word for a POSIX shell, taken literally: `'…'` with `'` as `'\''`.
+pub fn quote_literal(word: &str) -> String {
+    if !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-./=%@+,".contains(&b)) {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+/// One word for a POSIX shell in double quotes, so that the remote shell (and
+/// only it) expands `$VAR` in it: a `--tmux-bin` such as `$HOME/bin/tmux`
+/// names the remote host's home. Backquotes and backslashes are escaped.
+pub fn quote_expandable(word: &str) -> String {
+    let mut out = String::with_capacity(word.len() + 2);
+    out.push('"');
+    for c in word.chars() {
+        if matches!(c, '"' | '\\' | '`') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+/// The `Host` aliases of an ssh config, without patterns (`*`, `?`, `!`).
+pub fn host_aliases(config: &str) -> Vec<String> {
+    let mut hosts = Vec::new();
+    for line in config.lines() {
+        let line = line.trim();
+        let mut words = line.split_whitespace();
+        let Some(keyword) = words.next() else { continue };
+        let rest: Vec<&str> = if let Some((key, value)) = keyword.split_once('=') {
+            if !key.eq_ignore_ascii_case("host") {
+                continue;
+            }
+            std::iter::once(value).chain(words).collect()
+        } else if keyword.eq_ignore_ascii_case("host") {
+            words.collect()
+        } else {
+            continue;
+        };
+        for alias in rest {
+            let alias = alias.trim_matches('"');
+            if !alias.is_empty() && !alias.contains(['*', '?', '!']) && !hosts.iter().any(|h| h == alias) {
+                hosts.push(alias.to_string());
+            }
+        }
+    }
+    hosts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_words_survive_the_remote_shell() {
+        assert_eq!(quote_literal("capture-pane"), "capture-pane");
+        assert_eq!(quote_literal("=my_sess:"), "'=my_sess:'");
+        assert_eq!(quote_literal("#{session_name}"), "'#{session_name}'");
+        assert_eq!(quote_literal("$HOME"), "'$HOME'");
+        assert_eq!(quote_literal("it's"), r"'it'\''s'");
+        assert_eq!(quote_literal(""), "''");
+        assert_eq!(quote_literal(";"), "';'");
+    }
+
+    #[test]
+    fn expandable_words_leave_only_dollar_live() {
+        assert_eq!(quote_expandable("$HOME/bin/tmux"), "\"$HOME/bin/tmux\"");
+        assert_eq!(quote_expandable("a\"b`c\\d"), "\"a\\\"b\\`c\\\\d\"");
+    }
+
+    #[test]
+    fn host_aliases_skip_patterns_and_repeats() {
+        let config = "Host box1 box2\n  HostName 10.0.0.1\nHost *\n  User me\nhost=box3\nHost box1 !bad *.corp\nMatch all\n";
+        assert_eq!(host_aliases(config), ["box1", "box2", "box3"]);
+    }
+
+    #[test]
+    fn the_ssh_invocation_is_batch_mode_with_a_connect_timeout() {
+        let remote = Remote::new("box1", Some("/tmp/cfg".into()));
+        let shown = remote.invocation("tmux list-sessions").display();
+        assert!(shown.contains("-F /tmp/cfg"), "{shown}");
+        assert!(shown.contains("BatchMode=yes") && shown.contains("ConnectTimeout=5"), "{shown}");
+        assert!(shown.contains("-- box1"), "{shown}");
+    }
+}
