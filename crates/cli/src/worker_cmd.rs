@@ -148,7 +148,7 @@ pub fn run(args: Args) -> ExitCode {
     let settings = match settings(args) {
         Ok(settings) => settings,
         Err(message) => {
-            eprintln!("bmb-monitor worker: {message}");
+            say(format_args!("{message}"));
             return ExitCode::from(EXIT_USAGE);
         }
     };
@@ -199,7 +199,7 @@ impl Session {
             // Both destinations, deliberately: the file is what a subscriber
             // reads; stdout lands in the worker's log where an operator looks.
             if let Err(message) = self.log.append(&report.json) {
-                eprintln!("bmb-monitor worker: {message}; the finding still goes to stdout");
+                say(format_args!("{message}; the finding still goes to stdout"));
             }
             let mut stdout = std::io::stdout().lock();
             // A closed stdout is not a reason to stop watching.
@@ -209,7 +209,7 @@ impl Session {
 
         match &pass.verdict {
             Verdict::Unknown { why } if self.last_unknown.as_deref() != Some(why) => {
-                eprintln!("bmb-monitor worker: cannot judge yet: {why}");
+                say(format_args!("cannot judge yet: {why}"));
                 self.last_unknown = Some(why.clone());
             }
             Verdict::Unknown { .. } => {}
@@ -221,16 +221,22 @@ impl Session {
                 .as_ref()
                 .map(|n| format!("; {n}"))
                 .unwrap_or_default();
-            eprintln!(
-                "bmb-monitor worker: pass {}: {}{note} [{} /proc scan, {} git calls, {} µs]",
+            say(format_args!(
+                "pass {}: {}{note} [{} /proc scan, {} git calls, {} µs]",
                 self.passes,
                 pass.verdict,
                 ports.scans,
                 ports.git_calls,
                 spent.as_micros()
-            );
+            ));
         }
     }
+}
+
+/// One line on stderr. A closed stderr is ignored rather than a panic
+/// (`eprintln!` would end the monitor): it never exits on a runtime error.
+fn say(message: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr().lock(), "bmb-monitor worker: {message}");
 }
 
 /// Sleep until the next pass, checking the pid as it goes. False when the

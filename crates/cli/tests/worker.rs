@@ -726,3 +726,44 @@ fn a_bad_configuration_is_one_line_and_exit_2() {
         assert!(monitor.stderr[0].contains(says), "{:?}", monitor.stderr);
     }
 }
+
+#[test]
+fn a_closed_stdout_does_not_stop_the_monitor_or_its_findings_file() {
+    let desk = Desk::new(History::Work);
+    let mut agent = Agent::idle();
+    std::fs::write(desk.pid_file(), agent.pid().to_string()).unwrap();
+    let mut command = Command::new(BIN);
+    command
+        .arg("worker")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (name, value) in desk.wrapper_env() {
+        command.env(name, value);
+    }
+    let mut child = command.spawn().unwrap();
+    // Nobody reads stdout: the first finding meets a closed pipe (EPIPE).
+    drop(child.stdout.take());
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    // Wait (in passes, not seconds) until `idle` has been written to the file.
+    // (If the test fails here, dropping the agent ends the monitor too.)
+    let mut passes = 0;
+    while findings_lines(&desk.findings_file()).is_empty() {
+        let line = stderr.next().expect("monitor ended early").unwrap();
+        assert!(!line.contains("panicked"), "{line}");
+        passes += usize::from(line.contains(": pass "));
+        assert!(passes < 100, "no idle after {passes} passes");
+    }
+    agent.kill();
+    // Drain stderr to its end: the monitor exits after its final pass.
+    for line in stderr.map_while(Result::ok) {
+        assert!(!line.contains("panicked"), "{line}");
+    }
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    let words: Vec<String> = findings_lines(&desk.findings_file())
+        .iter()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["finding"].to_string())
+        .collect();
+    assert_eq!(words, vec!["\"idle\"", "\"gone\""]);
+}

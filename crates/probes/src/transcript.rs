@@ -102,6 +102,12 @@ mod tests {
         assert_eq!(slug("/tmp/ccwork_b/proj"), "-tmp-ccwork-b-proj");
         assert_eq!(slug("/home/a.b/x y/é1"), "-home-a-b-x-y--1");
         assert_eq!(slug("/Users/me/.agents"), "-Users-me--agents");
+        // Observed: a real Claude Code 2.1.197 run (xtask capture) in this
+        // directory wrote its transcript under exactly this project name.
+        assert_eq!(
+            slug("/tmp/bmbcap_dn_087fj/proj"),
+            "-tmp-bmbcap-dn-087fj-proj"
+        );
         assert_eq!(slug("/p/🦀"), "-p---", "two UTF-16 code units, two dashes");
     }
 
