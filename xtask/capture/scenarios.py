@@ -18,6 +18,7 @@ import argparse
 import concurrent.futures
 import datetime
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -196,6 +197,38 @@ def sc_slow_stream(c):
         must(ESC_TO_INTERRUPT in s.screen(), "still streaming")
         c.cap(s, "working-streaming-text", "WORKING",
               "a long text answer is streaming slowly (6 chars every 0.25 s); captured mid-stream")
+
+
+RULES = "".join(f"{i + 1}. The monitor reads the live chrome at the tail of the pane, never the scrollback.\n"
+                for i in range(80))
+SPINNER_ROW = re.compile(r"^[\u00b7\u2722\u2733\u2736\u273b\u273d*] \S+\u2026", re.M)
+
+
+def sc_stream_no_spinner(c):
+    steps = [{"delta_delay": 0.15, "blocks": [text(RULES, chunk=20)]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "list the monitor rules")
+        must(s.mock.wait_for("text_start"), "stream start")
+        must(s.wait_text(lambda scr: scr.count("The monitor reads") >= 8, 40), "eight lines streamed")
+        scr = s.screen()
+        must(ESC_TO_INTERRUPT in scr and not SPINNER_ROW.search(scr), "streaming with no spinner row")
+        c.cap(s, "working-streaming-no-spinner", "WORKING",
+              "a many-line answer is streaming; the spinner row has vanished and only the footer's esc to interrupt is left")
+
+
+def sc_stream_no_spinner_typed(c):
+    steps = [{"delta_delay": 0.15, "blocks": [text(RULES, chunk=20)]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "list the monitor rules")
+        must(s.mock.wait_for("text_start"), "stream start")
+        must(s.wait_text(lambda scr: scr.count("The monitor reads") >= 4, 40), "four lines streamed")
+        s.send_text("after this, add a golden for every rule")
+        must(s.wait_text(lambda scr: scr.count("The monitor reads") >= 10, 40), "ten lines streamed")
+        scr = s.screen()
+        must("after this, add a golden" in scr and not SPINNER_ROW.search(scr), "typed input, no spinner row")
+        c.cap(s, "working-streaming-no-spinner-typed-input", "WORKING",
+              "a many-line answer is streaming (spinner row gone) while the user has typed an unsent message, which "
+              "blanks the footer: neither spinner nor esc to interrupt is on screen although the turn is running")
 
 
 def sc_thinking(c):
@@ -780,6 +813,8 @@ SCENARIOS = {
     "first-token": (sc_first_token, ALL),
     "slow-stream": (sc_slow_stream, ALL),
     "thinking": (sc_thinking, ("m",)),
+    "stream-no-spinner": (sc_stream_no_spinner, ALL),
+    "stream-no-spinner-typed": (sc_stream_no_spinner_typed, ("m",)),
     "bash-running": (sc_bash_running, ("m", "s")),
     "api-retry": (sc_api_retry, ("m", "l")),
     "api-retry-500": (sc_api_retry_500, ("m",)),
