@@ -1,0 +1,95 @@
+//! `bmb-monitor lead` ends with its Lead: when its parent is gone it makes
+//! one final pass and exits 0. Its own test binary, because it makes the
+//! whole test process a subreaper to collect the orphaned monitor's status.
+
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use probes::run::{Invocation, Limits, run};
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+// The Lead stand-in must stay running while the test kills it, which
+// `probes::run` (run to completion) cannot do.
+#[allow(clippy::disallowed_methods)]
+#[test]
+fn when_the_lead_is_gone_the_monitor_makes_a_final_pass_and_exits_0() {
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER only changes who adopts our
+    // orphaned descendants: the monitor, once its parent shell is killed.
+    assert_eq!(
+        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) },
+        0
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let bmb = dir.join(".bmb");
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let item = format!(
+        r#"{{"agent":"writer","step":"2","result_path":"{d}/writer.md","pid_file":"{d}/writer.pid","timeout_sec":3600,"started_at_epoch":{now},"blind_phase":false,"consultant_reporting":"filtered"}}"#,
+        d = dir.display()
+    );
+    std::fs::create_dir_all(bmb.join("monitor-inbox")).unwrap();
+    std::fs::write(bmb.join("monitor-inbox/001.json"), item).unwrap();
+    // The Lead: a shell that starts the monitor in the background (stdin from
+    // /dev/null: EOF at once, which is not a shutdown), records its pid, and
+    // waits. The interval is long, so after the first pass at start only the
+    // final pass can see the result written below.
+    let script = r#""$0" lead --interval 30 --no-sweep --bmb-dir "$1" </dev/null >"$2/out" 2>"$2/err" & echo $! >"$2/monitor.pid"; exec sleep 600"#;
+    let mut lead = std::process::Command::new("sh")
+        .args(["-c", script, env!("CARGO_BIN_EXE_bmb-monitor")])
+        .arg(&bmb)
+        .arg(dir)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let monitor_pid: i32 = loop {
+        if let Ok(pid) = read(&dir.join("monitor.pid")).trim().parse() {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "monitor never started");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // Let it settle into its loop, then finish the agent's work and kill the Lead.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(read(&dir.join("out")), "", "nothing to say yet");
+    std::fs::write(dir.join("writer.md"), "done").unwrap();
+    lead.kill().unwrap();
+    lead.wait().unwrap();
+
+    // The orphan is ours now: wait for it with a deadline.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut status = 0;
+    loop {
+        // SAFETY: waitpid on a pid we adopted, with a valid out-pointer.
+        let rc = unsafe { libc::waitpid(monitor_pid, &mut status, libc::WNOHANG) };
+        if rc == monitor_pid {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = run(
+                &Invocation::new("kill").arg(monitor_pid.to_string()),
+                &Limits::default(),
+            );
+            panic!("the monitor outlived its Lead");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(libc::WIFEXITED(status), "status {status:#x}");
+    assert_eq!(libc::WEXITSTATUS(status), 0);
+    let out = read(&dir.join("out"));
+    let line = out.lines().next().unwrap_or_default();
+    assert!(
+        line.starts_with(&format!(
+            "[MONITOR] agent=writer step=2 state=result_ready file={}/writer.md ts=",
+            dir.display()
+        )),
+        "the final pass saw the result: {out:?}"
+    );
+    assert_eq!(out.lines().count(), 1, "{out:?}");
+    assert_eq!(read(&dir.join("err")), "");
+}
