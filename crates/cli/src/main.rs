@@ -4,6 +4,7 @@
 mod classify_cmd;
 mod lead_cmd;
 mod profiles;
+mod watch_cmd;
 mod worker_cmd;
 
 use std::process::ExitCode;
@@ -26,6 +27,12 @@ enum Command {
     Classify(classify_cmd::Args),
     /// Watch a Lead's agents by metadata only; report state changes, never a heartbeat.
     Lead(lead_cmd::Args),
+    /// Watch agent sessions in tmux panes (local or `host:session`): nudge, escalate, or stay silent.
+    Watch(watch_cmd::Args),
+    /// List the tmux sessions that can be watched, here and on every ssh alias, and their monitors.
+    List(watch_cmd::ListArgs),
+    /// End the detached monitor of a target started with `watch --detach`.
+    Stop(watch_cmd::StopArgs),
     /// Watch a dispatched agent's process: publish `gone`, `idle` and `clear` findings.
     Worker(worker_cmd::Args),
 }
@@ -36,5 +43,8 @@ fn main() -> ExitCode {
         Command::Classify(args) => classify_cmd::run(args),
         Command::Lead(args) => lead_cmd::run(args),
         Command::Worker(args) => worker_cmd::run(args),
+        Command::Watch(args) => watch_cmd::run_watch(args),
+        Command::List(args) => watch_cmd::run_list(args),
+        Command::Stop(args) => watch_cmd::run_stop(args),
     }
 }

@@ -15,17 +15,28 @@ pub fn now_epoch() -> i64 {
 
 /// `epoch` rendered as local `HH:MM`, or `??:??` if the C library cannot convert it.
 pub fn local_hhmm(epoch: i64) -> String {
+    match local_tm(epoch) {
+        Some(tm) => format!("{:02}:{:02}", tm.tm_hour, tm.tm_min),
+        None => "??:??".to_owned(),
+    }
+}
+
+/// `epoch` rendered as local `HH:MM:SS` (the session monitor's poll line), or `??:??:??`.
+pub fn local_hhmmss(epoch: i64) -> String {
+    match local_tm(epoch) {
+        Some(tm) => format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec),
+        None => "??:??:??".to_owned(),
+    }
+}
+
+fn local_tm(epoch: i64) -> Option<libc::tm> {
     let t: libc::time_t = epoch as libc::time_t;
     // SAFETY: `tm` is a plain C struct for which all-zero bytes is a valid value,
     // and localtime_r only writes into the struct we pass it.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     // SAFETY: both pointers are valid for the duration of the call.
     let ok = unsafe { !libc::localtime_r(&t, &mut tm).is_null() };
-    if ok {
-        format!("{:02}:{:02}", tm.tm_hour, tm.tm_min)
-    } else {
-        "??:??".to_owned()
-    }
+    ok.then_some(tm)
 }
 
 #[cfg(test)]

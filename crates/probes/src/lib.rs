@@ -9,6 +9,7 @@ pub mod meta;
 pub mod process;
 pub mod procfs;
 pub mod run;
+pub mod signals;
+pub mod ssh;
 pub mod tmux;
 pub mod transcript;
-pub mod ssh;

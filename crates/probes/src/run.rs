@@ -213,9 +213,19 @@ impl Outcome {
 /// benchmarks can assert how many a poll cycle costs (a loop runs forever).
 static SPAWNED: AtomicU64 = AtomicU64::new(0);
 
+thread_local! {
+    static SPAWNED_BY_THIS_THREAD: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 /// How many subprocesses [`run`] has started in this process.
 pub fn spawned() -> u64 {
     SPAWNED.load(Ordering::Relaxed)
+}
+
+/// How many subprocesses [`run`] has started from the calling thread: what a
+/// test counts, undisturbed by tests running beside it.
+pub fn spawned_by_this_thread() -> u64 {
+    SPAWNED_BY_THIS_THREAD.with(|count| count.get())
 }
 
 /// Run `what` under `limits`. Returns within about `timeout + 2 × grace`
@@ -256,6 +266,7 @@ pub fn run(what: &Invocation, limits: &Limits) -> Outcome {
         }
     };
     SPAWNED.fetch_add(1, Ordering::Relaxed);
+    SPAWNED_BY_THIS_THREAD.with(|count| count.set(count.get() + 1));
     let group = child.id() as libc::pid_t;
 
     if let (Some(bytes), Some(mut stdin)) = (what.stdin.clone(), child.stdin.take()) {

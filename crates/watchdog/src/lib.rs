@@ -5,4 +5,5 @@
 //! fakes and a fake clock.
 pub mod lead;
 pub mod session;
+pub mod target;
 pub mod worker;

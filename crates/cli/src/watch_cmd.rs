@@ -1,0 +1,731 @@
+//! `bmb-monitor watch`, `list` and `stop`: the session monitor (seed
+//! `omega-session-monitor.txt`) on real tmux, local and over ssh.
+//!
+//! Glue around [`watchdog::session::TargetMonitor`]: each cycle captures every
+//! watched pane (two tmux invocations per server), runs the probes, lets the
+//! monitor decide, then persists, sends and alerts in the order it said.
+//! The loop never exits on a runtime error: each is rendered and survived.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use classify::Work;
+use ledger::findings::FindingsLog;
+use ledger::session::{SessionMemory, parse_records, record_line};
+use probes::run::{Invocation, Limits, Outcome, run};
+use probes::ssh::Remote;
+use probes::tmux::{Server, Tmux};
+use watchdog::session::{
+    Action, Alert, DEFAULT_NUDGE_TEXT, Observation, PollReport, SessionConfig, TargetMonitor,
+};
+use watchdog::target::Target;
+
+/// How the tmux server(s) are reached; shared by `watch`, `list` and `stop`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServerArgs {
+    /// Use the tmux server on socket NAME (as `tmux -L`).
+    #[arg(
+        short = 'L',
+        value_name = "SOCKET_NAME",
+        conflicts_with = "socket_path"
+    )]
+    socket_name: Option<String>,
+    /// Use the tmux server on socket PATH (as `tmux -S`).
+    #[arg(short = 'S', value_name = "SOCKET_PATH")]
+    socket_path: Option<String>,
+    /// A tmux-compatible binary; on a remote host the remote shell expands it (`$HOME/bin/tmux`).
+    #[arg(long, value_name = "PATH", default_value = "tmux")]
+    tmux_bin: String,
+    /// An ssh config file for `host:session` targets (`ssh -F`); ssh otherwise reads the passwd home's.
+    #[arg(long, value_name = "FILE")]
+    ssh_config: Option<String>,
+}
+
+impl ServerArgs {
+    fn server(&self) -> Server {
+        match (&self.socket_name, &self.socket_path) {
+            (Some(name), _) => Server::Name(name.clone()),
+            (None, Some(path)) => Server::Path(path.clone()),
+            (None, None) => Server::Default,
+        }
+    }
+
+    /// The tmux client for `host` (`None`: this machine).
+    fn tmux(&self, host: Option<&str>, timeout: Duration) -> Tmux {
+        let mut tmux = Tmux::new(self.server());
+        tmux.program = self.tmux_bin.clone();
+        tmux.timeout = timeout;
+        tmux.remote = host.map(|alias| Remote::new(alias, self.ssh_config.clone()));
+        tmux
+    }
+
+    fn forward(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if let Some(name) = &self.socket_name {
+            args.extend(["-L".to_string(), name.clone()]);
+        }
+        if let Some(path) = &self.socket_path {
+            args.extend(["-S".to_string(), path.clone()]);
+        }
+        args.extend(["--tmux-bin".to_string(), self.tmux_bin.clone()]);
+        if let Some(config) = &self.ssh_config {
+            args.extend(["--ssh-config".to_string(), config.clone()]);
+        }
+        args
+    }
+
+    /// A key for the state folder that tells tmux servers apart.
+    fn state_key(&self) -> String {
+        match (&self.socket_name, &self.socket_path) {
+            (Some(name), _) => format!("L-{}", hex(name)),
+            (None, Some(path)) => format!("S-{}", hex(path)),
+            (None, None) => "default".to_string(),
+        }
+    }
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AlertFormat {
+    /// Plain text, control characters removed.
+    Text,
+    /// HTML-escaped, for HTML funnels such as a chat bot.
+    Html,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Sessions to watch: `session` on this machine, or `host:session` on an ssh alias.
+    #[arg(value_name = "TARGET", required = true)]
+    targets: Vec<String>,
+    /// Seconds between polls.
+    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    interval: u64,
+    /// Shell command printing the amount of work left (any form, sign-offs included); 0 means none.
+    #[arg(long, value_name = "CMD")]
+    work_probe: Option<String>,
+    /// Shell command printing a monotonic progress count; each advance resets the nudge budget.
+    #[arg(long, value_name = "CMD")]
+    progress_probe: Option<String>,
+    /// Nudges without progress before the monitor stops nudging and escalates.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    nudge_budget: u32,
+    /// The nudge typed into a STALLED pane (then Enter, as a separate key).
+    #[arg(long, value_name = "TEXT", default_value = DEFAULT_NUDGE_TEXT)]
+    nudge_text: String,
+    /// Shell command that receives each escalation on stdin, with BMB_TARGET, BMB_STATE, BMB_REASON set.
+    #[arg(long, value_name = "CMD")]
+    alert_cmd: Option<String>,
+    /// Seconds a capture (local or over ssh) may take before its process group is killed.
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    capture_timeout: u64,
+    /// Seconds a probe or the alert command may take before its process group is killed.
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    probe_timeout: u64,
+    /// How the alert command receives the message.
+    #[arg(long, value_enum, default_value = "text")]
+    alert_format: AlertFormat,
+    #[command(flatten)]
+    server: ServerArgs,
+    /// Poll once, print the lines, exit 0.
+    #[arg(long)]
+    once: bool,
+    /// Print JSON Lines instead of the MONITOR lines.
+    #[arg(long)]
+    json: bool,
+    /// Run each target's monitor in its own detached tmux session (`monitor-<session>`).
+    #[arg(long)]
+    detach: bool,
+}
+
+pub fn run_watch(args: Args) -> ExitCode {
+    let targets = match parse_targets(&args.targets) {
+        Ok(targets) => targets,
+        Err(message) => return usage_error("watch", &message),
+    };
+    if args.nudge_text.trim().is_empty() || args.nudge_text.chars().any(char::is_control) {
+        return usage_error(
+            "watch",
+            "--nudge-text must be one non-empty line without control characters",
+        );
+    }
+    if args.detach {
+        return detach(&args, &targets);
+    }
+    probes::signals::install_stop_handler();
+    let mut watch = Watch::new(&args, targets);
+    loop {
+        watch.cycle();
+        if args.once || !probes::signals::sleep_unless_stopped(Duration::from_secs(args.interval)) {
+            return ExitCode::SUCCESS;
+        }
+    }
+}
+
+fn parse_targets(texts: &[String]) -> Result<Vec<Target>, String> {
+    let mut targets: Vec<Target> = Vec::new();
+    for text in texts {
+        let target = Target::parse(text)?;
+        if targets.contains(&target) {
+            return Err(format!("target `{target}` is given twice"));
+        }
+        targets.push(target);
+    }
+    Ok(targets)
+}
+
+fn usage_error(command: &str, message: &str) -> ExitCode {
+    eprintln!("bmb-monitor: {command}: {message}");
+    ExitCode::from(crate::EXIT_USAGE)
+}
+
+/// One watched target: its monitor, its journal, and the errors last said.
+struct Watched {
+    target: Target,
+    monitor: TargetMonitor,
+    journal: FindingsLog,
+    journal_error: Option<String>,
+}
+
+struct Watch<'a> {
+    args: &'a Args,
+    watched: Vec<Watched>,
+    probe_errors: BTreeMap<String, String>,
+    cycle: u64,
+}
+
+impl<'a> Watch<'a> {
+    fn new(args: &'a Args, targets: Vec<Target>) -> Watch<'a> {
+        let config = SessionConfig {
+            budget: args.nudge_budget,
+            nudge_text: args.nudge_text.clone(),
+            ..SessionConfig::default()
+        };
+        let dir = state_dir().join("session").join(args.server.state_key());
+        let watched = targets
+            .into_iter()
+            .map(|target| {
+                let path = dir.join(format!("{}.jsonl", target.to_string().replace(':', "~")));
+                let memory = load_memory(&path);
+                let monitor = TargetMonitor::new(target.to_string(), config.clone(), memory);
+                Watched {
+                    target,
+                    monitor,
+                    journal: FindingsLog::new(path),
+                    journal_error: None,
+                }
+            })
+            .collect();
+        if let Err(err) = std::fs::create_dir_all(&dir) {
+            eprintln!(
+                "bmb-monitor: watch: cannot create the state folder {}: {err}; state will not survive a restart",
+                dir.display()
+            );
+        }
+        Watch {
+            args,
+            watched,
+            probe_errors: BTreeMap::new(),
+            cycle: 0,
+        }
+    }
+
+    fn cycle(&mut self) {
+        self.cycle += 1;
+        let captures = self.capture_all();
+        let works = self.probe_all(self.args.work_probe.as_deref(), "work");
+        let progresses = self.probe_all(self.args.progress_probe.as_deref(), "progress");
+        for (index, capture) in captures.into_iter().enumerate() {
+            let work = works[index].as_deref().map_or(Work::Unknown, Work::parse);
+            let progress = progresses[index]
+                .as_deref()
+                .and_then(|raw| raw.trim().parse::<u64>().ok());
+            let watched = &mut self.watched[index];
+            let observation = Observation {
+                capture: capture.as_deref().map_err(String::as_str),
+                work,
+                progress,
+            };
+            let (report, actions) = watched.monitor.poll(observation);
+            if let Some(error) = &report.error {
+                eprintln!("bmb-monitor: watch: {}: {error}", watched.target);
+            }
+            for action in actions {
+                execute(self.args, watched, action);
+            }
+            print_report(&report, self.args.json);
+        }
+    }
+
+    /// Every target's pane, grouped by host so each server costs two invocations.
+    fn capture_all(&self) -> Vec<Result<String, String>> {
+        let mut results: Vec<Result<String, String>> = vec![Err(String::new()); self.watched.len()];
+        let mut by_host: BTreeMap<Option<&str>, Vec<usize>> = BTreeMap::new();
+        for (index, watched) in self.watched.iter().enumerate() {
+            by_host
+                .entry(watched.target.host.as_deref())
+                .or_default()
+                .push(index);
+        }
+        let nonce = format!("{:x}{:x}", std::process::id(), self.cycle);
+        for (host, indices) in by_host {
+            let tmux = self
+                .args
+                .server
+                .tmux(host, Duration::from_secs(self.args.capture_timeout));
+            let sessions: Vec<String> = indices
+                .iter()
+                .map(|&i| self.watched[i].target.session.clone())
+                .collect();
+            match tmux.capture_sessions(&sessions, &nonce) {
+                Ok(captures) => {
+                    for (&index, capture) in indices.iter().zip(captures) {
+                        results[index] = capture;
+                    }
+                }
+                Err(error) => {
+                    for &index in &indices {
+                        results[index] = Err(error.clone());
+                    }
+                }
+            }
+        }
+        results
+    }
+
+    /// A probe's stdout per target. A command that does not mention
+    /// `BMB_TARGET` cannot differ per target, so it runs once per cycle.
+    fn probe_all(&mut self, command: Option<&str>, what: &str) -> Vec<Option<String>> {
+        let Some(command) = command else {
+            return vec![None; self.watched.len()];
+        };
+        if !command.contains("BMB_TARGET") {
+            let answer = self.probe(command, None, what);
+            return vec![answer; self.watched.len()];
+        }
+        let targets: Vec<String> = self.watched.iter().map(|w| w.target.to_string()).collect();
+        targets
+            .iter()
+            .map(|target| self.probe(command, Some(target), what))
+            .collect()
+    }
+
+    fn probe(&mut self, command: &str, target: Option<&str>, what: &str) -> Option<String> {
+        let mut invocation = Invocation::shell(command);
+        if let Some(target) = target {
+            invocation = invocation.env("BMB_TARGET", target);
+        }
+        let outcome = run(
+            &invocation,
+            &Limits::with_timeout(Duration::from_secs(self.args.probe_timeout)),
+        );
+        let key = format!("{what}:{}", target.unwrap_or("*"));
+        match outcome.success_stdout() {
+            Some(out) => {
+                self.probe_errors.remove(&key);
+                Some(out.text())
+            }
+            None => {
+                // Unknown, said once per change: the classifier fails open on it.
+                let message = format!("{what} probe {}", outcome.describe());
+                if self.probe_errors.get(&key) != Some(&message) {
+                    eprintln!(
+                        "bmb-monitor: watch: {}: {message}; reading it as unknown",
+                        target.unwrap_or("every target")
+                    );
+                    self.probe_errors.insert(key, message);
+                }
+                None
+            }
+        }
+    }
+}
+
+fn execute(args: &Args, watched: &mut Watched, action: Action) {
+    match action {
+        Action::Record(record) => {
+            let result = watched.journal.append(&record_line(&record));
+            let error = result.err();
+            if error.is_some() && error != watched.journal_error {
+                eprintln!(
+                    "bmb-monitor: watch: {}: state not saved: {}",
+                    watched.target,
+                    error.as_deref().unwrap_or("")
+                );
+            }
+            watched.journal_error = error;
+        }
+        Action::Send(text) => {
+            let tmux = args.server.tmux(
+                watched.target.host.as_deref(),
+                Duration::from_secs(args.capture_timeout),
+            );
+            let pane = format!("={}:", watched.target.session);
+            if let Err(error) = tmux.send_line(&pane, &text) {
+                eprintln!(
+                    "bmb-monitor: watch: {}: nudge not delivered: {error}",
+                    watched.target
+                );
+            }
+        }
+        Action::Alert(alert) => send_alert(args, &watched.target, &alert),
+    }
+}
+
+/// The alert funnel: `sh -c CMD` with the message on stdin, bounded, never fatal.
+fn send_alert(args: &Args, target: &Target, alert: &Alert) {
+    let message = match args.alert_format {
+        AlertFormat::Text => sanitize_text(&alert.message),
+        AlertFormat::Html => escape_html(&sanitize_text(&alert.message)),
+    };
+    let Some(command) = &args.alert_cmd else {
+        eprintln!(
+            "bmb-monitor: alert ({}): {}",
+            alert.reason,
+            sanitize_text(&alert.message).replace('\n', "\n    ")
+        );
+        return;
+    };
+    let invocation = Invocation::shell(command)
+        .env("BMB_TARGET", target.to_string())
+        .env("BMB_STATE", alert.state.as_str())
+        .env("BMB_REASON", alert.reason)
+        .stdin(message.into_bytes());
+    let outcome = run(
+        &invocation,
+        &Limits::with_timeout(Duration::from_secs(args.probe_timeout)),
+    );
+    if !matches!(outcome, Outcome::Exited { code: Some(0), .. }) {
+        eprintln!(
+            "bmb-monitor: watch: {target}: alert command {}",
+            outcome.describe()
+        );
+    }
+}
+
+/// No control character or escape sequence reaches a terminal or a chat.
+pub fn sanitize_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => {
+                // Drop the whole sequence, not just the ESC.
+                if chars.peek() == Some(&'[') {
+                    chars.next();
+                    for c in chars.by_ref() {
+                        if ('@'..='~').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+            }
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn print_report(report: &PollReport, json: bool) {
+    let clock = probes::clock::local_hhmmss(probes::clock::now_epoch());
+    let line = if json {
+        let value = serde_json::json!({
+            "target": report.target,
+            "state": report.state.map(|s| s.as_str()),
+            "work": match report.work { Work::Available(n) => Some(n), Work::None => Some(0), Work::Unknown => None },
+            "progress": report.progress,
+            "nudges": report.nudges_used,
+            "budget": report.budget,
+            "done": report.done,
+            "rule": report.rule,
+            "evidence": report.evidence,
+            "error": report.error,
+            "time": clock,
+        });
+        value.to_string()
+    } else {
+        sanitize_text(&report.line(&clock))
+    };
+    // A closed stdout must not end the monitor (seed: the loop never exits on error).
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
+}
+
+fn load_memory(path: &std::path::Path) -> SessionMemory {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return SessionMemory::default(),
+        Err(err) => {
+            eprintln!(
+                "bmb-monitor: watch: cannot read saved state {}: {err}; starting fresh",
+                path.display()
+            );
+            return SessionMemory::default();
+        }
+    };
+    let (records, errors) = parse_records(&text);
+    for error in errors {
+        eprintln!(
+            "bmb-monitor: watch: {}: {error}; that record is skipped",
+            path.display()
+        );
+    }
+    SessionMemory::replay(&records)
+}
+
+/// `$XDG_STATE_HOME/bmb-monitor`, else `~/.local/state/bmb-monitor`.
+fn state_dir() -> PathBuf {
+    match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir).join("bmb-monitor"),
+        None => {
+            let home = std::env::var_os("HOME").unwrap_or_else(|| ".".into());
+            PathBuf::from(home).join(".local/state/bmb-monitor")
+        }
+    }
+}
+
+fn hex(text: &str) -> String {
+    text.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `--detach`: one detached session per target, running this same command without `--detach`.
+fn detach(args: &Args, targets: &[Target]) -> ExitCode {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe.to_string_lossy().into_owned(),
+        Err(err) => {
+            return usage_error(
+                "watch",
+                &format!("cannot find this program's path to detach: {err}"),
+            );
+        }
+    };
+    let tmux = args
+        .server
+        .tmux(None, Duration::from_secs(args.capture_timeout));
+    let existing = match tmux.list_sessions() {
+        Ok(sessions) => sessions,
+        Err(err) => return usage_error("watch", &err),
+    };
+    let mut failed = false;
+    for target in targets {
+        let name = target.monitor_session();
+        if existing.contains(&name) {
+            eprintln!(
+                "bmb-monitor: watch: {target} is already watched by session `{name}` (end it with `bmb-monitor stop {target}`)"
+            );
+            failed = true;
+            continue;
+        }
+        let mut command = vec![exe.clone(), "watch".to_string(), target.to_string()];
+        command.extend(forwarded(args));
+        match tmux.new_detached_session(&name, &command) {
+            Ok(()) => println!("started {name} watching {target}"),
+            Err(err) => {
+                eprintln!("bmb-monitor: watch: {target}: cannot start `{name}`: {err}");
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn forwarded(args: &Args) -> Vec<String> {
+    let mut out = vec![
+        "--interval".to_string(),
+        args.interval.to_string(),
+        "--nudge-budget".to_string(),
+        args.nudge_budget.to_string(),
+        "--nudge-text".to_string(),
+        args.nudge_text.clone(),
+        "--capture-timeout".to_string(),
+        args.capture_timeout.to_string(),
+        "--probe-timeout".to_string(),
+        args.probe_timeout.to_string(),
+        "--alert-format".to_string(),
+        match args.alert_format {
+            AlertFormat::Text => "text".to_string(),
+            AlertFormat::Html => "html".to_string(),
+        },
+    ];
+    for (flag, value) in [
+        ("--work-probe", &args.work_probe),
+        ("--progress-probe", &args.progress_probe),
+        ("--alert-cmd", &args.alert_cmd),
+    ] {
+        if let Some(value) = value {
+            out.extend([flag.to_string(), value.clone()]);
+        }
+    }
+    out.extend(args.server.forward());
+    if args.json {
+        out.push("--json".to_string());
+    }
+    out
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ListArgs {
+    #[command(flatten)]
+    server: ServerArgs,
+    /// Print JSON Lines.
+    #[arg(long)]
+    json: bool,
+    /// Seconds each host may take to answer.
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    timeout: u64,
+}
+
+/// `list`: local sessions and every ssh alias's, probed in parallel, each bounded.
+pub fn run_list(args: ListArgs) -> ExitCode {
+    let timeout = Duration::from_secs(args.timeout);
+    let local = args.server.tmux(None, timeout);
+    let local_sessions = local.list_sessions().unwrap_or_else(|err| {
+        eprintln!("bmb-monitor: list: local: {err}");
+        Vec::new()
+    });
+    let monitored: BTreeMap<String, String> = local_sessions
+        .iter()
+        .filter_map(|name| {
+            Target::from_monitor_session(name).map(|t| (t.to_string(), name.clone()))
+        })
+        .collect();
+    let config_path = args
+        .server
+        .ssh_config
+        .clone()
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".ssh/config")));
+    let aliases = config_path
+        .and_then(|path| std::fs::read_to_string(path).ok())
+        .map(|text| probes::ssh::host_aliases(&text))
+        .unwrap_or_default();
+    let remote: Vec<(String, Result<Vec<String>, String>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = aliases
+            .iter()
+            .map(|alias| {
+                let tmux = args.server.tmux(Some(alias), timeout);
+                (alias.clone(), scope.spawn(move || tmux.list_sessions()))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|(alias, handle)| {
+                (
+                    alias,
+                    handle
+                        .join()
+                        .unwrap_or_else(|_| Err("the probe thread failed".to_string())),
+                )
+            })
+            .collect()
+    });
+    let mut rows: Vec<(Option<String>, String)> = local_sessions
+        .into_iter()
+        .filter(|s| Target::from_monitor_session(s).is_none())
+        .map(|s| (None, s))
+        .collect();
+    for (alias, sessions) in remote {
+        match sessions {
+            Ok(sessions) => rows.extend(sessions.into_iter().map(|s| (Some(alias.clone()), s))),
+            Err(err) => eprintln!("bmb-monitor: list: {alias}: {err}"),
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    for (host, session) in rows {
+        let target = match &host {
+            Some(host) => format!("{host}:{session}"),
+            None => session.clone(),
+        };
+        let monitor = monitored.get(&target);
+        let line = if args.json {
+            serde_json::json!({"target": target, "host": host, "session": session, "monitor": monitor}).to_string()
+        } else {
+            format!(
+                "{}\t{}",
+                sanitize_text(&target),
+                monitor.map_or("-".to_string(), |m| format!("watched by {m}"))
+            )
+        };
+        let _ = writeln!(out, "{line}");
+    }
+    ExitCode::SUCCESS
+}
+
+#[derive(clap::Args, Debug)]
+pub struct StopArgs {
+    /// The watched target whose detached monitor to end.
+    #[arg(value_name = "TARGET")]
+    target: String,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+/// `stop`: ends the detached monitor of one target.
+pub fn run_stop(args: StopArgs) -> ExitCode {
+    let target = match Target::parse(&args.target) {
+        Ok(target) => target,
+        Err(message) => return usage_error("stop", &message),
+    };
+    let name = target.monitor_session();
+    let tmux = args.server.tmux(None, Duration::from_secs(10));
+    match tmux.list_sessions() {
+        Ok(sessions) if sessions.contains(&name) => {}
+        Ok(_) => {
+            eprintln!("bmb-monitor: stop: no monitor session `{name}` for {target}");
+            return ExitCode::FAILURE;
+        }
+        Err(err) => {
+            eprintln!("bmb-monitor: stop: {err}");
+            return ExitCode::FAILURE;
+        }
+    }
+    match tmux.kill_session(&name) {
+        Ok(()) => {
+            println!("stopped {name}");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("bmb-monitor: stop: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{escape_html, sanitize_text};
+
+    #[test]
+    fn alert_text_loses_escapes_and_controls_and_html_is_escaped() {
+        assert_eq!(
+            sanitize_text("a\u{1b}[31mred\u{1b}[0m\u{7}\nb\tc\r"),
+            "ared\nb\tc"
+        );
+        assert_eq!(
+            escape_html("<b>\"x\" & 'y'</b>"),
+            "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;"
+        );
+    }
+}
