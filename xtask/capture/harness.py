@@ -35,7 +35,7 @@ def tmux_base(sock):
 class Session:
     def __init__(self, claude_bin, size=(120, 40), steps=None, args=(), settings=None,
                  bypass=False, keep=False, name="cap", workdir_name="proj", pre_files=None,
-                 env_extra=None):
+                 env_extra=None, onboarded=True, trusted=True, key_approved=True, bypass_accepted=True):
         self.claude_bin = os.path.abspath(claude_bin)
         self.w, self.h = size
         self.tmp = tempfile.mkdtemp(prefix="bmbcap_")
@@ -54,6 +54,10 @@ class Session:
         self.pre_files = pre_files or {}
         self.env_extra = env_extra or {}
         self.started = False
+        self.onboarded = onboarded
+        self.trusted = trusted
+        self.key_approved = key_approved
+        self.bypass_accepted = bypass_accepted
 
     # -- setup ---------------------------------------------------------------
     def _seed_home(self):
@@ -78,10 +82,20 @@ class Session:
                 }
             },
         }
+        if not self.onboarded:
+            for k in ("hasCompletedOnboarding", "lastOnboardingVersion", "theme"):
+                claude_json.pop(k, None)
+            claude_json["numStartups"] = 0
+        if not self.trusted:
+            claude_json["projects"][self.proj]["hasTrustDialogAccepted"] = False
+        if not self.key_approved:
+            claude_json["customApiKeyResponses"] = {"approved": [], "rejected": []}
+        if not self.bypass_accepted:
+            claude_json.pop("bypassPermissionsModeAccepted", None)
         with open(os.path.join(self.home, ".claude.json"), "w") as f:
             json.dump(claude_json, f, indent=2)
         os.makedirs(os.path.join(self.home, ".claude"), exist_ok=True)
-        settings = {"skipDangerousModePermissionPrompt": True}
+        settings = {"skipDangerousModePermissionPrompt": True} if self.bypass_accepted else {}
         settings.update(self.settings)
         with open(os.path.join(self.home, ".claude", "settings.json"), "w") as f:
             json.dump(settings, f, indent=2)

@@ -748,6 +748,103 @@ def sc_nudge_echo(c):
               echo=[nudge])
 
 
+def _startup_dialog(c, case, needle, scenario, shape, **kw):
+    with c.session(**kw) as s:
+        must(s.wait_text(needle, 40), needle)
+        time.sleep(1.5)
+        c.cap(s, case, "QUESTION", scenario, shape=shape)
+
+
+def sc_trust_folder(c):
+    _startup_dialog(c, "question-startup-trust-folder", "Yes, I trust this folder",
+                    "first start in an untrusted folder: the trust-this-folder dialog", "startup-trust-folder",
+                    trusted=False)
+
+
+def sc_api_key_confirm(c):
+    _startup_dialog(c, "question-startup-custom-api-key", "Do you want to use this API key?",
+                    "first start with ANTHROPIC_API_KEY set and not yet approved: the custom API key dialog",
+                    "startup-api-key", key_approved=False)
+
+
+def sc_onboarding_theme(c):
+    _startup_dialog(c, "question-startup-theme-picker", "Choose the text style",
+                    "first start before onboarding: the theme picker", "startup-theme", onboarded=False)
+
+
+def sc_bypass_warning(c):
+    _startup_dialog(c, "question-startup-bypass-warning", "Yes, I accept",
+                    "--dangerously-skip-permissions before it was ever accepted: the Bypass Permissions warning dialog",
+                    "startup-bypass-warning", bypass=True, bypass_accepted=False)
+
+
+ASK_PREVIEW = {"questions": [{
+    "question": "Which status line layout should the monitor print?",
+    "header": "Layout",
+    "multiSelect": False,
+    "options": [
+        {"label": "Compact", "description": "One line per poll",
+         "preview": "MONITOR · host:dev · STALLED · work=7 · nudges 1/5 · 17:42:03"},
+        {"label": "Verbose", "description": "Two lines per poll",
+         "preview": "MONITOR · host:dev · STALLED\n  work=7 progress=41 nudges 1/5\n  nudged (1/5) at 17:42:03"},
+    ]}]}
+
+
+def sc_ask_preview(c):
+    steps = [{"blocks": [text("Pick a layout."), tool("AskUserQuestion", **ASK_PREVIEW)]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "choose the status line layout")
+        must(s.wait_text("Which status line layout", 40), "ask dialog")
+        time.sleep(1.5)
+        c.cap(s, "question-ask-preview", "QUESTION",
+              "AskUserQuestion whose options carry previews (side-by-side preview pane)", shape="ask-user-question-preview")
+
+
+def sc_ask_declined(c):
+    steps = [{"blocks": [text("One decision first."), tool("AskUserQuestion", **ASK_SINGLE)]},
+             {"when": "tool_result", "blocks": [text("Understood, I will wait until you decide on the storage backend.")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "set up the ledger")
+        must(s.wait_text("Which storage backend", 40), "ask dialog")
+        time.sleep(1.0)
+        s.send_keys("Escape")
+        must(wait_idle(s, 30), "idle after declining")
+        time.sleep(1)
+        c.cap(s, "idle-after-declined-question", "STALLED",
+              "an AskUserQuestion dialog was dismissed with Escape; the prompt is idle", work=2)
+
+
+def sc_failing_tests(c):
+    cmd = "python3 -c \"import sys; print('test_greet ... FAILED'); raise SystemExit('2 tests failed')\""
+    tb = "python3 -c \"import json; json.loads('{broken')\""
+    steps = [{"blocks": [text("Running the tests."), tool("Bash", command=cmd, description="Run the tests")]},
+             {"when": "tool_result", "blocks": [tool("Bash", command=tb, description="Parse the fixture")]},
+             {"when": "tool_result", "blocks": [text("Two tests fail and the fixture does not parse (a Traceback from "
+                                                     "json). I need the fixture fixed before I can continue.")]}]
+    settings = {"permissions": {"allow": ["Bash(python3:*)"]}}
+    with c.session(steps=steps, settings=settings) as s:
+        start_and_prompt(s, "run the tests")
+        must(s.mock.wait_for("reply_done", 3, 60), "replies")
+        must(wait_idle(s), "idle")
+        time.sleep(1)
+        c.cap(s, "idle-after-failing-commands", "STALLED",
+              "a turn ran two commands that failed (exit code 1, a Python Traceback) and ended; idle prompt", work=3)
+
+
+def sc_prose_hint(c):
+    steps = [{"blocks": [text("The question dialog's hint line is exactly:\n\n"
+                              "Enter to select · ↑/↓ to navigate · Esc to cancel\n\n"
+                              "so the matcher requires both markers on one line; the dialog itself is not open now.")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "what does the question hint line look like?")
+        must(s.mock.wait_for("reply_done"), "reply")
+        must(wait_idle(s), "idle")
+        time.sleep(1)
+        c.cap(s, "idle-prose-quotes-question-hint", "STALLED",
+              "idle after an answer whose prose quotes the dialog hint line `Enter to select · ↑/↓ to navigate · Esc to "
+              "cancel` on a line of its own; no dialog is open", work=1)
+
+
 # -- the seed's three named goldens ------------------------------------------
 
 def sc_golden_question(c):
@@ -848,6 +945,14 @@ SCENARIOS = {
     "accept-edits-idle": (sc_accept_edits_idle, ("m",)),
     "plan-mode-idle": (sc_plan_mode_idle, ("m",)),
     "model-picker": (sc_model_picker, ("m",)),
+    "trust-folder": (sc_trust_folder, ("m", "s")),
+    "api-key-confirm": (sc_api_key_confirm, ("m",)),
+    "onboarding-theme": (sc_onboarding_theme, ("m",)),
+    "bypass-warning": (sc_bypass_warning, ("m",)),
+    "ask-preview": (sc_ask_preview, ("m", "l")),
+    "ask-declined": (sc_ask_declined, ("m",)),
+    "failing-tests": (sc_failing_tests, ("m",)),
+    "prose-hint": (sc_prose_hint, ("m", "s")),
     "nudge-echo": (sc_nudge_echo, ("m",)),
     "golden-question": (sc_golden_question, ("m",)),
     "golden-stalled": (sc_golden_stalled, ("m",)),
