@@ -21,7 +21,11 @@ pub struct Remote {
 
 impl Remote {
     pub fn new(alias: impl Into<String>, config: Option<String>) -> Remote {
-        Remote { alias: alias.into(), config, connect_timeout: Duration::from_secs(5) }
+        Remote {
+            alias: alias.into(),
+            config,
+            connect_timeout: Duration::from_secs(5),
+        }
     }
 
     /// `ssh [-F FILE] -o BatchMode=yes -o ConnectTimeout=N -- ALIAS COMMAND`.
@@ -32,13 +36,18 @@ impl Remote {
             ssh = ssh.arg("-F").arg(config);
         }
         let connect = format!("ConnectTimeout={}", self.connect_timeout.as_secs().max(1));
-        ssh.args(["-o", "BatchMode=yes", "-o", &connect, "--", &self.alias]).arg(remote_command)
+        ssh.args(["-o", "BatchMode=yes", "-o", &connect, "--", &self.alias])
+            .arg(remote_command)
     }
 }
 
 /// One word for a POSIX shell, taken literally: `'…'` with `'` as `'\''`.
 pub fn quote_literal(word: &str) -> String {
-    if !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-./=%@+,".contains(&b)) {
+    if !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-./=%@+,".contains(&b))
+    {
         return word.to_string();
     }
     format!("'{}'", word.replace('\'', r"'\''"))
@@ -66,7 +75,9 @@ pub fn host_aliases(config: &str) -> Vec<String> {
     for line in config.lines() {
         let line = line.trim();
         let mut words = line.split_whitespace();
-        let Some(keyword) = words.next() else { continue };
+        let Some(keyword) = words.next() else {
+            continue;
+        };
         let rest: Vec<&str> = if let Some((key, value)) = keyword.split_once('=') {
             if !key.eq_ignore_ascii_case("host") {
                 continue;
@@ -79,7 +90,10 @@ pub fn host_aliases(config: &str) -> Vec<String> {
         };
         for alias in rest {
             let alias = alias.trim_matches('"');
-            if !alias.is_empty() && !alias.contains(['*', '?', '!']) && !hosts.iter().any(|h| h == alias) {
+            if !alias.is_empty()
+                && !alias.contains(['*', '?', '!'])
+                && !hosts.iter().any(|h| h == alias)
+            {
                 hosts.push(alias.to_string());
             }
         }
@@ -119,7 +133,10 @@ mod tests {
         let remote = Remote::new("box1", Some("/tmp/cfg".into()));
         let shown = remote.invocation("tmux list-sessions").display();
         assert!(shown.contains("-F /tmp/cfg"), "{shown}");
-        assert!(shown.contains("BatchMode=yes") && shown.contains("ConnectTimeout=5"), "{shown}");
+        assert!(
+            shown.contains("BatchMode=yes") && shown.contains("ConnectTimeout=5"),
+            "{shown}"
+        );
         assert!(shown.contains("-- box1"), "{shown}");
     }
 }

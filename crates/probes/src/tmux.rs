@@ -113,7 +113,12 @@ impl Tmux {
         let inv = self.command(&["list-sessions", "-F", "#{session_name}"]);
         let outcome = run(&inv, &Limits::with_timeout(self.timeout));
         if let Some(out) = outcome.success_stdout() {
-            return Ok(out.text().lines().filter(|l| !l.is_empty()).map(str::to_owned).collect());
+            return Ok(out
+                .text()
+                .lines()
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned)
+                .collect());
         }
         let described = outcome.describe();
         if NO_SERVER.iter().any(|phrase| described.contains(phrase)) {
@@ -127,7 +132,11 @@ impl Tmux {
     /// one chained command (`;`) for the sessions that exist, each capture
     /// preceded by a marker line carrying `nonce` so the output can be split.
     /// Per session: its pane text, or why it could not be captured.
-    pub fn capture_sessions(&self, sessions: &[String], nonce: &str) -> Result<Vec<Result<String, String>>, String> {
+    pub fn capture_sessions(
+        &self,
+        sessions: &[String],
+        nonce: &str,
+    ) -> Result<Vec<Result<String, String>>, String> {
         let existing = self.list_sessions()?;
         let mut results: Vec<Result<String, String>> = sessions
             .iter()
@@ -142,21 +151,41 @@ impl Tmux {
         if wanted.is_empty() {
             return Ok(results);
         }
-        let markers: Vec<String> = wanted.iter().map(|(i, _)| format!("BMB-{nonce}-{i}")).collect();
+        let markers: Vec<String> = wanted
+            .iter()
+            .map(|(i, _)| format!("BMB-{nonce}-{i}"))
+            .collect();
         let mut args: Vec<&str> = Vec::new();
         for ((_, target), marker) in wanted.iter().zip(&markers) {
             if !args.is_empty() {
                 args.push(";");
             }
-            args.extend(["display-message", "-p", "-t", target, marker, ";", "capture-pane", "-p", "-t", target]);
+            args.extend([
+                "display-message",
+                "-p",
+                "-t",
+                target,
+                marker,
+                ";",
+                "capture-pane",
+                "-p",
+                "-t",
+                target,
+            ]);
         }
         let inv = self.command(&args);
         let outcome = run(&inv, &Limits::with_timeout(self.timeout));
         let (stdout, failure) = match &outcome {
-            crate::run::Outcome::Exited { code: Some(0), stdout, .. } => (stdout.text(), None),
-            crate::run::Outcome::Exited { stdout, .. } | crate::run::Outcome::TimedOut { stdout, .. } => {
-                (stdout.text(), Some(format!("`{}` {}", inv.display(), outcome.describe())))
-            }
+            crate::run::Outcome::Exited {
+                code: Some(0),
+                stdout,
+                ..
+            } => (stdout.text(), None),
+            crate::run::Outcome::Exited { stdout, .. }
+            | crate::run::Outcome::TimedOut { stdout, .. } => (
+                stdout.text(),
+                Some(format!("`{}` {}", inv.display(), outcome.describe())),
+            ),
             crate::run::Outcome::FailedToSpawn { .. } => (String::new(), Some(outcome.describe())),
         };
         let mut current: Option<(usize, String)> = None;
@@ -197,7 +226,8 @@ impl Tmux {
     /// Ends the session named exactly `name`.
     pub fn kill_session(&self, name: &str) -> Result<(), String> {
         let target = format!("={name}");
-        self.call(self.command(&["kill-session", "-t", &target])).map(|_| ())
+        self.call(self.command(&["kill-session", "-t", &target]))
+            .map(|_| ())
     }
 
     /// Ends the whole server (tests end their private servers this way).
@@ -290,7 +320,10 @@ mod tests {
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         let results = loop {
             let results = server.tmux.capture_sessions(&wanted, "n0nce").unwrap();
-            let printed = results.iter().filter(|r| r.as_ref().is_ok_and(|t| t.contains("line"))).count();
+            let printed = results
+                .iter()
+                .filter(|r| r.as_ref().is_ok_and(|t| t.contains("line")))
+                .count();
             if printed == 2 || std::time::Instant::now() > deadline {
                 break results;
             }
@@ -298,16 +331,28 @@ mod tests {
         };
         let beta = results[0].as_ref().unwrap();
         assert!(beta.starts_with("pane of beta\nline 1\n"), "{beta:?}");
-        assert!(results[1].as_ref().unwrap_err().contains("no tmux session named `gone`"));
+        assert!(
+            results[1]
+                .as_ref()
+                .unwrap_err()
+                .contains("no tmux session named `gone`")
+        );
         // `=alpha:` is exact: never the `alpha-2` session by prefix.
-        assert!(results[2].as_ref().unwrap().starts_with("pane of alpha\nline 0\n"));
+        assert!(
+            results[2]
+                .as_ref()
+                .unwrap()
+                .starts_with("pane of alpha\nline 0\n")
+        );
         assert_eq!(server.tmux.list_sessions().unwrap().len(), 3);
     }
 
     #[test]
     fn a_server_that_is_not_running_has_no_sessions() {
         let dir = tempfile::tempdir().unwrap();
-        let tmux = Tmux::new(Server::Path(dir.path().join("none").to_string_lossy().into_owned()));
+        let tmux = Tmux::new(Server::Path(
+            dir.path().join("none").to_string_lossy().into_owned(),
+        ));
         assert_eq!(tmux.list_sessions().unwrap(), Vec::<String>::new());
         let results = tmux.capture_sessions(&["x".to_string()], "n").unwrap();
         assert!(results[0].is_err());
