@@ -94,6 +94,7 @@ class Mock:
         self.dump_dir = None  # when set, every /v1/messages body is saved there (debugging)
         self.dumped = 0
         self.subst = {}
+        self.side_steps = []  # replies for requests without tools (titles, summaries, compaction), in order
         self.plan_file = None  # set from the system prompt in plan mode (see plan_file_from)
 
     # -- bookkeeping -------------------------------------------------------
@@ -246,7 +247,9 @@ class Mock:
                         mock.main_requests += 1
                     step = mock.next_step(kind) or {"blocks": [{"text": "Done."}]}
                 else:
-                    step = {"blocks": [{"text": mock.side_text}], "side": True}
+                    with mock.lock:
+                        side = mock.side_steps.pop(0) if mock.side_steps else None
+                    step = dict(side or {"blocks": [{"text": mock.side_text}]}, side=True)
                 if is_main:
                     step = mock.substitute(step, raw)
                 mock.log({"ev": "step", "main": is_main, "step": {k: v for k, v in step.items() if k != "blocks"}})

@@ -748,6 +748,24 @@ def sc_nudge_echo(c):
               echo=[nudge])
 
 
+def sc_compacting(c):
+    steps = [{"when": "user_text", "blocks": [text(f"Answer {i + 1}: " + LOREM[:240])]} for i in range(3)]
+    steps.append({"hold": 60, "blocks": [text("<summary>The user asked three questions about the monitor.</summary>")]})
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "question 1")
+        for i in range(3):
+            must(s.mock.wait_for("reply_done", i + 1, 40), f"reply {i + 1}")
+            must(wait_idle(s), "idle")
+            if i < 2:
+                s.submit(f"question {i + 2}")
+        s.submit("/compact")
+        must(s.mock.wait_for("hold_start", 1, 30), "compaction request")
+        must(s.wait_text("Compacting conversation", 20), "compacting spinner")
+        time.sleep(3)
+        c.cap(s, "working-compacting", "WORKING",
+              "/compact is running: the summarisation request is held by the mock; `Compacting conversation…` with a progress bar")
+
+
 def _startup_dialog(c, case, needle, scenario, shape, **kw):
     with c.session(**kw) as s:
         must(s.wait_text(needle, 40), needle)
@@ -945,6 +963,7 @@ SCENARIOS = {
     "accept-edits-idle": (sc_accept_edits_idle, ("m",)),
     "plan-mode-idle": (sc_plan_mode_idle, ("m",)),
     "model-picker": (sc_model_picker, ("m",)),
+    "compacting": (sc_compacting, ("m",)),
     "trust-folder": (sc_trust_folder, ("m", "s")),
     "api-key-confirm": (sc_api_key_confirm, ("m",)),
     "onboarding-theme": (sc_onboarding_theme, ("m",)),
