@@ -155,7 +155,7 @@ pub fn run_watch(args: Args) -> ExitCode {
         return detach(&args, &targets);
     }
     probes::signals::install_stop_handler();
-    let mut watch = Watch::new(&args, targets);
+    let mut watch = Watch::new(&args, targets, &state_dir());
     loop {
         watch.cycle();
         if args.once || !probes::signals::sleep_unless_stopped(Duration::from_secs(args.interval)) {
@@ -197,13 +197,13 @@ struct Watch<'a> {
 }
 
 impl<'a> Watch<'a> {
-    fn new(args: &'a Args, targets: Vec<Target>) -> Watch<'a> {
+    fn new(args: &'a Args, targets: Vec<Target>, state_dir: &std::path::Path) -> Watch<'a> {
         let config = SessionConfig {
             budget: args.nudge_budget,
             nudge_text: args.nudge_text.clone(),
             ..SessionConfig::default()
         };
-        let dir = state_dir().join("session").join(args.server.state_key());
+        let dir = state_dir.join("session").join(args.server.state_key());
         let watched = targets
             .into_iter()
             .map(|target| {
@@ -715,7 +715,73 @@ pub fn run_stop(args: StopArgs) -> ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use super::{escape_html, sanitize_text};
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct TestCli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    /// SPEC §9: a cycle costs at most two tmux invocations per server,
+    /// whatever the number of panes, counted through the probes layer.
+    #[test]
+    fn a_cycle_over_50_panes_costs_two_tmux_invocations() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("sock").to_string_lossy().into_owned();
+        let tmux = Tmux::new(Server::Path(socket.clone()));
+        // Ends the private server even when an assertion fails.
+        struct KillOnDrop(Tmux);
+        impl Drop for KillOnDrop {
+            fn drop(&mut self) {
+                let _ = self.0.kill_server();
+            }
+        }
+        let tmux = KillOnDrop(tmux);
+        let working = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/panes/claude/working-bash-sleep/plain.txt");
+        let names: Vec<String> = (0..50).map(|i| format!("pane{i}")).collect();
+        for name in &names {
+            let script = format!("cat '{}'; exec sleep 600", working.display());
+            tmux.0
+                .new_detached_session(name, &["sh".to_string(), "-c".to_string(), script])
+                .unwrap();
+        }
+        let mut argv = vec!["test".to_string(), "-S".to_string(), socket];
+        argv.extend(names.iter().cloned());
+        let args = TestCli::parse_from(argv).args;
+        let targets = parse_targets(&args.targets).unwrap();
+        let mut watch = Watch::new(&args, targets, dir.path());
+        // Let every pane draw its screen, so no cycle below has a reason to act.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while watch
+            .capture_all()
+            .iter()
+            .any(|c| !c.as_ref().is_ok_and(|p| p.contains("esc to interrupt")))
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the panes never drew their screens"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        for _ in 0..3 {
+            let before = probes::run::spawned_by_this_thread();
+            watch.cycle();
+            assert_eq!(
+                probes::run::spawned_by_this_thread() - before,
+                2,
+                "subprocesses in one cycle over 50 panes"
+            );
+        }
+        assert!(
+            watch
+                .watched
+                .iter()
+                .all(|w| w.monitor.memory().nudges_used == 0)
+        );
+    }
 
     #[test]
     fn alert_text_loses_escapes_and_controls_and_html_is_escaped() {

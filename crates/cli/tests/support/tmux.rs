@@ -1,0 +1,114 @@
+//! A private tmux server per test: its socket lives in the test's own
+//! temporary folder, and dropping it kills exactly that server.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+pub struct PrivateTmux {
+    pub dir: tempfile::TempDir,
+    pub socket: PathBuf,
+}
+
+impl PrivateTmux {
+    pub fn new() -> PrivateTmux {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let socket = dir.path().join("tmux.sock");
+        PrivateTmux { dir, socket }
+    }
+
+    /// `tmux -S SOCKET -f /dev/null ARGS`, which must succeed.
+    pub fn tmux(&self, args: &[&str]) -> Output {
+        let output = self.try_tmux(args);
+        assert!(
+            output.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        output
+    }
+
+    pub fn try_tmux(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(["-f", "/dev/null"])
+            .args(args)
+            .output()
+            .expect("tmux runs")
+    }
+
+    /// A 120x40 session running `script` under `sh -c`.
+    pub fn session(&self, name: &str, script: &str) {
+        self.tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            name,
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "sh",
+            "-c",
+            script,
+        ]);
+    }
+
+    /// A session that shows `capture` and then records every line typed into it in `received`.
+    pub fn replay(&self, name: &str, capture: &Path, received: &Path) {
+        let script = format!(
+            "cat '{}'; exec cat > '{}'",
+            capture.display(),
+            received.display()
+        );
+        self.session(name, &script);
+        // The pane shows the capture once `cat` has drawn its last line.
+        let last = std::fs::read_to_string(capture)
+            .expect("capture")
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        self.wait_for(name, |pane| pane.contains(&last));
+    }
+
+    pub fn capture(&self, name: &str) -> String {
+        let target = format!("={name}:");
+        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", &target]).stdout)
+            .into_owned()
+    }
+
+    /// Polls the pane until `ready` holds; a guard against a hang, not a timing assertion.
+    pub fn wait_for(&self, name: &str, ready: impl Fn(&str) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let pane = self.capture(name);
+            if ready(&pane) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "pane {name} never got ready:\n{pane}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for PrivateTmux {
+    fn drop(&mut self) {
+        let _ = self.try_tmux(&["kill-server"]);
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+/// A real capture from the golden corpus.
+pub fn capture_path(case: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/panes/claude")
+        .join(case)
+        .join("plain.txt")
+}

@@ -1,0 +1,516 @@
+//! `bmb-monitor watch` end to end: the real binary, a private tmux server per
+//! test, panes replaying real Claude Code captures and recording every key
+//! they receive, real probe and alert commands.
+// These tests start the binary, tmux and shell probes; that is their point.
+#![allow(clippy::disallowed_methods)]
+
+#[path = "support/tmux.rs"]
+mod private_tmux;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use private_tmux::{PrivateTmux, capture_path};
+
+/// One test's world: a tmux server, a state folder, files for what panes and alerts received.
+struct World {
+    tmux: PrivateTmux,
+    state: tempfile::TempDir,
+}
+
+impl World {
+    fn new() -> World {
+        World {
+            tmux: PrivateTmux::new(),
+            state: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.tmux.dir.path().join(name)
+    }
+
+    /// A pane replaying `case`; returns the file that records what was typed into it.
+    fn replay(&self, session: &str, case: &str) -> PathBuf {
+        let received = self.path(&format!("{session}.received"));
+        self.tmux.replay(session, &capture_path(case), &received);
+        received
+    }
+
+    /// An alert command that logs `TARGET STATE REASON` lines and the messages.
+    fn alert_cmd(&self) -> String {
+        format!(
+            "printf '%s %s %s\\n' \"$BMB_TARGET\" \"$BMB_STATE\" \"$BMB_REASON\" >> '{}'; cat >> '{}'",
+            self.path("alerts").display(),
+            self.path("messages").display()
+        )
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_bmb-monitor"));
+        command
+            .arg("watch")
+            .arg("-S")
+            .arg(&self.tmux.socket)
+            .args(args)
+            .env("XDG_STATE_HOME", self.state.path());
+        command
+    }
+
+    fn watch_once(&self, args: &[&str]) -> Output {
+        let output = self
+            .command(args)
+            .arg("--once")
+            .output()
+            .expect("bmb-monitor runs");
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "stderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        output
+    }
+
+    fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.path(name)).unwrap_or_default()
+    }
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// What the pane received, line by line, once the pane's `cat` has written it.
+fn received_lines(path: &Path, expected: usize) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        if lines.len() >= expected || Instant::now() > deadline {
+            return lines;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_stalled_pane_is_nudged_exactly_budget_times_then_escalated_once() {
+    let world = World::new();
+    let received = world.replay("agent", "idle-after-tool-turn");
+    let alert = world.alert_cmd();
+    let mut lines = Vec::new();
+    for _ in 0..5 {
+        let output = world.watch_once(&[
+            "agent",
+            "--nudge-budget",
+            "3",
+            "--work-probe",
+            "echo 4",
+            "--alert-cmd",
+            &alert,
+        ]);
+        lines.push(stdout(&output));
+    }
+    let done: Vec<&str> = lines
+        .iter()
+        .map(|l| l.split(" · ").nth(6).unwrap_or(""))
+        .collect();
+    assert_eq!(
+        done,
+        [
+            "nudged (1/3)",
+            "nudged (2/3)",
+            "nudged (3/3)",
+            "not nudged, escalated",
+            lines[4].split(" · ").nth(6).unwrap_or("")
+        ]
+    );
+    assert!(
+        lines[0].starts_with(
+            "MONITOR · agent · STALLED · work=4 · progress=? · nudges 1/3 · nudged (1/3) · "
+        ),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        !lines[4].contains("nudged") && !lines[4].contains("escalated"),
+        "{}",
+        lines[4]
+    );
+    let nudge = "Please continue with the next step of your plan.";
+    assert_eq!(received_lines(&received, 3), [nudge, nudge, nudge]);
+    assert_eq!(world.read("alerts"), "agent STALLED escalate_to_human\n");
+    assert!(
+        world
+            .read("messages")
+            .contains("3 nudges produced no progress")
+    );
+}
+
+#[test]
+fn a_question_pane_is_escalated_once_with_its_question_and_receives_no_key() {
+    let world = World::new();
+    let received = world.replay("agent", "question-permission-bash");
+    let alert = world.alert_cmd();
+    for poll in 0..3 {
+        let output = world.watch_once(&["agent", "--work-probe", "echo 4", "--alert-cmd", &alert]);
+        let line = stdout(&output);
+        assert!(line.contains(" · QUESTION · "), "{line}");
+        assert_eq!(
+            line.contains("escalated to the operator, NOT answered"),
+            poll == 0,
+            "{line}"
+        );
+    }
+    assert_eq!(world.read("alerts"), "agent QUESTION question\n");
+    let message = world.read("messages");
+    assert!(
+        message.contains("Do you want to proceed?")
+            && message.contains("python3 -m pytest -q tests/"),
+        "{message}"
+    );
+    assert!(message.contains("NOT answered"), "{message}");
+    assert_eq!(
+        std::fs::read_to_string(&received).unwrap_or_default(),
+        "",
+        "no key reached the question"
+    );
+    // Nothing was typed into the dialog either: it still shows the same options.
+    assert!(world.tmux.capture("agent").contains("❯ 1. Yes"));
+}
+
+#[test]
+fn a_working_pane_gets_nothing() {
+    let world = World::new();
+    let received = world.replay("agent", "working-bash-sleep");
+    let alert = world.alert_cmd();
+    for _ in 0..3 {
+        let line =
+            stdout(&world.watch_once(&["agent", "--work-probe", "echo 0", "--alert-cmd", &alert]));
+        assert!(
+            line.starts_with("MONITOR · agent · WORKING · work=0 · progress=? · nudges 0/5 · "),
+            "{line}"
+        );
+        assert_eq!(
+            line.split(" · ").count(),
+            7,
+            "no action on a working pane: {line}"
+        );
+    }
+    assert_eq!(world.read("alerts"), "");
+    assert_eq!(std::fs::read_to_string(&received).unwrap_or_default(), "");
+}
+
+#[test]
+fn a_blocked_pane_is_escalated_once_and_never_nudged() {
+    let world = World::new();
+    let received = world.replay("agent", "idle-after-text-answer");
+    let alert = world.alert_cmd();
+    for poll in 0..3 {
+        let line =
+            stdout(&world.watch_once(&["agent", "--work-probe", "echo 0", "--alert-cmd", &alert]));
+        assert!(line.contains(" · BLOCKED · work=0 · "), "{line}");
+        assert_eq!(line.contains("not nudged, escalated"), poll == 0, "{line}");
+    }
+    assert_eq!(world.read("alerts"), "agent BLOCKED blocked\n");
+    assert!(world.read("messages").contains("work=0"));
+    assert_eq!(std::fs::read_to_string(&received).unwrap_or_default(), "");
+}
+
+#[test]
+fn a_nudge_that_carries_the_question_hint_is_still_stalled_not_a_question() {
+    let world = World::new();
+    let received = world.path("shell.received");
+    // A bare prompt: no input box hides what we type, so it lands in plain view.
+    world.tmux.session(
+        "shell",
+        &format!("printf '$ '; exec cat > '{}'", received.display()),
+    );
+    world.tmux.wait_for("shell", |pane| pane.starts_with("$"));
+    let nudge = "Enter to select · ↑/↓ to navigate, then run the next step";
+    for poll in 1..=3 {
+        let line =
+            stdout(&world.watch_once(&["shell", "--nudge-text", nudge, "--work-probe", "echo 2"]));
+        assert!(
+            line.contains(&format!(
+                " · STALLED · work=2 · progress=? · nudges {poll}/5 · nudged ({poll}/5)"
+            )),
+            "{line}"
+        );
+    }
+    assert!(
+        world
+            .tmux
+            .capture("shell")
+            .contains("to navigate, then run"),
+        "the nudge is on screen"
+    );
+    assert_eq!(received_lines(&received, 3).len(), 3);
+}
+
+#[test]
+fn progress_advancing_resets_the_budget() {
+    let world = World::new();
+    world.replay("agent", "idle-after-tool-turn");
+    let progress = world.path("progress");
+    std::fs::write(&progress, "41\n").expect("write");
+    let probe = format!("cat '{}'", progress.display());
+    let args = [
+        "agent",
+        "--nudge-budget",
+        "1",
+        "--work-probe",
+        "echo 3",
+        "--progress-probe",
+        probe.as_str(),
+    ];
+    assert!(stdout(&world.watch_once(&args)).contains("progress=41 · nudges 1/1 · nudged (1/1)"));
+    assert!(stdout(&world.watch_once(&args)).contains("nudges 1/1 · not nudged, escalated"));
+    std::fs::write(&progress, "42\n").expect("write");
+    let line = stdout(&world.watch_once(&args));
+    assert!(
+        line.contains(
+            "progress=42 · nudges 1/1 · nudge budget reset (progress 41 → 42) · nudged (1/1)"
+        ),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_hung_probe_is_killed_with_its_whole_group_and_reads_as_unknown() {
+    let world = World::new();
+    world.replay("agent", "idle-after-tool-turn");
+    let pids = world.path("pids");
+    let probe = format!(
+        "sleep 300 & echo $! > '{0}'; echo $$ >> '{0}'; wait",
+        pids.display()
+    );
+    let output = world.watch_once(&["agent", "--work-probe", &probe, "--probe-timeout", "1"]);
+    let line = stdout(&output);
+    assert!(
+        line.contains(" · STALLED · work=? · "),
+        "unknown work fails open to STALLED: {line}"
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("work probe timed out"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let pids: Vec<i32> = world
+        .read("pids")
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
+    assert_eq!(
+        pids.len(),
+        2,
+        "the probe and its grandchild wrote their pids"
+    );
+    for pid in pids {
+        assert!(is_gone(pid), "probe process {pid} survived its timeout");
+    }
+}
+
+/// Gone, or a zombie waiting for its new parent to reap it.
+fn is_gone(pid: i32) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| {
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.trim_start().chars().next())
+            });
+        if matches!(state, None | Some('Z')) {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn refused_coordinates_and_a_bad_nudge_text_exit_2_with_one_line() {
+    let world = World::new();
+    for args in [
+        &["a.b"][..],
+        &["h:s:t"],
+        &["-x:s"],
+        &["h:$(id)"],
+        &["ok", "ok"],
+        &["ok", "--nudge-text", "two\nlines"],
+        &["ok", "--interval", "0"],
+    ] {
+        let output = world.command(args).arg("--once").output().expect("runs");
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.trim().is_empty(), "{args:?}: says why");
+        assert!(stdout(&output).is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn a_closed_stdout_does_not_stop_the_monitor_from_acting() {
+    let world = World::new();
+    let received = world.replay("agent", "idle-after-tool-turn");
+    let script = format!(
+        "exec '{}' watch -S '{}' agent --once --work-probe 'echo 1' >&-",
+        env!("CARGO_BIN_EXE_bmb-monitor"),
+        world.tmux.socket.display()
+    );
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .env("XDG_STATE_HOME", world.state.path())
+        .status()
+        .expect("runs");
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(
+        received_lines(&received, 1).len(),
+        1,
+        "the nudge was still sent"
+    );
+}
+
+/// A monitor polling every second in the background, its stdout in a file.
+struct Background {
+    child: Child,
+    out: PathBuf,
+}
+
+impl Background {
+    fn start(world: &World, args: &[&str], name: &str) -> Background {
+        let out = world.path(name);
+        let file = std::fs::File::create(&out).expect("output file");
+        let child = world
+            .command(args)
+            .arg("--interval")
+            .arg("1")
+            .stdout(file)
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starts");
+        Background { child, out }
+    }
+
+    /// Waits until the output holds a line matching `wanted` after `skip` lines; a hang guard only.
+    fn wait_line(&self, skip: usize, wanted: impl Fn(&str) -> bool) -> usize {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let text = std::fs::read_to_string(&self.out).unwrap_or_default();
+            if let Some(at) = text
+                .lines()
+                .enumerate()
+                .skip(skip)
+                .find(|(_, l)| wanted(l))
+                .map(|(i, _)| i)
+            {
+                return at;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "never saw the line; output so far:\n{text}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .expect("kill");
+        assert!(status.success());
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_tmux_server_killed_mid_run_is_rendered_and_polling_resumes_when_it_returns() {
+    let world = World::new();
+    world.replay("agent", "working-bash-sleep");
+    let monitor = Background::start(&world, &["agent"], "out");
+    let first = monitor.wait_line(0, |l| l.contains(" · WORKING · "));
+    world.tmux.tmux(&["kill-server"]);
+    let failed = monitor.wait_line(first, |l| {
+        l.contains(" · ? · ") && l.contains("capture failed")
+    });
+    world.replay("agent", "working-bash-sleep");
+    monitor.wait_line(failed, |l| l.contains(" · WORKING · "));
+    // SIGTERM ends it cleanly.
+    monitor.signal("TERM");
+    let mut child = monitor;
+    let status = child.child.wait().expect("wait");
+    assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn a_monitor_killed_with_sigkill_and_restarted_neither_repages_nor_refills_its_budget() {
+    let world = World::new();
+    let received_idle = world.replay("idle", "idle-after-tool-turn");
+    world.replay("asks", "question-ask-single");
+    let alert = world.alert_cmd();
+    let args = [
+        "idle",
+        "asks",
+        "--work-probe",
+        "echo 5",
+        "--alert-cmd",
+        alert.as_str(),
+        "--nudge-budget",
+        "4",
+    ];
+    let monitor = Background::start(&world, &args, "out");
+    monitor.wait_line(0, |l| {
+        l.contains("idle · STALLED") && l.contains("nudged (2/4)")
+    });
+    monitor.wait_line(0, |l| {
+        l.contains("asks · QUESTION") && l.contains("escalated to the operator")
+    });
+    monitor.signal("KILL");
+    drop(monitor);
+    assert!(received_lines(&received_idle, 2).len() >= 2);
+    let output = world.watch_once(&args);
+    let text = stdout(&output);
+    // Two or more nudges were spent before the kill: the restart goes on from there.
+    let idle = text
+        .lines()
+        .find(|l| l.contains("idle · STALLED"))
+        .expect("the idle pane's line");
+    let used: u32 = idle
+        .split("nudges ")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .and_then(|n| n.parse().ok())
+        .expect("nudges k/B");
+    assert!(
+        (3..=4).contains(&used),
+        "a fresh budget after the restart: {idle}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.contains("asks · QUESTION") && !l.contains("escalated")),
+        "{text}"
+    );
+    assert_eq!(
+        world
+            .read("alerts")
+            .lines()
+            .filter(|l| l.contains("QUESTION"))
+            .count(),
+        1,
+        "{}",
+        world.read("alerts")
+    );
+}
