@@ -54,6 +54,7 @@ class Session:
         self.pre_files = pre_files or {}
         self.env_extra = env_extra or {}
         self.started = False
+        self.archive_log = None  # where to keep the mock's request log after the temp dir is gone
         self.onboarded = onboarded
         self.trusted = trusted
         self.key_approved = key_approved
@@ -226,27 +227,37 @@ class Session:
         return raw.decode("utf-8", "replace")
 
     def close(self):
-        pids = []
+        pid = self.pane_pid() if self.started else None
         if self.started:
-            p = self.pane_pid()
-            if p:
-                pids.append(p)
             self.tmux("kill-server", check=False)
-        for p in pids:
-            # the pane's own process (claude) and anything left in its group
-            for sig in (signal.SIGTERM,):
-                try:
-                    os.kill(p, sig)
-                except ProcessLookupError:
-                    pass
+        if pid:
+            # the pane's own process (claude) got SIGHUP from kill-server; give it time to write its
+            # last files, then make sure it is gone (by its pid only), so the temp dir can be removed
+            for sig in (None, signal.SIGTERM, signal.SIGKILL):
+                if sig is not None:
+                    try:
+                        os.kill(pid, sig)
+                    except ProcessLookupError:
+                        break
+                end = time.time() + 5
+                while time.time() < end and os.path.exists(f"/proc/{pid}"):
+                    time.sleep(0.1)
+                if not os.path.exists(f"/proc/{pid}"):
+                    break
         self.mock.shutdown()
         sockdir = f"/tmp/tmux-{os.getuid()}"
         try:
             os.unlink(os.path.join(sockdir, self.sock))
         except FileNotFoundError:
             pass
+        if self.archive_log and os.path.exists(self.log_path):
+            os.makedirs(os.path.dirname(self.archive_log), exist_ok=True)
+            shutil.copyfile(self.log_path, self.archive_log)
         if not self.keep:
             shutil.rmtree(self.tmp, ignore_errors=True)
+            if os.path.exists(self.tmp):  # a late writer recreated something; once more
+                time.sleep(0.5)
+                shutil.rmtree(self.tmp, ignore_errors=True)
 
     def __enter__(self):
         self.start()

@@ -19,7 +19,6 @@ import concurrent.futures
 import datetime
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -72,7 +71,10 @@ class Ctx:
     def session(self, **kw):
         kw.setdefault("size", self.size)
         kw.setdefault("name", self.scenario[:12])
-        return Session(self.claude_bin, **kw)
+        s = Session(self.claude_bin, **kw)
+        w, h = self.size
+        s.archive_log = os.path.join(ROOT, "target", "capture", "logs", f"{self.scenario}-{w}x{h}.jsonl")
+        return s
 
     def case_name(self, case):
         if case.startswith("GOLDEN-") or self.size_key == "m":
@@ -82,9 +84,9 @@ class Ctx:
 
     def cap(self, s, case, expect, scenario, shape=None, work=None, echo=(), source="real"):
         name = self.case_name(case)
+        # only plain.txt, ansi.txt, scrollback.txt and meta are (re)written; other files in the case
+        # directory (e.g. the classifier's explain.txt snapshot) are left alone
         out = os.path.join(self.out_dir, name)
-        if os.path.isdir(out):
-            shutil.rmtree(out)
         w, h = self.size
         meta = [
             ("expect", expect),
