@@ -78,7 +78,10 @@ pub fn run(args: &[String]) -> ExitCode {
     let prefix = root.join("target").join("capture");
     let claude = prefix.join("node_modules").join(".bin").join("claude");
     if !claude.exists() && !args.iter().any(|a| a == "--list") {
-        eprintln!("xtask capture: installing {NPM_PACKAGE} into {}", prefix.display());
+        eprintln!(
+            "xtask capture: installing {NPM_PACKAGE} into {}",
+            prefix.display()
+        );
         if let Err(e) = std::fs::create_dir_all(&prefix) {
             eprintln!("xtask capture: cannot create {}: {e}", prefix.display());
             return ExitCode::FAILURE;
