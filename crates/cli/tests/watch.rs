@@ -514,3 +514,50 @@ fn a_monitor_killed_with_sigkill_and_restarted_neither_repages_nor_refills_its_b
         world.read("alerts")
     );
 }
+
+#[test]
+fn a_capture_that_hangs_with_a_grandchild_holding_the_pipe_is_abandoned_and_leaves_nothing() {
+    let world = World::new();
+    let pids = world.path("pids");
+    let fake = world.path("hanging-tmux");
+    // A tmux that never answers, and whose grandchild keeps stdout open.
+    let script = format!(
+        "#!/bin/sh\nsleep 300 &\necho $! > '{0}'\necho $$ >> '{0}'\nwait\n",
+        pids.display()
+    );
+    std::fs::write(&fake, script).expect("write");
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&fake)
+        .status()
+        .expect("chmod");
+    let output = world.watch_once(&[
+        "agent",
+        "--tmux-bin",
+        fake.to_str().expect("UTF-8"),
+        "--capture-timeout",
+        "1",
+    ]);
+    let line = stdout(&output);
+    assert!(
+        line.starts_with("MONITOR · agent · ? · ") && line.contains("capture failed"),
+        "{line}"
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("timed out"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let pids: Vec<i32> = world
+        .read("pids")
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
+    assert_eq!(pids.len(), 2);
+    for pid in pids {
+        assert!(
+            is_gone(pid),
+            "fake tmux process {pid} survived the capture timeout"
+        );
+    }
+}

@@ -1,0 +1,163 @@
+//! `cargo bench -p bmb-monitor --bench watch_cycle`: the session monitor's
+//! cost on a private tmux server. Prints figures for PERFORMANCE.md; asserts
+//! no time (SPEC §9: a cycle over N panes, resident memory for 100 targets,
+//! and how long a hung capture takes to be abandoned).
+// A benchmark of the real binary starts it, tmux and a fake tmux.
+#![allow(clippy::disallowed_methods)]
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn tmux(socket: &Path, args: &[&str]) {
+    let status = Command::new("tmux")
+        .arg("-S")
+        .arg(socket)
+        .args(["-f", "/dev/null"])
+        .args(args)
+        .status()
+        .expect("tmux");
+    assert!(status.success(), "tmux {args:?}");
+}
+
+/// utime + stime and cutime + cstime of a process, in clock ticks.
+fn cpu_ticks(pid: u32) -> (u64, u64) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+    let fields: Vec<u64> = stat
+        .rsplit_once(')')
+        .expect("comm")
+        .1
+        .split_whitespace()
+        .skip(11)
+        .take(4)
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    (fields[0] + fields[1], fields[2] + fields[3])
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn ticks_per_second() -> f64 {
+    let out = Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .expect("getconf");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(100.0)
+}
+
+/// Runs the monitor over `panes` sessions for `cycles` cycles at a 1 s interval.
+fn measure(dir: &Path, panes: usize, cycles: usize) {
+    let socket = dir.join(format!("sock{panes}"));
+    let working = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/panes/claude/working-bash-sleep/plain.txt");
+    let names: Vec<String> = (0..panes).map(|i| format!("p{i}")).collect();
+    for name in &names {
+        let script = format!("cat '{}'; exec sleep 600", working.display());
+        tmux(
+            &socket,
+            &[
+                "new-session",
+                "-d",
+                "-s",
+                name,
+                "-x",
+                "120",
+                "-y",
+                "40",
+                "sh",
+                "-c",
+                &script,
+            ],
+        );
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let out_path = dir.join(format!("out{panes}"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bmb-monitor"))
+        .arg("watch")
+        .arg("-S")
+        .arg(&socket)
+        .args(&names)
+        .args(["--interval", "1"])
+        .env("XDG_STATE_HOME", dir)
+        .stdout(std::fs::File::create(&out_path).expect("out"))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("monitor");
+    let lines = |n: usize| {
+        std::fs::read_to_string(&out_path)
+            .unwrap_or_default()
+            .lines()
+            .count()
+            >= n
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !lines(panes) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (own0, children0) = cpu_ticks(child.id());
+    while !lines(panes * (cycles + 1)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (own1, children1) = cpu_ticks(child.id());
+    let rss = rss_kib(child.id());
+    let _ = child.kill();
+    let _ = child.wait();
+    tmux(&socket, &["kill-server"]);
+    let hz = ticks_per_second();
+    let per_cycle = |ticks: u64| ticks as f64 / hz / cycles as f64 * 1000.0;
+    println!(
+        "{panes:>4} panes: monitor CPU {:.2} ms/cycle, with its tmux clients {:.2} ms/cycle, resident {:.1} MiB",
+        per_cycle(own1 - own0),
+        per_cycle(own1 - own0 + children1 - children0),
+        rss as f64 / 1024.0
+    );
+}
+
+fn main() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    measure(dir.path(), 1, 10);
+    measure(dir.path(), 50, 10);
+    measure(dir.path(), 100, 10);
+
+    let fake = dir.path().join("hanging-tmux");
+    std::fs::write(&fake, "#!/bin/sh\nsleep 300 &\nwait\n").expect("fake tmux");
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&fake)
+        .status()
+        .expect("chmod");
+    for timeout in [1, 2] {
+        let start = Instant::now();
+        let status = Command::new(env!("CARGO_BIN_EXE_bmb-monitor"))
+            .args([
+                "watch",
+                "agent",
+                "--once",
+                "--capture-timeout",
+                &timeout.to_string(),
+                "--tmux-bin",
+            ])
+            .arg(&fake)
+            .env("XDG_STATE_HOME", dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("monitor");
+        assert!(status.success());
+        println!(
+            "hung capture, --capture-timeout {timeout}: the poll returned after {:.2} s",
+            start.elapsed().as_secs_f64()
+        );
+    }
+}
