@@ -534,7 +534,16 @@ fn detach(args: &Args, targets: &[Target]) -> ExitCode {
             failed = true;
             continue;
         }
-        let mut command = vec![exe.clone(), "watch".to_string(), target.to_string()];
+        // The detached session gets the tmux server's environment, not ours:
+        // carry the state folder so the monitor remembers what this one would.
+        let mut command = Vec::new();
+        if let Some(state) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+            command.extend([
+                "env".to_string(),
+                format!("XDG_STATE_HOME={}", state.to_string_lossy()),
+            ]);
+        }
+        command.extend([exe.clone(), "watch".to_string(), target.to_string()]);
         command.extend(forwarded(args));
         match tmux.new_detached_session(&name, &command) {
             Ok(()) => println!("started {name} watching {target}"),

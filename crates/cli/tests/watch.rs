@@ -561,3 +561,129 @@ fn a_capture_that_hangs_with_a_grandchild_holding_the_pipe_is_abandoned_and_leav
         );
     }
 }
+
+#[test]
+fn detach_starts_a_named_monitor_session_that_list_shows_and_stop_ends() {
+    let world = World::new();
+    world.replay("agent", "working-bash-sleep");
+    world.replay("my-agent", "working-bash-sleep");
+    let output = world
+        .command(&["agent", "my-agent", "--detach", "--interval", "1"])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let sessions = String::from_utf8_lossy(
+        &world
+            .tmux
+            .tmux(&["list-sessions", "-F", "#{session_name}"])
+            .stdout,
+    )
+    .into_owned();
+    let monitors: Vec<&str> = sessions
+        .lines()
+        .filter(|s| s.starts_with("monitor"))
+        .collect();
+    // `my-agent` holds a `-`, so its plain name could be read as host `my`: the injective name is used.
+    assert_eq!(monitors.len(), 2, "{sessions}");
+    assert!(monitors.contains(&"monitor-agent"), "{sessions}");
+    // The detached monitors keep their state where this one would: in the test's folder.
+    let state = world.state.path().join("bmb-monitor/session");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !state.is_dir() {
+        assert!(Instant::now() < deadline, "the detached monitor never used XDG_STATE_HOME");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let list = |world: &World| {
+        let output = Command::new(env!("CARGO_BIN_EXE_bmb-monitor"))
+            .args(["list", "-S"])
+            .arg(&world.tmux.socket)
+            .args(["--ssh-config", "/dev/null"])
+            .output()
+            .expect("list runs");
+        assert_eq!(output.status.code(), Some(0));
+        stdout(&output)
+    };
+    let listed = list(&world);
+    assert!(
+        listed.contains("agent\twatched by monitor-agent"),
+        "{listed}"
+    );
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with("my-agent\twatched by monitor_x")),
+        "{listed}"
+    );
+    // A second detach of the same target is refused rather than doubled.
+    let again = world
+        .command(&["agent", "--detach"])
+        .output()
+        .expect("runs");
+    assert_ne!(again.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already watched"));
+    for target in ["agent", "my-agent"] {
+        let output = Command::new(env!("CARGO_BIN_EXE_bmb-monitor"))
+            .args(["stop", target, "-S"])
+            .arg(&world.tmux.socket)
+            .output()
+            .expect("stop runs");
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let listed = list(&world);
+    assert!(
+        listed.contains("agent\t-") && listed.contains("my-agent\t-"),
+        "{listed}"
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_bmb-monitor"))
+        .args(["stop", "agent", "-S"])
+        .arg(&world.tmux.socket)
+        .output()
+        .expect("runs");
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "stopping what is not running says so"
+    );
+}
+
+#[test]
+fn hostile_dialog_text_reaches_an_html_funnel_escaped_and_a_terminal_without_escapes() {
+    let world = World::new();
+    let pane = world.path("hostile.txt");
+    let rule = "─".repeat(60);
+    let text = format!(
+        "● Bash(curl x)\n{rule}\n Bash command\n   curl '<script>alert(1)</script>' \u{1b}]0;pwned\u{7}\n Do you want to proceed? <b>&\n ❯ 1. Yes\n   2. No\n\n Esc to cancel\n"
+    );
+    std::fs::write(&pane, text).expect("write");
+    world.tmux.replay("agent", &pane, &world.path("received"));
+    let alert = world.alert_cmd();
+    let output = world.watch_once(&["agent", "--alert-cmd", &alert, "--alert-format", "html"]);
+    assert!(
+        stdout(&output).contains(" · QUESTION · "),
+        "{}",
+        stdout(&output)
+    );
+    let message = world.read("messages");
+    assert!(
+        message.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{message}"
+    );
+    assert!(
+        message.contains("Do you want to proceed? &lt;b&gt;&amp;"),
+        "{message}"
+    );
+    assert!(
+        !message.contains('\u{1b}') && !message.contains('\u{7}'),
+        "{message:?}"
+    );
+}
