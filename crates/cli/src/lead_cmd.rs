@@ -102,10 +102,10 @@ pub fn run(args: Args) -> ExitCode {
         known_panes,
     };
     let mut monitor = LeadMonitor::new(config);
-    let mut port = RealPort {
-        sweep: sweep.then(|| (tmux.clone(), own_pane.clone())),
-        consultant_pane_file: args.bmb_dir.join("consultant-pane-id"),
-    };
+    let mut port = RealPort::new(
+        sweep.then(|| (tmux.clone(), own_pane.clone())),
+        args.bmb_dir.join("consultant-pane-id"),
+    );
     let mut sinks = Sinks {
         tmux,
         lead_pane: args.lead_pane.clone(),

@@ -5,9 +5,11 @@
 //! Kept free of the rest of the CLI so the no-subprocess test and the
 //! benchmark can include this very file.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use probes::meta::{self, FileMeta};
+use probes::pidfd::Liveness;
 use probes::process::{self, PidFileState};
 use probes::procfs::ProcessTable;
 use probes::tmux::Tmux;
@@ -16,9 +18,32 @@ use watchdog::lead::{Clock, Head, LeadPort, Meta, Pane, PidCheck};
 /// Answers the lead monitor's questions about this machine.
 pub struct RealPort {
     /// The tmux server and the pane whose window is swept; `None` outside tmux.
-    pub sweep: Option<(Tmux, Option<String>)>,
+    sweep: Option<(Tmux, Option<String>)>,
     /// `<bmb-dir>/consultant-pane-id`.
-    pub consultant_pane_file: PathBuf,
+    consultant_pane_file: PathBuf,
+    /// Each pid file's metadata when it was last read, and what it said.
+    pid_files: HashMap<String, (FileMeta, PidCheck)>,
+    /// Held pidfds: a live pid is re-checked with one `poll`, not a `/proc` read.
+    liveness: Liveness,
+}
+
+impl RealPort {
+    pub fn new(sweep: Option<(Tmux, Option<String>)>, consultant_pane_file: PathBuf) -> RealPort {
+        RealPort {
+            sweep,
+            consultant_pane_file,
+            pid_files: HashMap::new(),
+            liveness: Liveness::new(),
+        }
+    }
+
+    fn read_pid_file(path: &str) -> PidCheck {
+        match process::read_pid_file(Path::new(path)) {
+            PidFileState::Alive(pid) => PidCheck::Alive(pid.get()),
+            PidFileState::Dead(pid) => PidCheck::Dead(pid.get()),
+            PidFileState::NotRecorded { reason } => PidCheck::Invalid(reason),
+        }
+    }
 }
 
 impl LeadPort for RealPort {
@@ -29,19 +54,34 @@ impl LeadPort for RealPort {
         })
     }
 
+    /// A pid file is read again only when its size or mtime changed (one
+    /// `stat` instead of a read per pass). An unchanged file naming a dead pid
+    /// stays dead without asking again, which also keeps a recycled pid from
+    /// bringing it back to life; a live one is checked every time.
     fn pid_file(&mut self, path: &str) -> PidCheck {
-        match process::read_pid_file(Path::new(path)) {
-            PidFileState::Alive(pid) => PidCheck::Alive(pid.get()),
-            PidFileState::Dead(pid) => PidCheck::Dead(pid.get()),
-            // Absent or empty: the startup window, said by no one. Anything
-            // else (`-1`, `seven`, unreadable) is worth one error line.
-            PidFileState::NotRecorded { reason } => match meta::stat(Path::new(path)) {
-                Ok(FileMeta::Missing) | Ok(FileMeta::Present { size: 0, .. }) => {
-                    PidCheck::NotRecorded
-                }
-                _ => PidCheck::Invalid(reason),
+        let meta = match meta::stat(Path::new(path)) {
+            // Absent or empty: the startup window, said by no one.
+            Ok(FileMeta::Missing) | Ok(FileMeta::Present { size: 0, .. }) => {
+                self.pid_files.remove(path);
+                return PidCheck::NotRecorded;
+            }
+            Ok(meta) => meta,
+            Err(e) => return PidCheck::Invalid(e),
+        };
+        let check = match self.pid_files.get(path) {
+            Some((seen, check)) if *seen == meta => match check {
+                PidCheck::Alive(pid) => match process::Pid::new(*pid) {
+                    Some(p) if self.liveness.is_alive(p) => PidCheck::Alive(*pid),
+                    _ => PidCheck::Dead(*pid),
+                },
+                other => other.clone(),
             },
-        }
+            // Anything that is not a pid (`-1`, `seven`, unreadable) is worth one error line.
+            _ => RealPort::read_pid_file(path),
+        };
+        self.pid_files
+            .insert(path.to_owned(), (meta, check.clone()));
+        check
     }
 
     fn result_head(&mut self, path: &str) -> Result<Head, String> {

@@ -6,6 +6,7 @@
 pub mod clock;
 pub mod git;
 pub mod meta;
+pub mod pidfd;
 pub mod process;
 pub mod procfs;
 pub mod run;

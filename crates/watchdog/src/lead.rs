@@ -194,6 +194,9 @@ struct Tracked {
     item: WatchItem,
     /// The idle clock: registration, or the latest metadata change.
     idle_since: i64,
+    /// The result file's metadata at the last answered stat.
+    last_result: Option<Meta>,
+    /// The watch paths' metadata at the last live pass.
     fingerprint: Option<Vec<Option<Meta>>>,
     /// The condition seen on the previous pass.
     condition: Condition,
@@ -210,6 +213,7 @@ impl Tracked {
         Tracked {
             item,
             idle_since: now,
+            last_result: None,
             fingerprint: None,
             condition: Condition::Running,
             last_state: None,
@@ -366,27 +370,21 @@ impl LeadMonitor {
         ts: &str,
         out: &mut Vec<Output>,
     ) {
-        let (agent, step) = {
-            let item = &self.items[i].item;
-            (item.agent.clone(), item.step.clone())
-        };
-        let label = format!("agent={agent} step={step}");
-
-        // 1. The result file, and 3. the metadata fingerprint it starts.
+        // 1. The result file.
         let result = port.stat(&self.items[i].item.result_path);
-        let result_meta = self.observed(format!("{label} result_path"), result, out);
-        let mut fingerprint = vec![result_meta];
-        for p in 0..self.items[i].item.watch_paths.len() {
-            let path = self.items[i].item.watch_paths[p].clone();
-            let meta = port.stat(&path);
-            fingerprint.push(self.observed(format!("{label} watch_paths {path}"), meta, out));
-        }
+        let result_meta = self.observed_item(i, "result_path", result, out);
+        // The result file's own size and mtime count as progress on every pass,
+        // so one that appears and vanishes between two live passes is seen.
         let tracked = &mut self.items[i];
-        match &tracked.fingerprint {
-            Some(previous) if *previous != fingerprint => tracked.idle_since = now,
-            _ => {}
+        if result_meta.is_some() {
+            if tracked
+                .last_result
+                .is_some_and(|last| Some(last) != result_meta)
+            {
+                tracked.idle_since = now;
+            }
+            tracked.last_result = result_meta;
         }
-        tracked.fingerprint = Some(fingerprint);
 
         // 2. Process liveness, only while there is no result.
         let mut died_pid = None;
@@ -396,21 +394,26 @@ impl LeadMonitor {
             None => self.items[i].condition,
             Some(Meta::Missing) => {
                 let check = port.pid_file(&self.items[i].item.pid_file);
-                let key = format!("{label} pid_file");
                 if let PidCheck::Invalid(why) = &check {
-                    let msg = format!("lead: {label}: field `pid_file`: {why}");
+                    let key = self.item_key(i, "pid_file");
+                    let label = self.item_key(i, "");
+                    let msg = format!("lead: {}: field `pid_file`: {why}", label.trim_end());
                     self.note_error(key, msg, out);
-                } else {
+                } else if !self.errors.is_empty() {
+                    let key = self.item_key(i, "pid_file");
                     self.errors.remove(&key);
                 }
-                let tracked = &mut self.items[i];
                 match check {
                     PidCheck::Dead(pid) => {
                         died_pid = Some(pid);
                         Condition::ProcessDied
                     }
-                    // 3. A stall needs all three: alive, no result, no progress for idle_stall_sec.
+                    // 3. A stall needs all three: alive, no result, and no
+                    // metadata progress for idle_stall_sec. The watch paths
+                    // only matter here, so only a live item pays for their stats.
                     PidCheck::Alive(pid) => {
+                        self.track_progress(i, port, now, out);
+                        let tracked = &mut self.items[i];
                         tracked.last_pid = Some(pid);
                         let idle_stall = tracked
                             .item
@@ -432,7 +435,8 @@ impl LeadMonitor {
         tracked.condition = condition;
         if condition != previous {
             // The earlier report is no longer true: repeating it would cry wolf.
-            self.escalations.resolve(&agent, &step);
+            let item = &self.items[i].item;
+            self.escalations.resolve(&item.agent, &item.step);
         }
         let tracked = &mut self.items[i];
         if let Some(state) = condition.state()
@@ -457,7 +461,8 @@ impl LeadMonitor {
                 }
             };
             if matches!(condition, Condition::Stalled | Condition::ProcessDied) {
-                self.escalations.raise(state, &agent, &step, now);
+                let item = &self.items[i].item;
+                self.escalations.raise(state, &item.agent, &item.step, now);
             }
             self.report(i, report, port, ts, out);
         }
@@ -484,6 +489,53 @@ impl LeadMonitor {
                 self.report(i, report, port, ts, out);
             }
         }
+    }
+
+    /// The seed's `last_size`/`last_mtime` for every watch path: any change
+    /// restarts the idle clock.
+    fn track_progress(
+        &mut self,
+        i: usize,
+        port: &mut impl LeadPort,
+        now: i64,
+        out: &mut Vec<Output>,
+    ) {
+        let mut fingerprint = Vec::with_capacity(self.items[i].item.watch_paths.len());
+        for p in 0..self.items[i].item.watch_paths.len() {
+            let meta = port.stat(&self.items[i].item.watch_paths[p]);
+            let what = format!("watch_paths {}", self.items[i].item.watch_paths[p]);
+            fingerprint.push(self.observed_item(i, &what, meta, out));
+        }
+        let tracked = &mut self.items[i];
+        if tracked
+            .fingerprint
+            .as_ref()
+            .is_some_and(|previous| *previous != fingerprint)
+        {
+            tracked.idle_since = now;
+        }
+        tracked.fingerprint = Some(fingerprint);
+    }
+
+    /// `agent=NAME step=N WHAT`: an item's error key and message prefix.
+    fn item_key(&self, i: usize, what: &str) -> String {
+        let item = &self.items[i].item;
+        format!("agent={} step={} {what}", item.agent, item.step)
+    }
+
+    /// [`LeadMonitor::observed`] for an item; the key is only built when needed.
+    fn observed_item(
+        &mut self,
+        i: usize,
+        what: &str,
+        meta: Result<Meta, String>,
+        out: &mut Vec<Output>,
+    ) -> Option<Meta> {
+        if meta.is_ok() && self.errors.is_empty() {
+            return meta.ok();
+        }
+        let key = self.item_key(i, what);
+        self.observed(key, meta, out)
     }
 
     /// A stat answer, or `None` with its error said once.

@@ -1,0 +1,111 @@
+//! Liveness of many pids, pass after pass, cheaply: one pidfd per pid, held
+//! open, and a zero-timeout `poll` on it each time.
+//!
+//! A pidfd turns readable when its process exits, zombie or reaped, so it
+//! answers "has it exited?" without reading `/proc/<pid>/stat` (the costly
+//! part of [`crate::process::is_alive`]) and without being fooled by a
+//! recycled pid: the fd names the process, not the number. Where a pidfd
+//! cannot be had (an old kernel, the fd limit), it falls back to
+//! [`crate::process::is_alive`].
+
+use std::collections::HashMap;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::io::AsRawFd;
+
+use crate::process::{self, Pid};
+
+/// At most this many pidfds are held; past it, pids are checked the slow way.
+pub const MAX_HELD: usize = 512;
+
+/// Open pidfds by pid.
+#[derive(Debug, Default)]
+pub struct Liveness {
+    held: HashMap<u32, OwnedFd>,
+}
+
+impl Liveness {
+    pub fn new() -> Liveness {
+        Liveness::default()
+    }
+
+    /// Is `pid` alive (and not a zombie)?
+    pub fn is_alive(&mut self, pid: Pid) -> bool {
+        if let Some(fd) = self.held.get(&pid.get()) {
+            if exited(fd) {
+                self.held.remove(&pid.get());
+                return false;
+            }
+            return true;
+        }
+        if self.held.len() < MAX_HELD {
+            // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid.get() as libc::pid_t, 0) };
+            if fd >= 0 {
+                // SAFETY: the kernel just returned this fd to us; we own it.
+                let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+                if exited(&fd) {
+                    return false;
+                }
+                self.held.insert(pid.get(), fd);
+                return true;
+            }
+            if std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
+                return false;
+            }
+        }
+        process::is_alive(pid)
+    }
+
+    /// Closes the pidfds of pids no longer asked about.
+    pub fn retain(&mut self, keep: impl Fn(u32) -> bool) {
+        self.held.retain(|pid, _| keep(*pid));
+    }
+}
+
+/// A pidfd polls readable once its process has exited.
+fn exited(fd: &OwnedFd) -> bool {
+    let mut pfd = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, zero timeout.
+    let n = unsafe { libc::poll(&mut pfd, 1, 0) };
+    n > 0 && pfd.revents & (libc::POLLIN | libc::POLLHUP) != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::{Invocation, Limits, run};
+
+    #[test]
+    fn our_own_pid_is_alive_and_a_reaped_one_is_not() {
+        let mut live = Liveness::new();
+        let me = Pid::new(std::process::id()).unwrap();
+        assert!(live.is_alive(me));
+        assert!(live.is_alive(me), "asked again through the held pidfd");
+        // A process that ran and was reaped: `sh` prints its own pid and exits.
+        let out = run(&Invocation::shell("echo $$"), &Limits::default());
+        let pid: u32 = out.success_stdout().unwrap().text().trim().parse().unwrap();
+        assert!(!live.is_alive(Pid::new(pid).unwrap()));
+    }
+
+    #[test]
+    fn a_held_pid_that_exits_is_seen_dead() {
+        #[allow(clippy::disallowed_methods)] // probes may spawn; a child we control
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = Pid::new(child.id()).unwrap();
+        let mut live = Liveness::new();
+        assert!(live.is_alive(pid));
+        child.kill().unwrap();
+        // Not yet reaped: a zombie, which counts as dead.
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(!live.is_alive(pid));
+        child.wait().unwrap();
+        assert!(!live.is_alive(pid));
+    }
+}
