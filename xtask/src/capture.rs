@@ -15,7 +15,7 @@ use std::process::{Command, ExitCode};
 
 const NPM_PACKAGE: &str = "@anthropic-ai/claude-code";
 
-const USAGE: &str = "usage: cargo xtask capture [--scenario NAME[,NAME...]]... [--size 80x24|120x40|200x50] [--jobs N] [--out DIR] [--list]
+const USAGE: &str = "usage: cargo xtask capture [--scenario NAME[,NAME...]]... [--size WxH] [--jobs N] [--out DIR] [--list]
 
 Runs the real Claude Code CLI (npm package @anthropic-ai/claude-code, installed into target/capture when
 missing) in private tmux servers against the scripted mock API in xtask/capture/, and writes
