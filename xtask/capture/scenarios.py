@@ -865,6 +865,48 @@ def sc_prose_hint(c):
               "cancel` on a line of its own; no dialog is open", work=1)
 
 
+NUDGE_HINT = ("monitor nudge: keep going with the next step; if a dialog says Enter to select · ↑/↓ to navigate "
+              "then stop and wait for the operator instead of answering it")
+
+
+def sc_nudge_echo_hint(c):
+    steps = [{"blocks": [text("Step one is implemented.")]},
+             {"when": "user_text", "blocks": [text("Understood. There is no open dialog; the remaining steps need the "
+                                                   "operator's sign-off, so I am stopping here.")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "implement step one")
+        must(s.mock.wait_for("reply_done"), "reply")
+        must(wait_idle(s), "idle")
+        s.send_text(NUDGE_HINT)
+        time.sleep(0.4)
+        s.send_keys("Enter")
+        must(s.mock.wait_for("reply_done", 2, 30), "reply to the nudge")
+        must(wait_idle(s), "idle again")
+        time.sleep(1)
+        c.cap(s, "idle-after-nudge-echoing-question-hint", "STALLED",
+              "the monitor's nudge (which quotes `Enter to select · ↑/↓ to navigate`, hard-wrapped by the pane) was "
+              "submitted and answered; idle again, no dialog open", work=2, echo=[NUDGE_HINT])
+
+
+def sc_nudge_then_permission(c):
+    nudge = "monitor nudge: continue with the next step of the plan"
+    steps = [{"blocks": [text("Step one is implemented.")]},
+             {"when": "user_text", "blocks": [text("Next I'll run the tests."),
+                                              tool("Bash", command="python3 -m pytest -q", description="Run the tests")]}]
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "implement step one")
+        must(s.mock.wait_for("reply_done"), "reply")
+        must(wait_idle(s), "idle")
+        s.send_text(nudge)
+        time.sleep(0.4)
+        s.send_keys("Enter")
+        must(s.wait_text("Do you want to proceed?", 30), "permission dialog")
+        time.sleep(1)
+        c.cap(s, "question-permission-after-nudge", "QUESTION",
+              "after the monitor's nudge was submitted, the agent asks permission to run a Bash command",
+              shape="permission-bash", echo=[nudge])
+
+
 # -- the seed's three named goldens ------------------------------------------
 
 def sc_golden_question(c):
@@ -996,6 +1038,8 @@ SCENARIOS = {
     "failing-tests": (sc_failing_tests, ("m",)),
     "prose-hint": (sc_prose_hint, ("m", "s")),
     "nudge-echo": (sc_nudge_echo, ("m",)),
+    "nudge-echo-hint": (sc_nudge_echo_hint, ("m", "s")),
+    "nudge-then-permission": (sc_nudge_then_permission, ("m",)),
     "golden-question": (sc_golden_question, ("m",)),
     "golden-stalled": (sc_golden_stalled, ("m",)),
     "bypass-answer": (sc_bypass_answer, ("m",)),
