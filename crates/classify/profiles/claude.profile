@@ -30,14 +30,17 @@ background = \b[1-9]\d* (?:background )?(?:shells?|bash(?:es)?|tasks?|agents?) s
 background = ^[·✢✳✶✻✽*]\s+Waiting for [1-9]\d* background (?:agents?|tasks?|shells?) to finish
 background = ·\s+[1-9]\d* (?:background )?shells?\s*(?:·|$)
 
+# The transcript: a reply starts at column zero with ● (⏺ before 2.1.x); tool output and
+# status lines inside it hang under ⎿. Every turn end leaves a line under the reply.
+reply = ^[●⏺]\s
+detail = ^\s*⎿
+
 # Questions, by structure. The selection hint carries both markers on one line (seed rule).
 question_hint = Enter to select.*to navigate
-# Dialogs replace the input box: a question line, numbered options with a ❯ cursor, a footer.
+# Dialogs replace the input box: a question line, numbered options with a ❯ cursor.
 dialog_question = ^\s*(?:Do you want to .+\?|Would you like to .+\?|Ready to submit your answers\?)\s*$
 dialog_option = ^\s*(?:❯\s*)?\d+\.\s+\S
 dialog_cursor = ^\s*❯\s*\d+\.\s+\S
-dialog_footer = Esc to cancel
-dialog_footer = Enter to confirm
 
 # Task lists (TodoWrite): completed items are dropped before transitions are read (seed defect 6).
 task_done = ^\s*(?:⎿\s+)?[☒✔✓]\s+\S

@@ -41,7 +41,10 @@ pub struct Profile {
     pub(crate) dialog_question: Option<Regex>,
     pub(crate) dialog_option: Option<Regex>,
     pub(crate) dialog_cursor: Option<Regex>,
-    pub(crate) dialog_footer: Option<Regex>,
+    /// The first line of an agent's reply in the transcript, and the lines
+    /// inside one that are tool output or status rather than reply text.
+    pub(crate) reply: Option<Regex>,
+    pub(crate) detail: Option<Regex>,
     pub(crate) task_done: Option<Regex>,
     pub(crate) task_open: Option<Regex>,
 }
@@ -84,7 +87,8 @@ const REGEX_KEYS: &[&str] = &[
     "dialog_question",
     "dialog_option",
     "dialog_cursor",
-    "dialog_footer",
+    "reply",
+    "detail",
     "task_done",
     "task_open",
 ];
@@ -198,7 +202,8 @@ impl Profile {
             dialog_question: regex("dialog_question")?,
             dialog_option: regex("dialog_option")?,
             dialog_cursor: regex("dialog_cursor")?,
-            dialog_footer: regex("dialog_footer")?,
+            reply: regex("reply")?,
+            detail: regex("detail")?,
             task_done: regex("task_done")?,
             task_open: regex("task_open")?,
             name,

@@ -20,6 +20,8 @@ const FOOTER_MAX_LINES: usize = 6;
 const BOX_MAX_LINES: usize = 500;
 /// Between the spinner row and the box: blank lines, a `⎿  Tip:` line, a task list.
 const LIVE_ROWS_MAX_LINES: usize = 16;
+/// How far up a reply's text may run above the input box.
+const TRANSCRIPT_BLOCK_MAX_LINES: usize = 200;
 /// How far above the bottom a dialog may start.
 const DIALOG_MAX_LINES: usize = 80;
 /// A dialog spans at most this many rule lines (its own top and one inside).
@@ -38,11 +40,14 @@ pub enum Rule {
     BusyFooter,
     /// Background shells or agents are still running.
     BackgroundWork,
+    /// A typed draft blanked the status bar while a reply streams: the
+    /// transcript ends in a reply with no turn-end line under it.
+    StreamingUnderDraft,
     /// One line carries both `Enter to select` and `to navigate` (seed rule).
     SelectHint,
     /// A permission dialog: `Do you want to …?` over numbered options with a cursor.
     PermissionDialog,
-    /// A choice dialog: numbered options with a cursor over a dialog footer.
+    /// A choice dialog: numbered options with a selection cursor, where the input box should be.
     ChoiceDialog,
     /// A stop, and the work probe printed a positive count.
     WorkAvailable,
@@ -59,6 +64,7 @@ impl Rule {
             Rule::Spinner => "live-spinner",
             Rule::BusyFooter => "busy-footer",
             Rule::BackgroundWork => "background-work",
+            Rule::StreamingUnderDraft => "streaming-under-draft",
             Rule::SelectHint => "select-hint",
             Rule::PermissionDialog => "permission-dialog",
             Rule::ChoiceDialog => "choice-dialog",
@@ -76,11 +82,16 @@ impl Rule {
             }
             Rule::BusyFooter => "the status bar under the input box says a turn is rendering",
             Rule::BackgroundWork => "background work is still running, which is not a stop",
+            Rule::StreamingUnderDraft => {
+                "a draft in the input box hides the status bar, and the transcript ends in a reply with no turn-end line, so it is still streaming"
+            }
             Rule::SelectHint => "a selection hint carries both `Enter to select` and `to navigate`",
             Rule::PermissionDialog => {
                 "a permission dialog asks a question over numbered options with a cursor"
             }
-            Rule::ChoiceDialog => "a dialog shows numbered options with a cursor over its footer",
+            Rule::ChoiceDialog => {
+                "a menu of numbered options with a selection cursor replaced the input box"
+            }
             Rule::WorkAvailable => {
                 "no live chrome and no question; the work probe says work is left"
             }
@@ -239,6 +250,10 @@ impl Reader<'_, '_> {
             let region = self.region(RegionKind::LiveRows, input.top + 1, i);
             return self.working(rule, region, i);
         }
+        if let Some(i) = self.reply_under_draft(input) {
+            let region = self.region(RegionKind::LiveRows, input.top + 1, i);
+            return self.working(Rule::StreamingUnderDraft, region, i);
+        }
         // The box is live input, so nothing above it is a pending question.
         let region = self.region(RegionKind::InputBox, input.bottom, input.top);
         self.stop(work, region, Some(input.top - 1))
@@ -334,6 +349,45 @@ impl Reader<'_, '_> {
         None
     }
 
+    /// While a reply streams the spinner row can vanish, leaving `esc to
+    /// interrupt` in the status bar as the only live sign; a typed draft
+    /// blanks the status bar too. Then the transcript itself tells: every
+    /// turn end leaves a line under the reply (`✻ Worked for 3s`,
+    /// `⎿  Interrupted`), so a transcript that ends in reply text is a turn
+    /// still streaming. Read only when a draft is present, so an idle pane
+    /// with an empty box never gets here.
+    fn reply_under_draft(&mut self, input: InputBox) -> Option<usize> {
+        let profile = self.profile;
+        let reply = profile.reply.as_ref()?;
+        let prompt_line = self.tail.text(input.top - 1)?;
+        let typed = prompt_line.trim_start_matches(['❯', '>']).trim();
+        let draft = !typed.is_empty() || input.top - 1 > input.bottom + 1;
+        if !draft {
+            return None;
+        }
+        let mut newest = None;
+        for i in input.top + 1..input.top + 1 + TRANSCRIPT_BLOCK_MAX_LINES {
+            let line = self.tail.get(i)?;
+            if line.is_blank() {
+                continue;
+            }
+            let text = &*line.text;
+            if self.echo.matches(text) {
+                return None;
+            }
+            newest.get_or_insert(i);
+            if line.is_indented() {
+                let detail = [&profile.detail, &profile.task_done, &profile.task_open];
+                if detail.iter().any(|field| matches_opt(field, text)) {
+                    return None;
+                }
+                continue;
+            }
+            return reply.is_match(text).then_some(newest.unwrap_or(i));
+        }
+        None
+    }
+
     /// The first rule whose marker matches line `i`, unless the line is our own echo.
     fn live_marker(&mut self, i: usize, markers: &[(Rule, Field)]) -> Option<Rule> {
         let profile = self.profile;
@@ -379,7 +433,6 @@ impl Reader<'_, '_> {
         let mut hint = None;
         let mut question = None;
         let mut cursor = None;
-        let mut footer = None;
         let mut options = 0;
         let mut first_option = None;
         for i in 0..=top {
@@ -395,7 +448,6 @@ impl Reader<'_, '_> {
             seen(&mut hint, &profile.question_hint);
             seen(&mut question, &profile.dialog_question);
             seen(&mut cursor, &profile.dialog_cursor);
-            seen(&mut footer, &profile.dialog_footer);
             if matches_opt(&profile.dialog_option, text) {
                 options += 1;
                 first_option = Some(i);
@@ -408,8 +460,10 @@ impl Reader<'_, '_> {
         if let (true, Some(i)) = (choices, question) {
             return Some((Rule::PermissionDialog, i));
         }
-        if let (true, Some(_)) = (choices, footer) {
-            // The question is the nearest line ending in `?` above the options.
+        if choices {
+            // A selection cursor over numbered options where the input box
+            // should be: a menu that waits for a human (plan approval, a
+            // startup picker). The question is the nearest `?` line above.
             let above = first_option.unwrap_or(0);
             let asked =
                 (above..=top).find(|&i| self.tail.text(i).is_some_and(|t| t.ends_with('?')));

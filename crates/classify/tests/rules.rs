@@ -38,6 +38,10 @@ fn check(pane: &str, expected: State, rule: Rule) {
 }
 
 const IDLE_FOOTER: &str = "  ? for shortcuts · ← for agents";
+/// A typed draft replaces the status bar's hints, idle or busy alike.
+const DRAFT_FOOTER: &str = "                                          ● high · /effort";
+/// How Claude Code 2.1 leaves a finished turn.
+const TURN_ENDED: &str = "● Done.\n\n✻ Worked for 2s";
 const BUSY_FOOTER: &str = "  esc to interrupt · ← for agents";
 
 #[test]
@@ -108,10 +112,10 @@ fn working_outranks_a_question_shape_in_the_scrollback() {
 #[test]
 fn the_question_hint_typed_into_the_input_box_is_not_a_question() {
     let pane = screen(
-        "● Done.",
+        TURN_ENDED,
         "",
         "Enter to select · ↑/↓ to navigate · Esc to cancel",
-        IDLE_FOOTER,
+        DRAFT_FOOTER,
     );
     check(&pane, State::Stalled, Rule::WorkUnknown);
 }
@@ -119,10 +123,10 @@ fn the_question_hint_typed_into_the_input_box_is_not_a_question() {
 #[test]
 fn esc_to_interrupt_typed_into_the_input_box_is_not_working() {
     let pane = screen(
-        "● Done.",
+        TURN_ENDED,
         "",
         "why does it say esc to interrupt · thinking",
-        IDLE_FOOTER,
+        DRAFT_FOOTER,
     );
     check(&pane, State::Stalled, Rule::WorkUnknown);
 }
@@ -133,9 +137,14 @@ fn a_long_pending_message_is_cut_by_structure_not_by_line_count() {
         .map(|i| format!("  line {i} of a long pending message"))
         .collect();
     let input = format!("start\n{}", long.join("\n"));
-    let pane = screen("✻ Pondering… (2s)\n\n● old", "", &input, IDLE_FOOTER);
+    let pane = screen(
+        "✻ Pondering… (2s)\n\n● old\n\n✻ Worked for 2s",
+        "",
+        &input,
+        DRAFT_FOOTER,
+    );
     check(&pane, State::Stalled, Rule::WorkUnknown);
-    let pane = screen("● old", "✻ Pondering… (2s)", &input, IDLE_FOOTER);
+    let pane = screen("● old", "✻ Pondering… (2s)", &input, DRAFT_FOOTER);
     check(&pane, State::Working, Rule::Spinner);
 }
 

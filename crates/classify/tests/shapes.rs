@@ -17,7 +17,14 @@ const SHAPES: &[(&str, Rule)] = &[
     ("ask-user-question-multi", Rule::SelectHint),
     ("ask-user-question-tabs", Rule::SelectHint),
     ("ask-user-question-submit", Rule::PermissionDialog),
+    ("ask-user-question-preview", Rule::SelectHint),
     ("select-model", Rule::ChoiceDialog),
+    ("plan-approval", Rule::ChoiceDialog),
+    ("plan-exit-bare", Rule::ChoiceDialog),
+    ("startup-api-key", Rule::PermissionDialog),
+    ("startup-bypass-warning", Rule::ChoiceDialog),
+    ("startup-theme", Rule::ChoiceDialog),
+    ("startup-trust-folder", Rule::ChoiceDialog),
 ];
 
 fn corpus() -> PathBuf {
@@ -151,4 +158,39 @@ fn ask_user_question_submit_is_a_question() {
 #[test]
 fn select_model_is_a_question() {
     check_shape("select-model");
+}
+
+#[test]
+fn ask_user_question_preview_is_a_question() {
+    check_shape("ask-user-question-preview");
+}
+
+#[test]
+fn plan_approval_is_a_question() {
+    check_shape("plan-approval");
+}
+
+#[test]
+fn plan_exit_bare_is_a_question() {
+    check_shape("plan-exit-bare");
+}
+
+#[test]
+fn startup_api_key_is_a_question() {
+    check_shape("startup-api-key");
+}
+
+#[test]
+fn startup_bypass_warning_is_a_question() {
+    check_shape("startup-bypass-warning");
+}
+
+#[test]
+fn startup_theme_is_a_question() {
+    check_shape("startup-theme");
+}
+
+#[test]
+fn startup_trust_folder_is_a_question() {
+    check_shape("startup-trust-folder");
 }
