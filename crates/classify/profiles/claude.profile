@@ -44,4 +44,6 @@ dialog_cursor = ^\s*❯\s*\d+\.\s+\S
 
 # Task lists (TodoWrite): completed items are dropped before transitions are read (seed defect 6).
 task_done = ^\s*(?:⎿\s+)?[☒✔✓]\s+\S
-task_open = ^\s*(?:⎿\s+)?[☐◼◻□■▶]\s+\S
+# In progress (2.1.x draws ◼), and open but not started (◻; ☐ before 2.1.x).
+task_active = ^\s*(?:⎿\s+)?[◼■▶]\s+\S
+task_open = ^\s*(?:⎿\s+)?[☐◻□]\s+\S

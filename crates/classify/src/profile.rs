@@ -46,6 +46,7 @@ pub struct Profile {
     pub(crate) reply: Option<Regex>,
     pub(crate) detail: Option<Regex>,
     pub(crate) task_done: Option<Regex>,
+    pub(crate) task_active: Option<Regex>,
     pub(crate) task_open: Option<Regex>,
 }
 
@@ -90,6 +91,7 @@ const REGEX_KEYS: &[&str] = &[
     "reply",
     "detail",
     "task_done",
+    "task_active",
     "task_open",
 ];
 
@@ -205,6 +207,7 @@ impl Profile {
             reply: regex("reply")?,
             detail: regex("detail")?,
             task_done: regex("task_done")?,
+            task_active: regex("task_active")?,
             task_open: regex("task_open")?,
             name,
         })

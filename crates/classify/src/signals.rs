@@ -76,7 +76,8 @@ pub struct Failure {
 pub struct Signals {
     /// At most one entry per kind: the bottom-most line of that kind.
     pub failures: Vec<Failure>,
-    /// The newest task line that is not completed: what is happening now.
+    /// What is happening now: the newest task in progress, else the newest
+    /// one still open; completed ones never.
     pub transition: Option<Evidence>,
 }
 
@@ -95,6 +96,7 @@ pub fn signals(pane: &str, context: &Context<'_>) -> Signals {
     // The box holds what a person typed: start above it.
     let start = reader.find_input_box().map_or(0, |input| input.top + 1);
     let mut signals = Signals::default();
+    let (mut active, mut open) = (None, None);
     for i in start..start + TRANSCRIPT_MAX_LINES {
         let Some(line) = reader.tail.get(i) else {
             break;
@@ -116,11 +118,17 @@ pub fn signals(pane: &str, context: &Context<'_>) -> Signals {
                 });
             }
         }
-        let done = matches_opt(&profile.task_done, text);
-        if signals.transition.is_none() && !done && matches_opt(&profile.task_open, text) {
-            signals.transition = Some(evidence());
+        if matches_opt(&profile.task_done, text) {
+            continue;
+        }
+        if active.is_none() && matches_opt(&profile.task_active, text) {
+            active = Some(evidence());
+        } else if open.is_none() && matches_opt(&profile.task_open, text) {
+            open = Some(evidence());
         }
     }
+    // What is happening now: the task in progress, else the next one open.
+    signals.transition = active.or(open);
     signals.failures.sort_by_key(|f| f.kind);
     signals
 }
@@ -177,6 +185,10 @@ mod tests {
         let pane = "  ⎿  ☐ Write the parser\n     ☐ Run the tests\n     ☒ Read the seed\n     ☒ Sketch the crates\n";
         let transition = signals(pane, &context).transition.unwrap();
         assert_eq!(transition.text, "     ☐ Run the tests");
+        // Claude Code 2.1.197, from testdata/panes/claude/idle-with-task-list.
+        let pane = "  3 tasks (1 done, 1 in progress, 1 open)\n  ✔ Write the pane normaliser\n  ◼ Cut the input box\n  ◻ Add golden captures\n";
+        let transition = signals(pane, &context).transition.unwrap();
+        assert_eq!(transition.text, "  ◼ Cut the input box");
     }
 
     #[test]
