@@ -2,6 +2,7 @@
 //! adapters to the monitors' ports, map errors to exit codes.
 
 mod classify_cmd;
+mod demo_cmd;
 mod lead_cmd;
 mod profiles;
 mod watch_cmd;
@@ -33,6 +34,8 @@ enum Command {
     List(watch_cmd::ListArgs),
     /// End the detached monitor of a target started with `watch --detach`.
     Stop(watch_cmd::StopArgs),
+    /// Play a scripted agent on a private tmux server, watched by the real monitor: all four states.
+    Demo(demo_cmd::Args),
     /// Watch a dispatched agent's process: publish `gone`, `idle` and `clear` findings.
     Worker(worker_cmd::Args),
 }
@@ -46,5 +49,6 @@ fn main() -> ExitCode {
         Command::Watch(args) => watch_cmd::run_watch(args),
         Command::List(args) => watch_cmd::run_list(args),
         Command::Stop(args) => watch_cmd::run_stop(args),
+        Command::Demo(args) => demo_cmd::run_demo(args),
     }
 }
