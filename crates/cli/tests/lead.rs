@@ -209,6 +209,16 @@ fn assert_no_repeats(lines: &[String]) {
     }
 }
 
+/// Moves `path`'s mtime `secs` into the future: a change on any filesystem clock.
+fn touch_later(path: &Path, secs: u64) {
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(SystemTime::now() + Duration::from_secs(secs))
+        .unwrap();
+}
+
 fn read_lines(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
@@ -317,14 +327,7 @@ fn each_real_state_change_is_reported_once_in_the_seeds_format() {
     assert!(m.wait_out("state=timeout_imminent", 10), "{:?}", m.out());
     assert!(m.wait_out("state=timeout_exceeded", 10), "{:?}", m.out());
     std::fs::write(d.bmb.join("consultant-feed.md"), "feed v2").unwrap();
-    // mtime resolution: make the change visible even on a coarse filesystem.
-    let later = SystemTime::now() + Duration::from_secs(5);
-    std::fs::File::options()
-        .write(true)
-        .open(d.bmb.join("consultant-feed.md"))
-        .unwrap()
-        .set_modified(later)
-        .unwrap();
+    touch_later(&d.bmb.join("consultant-feed.md"), 5);
     let events = d.bmb.join("consultant-events.jsonl");
     assert!(
         wait_until(10, || read_lines(&events)
@@ -763,7 +766,10 @@ fn the_sweep_reports_dead_and_untracked_panes_of_the_current_window_once() {
         pidfile.display()
     ));
     let (dead, _) = server.split("true");
-    let (consultant, _) = server.split("sleep 603");
+    let consultant_typed = d.root.join("consultant-typed.txt");
+    let (consultant, _) = server.split(&format!("cat > {}", consultant_typed.display()));
+    let feed = d.bmb.join("consultant-feed.md");
+    std::fs::write(&feed, "feed").unwrap();
     std::fs::write(d.bmb.join("consultant-pane-id"), format!("{consultant}\n")).unwrap();
     // Another window of the same session is not ours to sweep.
     server.tmux(&["new-window", "-d", "-t", "lead", "sleep 604"]);
@@ -799,6 +805,8 @@ fn the_sweep_reports_dead_and_untracked_panes_of_the_current_window_once() {
         &server.name,
         "--lead-pane",
         &typing_pane,
+        "--consultant-pane",
+        &consultant,
     ]
     .map(String::from);
     let mut m = Monitor::start(
@@ -825,9 +833,57 @@ fn the_sweep_reports_dead_and_untracked_panes_of_the_current_window_once() {
         m.out()
     );
     thread::sleep(Duration::from_secs(2));
-    assert!(m.shutdown().success());
+    // A Consultant event is typed into the Consultant's pane.
+    let events = d.bmb.join("consultant-events.jsonl");
+    touch_later(&feed, 10);
+    assert!(
+        wait_until(10, || read_lines(&consultant_typed).len() == 1),
+        "{:?} {:?}",
+        read_lines(&consultant_typed),
+        m.err()
+    );
+    assert_eq!(read_lines(&consultant_typed), read_lines(&events));
+    assert!(m.err().is_empty(), "{:?}", m.err());
+    let lead_lines_before_kill = m.out();
+    // Every Lead line so far was typed into the --lead-pane, text then Enter.
+    assert!(
+        wait_until(5, || read_lines(&typed) == lead_lines_before_kill),
+        "{:?} vs {:?}",
+        read_lines(&typed),
+        lead_lines_before_kill
+    );
 
-    let out = masked(&m.out());
+    // The tmux server dies under the monitor: each failing sink is said once,
+    // and the monitor goes on (the Consultant's file still gets its events).
+    server.tmux(&["kill-server"]);
+    for (n, later) in [(2, 20), (3, 30)] {
+        touch_later(&feed, later);
+        assert!(
+            wait_until(10, || read_lines(&events).len() == n),
+            "{:?} {:?}",
+            read_lines(&events),
+            m.err()
+        );
+        thread::sleep(Duration::from_millis(1500));
+    }
+    assert!(m.shutdown().success());
+    let err = m.err();
+    let said = |prefix: &str| err.iter().filter(|l| l.starts_with(prefix)).count();
+    assert_eq!(said("lead: sweep: "), 1, "{err:#?}");
+    assert_eq!(said("lead: consultant pane "), 1, "{err:#?}");
+    // The dying server took its panes' processes along, the registered agent
+    // included: that death is news for the Lead, whose pane is gone too.
+    assert_eq!(said("lead: lead pane "), 1, "{err:#?}");
+    assert_eq!(err.len(), 3, "{err:#?}");
+    let after = m.out()[lead_lines_before_kill.len()..].to_vec();
+    assert_eq!(
+        masked(&after),
+        [format!(
+            "[MONITOR] agent=executor step=1 state=process_died pid={registered} ts=HH:MM"
+        )]
+    );
+
+    let out = masked(&lead_lines_before_kill);
     assert_eq!(out.len(), 3, "{out:#?}");
     // The first sweep's two reports come in the window's pane order; sort them.
     let mut first = out[..2].to_vec();
@@ -844,14 +900,8 @@ fn the_sweep_reports_dead_and_untracked_panes_of_the_current_window_once() {
         out[2],
         format!(r#"{{"type":"watchdog","event":"pane_dead","pane":"{untracked}","ts":"HH:MM"}}"#)
     );
-    assert!(m.err().is_empty(), "{:?}", m.err());
-    // Every Lead line was typed into the --lead-pane, text then Enter.
     assert!(
-        wait_until(5, || read_lines(&typed).len() == m.out().len()),
-        "{:?} vs {:?}",
-        read_lines(&typed),
-        m.out()
+        !out.iter().any(|l| l.contains(&format!("\"{tracked}\""))),
+        "the pane holding the registered pid is tracked"
     );
-    assert_eq!(read_lines(&typed), m.out());
-    let _ = (tracked, registered);
 }
