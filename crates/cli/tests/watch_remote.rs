@@ -1,0 +1,525 @@
+//! End-to-end tests of `bmb-monitor watch` and `list` on `host:session`
+//! targets (issue 3, "Remote"): the real binary, a real sshd on 127.0.0.1
+//! (`support/sshd.rs`) reached through a throwaway `--ssh-config` alias, and
+//! a private tmux server on the same machine that the remote side reaches
+//! with `-S <socket>`. Real Claude Code captures are replayed in real panes
+//! whose program records every byte it receives.
+//!
+//! Nothing here measures time: wall clocks appear only as hang guards
+//! ("the monitor returns at all within 60 s").
+
+// The shared harnesses start tmux and sshd as children of the test (a
+// private server, a daemon that must outlive one call), which `probes::run`
+// cannot do; this file's own commands go through `probes::run`.
+#![allow(clippy::disallowed_methods)]
+
+use std::io::Write;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use probes::run::{Invocation, Limits, Outcome, run};
+
+#[path = "support/tmux.rs"]
+mod private_tmux;
+#[path = "support/sshd.rs"]
+mod sshd;
+
+use private_tmux::{PrivateTmux, capture_path};
+use sshd::Sshd;
+
+const NUDGE: &str = "Please continue with the next step of your plan.";
+/// Typed by the test after the monitor has ended: every byte the monitor
+/// sent is in the pane's record before it, so "received nothing" is exact.
+const SENTINEL: &str = "SENTINEL-END";
+
+/// What one run of the monitor printed.
+struct Ran {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs the real binary to completion; 60 s is a hang guard, not a timing.
+fn monitor(args: &[&str], env: &[(&str, &Path)]) -> Ran {
+    let mut inv = Invocation::new(env!("CARGO_BIN_EXE_bmb-monitor"))
+        .args(args)
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE");
+    for (key, value) in env {
+        inv = inv.env(key, value);
+    }
+    match run(&inv, &Limits::with_timeout(Duration::from_secs(60))) {
+        Outcome::Exited {
+            code,
+            stdout,
+            stderr,
+            ..
+        } => Ran {
+            code,
+            stdout: stdout.text(),
+            stderr: stderr.text(),
+        },
+        other => panic!("bmb-monitor {args:?}: {}", other.describe()),
+    }
+}
+
+/// A real capture replayed in a new session whose program records every
+/// line typed into it; returns that record's path.
+fn replay(server: &PrivateTmux, session: &str, case: &str) -> PathBuf {
+    let received = server.dir.path().join(format!("{session}.received"));
+    std::fs::write(&received, "").unwrap();
+    server.replay(session, &capture_path(case), &received);
+    received
+}
+
+/// Types the sentinel line into the pane and returns everything the pane's
+/// program received before it: whatever the monitor sent, it arrived first.
+fn received_before_sentinel(server: &PrivateTmux, session: &str, received: &Path) -> String {
+    let target = format!("={session}:");
+    server.tmux(&["send-keys", "-t", &target, "-l", SENTINEL]);
+    server.tmux(&["send-keys", "-t", &target, "Enter"]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let bytes = std::fs::read_to_string(received).unwrap();
+        if let Some(before) = bytes.strip_suffix(&format!("{SENTINEL}\n")) {
+            return before.to_string();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{session} never received the sentinel; it has {bytes:?}"
+        );
+        thread::sleep(Duration::from_millis(30));
+    }
+}
+
+fn socket(server: &PrivateTmux) -> &str {
+    server.socket.to_str().unwrap()
+}
+
+/// The absolute path of the tmux binary (remote and local are one machine).
+fn tmux_path() -> String {
+    let outcome = run(
+        &Invocation::shell("command -v tmux"),
+        &Limits::with_timeout(Duration::from_secs(10)),
+    );
+    let path = outcome
+        .success_stdout()
+        .map(|o| o.text().trim().to_string())
+        .unwrap_or_default();
+    assert!(path.starts_with('/'), "tmux is not installed: {path:?}");
+    path
+}
+
+/// A tmux wrapper at `path` that appends one line per call to `log` (its
+/// `$HOME`, then each argument in brackets) and then execs the real tmux.
+fn tmux_wrapper(path: &Path, log: &Path) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let script = format!(
+        "#!/bin/sh\n\
+         {{ printf 'HOME=%s ' \"$HOME\"; for a in \"$@\"; do printf '[%s]' \"$a\"; done; printf '\\n'; }} >> '{log}'\n\
+         exec '{tmux}' \"$@\"\n",
+        log = log.display(),
+        tmux = tmux_path(),
+    );
+    std::fs::write(path, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn lines_with<'a>(text: &'a str, needle: &str) -> Vec<&'a str> {
+    text.lines().filter(|l| l.contains(needle)).collect()
+}
+
+#[test]
+fn a_remote_stalled_pane_is_captured_and_nudged_through_ssh_text_then_enter_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start("box", &[]);
+    let server = PrivateTmux::new();
+    let received = replay(&server, "stall", "GOLDEN-stalled-real");
+    // `$HOME` is the REMOTE shell's: the harness's remote home, where the wrapper is.
+    let log = dir.path().join("remote-tmux.log");
+    tmux_wrapper(&sshd.remote_home().join(".bmb-test/tmux"), &log);
+
+    let ran = monitor(
+        &[
+            "watch",
+            "--once",
+            "--ssh-config",
+            sshd.config().to_str().unwrap(),
+            "-S",
+            socket(&server),
+            "--tmux-bin",
+            "$HOME/.bmb-test/tmux",
+            "box:stall",
+        ],
+        &[("XDG_STATE_HOME", &dir.path().join("state"))],
+    );
+    assert_eq!(ran.code, Some(0), "stderr: {}", ran.stderr);
+    let lines: Vec<&str> = ran.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", ran.stdout);
+    assert!(
+        lines[0].starts_with("MONITOR · box:stall · STALLED · ")
+            && lines[0].contains(" · nudged (1/5) · "),
+        "{}\nstderr: {}",
+        lines[0],
+        ran.stderr
+    );
+
+    // The pane got the nudge and one Enter, and nothing else.
+    let got = received_before_sentinel(&server, "stall", &received);
+    assert_eq!(got, format!("{NUDGE}\n"));
+
+    // Through ssh, the text and the Enter were two separate tmux calls.
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let sends = lines_with(&calls, "[send-keys]");
+    assert_eq!(sends.len(), 2, "{calls}");
+    assert!(
+        sends[0].ends_with(&format!("[send-keys][-t][=stall:][-l][--][{NUDGE}]")),
+        "{calls}"
+    );
+    assert!(
+        sends[1].ends_with("[send-keys][-t][=stall:][Enter]"),
+        "{calls}"
+    );
+    assert_eq!(
+        lines_with(&calls, "[capture-pane][-p][-t][=stall:]").len(),
+        1,
+        "{calls}"
+    );
+    assert!(
+        sshd.log().contains("Accepted publickey for root"),
+        "{}",
+        sshd.log()
+    );
+}
+
+#[test]
+fn a_remote_question_pane_is_escalated_through_the_alert_command_once_and_gets_no_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start("box", &[]);
+    let server = PrivateTmux::new();
+    let received = replay(&server, "ask", "GOLDEN-question-real");
+    let alerts = dir.path().join("alerts.txt");
+    let alert_cmd = format!(
+        "{{ cat; echo; env | grep '^BMB_' | sort; echo '--- end of alert'; }} >> '{}'",
+        alerts.display()
+    );
+    let args = [
+        "watch",
+        "--once",
+        "--ssh-config",
+        sshd.config().to_str().unwrap(),
+        "-S",
+        socket(&server),
+        "--alert-cmd",
+        &alert_cmd,
+        "box:ask",
+    ];
+    let state = dir.path().join("state");
+    let ran = monitor(&args, &[("XDG_STATE_HOME", &state)]);
+    assert_eq!(ran.code, Some(0), "stderr: {}", ran.stderr);
+    assert!(
+        ran.stdout
+            .starts_with("MONITOR · box:ask · QUESTION · work=? · progress=? · nudges 0/5 · escalated to the operator, NOT answered · "),
+        "{}\nstderr: {}",
+        ran.stdout,
+        ran.stderr
+    );
+    let alert = std::fs::read_to_string(&alerts).unwrap();
+    for verbatim in [
+        "The classifier is done. Should the monitor page on QUESTION immediately or after one confirming poll?",
+        "1. Immediately",
+        "Escalate on the first poll that sees the dialog",
+        "2. After 2 polls",
+        "BMB_REASON=question",
+        "BMB_STATE=QUESTION",
+        "BMB_TARGET=box:ask",
+    ] {
+        assert!(
+            alert.contains(verbatim),
+            "missing {verbatim:?} in:\n{alert}"
+        );
+    }
+    assert!(!alert.contains('\u{1b}'), "{alert:?}");
+
+    // A second monitor on the same state: the question is not paged again.
+    let again = monitor(&args, &[("XDG_STATE_HOME", &state)]);
+    assert_eq!(again.code, Some(0), "stderr: {}", again.stderr);
+    assert!(
+        again.stdout.starts_with("MONITOR · box:ask · QUESTION · ")
+            && !again.stdout.contains("escalated"),
+        "{}",
+        again.stdout
+    );
+    let alert = std::fs::read_to_string(&alerts).unwrap();
+    assert_eq!(alert.matches("--- end of alert").count(), 1, "{alert}");
+
+    // Not one key reached the question.
+    assert_eq!(received_before_sentinel(&server, "ask", &received), "");
+}
+
+#[test]
+fn a_tmux_bin_holding_home_is_expanded_by_the_remote_shell_not_locally() {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start("box", &[]);
+    let server = PrivateTmux::new();
+    let received = replay(&server, "work", "working-bash-sleep");
+    // The same relative path under two homes: the remote shell's, and the
+    // monitor's own. Whichever wrapper runs says who expanded `$HOME`.
+    let remote_log = dir.path().join("remote.log");
+    let local_log = dir.path().join("local.log");
+    let local_home = dir.path().join("local-home");
+    tmux_wrapper(&sshd.remote_home().join(".bmb-test/tmux"), &remote_log);
+    tmux_wrapper(&local_home.join(".bmb-test/tmux"), &local_log);
+
+    let ran = monitor(
+        &[
+            "watch",
+            "--once",
+            "--ssh-config",
+            sshd.config().to_str().unwrap(),
+            "-S",
+            socket(&server),
+            "--tmux-bin",
+            "$HOME/.bmb-test/tmux",
+            "box:work",
+        ],
+        &[
+            ("XDG_STATE_HOME", &dir.path().join("state")),
+            ("HOME", &local_home),
+        ],
+    );
+    assert_eq!(ran.code, Some(0), "stderr: {}", ran.stderr);
+    assert!(
+        ran.stdout
+            .starts_with("MONITOR · box:work · WORKING · work=? · progress=? · nudges 0/5 · "),
+        "{}\nstderr: {}",
+        ran.stdout,
+        ran.stderr
+    );
+    assert_eq!(received_before_sentinel(&server, "work", &received), "");
+    assert!(
+        !local_log.exists(),
+        "$HOME was expanded locally: {}",
+        std::fs::read_to_string(&local_log).unwrap_or_default()
+    );
+    let calls = std::fs::read_to_string(&remote_log).unwrap_or_default();
+    let home = format!("HOME={} ", sshd.remote_home().display());
+    assert!(
+        !calls.is_empty() && calls.lines().all(|l| l.starts_with(&home)),
+        "the remote wrapper did not run, or not under the remote HOME: {calls:?}"
+    );
+    assert_eq!(lines_with(&calls, "[capture-pane]").len(), 1, "{calls}");
+}
+
+#[test]
+fn list_shows_remote_sessions_with_the_alias_prefix_and_the_format_arrives_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start("box", &[]);
+    let server = PrivateTmux::new();
+    server.session("alpha", "exec cat");
+    server.session("beta", "exec cat");
+    // An absolute wrapper, so the local listing runs it too; its `HOME=` field
+    // tells the remote calls (the harness's remote home) from the local one.
+    let log = dir.path().join("tmux.log");
+    let wrapper = dir.path().join("bin/tmux");
+    tmux_wrapper(&wrapper, &log);
+    let local_home = dir.path().join("local-home");
+    std::fs::create_dir(&local_home).unwrap();
+
+    let ran = monitor(
+        &[
+            "list",
+            "--ssh-config",
+            sshd.config().to_str().unwrap(),
+            "-S",
+            socket(&server),
+            "--tmux-bin",
+            wrapper.to_str().unwrap(),
+        ],
+        &[("HOME", &local_home)],
+    );
+    assert_eq!(ran.code, Some(0), "stderr: {}", ran.stderr);
+    let rows: Vec<&str> = ran.stdout.lines().collect();
+    assert_eq!(
+        rows,
+        ["alpha\t-", "beta\t-", "box:alpha\t-", "box:beta\t-"],
+        "stderr: {}",
+        ran.stderr
+    );
+    // The remote shell received `#{session_name}` quoted: unquoted, `#`
+    // starts a comment and tmux would get `-F` with no argument.
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let remote = format!(
+        "HOME={} [-S][{}][list-sessions][-F][#{{session_name}}]",
+        sshd.remote_home().display(),
+        socket(&server)
+    );
+    assert_eq!(calls.lines().filter(|l| *l == remote).count(), 1, "{calls}");
+}
+
+/// A TCP server on 127.0.0.1 that accepts, optionally says `greeting`, and
+/// then holds every connection open without another byte.
+struct Mute {
+    port: u16,
+    accepted: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl Mute {
+    fn start(greeting: &'static [u8]) -> Mute {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (count, halt) = (Arc::clone(&accepted), Arc::clone(&stop));
+        let thread = thread::spawn(move || {
+            let held: Mutex<Vec<TcpStream>> = Mutex::new(Vec::new());
+            while !halt.load(Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((mut stream, _)) => {
+                        let _ = stream.write_all(greeting);
+                        held.lock().unwrap().push(stream);
+                        count.fetch_add(1, Ordering::SeqCst);
+                    }
+                    Err(_) => thread::sleep(Duration::from_millis(20)),
+                }
+            }
+        });
+        Mute {
+            port,
+            accepted,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn accepted(&self) -> usize {
+        self.accepted.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Mute {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Pids of live processes whose command line mentions `needle`.
+fn processes_mentioning(needle: &str) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(needle) {
+            found.push((pid, cmdline));
+        }
+    }
+    found
+}
+
+#[test]
+fn a_host_that_accepts_tcp_and_never_answers_cannot_freeze_the_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    // One never says a word; the other sends an ssh banner and then goes
+    // silent, past the point where ssh's ConnectTimeout applies.
+    let silent = Mute::start(b"");
+    let greets = Mute::start(b"SSH-2.0-OpenSSH_9.2 bmb-test\r\n");
+    let config = dir.path().join("hang_ssh_config");
+    std::fs::write(
+        &config,
+        format!(
+            "{}{}",
+            sshd::host_block("silent", silent.port, None),
+            sshd::host_block("greets", greets.port, None)
+        ),
+    )
+    .unwrap();
+    let config_text = config.to_str().unwrap();
+
+    let ran = monitor(
+        &[
+            "watch",
+            "--once",
+            "--capture-timeout",
+            "2",
+            "--ssh-config",
+            config_text,
+            "silent:s",
+            "greets:s",
+        ],
+        &[("XDG_STATE_HOME", &dir.path().join("state"))],
+    );
+    assert_eq!(ran.code, Some(0), "stderr: {}", ran.stderr);
+    for target in ["silent:s", "greets:s"] {
+        let lines = lines_with(&ran.stdout, &format!("MONITOR · {target} · ? · "));
+        assert_eq!(lines.len(), 1, "{}", ran.stdout);
+        assert!(lines[0].contains(" · capture failed · "), "{}", lines[0]);
+        assert_eq!(
+            lines_with(&ran.stderr, &format!("{target}: ")).len(),
+            1,
+            "{}",
+            ran.stderr
+        );
+    }
+    assert!(ran.stderr.contains("timed out"), "{}", ran.stderr);
+    // ssh really got through to both and was stopped by the wall clock...
+    assert!(silent.accepted() >= 1 && greets.accepted() >= 1);
+    // ...and no ssh outlived the monitor.
+    assert_eq!(processes_mentioning(config_text), Vec::new());
+}
+
+#[test]
+fn hostile_coordinates_are_refused_up_front_with_one_line_and_no_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = Mute::start(b"");
+    let config = dir.path().join("ssh_config");
+    std::fs::write(&config, sshd::host_block("h", listener.port, None)).unwrap();
+    let pwned = dir.path().join("pwned");
+    let proxy = format!("-oProxyCommand=touch {}:s", pwned.display());
+    // The last case: a good target beside a bad one starts nothing either.
+    let cases: [&[&str]; 5] = [
+        &[&proxy],
+        &["h;x:s"],
+        &["h:a.b"],
+        &["h:$(x)"],
+        &["h:s", "h:a.b"],
+    ];
+    for targets in cases {
+        let hostile = targets.join(" ");
+        let mut args = vec!["watch", "--once", "--ssh-config", config.to_str().unwrap()];
+        // After `--`, so that the target reaches our validation, not clap's.
+        args.push("--");
+        args.extend(targets);
+        let ran = monitor(&args, &[("XDG_STATE_HOME", &dir.path().join("state"))]);
+        assert_eq!(ran.code, Some(2), "{hostile}: {}{}", ran.stdout, ran.stderr);
+        assert_eq!(ran.stdout, "", "{hostile}");
+        let lines: Vec<&str> = ran.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{hostile}: {}", ran.stderr);
+        assert!(
+            lines[0].starts_with("bmb-monitor: watch: target `"),
+            "{hostile}: {}",
+            lines[0]
+        );
+    }
+    assert_eq!(listener.accepted(), 0, "a refused target was dialled");
+    assert!(!pwned.exists(), "ssh ran the ProxyCommand");
+}
