@@ -261,10 +261,9 @@ fn report_monitor(outcome: &Outcome) -> Vec<String> {
     let mut states = Vec::new();
     for line in stdout.lines() {
         say!("{line}");
-        if line.starts_with("MONITOR · ")
-            && let Some(state) = line.split(" · ").nth(2)
-        {
-            states.push(state.to_string());
+        if let Some(rest) = line.strip_prefix("MONITOR · ") {
+            // `MONITOR · <target> · <STATE> · …`
+            states.extend(rest.split(" · ").nth(1).map(str::to_string));
         }
     }
     for line in stderr.lines() {
@@ -572,16 +571,14 @@ impl Sandbox {
                 }
             }
         }
-        if let Err(e) = fs::remove_file(&self.socket)
-            && e.kind() != std::io::ErrorKind::NotFound
-        {
-            problems.push(format!("cannot remove {}: {e}", self.socket.display()));
-        }
-        if let Err(e) = fs::remove_dir_all(&self.dir)
-            && e.kind() != std::io::ErrorKind::NotFound
-        {
-            problems.push(format!("cannot remove {}: {e}", self.dir.display()));
-        }
+        let gone = |result: std::io::Result<()>, path: &std::path::Path| match result {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Some(format!("cannot remove {}: {e}", path.display()))
+            }
+            _ => None,
+        };
+        problems.extend(gone(fs::remove_file(&self.socket), &self.socket));
+        problems.extend(gone(fs::remove_dir_all(&self.dir), &self.dir));
         if problems.is_empty() {
             Ok(())
         } else {
