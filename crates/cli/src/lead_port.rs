@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use probes::meta::{self, FileMeta};
 use probes::pidfd::Liveness;
@@ -25,6 +26,8 @@ pub struct RealPort {
     pid_files: HashMap<String, (FileMeta, PidCheck)>,
     /// Held pidfds: a live pid is re-checked with one `poll`, not a `/proc` read.
     liveness: Liveness,
+    /// The last CPU sample per pid: when, and the tree's ticks then.
+    cpu_samples: HashMap<u32, (Instant, u64)>,
 }
 
 impl RealPort {
@@ -34,6 +37,7 @@ impl RealPort {
             consultant_pane_file,
             pid_files: HashMap::new(),
             liveness: Liveness::new(),
+            cpu_samples: HashMap::new(),
         }
     }
 
@@ -88,11 +92,26 @@ impl LeadPort for RealPort {
         meta::read_head(Path::new(path), Head::MAX_BYTES).map(Head::new)
     }
 
-    fn cpu_pct(&mut self, _pid: u32) -> Option<u32> {
-        // A percentage needs two samples of the tree's CPU clock over a known
-        // span; the monitor asks once, at the moment of the stall, so there is
-        // nothing honest to report and the field is left out.
-        None
+    /// The tree's CPU ticks (the agent's own, its reaped children's, and every
+    /// descendant's) over the time since the previous call for this pid.
+    fn cpu_pct(&mut self, pid: u32) -> Option<u32> {
+        let now = Instant::now();
+        let ticks = process::Pid::new(pid).and_then(|p| {
+            let table = ProcessTable::scan().ok()?;
+            let own = table.get(pid)?.own_ticks;
+            Some(own + table.descendants_cpu(p).values().sum::<u64>())
+        });
+        let Some(ticks) = ticks else {
+            self.cpu_samples.remove(&pid);
+            return None;
+        };
+        let (then, before) = self.cpu_samples.insert(pid, (now, ticks))?;
+        let secs = now.duration_since(then).as_secs_f64();
+        if secs < 0.5 || ticks < before {
+            return None;
+        }
+        let cpu_secs = (ticks - before) as f64 / probes::clock::ticks_per_second() as f64;
+        Some((cpu_secs / secs * 100.0).round() as u32)
     }
 
     fn list_panes(&mut self) -> Result<Vec<Pane>, String> {

@@ -351,9 +351,12 @@ fn each_real_state_change_is_reported_once_in_the_seeds_format() {
         if let Some(rest) =
             line.strip_prefix("[MONITOR] agent=analyst step=1 state=stalled idle_sec=")
         {
-            let n: u64 = rest.split(' ').next().unwrap().parse().unwrap();
-            assert!(n >= 2, "{line}");
-            *line = "[MONITOR] agent=analyst step=1 state=stalled idle_sec=N ts=HH:MM".into();
+            let (n, tail) = rest.split_once(' ').unwrap();
+            assert!(n.parse::<u64>().unwrap() >= 2, "{line}");
+            // A `sleep` burns no CPU: measured from halfway to the stall, 0%.
+            assert_eq!(tail, "cpu_pct=0 ts=HH:MM", "{line}");
+            *line =
+                "[MONITOR] agent=analyst step=1 state=stalled idle_sec=N cpu_pct=0 ts=HH:MM".into();
         }
         if line.contains("state=timeout_") {
             // elapsed=N/20s: N is measured; the shape and the order are checked.
@@ -381,7 +384,7 @@ fn each_real_state_change_is_reported_once_in_the_seeds_format() {
             "[MONITOR] agent=tester-claude step=1 state=process_died pid={} ts=HH:MM",
             dies.pid()
         ),
-        "[MONITOR] agent=analyst step=1 state=stalled idle_sec=N ts=HH:MM".to_owned(),
+        "[MONITOR] agent=analyst step=1 state=stalled idle_sec=N cpu_pct=0 ts=HH:MM".to_owned(),
         "[MONITOR] agent=simplifier step=1 state=timeout_imminent elapsed=N/20s ts=HH:MM"
             .to_owned(),
         "[MONITOR] agent=simplifier step=1 state=timeout_exceeded elapsed=N/20s ts=HH:MM"
@@ -904,4 +907,61 @@ fn the_sweep_reports_dead_and_untracked_panes_of_the_current_window_once() {
         !out.iter().any(|l| l.contains(&format!("\"{tracked}\""))),
         "the pane holding the registered pid is tracked"
     );
+}
+
+/// A busy process that writes nothing: CPU is evidence beside the stall,
+/// never a reason to withhold it.
+struct Spinner(Child);
+
+impl Spinner {
+    // A real process that burns a core, owned and killed by this test.
+    #[allow(clippy::disallowed_methods)]
+    fn start() -> Spinner {
+        Spinner(
+            std::process::Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .stdin(Stdio::null())
+                .spawn()
+                .expect("start a spinning sh"),
+        )
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_stall_of_a_busy_process_carries_its_measured_cpu() {
+    let d = dirs();
+    let spinner = Spinner::start();
+    std::fs::write(d.root.join("executor.pid"), format!("{}\n", spinner.0.id())).unwrap();
+    let mut args = base_args(&d);
+    args.extend(["--idle-stall".into(), "4".into()]);
+    let mut m = Monitor::start(&args_ref(&args), &[]);
+    m.send(&watch("executor", &d.root, ""));
+    assert!(
+        m.wait_out("state=stalled", 15),
+        "{:?} {:?}",
+        m.out(),
+        m.err()
+    );
+    assert!(m.shutdown().success());
+    let line = m
+        .out()
+        .into_iter()
+        .find(|l| l.contains("state=stalled"))
+        .unwrap();
+    let cpu: u32 = line
+        .split("cpu_pct=")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no cpu_pct in {line}"));
+    // A spinning shell holds most of a core; leave room for a loaded machine.
+    assert!(cpu >= 20, "{line}");
+    drop(spinner);
 }

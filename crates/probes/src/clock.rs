@@ -39,9 +39,22 @@ fn local_tm(epoch: i64) -> Option<libc::tm> {
     ok.then_some(tm)
 }
 
+/// Clock ticks per second, the unit of the CPU times in `/proc/<pid>/stat`.
+pub fn ticks_per_second() -> u64 {
+    // SAFETY: sysconf has no memory effects.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz > 0 { hz as u64 } else { 100 }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ticks_per_second_is_the_kernels_user_hz() {
+        // USER_HZ is 100 on every Linux ABI bmb-monitor builds for.
+        assert_eq!(ticks_per_second(), 100);
+    }
 
     #[test]
     fn hhmm_has_the_seed_shape() {

@@ -117,7 +117,10 @@ pub trait LeadPort {
     fn pid_file(&mut self, path: &str) -> PidCheck;
     /// The first lines of a result file, for its `Type` and `Status` headers.
     fn result_head(&mut self, path: &str) -> Result<Head, String>;
-    /// CPU percentage of the pid's process tree, when it can be measured.
+    /// CPU percentage of the pid's process tree since the previous call for
+    /// the same pid, when it can be measured (auxiliary evidence only). The
+    /// monitor calls it once halfway to a stall to start the measurement, and
+    /// again when it reports the stall.
     fn cpu_pct(&mut self, pid: u32) -> Option<u32>;
     /// The panes of the monitor's own tmux window.
     fn list_panes(&mut self) -> Result<Vec<Pane>, String>;
@@ -206,6 +209,8 @@ struct Tracked {
     timeout_warned_100: bool,
     /// The pid last seen alive, for the sweep's "is this pane tracked?".
     last_pid: Option<u32>,
+    /// The idle period (by its start) for which a CPU measurement was started.
+    cpu_primed_for: Option<i64>,
 }
 
 impl Tracked {
@@ -220,6 +225,7 @@ impl Tracked {
             timeout_warned_90: false,
             timeout_warned_100: false,
             last_pid: None,
+            cpu_primed_for: None,
         }
     }
 }
@@ -419,9 +425,18 @@ impl LeadMonitor {
                             .item
                             .idle_stall_sec
                             .unwrap_or(self.config.idle_stall_sec);
-                        if now.saturating_sub(tracked.idle_since) >= idle_stall as i64 {
+                        let idle = now.saturating_sub(tracked.idle_since);
+                        if idle >= idle_stall as i64 {
                             Condition::Stalled
                         } else {
+                            // Halfway to a stall: start the CPU measurement the
+                            // stall report will carry.
+                            if idle.saturating_mul(2) >= idle_stall as i64
+                                && tracked.cpu_primed_for != Some(tracked.idle_since)
+                            {
+                                tracked.cpu_primed_for = Some(tracked.idle_since);
+                                let _ = port.cpu_pct(pid);
+                            }
                             Condition::Running
                         }
                     }

@@ -17,6 +17,7 @@ struct FakeMachine {
     contents: HashMap<String, Vec<String>>,
     head_calls: Vec<String>,
     cpu: Option<u32>,
+    cpu_calls: Vec<u32>,
     panes: Vec<Pane>,
     panes_error: Option<String>,
     list_calls: usize,
@@ -66,7 +67,8 @@ impl LeadPort for FakeMachine {
         }
     }
 
-    fn cpu_pct(&mut self, _pid: u32) -> Option<u32> {
+    fn cpu_pct(&mut self, pid: u32) -> Option<u32> {
+        self.cpu_calls.push(pid);
         self.cpu
     }
 
@@ -335,6 +337,30 @@ fn stall_reports_idle_sec_and_cpu_when_measured() {
         ],
         "cpu_pct is left out when it cannot be measured"
     );
+}
+
+#[test]
+fn cpu_is_measured_from_halfway_to_the_stall_once_per_idle_period() {
+    let mut h = Harness::new();
+    h.watch("executor", "3", r#","watch_paths":["/w/a"]"#);
+    h.alive("executor-3", 42);
+    h.m.cpu = Some(7);
+    h.pass_at(89);
+    assert!(h.m.cpu_calls.is_empty(), "not before half the idle window");
+    h.pass_at(90);
+    h.pass_at(120);
+    assert_eq!(h.m.cpu_calls, [42], "one start of measurement");
+    // Progress restarts the idle period, and with it the measurement.
+    h.m.write("/w/a", 1, 1);
+    h.pass_at(150);
+    h.pass_at(240);
+    assert_eq!(h.m.cpu_calls, [42, 42]);
+    let got = h.pass_at(330);
+    assert_eq!(
+        got[0],
+        "L [MONITOR] agent=executor step=3 state=stalled idle_sec=180 cpu_pct=7 ts=00:05"
+    );
+    assert_eq!(h.m.cpu_calls, [42, 42, 42], "the stall report ends it");
 }
 
 #[test]
