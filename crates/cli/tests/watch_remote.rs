@@ -16,8 +16,8 @@
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -380,12 +380,13 @@ impl Mute {
         let stop = Arc::new(AtomicBool::new(false));
         let (count, halt) = (Arc::clone(&accepted), Arc::clone(&stop));
         let thread = thread::spawn(move || {
-            let held: Mutex<Vec<TcpStream>> = Mutex::new(Vec::new());
+            // Held until the listener stops, so no peer ever sees an EOF.
+            let mut held: Vec<TcpStream> = Vec::new();
             while !halt.load(Ordering::SeqCst) {
                 match listener.accept() {
                     Ok((mut stream, _)) => {
                         let _ = stream.write_all(greeting);
-                        held.lock().unwrap().push(stream);
+                        held.push(stream);
                         count.fetch_add(1, Ordering::SeqCst);
                     }
                     Err(_) => thread::sleep(Duration::from_millis(20)),
