@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use camino::Utf8PathBuf;
 use classify::{Context, Echo, Profile, Verdict, Work};
+use watchdog::witness::{Witness, combine};
 
 use crate::profiles;
 
@@ -33,6 +34,11 @@ pub struct Args {
     /// After the state, say which rule fired, on which region, with which line.
     #[arg(long)]
     explain: bool,
+    /// Claude Code's session file (`<claude-dir>/sessions/<pid>.json`) as a
+    /// second witness: a `busy` or `waiting` agent behind a stop-looking pane
+    /// is WORKING or a pending QUESTION; both readings are shown.
+    #[arg(long, value_name = "FILE")]
+    session_state: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -75,12 +81,44 @@ pub fn run(args: Args) -> ExitCode {
         },
     );
     let chosen = profile.or_else(|| profiles.get(&verdict.profile));
+    let witness = match &args.session_state {
+        None => None,
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(text) => Some(Witness::from_session_file(&text, None)),
+            Err(err) => {
+                return usage_error(&format!(
+                    "cannot read --session-state {}: {err}",
+                    path.display()
+                ));
+            }
+        },
+    };
+    let combined = witness.as_ref().map(|w| combine(verdict.state, w));
+    let state = combined.map_or(verdict.state, |c| c.state);
     let out = if args.json {
-        render_json(&pane, &verdict, work, chosen)
+        render_json(&pane, &verdict, work, chosen, witness.as_ref())
     } else if args.explain {
-        classify::explain(&pane, &verdict, work, chosen)
+        let mut out = classify::explain(&pane, &verdict, work, chosen);
+        if let (Some(witness), Some(combined)) = (&witness, combined) {
+            // The first line is the combined state; the pane's own reading stays below it.
+            out = out.replacen(verdict.state.as_str(), state.as_str(), 1);
+            out += &format!("pane:     {} (the pane alone)\n", verdict.state);
+            out += &format!(
+                "witness:  {} ({})\n",
+                witness.word(),
+                describe_witness(witness)
+            );
+            if combined.overruled {
+                out += &format!(
+                    "combined: {state}: the session file overrules a stop the pane shows\n"
+                );
+            } else if combined.disagree {
+                out += &format!("combined: {state}: the two disagree; the pane's reading stands\n");
+            }
+        }
+        out
     } else {
-        format!("{}\n", verdict.state)
+        format!("{state}\n")
     };
     // A closed stdout is not worth a panic: the verdict had nowhere to go.
     let _ = std::io::stdout().lock().write_all(out.as_bytes());
@@ -111,7 +149,22 @@ fn line_numbers(pane: &str, verdict: &Verdict) -> Lines {
     }
 }
 
-fn render_json(pane: &str, verdict: &Verdict, work: Work, profile: Option<&Profile>) -> String {
+fn describe_witness(witness: &Witness) -> String {
+    match witness {
+        Witness::Busy => "Claude Code says a turn is running".to_string(),
+        Witness::Idle => "Claude Code says it is at the prompt".to_string(),
+        Witness::Waiting(what) => format!("Claude Code is waiting for {what}"),
+        Witness::Absent(why) => format!("no witness: {why}"),
+    }
+}
+
+fn render_json(
+    pane: &str,
+    verdict: &Verdict,
+    work: Work,
+    profile: Option<&Profile>,
+    witness: Option<&Witness>,
+) -> String {
     let lines = line_numbers(pane, verdict);
     let evidence = match (&verdict.evidence, lines.evidence) {
         (Some(evidence), Some(line)) => serde_json::json!({ "line": line, "text": evidence.text }),
@@ -122,8 +175,12 @@ fn render_json(pane: &str, verdict: &Verdict, work: Work, profile: Option<&Profi
         Work::None => serde_json::json!(0),
         Work::Unknown => serde_json::Value::Null,
     };
+    let combined = witness.map(|w| combine(verdict.state, w));
     let object = serde_json::json!({
-        "state": verdict.state.as_str(),
+        "state": combined.map_or(verdict.state, |c| c.state).as_str(),
+        "pane_state": verdict.state.as_str(),
+        "witness": witness.map(|w| serde_json::json!({ "status": w.word(), "says": describe_witness(w) })),
+        "disagree": combined.map(|c| c.disagree),
         "profile": verdict.profile,
         "profile_versions": profile.map(|p| p.versions.as_str()),
         "rule": verdict.rule.name(),

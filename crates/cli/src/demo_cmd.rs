@@ -470,11 +470,11 @@ impl Sandbox {
             let captured = self
                 .tmux
                 .capture_sessions(&[SESSION.to_string()], &format!("demo{nonce}"))?;
-            if let Some(Ok(text)) = captured.into_iter().next() {
-                if trim_screen(&text) == screen {
+            if let Some(Ok(capture)) = captured.into_iter().next() {
+                if trim_screen(&capture.text) == screen {
                     return Ok(());
                 }
-                last = text;
+                last = capture.text;
             }
             std::thread::sleep(Duration::from_millis(20));
         }

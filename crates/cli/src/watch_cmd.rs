@@ -17,11 +17,12 @@ use ledger::findings::FindingsLog;
 use ledger::session::{SessionMemory, parse_records, record_line};
 use probes::run::{Invocation, Limits, Outcome, run};
 use probes::ssh::Remote;
-use probes::tmux::{Server, Tmux};
+use probes::tmux::{PaneCapture, Server, Tmux};
 use watchdog::session::{
     Action, Alert, DEFAULT_NUDGE_TEXT, Observation, PollReport, SessionConfig, TargetMonitor,
 };
 use watchdog::target::Target;
+use watchdog::witness::Witness;
 
 /// How the tmux server(s) are reached; shared by `watch`, `list` and `stop`.
 #[derive(clap::Args, Debug, Clone)]
@@ -138,6 +139,10 @@ pub struct Args {
     /// Run each target's monitor in its own detached tmux session (`monitor-<session>`).
     #[arg(long)]
     detach: bool,
+    /// Read the pane alone: do not consult Claude Code's own session file
+    /// (`<claude-dir>/sessions/<pid>.json`) as a second witness.
+    #[arg(long)]
+    no_witness: bool,
 }
 
 pub fn run_watch(args: Args) -> ExitCode {
@@ -243,10 +248,20 @@ impl<'a> Watch<'a> {
                 .as_deref()
                 .and_then(|raw| raw.trim().parse::<u64>().ok());
             let watched = &mut self.watched[index];
+            // The agent's own account, where its session file can be found:
+            // on this machine, from the pane's process tree.
+            let witness = match (&capture, &watched.target.host) {
+                (Ok(pane), None) if !self.args.no_witness => pane.pane_pid.map(second_witness),
+                _ => None,
+            };
             let observation = Observation {
-                capture: capture.as_deref().map_err(String::as_str),
+                capture: capture
+                    .as_ref()
+                    .map(|c| c.text.as_str())
+                    .map_err(String::as_str),
                 work,
                 progress,
+                witness: witness.as_ref(),
             };
             let (report, actions) = watched.monitor.poll(observation);
             if let Some(error) = &report.error {
@@ -260,8 +275,9 @@ impl<'a> Watch<'a> {
     }
 
     /// Every target's pane, grouped by host so each server costs two invocations.
-    fn capture_all(&self) -> Vec<Result<String, String>> {
-        let mut results: Vec<Result<String, String>> = vec![Err(String::new()); self.watched.len()];
+    fn capture_all(&self) -> Vec<Result<PaneCapture, String>> {
+        let mut results: Vec<Result<PaneCapture, String>> =
+            vec![Err(String::new()); self.watched.len()];
         let mut by_host: BTreeMap<Option<&str>, Vec<usize>> = BTreeMap::new();
         for (index, watched) in self.watched.iter().enumerate() {
             by_host
@@ -339,6 +355,16 @@ impl<'a> Watch<'a> {
                 }
                 None
             }
+        }
+    }
+}
+
+/// Claude Code's session file for a local pane, read as a witness.
+fn second_witness(pane_pid: u32) -> Witness {
+    match probes::claude::find_session_file(pane_pid) {
+        Some(file) => Witness::from_session_file(&file.text, file.start_ticks),
+        None => {
+            Witness::Absent("no Claude Code session file among the pane's processes".to_string())
         }
     }
 }
@@ -459,6 +485,9 @@ fn print_report(report: &PollReport, json: bool) {
             "rule": report.rule,
             "evidence": report.evidence,
             "error": report.error,
+            "pane_state": report.pane_state.map(|s| s.as_str()),
+            "witness": report.witness,
+            "disagreements": report.disagreements,
             "time": clock,
         });
         value.to_string()
@@ -590,6 +619,9 @@ fn forwarded(args: &Args) -> Vec<String> {
     out.extend(args.server.forward());
     if args.json {
         out.push("--json".to_string());
+    }
+    if args.no_witness {
+        out.push("--no-witness".to_string());
     }
     out
 }
@@ -764,11 +796,10 @@ mod tests {
         let mut watch = Watch::new(&args, targets, dir.path());
         // Let every pane draw its screen, so no cycle below has a reason to act.
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while watch
-            .capture_all()
-            .iter()
-            .any(|c| !c.as_ref().is_ok_and(|p| p.contains("esc to interrupt")))
-        {
+        while watch.capture_all().iter().any(|c| {
+            !c.as_ref()
+                .is_ok_and(|p| p.text.contains("esc to interrupt"))
+        }) {
             assert!(
                 std::time::Instant::now() < deadline,
                 "the panes never drew their screens"

@@ -230,3 +230,50 @@ proptest! {
         prop_assert!(STATES.iter().any(|s| out == format!("{s}\n")), "{:?}", out);
     }
 }
+
+#[test]
+fn a_session_file_is_a_second_witness_shown_beside_the_pane() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().join("2367.json");
+    let write = |status: &str, extra: &str| {
+        let text = format!(
+            r#"{{"pid":2367,"procStart":"137901","version":"2.1.197","status":"{status}"{extra}}}"#
+        );
+        std::fs::write(&state, text).expect("write");
+    };
+    let idle = std::fs::read(testdata("idle-after-text-answer")).expect("capture");
+    let path = state.to_str().expect("UTF-8");
+    write("busy", "");
+    let output = classify(&["--explain", "--session-state", path], &idle);
+    let out = stdout(&output);
+    assert!(out.starts_with("WORKING\n"), "{out}");
+    assert!(
+        out.contains("pane:     STALLED") && out.contains("witness:  busy"),
+        "{out}"
+    );
+    write("waiting", r#","waitingFor":"permission prompt""#);
+    let value: serde_json::Value = serde_json::from_str(&stdout(&classify(
+        &["--json", "--session-state", path],
+        &idle,
+    )))
+    .expect("JSON");
+    assert_eq!(
+        (value["state"].as_str(), value["pane_state"].as_str()),
+        (Some("QUESTION"), Some("STALLED"))
+    );
+    assert_eq!(value["witness"]["status"], "waiting");
+    assert_eq!(value["disagree"], true);
+    write("idle", "");
+    assert_eq!(
+        assert_one_word(&classify(&["--session-state", path], &idle)),
+        "STALLED"
+    );
+    write("reticulating", "");
+    assert_eq!(
+        assert_one_word(&classify(&["--session-state", path], &idle)),
+        "STALLED",
+        "an unknown status is no witness"
+    );
+    let output = classify(&["--session-state", "/nonexistent/x.json"], &idle);
+    assert_eq!(output.status.code(), Some(2));
+}

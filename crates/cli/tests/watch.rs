@@ -595,7 +595,10 @@ fn detach_starts_a_named_monitor_session_that_list_shows_and_stop_ends() {
     let state = world.state.path().join("bmb-monitor/session");
     let deadline = Instant::now() + Duration::from_secs(30);
     while !state.is_dir() {
-        assert!(Instant::now() < deadline, "the detached monitor never used XDG_STATE_HOME");
+        assert!(
+            Instant::now() < deadline,
+            "the detached monitor never used XDG_STATE_HOME"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     let list = |world: &World| {

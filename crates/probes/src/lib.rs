@@ -3,6 +3,7 @@
 //! **Architecture Invariant:** this is the only product crate that starts a
 //! subprocess or reads `/proc`; the monitors in `watchdog` reach the machine
 //! only through port traits that the CLI implements with the functions here.
+pub mod claude;
 pub mod clock;
 pub mod git;
 pub mod meta;

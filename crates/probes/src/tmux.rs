@@ -34,6 +34,13 @@ pub struct PaneRow {
     pub dead: bool,
 }
 
+/// One captured pane: its text, and its first process's pid as tmux reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaneCapture {
+    pub text: String,
+    pub pane_pid: Option<u32>,
+}
+
 /// A tmux client for one server, with the wall clock each call runs under.
 #[derive(Debug, Clone)]
 pub struct Tmux {
@@ -136,9 +143,9 @@ impl Tmux {
         &self,
         sessions: &[String],
         nonce: &str,
-    ) -> Result<Vec<Result<String, String>>, String> {
+    ) -> Result<Vec<Result<PaneCapture, String>>, String> {
         let existing = self.list_sessions()?;
-        let mut results: Vec<Result<String, String>> = sessions
+        let mut results: Vec<Result<PaneCapture, String>> = sessions
             .iter()
             .map(|s| Err(format!("no tmux session named `{s}`{}", self.where_())))
             .collect();
@@ -155,8 +162,13 @@ impl Tmux {
             .iter()
             .map(|(i, _)| format!("BMB-{nonce}-{i}"))
             .collect();
+        // The marker line also carries the pane's first process, for the second witness.
+        let formats: Vec<String> = markers
+            .iter()
+            .map(|m| format!("{m} #{{pane_pid}}"))
+            .collect();
         let mut args: Vec<&str> = Vec::new();
-        for ((_, target), marker) in wanted.iter().zip(&markers) {
+        for ((_, target), marker) in wanted.iter().zip(&formats) {
             if !args.is_empty() {
                 args.push(";");
             }
@@ -188,23 +200,33 @@ impl Tmux {
             ),
             crate::run::Outcome::FailedToSpawn { .. } => (String::new(), Some(outcome.describe())),
         };
-        let mut current: Option<(usize, String)> = None;
+        let mut current: Option<(usize, PaneCapture)> = None;
         let mut finished = Vec::new();
         for line in stdout.split_inclusive('\n') {
             let bare = line.trim_end_matches('\n');
-            if let Some(at) = markers.iter().position(|m| m == bare) {
+            let marked = markers.iter().enumerate().find_map(|(at, m)| {
+                let rest = bare.strip_prefix(m.as_str())?;
+                (rest.is_empty() || rest.starts_with(' ')).then(|| (at, rest.trim().parse().ok()))
+            });
+            if let Some((at, pane_pid)) = marked {
                 finished.extend(current.take());
-                current = Some((wanted[at].0, String::new()));
-            } else if let Some((_, text)) = current.as_mut() {
-                text.push_str(line);
+                current = Some((
+                    wanted[at].0,
+                    PaneCapture {
+                        text: String::new(),
+                        pane_pid,
+                    },
+                ));
+            } else if let Some((_, capture)) = current.as_mut() {
+                capture.text.push_str(line);
             }
         }
         // The last capture is complete only if the whole chain succeeded.
         if failure.is_none() {
             finished.extend(current.take());
         }
-        for (index, text) in finished {
-            results[index] = Ok(text);
+        for (index, capture) in finished {
+            results[index] = Ok(capture);
         }
         if let Some(failure) = failure {
             for (index, _) in &wanted {
@@ -322,7 +344,7 @@ mod tests {
             let results = server.tmux.capture_sessions(&wanted, "n0nce").unwrap();
             let printed = results
                 .iter()
-                .filter(|r| r.as_ref().is_ok_and(|t| t.contains("line")))
+                .filter(|r| r.as_ref().is_ok_and(|c| c.text.contains("line")))
                 .count();
             if printed == 2 || std::time::Instant::now() > deadline {
                 break results;
@@ -330,7 +352,8 @@ mod tests {
             std::thread::sleep(Duration::from_millis(50));
         };
         let beta = results[0].as_ref().unwrap();
-        assert!(beta.starts_with("pane of beta\nline 1\n"), "{beta:?}");
+        assert!(beta.text.starts_with("pane of beta\nline 1\n"), "{beta:?}");
+        assert!(beta.pane_pid.is_some_and(|pid| pid > 1), "{beta:?}");
         assert!(
             results[1]
                 .as_ref()
@@ -342,6 +365,7 @@ mod tests {
             results[2]
                 .as_ref()
                 .unwrap()
+                .text
                 .starts_with("pane of alpha\nline 0\n")
         );
         assert_eq!(server.tmux.list_sessions().unwrap().len(), 3);

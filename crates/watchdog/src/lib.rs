@@ -6,4 +6,5 @@
 pub mod lead;
 pub mod session;
 pub mod target;
+pub mod witness;
 pub mod worker;

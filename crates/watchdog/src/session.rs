@@ -11,6 +11,8 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
 use classify::{Context, Echo, Profiles, State, Verdict, Work};
+
+use crate::witness::{Witness, combine};
 use ledger::session::{EscalationKind, SessionMemory, SessionRecord};
 
 /// The seed's defaults.
@@ -45,6 +47,8 @@ pub struct Observation<'a> {
     pub work: Work,
     /// The progress probe's reading; `None` when absent or unreadable.
     pub progress: Option<u64>,
+    /// The agent's own account of its state, where one was found (`crate::witness`).
+    pub witness: Option<&'a Witness>,
 }
 
 /// What the loop must do, in this order.
@@ -85,6 +89,12 @@ pub struct PollReport {
     pub evidence: Option<String>,
     /// A capture error, given in full only when it differs from the last one.
     pub error: Option<String>,
+    /// The pane's own verdict, before the second witness (equal to `state` without one).
+    pub pane_state: Option<State>,
+    /// The second witness's word (`busy`, `idle`, `waiting`, `none`), if one was asked.
+    pub witness: Option<&'static str>,
+    /// Polls so far where the pane and the witness disagreed.
+    pub disagreements: u64,
 }
 
 impl PollReport {
@@ -125,6 +135,10 @@ pub struct TargetMonitor {
     last_error: Option<String>,
     /// How many times the pane was classified (the rest reused a verdict).
     pub classifications: u64,
+    /// Polls where the pane and the second witness disagreed.
+    pub disagreements: u64,
+    /// The disagreement last said, so a lasting one is said once.
+    last_disagreement: Option<(State, &'static str)>,
 }
 
 impl TargetMonitor {
@@ -146,6 +160,8 @@ impl TargetMonitor {
             polls_since_classify: 0,
             last_error: None,
             classifications: 0,
+            disagreements: 0,
+            last_disagreement: None,
         }
     }
 
@@ -168,6 +184,9 @@ impl TargetMonitor {
             rule: None,
             evidence: None,
             error: None,
+            pane_state: None,
+            witness: observation.witness.map(Witness::word),
+            disagreements: self.disagreements,
         };
         let pane = match observation.capture {
             Ok(pane) => {
@@ -186,12 +205,21 @@ impl TargetMonitor {
             }
         };
         let verdict = self.verdict(pane, observation.work);
-        report.state = Some(verdict.state);
+        let state = self.second_witness(verdict.state, observation.witness, &mut done);
+        report.state = Some(state);
+        report.pane_state = Some(verdict.state);
         report.rule = Some(verdict.rule.name());
         report.evidence = verdict.evidence.as_ref().map(|e| e.text.clone());
-        self.rearm(verdict.state, &mut actions);
-        match verdict.state {
+        self.rearm(state, &mut actions);
+        match state {
             State::Working => {}
+            State::Question if verdict.state != State::Question => {
+                // The agent waits for a human but the dialog is not drawn yet:
+                // never nudged, and escalated once its text can be relayed.
+                done.push(
+                    "question pending (the dialog is not on screen yet), not nudged".to_string(),
+                );
+            }
             State::Question => self.on_question(&verdict, &mut actions, &mut done),
             State::Stalled => self.on_stalled(observation, &mut actions, &mut done),
             State::Blocked => self.on_blocked(pane, observation.work, &mut actions, &mut done),
@@ -200,8 +228,41 @@ impl TargetMonitor {
             self.report_new_failures(pane, &mut actions, &mut done);
         }
         report.nudges_used = self.memory.nudges_used;
+        report.disagreements = self.disagreements;
         report.done = done;
         (report, actions)
+    }
+
+    /// Combines the pane verdict with the agent's own account (see
+    /// `crate::witness` for the rule), counts disagreements, and says a new
+    /// one once.
+    fn second_witness(
+        &mut self,
+        pane: State,
+        witness: Option<&Witness>,
+        done: &mut Vec<String>,
+    ) -> State {
+        let Some(witness) = witness else { return pane };
+        let combined = combine(pane, witness);
+        if !combined.disagree {
+            self.last_disagreement = None;
+            return combined.state;
+        }
+        self.disagreements += 1;
+        let pair = (pane, witness.word());
+        if self.last_disagreement != Some(pair) {
+            self.last_disagreement = Some(pair);
+            done.push(format!(
+                "witnesses disagree: the pane reads {pane}, Claude Code says {}{}",
+                witness.word(),
+                if combined.overruled {
+                    format!(", so {}", combined.state)
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        combined.state
     }
 
     /// Classifies only a pane that changed, or one not re-decided for a while.

@@ -42,6 +42,7 @@ fn observe(pane: &str, work: Work, progress: Option<u64>) -> Observation<'_> {
         capture: Ok(pane),
         work,
         progress,
+        witness: None,
     }
 }
 
@@ -300,6 +301,7 @@ fn a_capture_error_is_rendered_once_per_change_and_polling_goes_on() {
         capture: Err("can't find session: sess"),
         work: Work::Unknown,
         progress: None,
+        witness: None,
     };
     let (report, actions) = m.poll(failed);
     assert_eq!(report.state, None);
@@ -363,6 +365,7 @@ proptest! {
                 capture: pane.map(String::as_str).ok_or("no such session"),
                 work: Work::parse(&work.to_string()),
                 progress,
+                witness: None,
             };
             if let (Some(now), Some(before)) = (progress, last_progress) && now > before {
                 nudges_since_progress = 0;
@@ -393,4 +396,67 @@ proptest! {
         let total: usize = (0..repeats).map(|_| alerts(&m.poll(observe(&pane, Work::Unknown, None)).1).len()).sum();
         prop_assert_eq!(total, 1);
     }
+}
+
+fn with_witness<'a>(pane: &'a str, witness: &'a watchdog::witness::Witness) -> Observation<'a> {
+    Observation {
+        capture: Ok(pane),
+        work: Work::Available(3),
+        progress: None,
+        witness: Some(witness),
+    }
+}
+
+#[test]
+fn a_busy_agent_behind_an_idle_looking_pane_is_working_and_not_nudged() {
+    use watchdog::witness::Witness;
+    let mut m = monitor(5);
+    let pane = idle();
+    let (report, actions) = m.poll(with_witness(&pane, &Witness::Busy));
+    assert_eq!(
+        (report.state, report.pane_state, report.witness),
+        (Some(State::Working), Some(State::Stalled), Some("busy"))
+    );
+    assert_eq!(sends(&actions), 0);
+    assert_eq!(
+        report.done,
+        ["witnesses disagree: the pane reads STALLED, Claude Code says busy, so WORKING"]
+    );
+    let (report, _) = m.poll(with_witness(&pane, &Witness::Busy));
+    assert!(
+        report.done.is_empty(),
+        "a lasting disagreement is said once: {report:?}"
+    );
+    assert_eq!(report.disagreements, 2, "but every poll of it is counted");
+    let (report, actions) = m.poll(with_witness(&pane, &Witness::Idle));
+    assert_eq!(report.state, Some(State::Stalled));
+    assert_eq!(sends(&actions), 1);
+}
+
+#[test]
+fn a_waiting_agent_before_its_dialog_is_drawn_is_a_pending_question_never_nudged() {
+    use watchdog::witness::Witness;
+    let mut m = monitor(5);
+    let waiting = Witness::Waiting("permission prompt".into());
+    let (idle_pane, question_pane) = (idle(), question());
+    let (report, actions) = m.poll(with_witness(&idle_pane, &waiting));
+    assert_eq!(report.state, Some(State::Question));
+    assert!(
+        report
+            .done
+            .iter()
+            .any(|d| d.starts_with("question pending")),
+        "{report:?}"
+    );
+    assert!(
+        actions
+            .iter()
+            .all(|a| !matches!(a, Action::Send(_) | Action::Alert(_))),
+        "{actions:?}"
+    );
+    // Once the dialog is drawn it is escalated, once, and the two agree.
+    let (report, actions) = m.poll(with_witness(&question_pane, &waiting));
+    assert_eq!(report.done, ["escalated to the operator, NOT answered"]);
+    assert_eq!(alerts(&actions).len(), 1);
+    assert_eq!(report.disagreements, 1);
 }
