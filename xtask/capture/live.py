@@ -1,0 +1,80 @@
+"""A live Claude Code session for an end-to-end test to watch.
+
+    python3 xtask/capture/live.py permission|stream
+
+Starts the real Claude Code CLI (installing it into target/capture when missing)
+in a private tmux server against the loopback mock, drives it into the named
+situation, then prints ONE JSON line on stdout,
+    {"socket": "<tmux -L name>", "session": "cap", "claude_pid": N}
+and holds the situation until its stdin closes. Then it ends the session (its
+tmux server, the agent by pid, the mock, the temp dir) and exits 0. Any
+failure is one line on stderr and exit 1, after the same clean-up.
+
+- permission: a Bash tool call waiting in its permission dialog.
+- stream: a many-line reply streaming slowly with the spinner row gone (the
+  footer's `esc to interrupt` is then the only live sign on screen).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from scenarios import (  # noqa: E402
+    CLAUDE_BIN, ESC_TO_INTERRUPT, RULES, SPINNER_ROW, ensure_claude, must, start_and_prompt, text, tool,
+)
+from harness import Session  # noqa: E402
+
+
+def permission():
+    steps = [{"blocks": [text("I'll run the test suite."),
+                         tool("Bash", command="python3 -m pytest -q tests/", description="Run the test suite")]}]
+    session = Session(CLAUDE_BIN, steps=steps, name="live")
+
+    def drive(s):
+        start_and_prompt(s, "run the tests")
+        must(s.wait_text("Do you want to proceed?", 60), "the bash permission dialog")
+    return session, drive
+
+
+def stream():
+    # Slow enough that the reply keeps streaming for minutes while the test polls.
+    steps = [{"delta_delay": 0.4, "blocks": [text(RULES, chunk=12)]}]
+    session = Session(CLAUDE_BIN, steps=steps, name="live")
+
+    def drive(s):
+        start_and_prompt(s, "list the monitor rules")
+        must(s.mock.wait_for("text_start"), "the stream to start")
+        must(s.wait_text(lambda scr: scr.count("The monitor reads") >= 8, 90), "eight lines streamed")
+        scr = s.screen()
+        must(ESC_TO_INTERRUPT in scr and not SPINNER_ROW.search(scr), "streaming with no spinner row")
+    return session, drive
+
+
+SITUATIONS = {"permission": permission, "stream": stream}
+
+
+def main(argv):
+    if len(argv) != 2 or argv[1] not in SITUATIONS:
+        print(f"usage: live.py {'|'.join(SITUATIONS)}", file=sys.stderr)
+        return 2
+    ensure_claude()
+    session, drive = SITUATIONS[argv[1]]()
+    try:
+        with session as s:
+            drive(s)
+            print(json.dumps({"socket": s.sock, "session": "cap", "claude_pid": s.pane_pid()}), flush=True)
+            sys.stdin.read()
+    except Exception as err:  # one line, then the context manager has cleaned up
+        print(f"live.py {argv[1]}: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
