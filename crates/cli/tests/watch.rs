@@ -690,3 +690,53 @@ fn hostile_dialog_text_reaches_an_html_funnel_escaped_and_a_terminal_without_esc
         "{message:?}"
     );
 }
+
+#[test]
+fn a_failing_or_hanging_alert_command_is_rendered_bounded_and_never_fatal() {
+    let world = World::new();
+    world.replay("asks", "question-permission-bash");
+    world.replay("done", "idle-after-text-answer");
+    let output = world.watch_once(&[
+        "asks",
+        "--alert-cmd",
+        "cat > /dev/null; echo refused >&2; exit 3",
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        stderr.contains("asks: alert command exited with code 3: refused"),
+        "{stderr}"
+    );
+    assert!(stdout(&output).contains("escalated to the operator, NOT answered"));
+    // A hanging funnel is killed at --probe-timeout with its whole group, and the poll goes on.
+    let pids = world.path("alert-pids");
+    let hang = format!(
+        "sleep 300 & echo $! > '{0}'; echo $$ >> '{0}'; wait",
+        pids.display()
+    );
+    let output = world.watch_once(&[
+        "done",
+        "--work-probe",
+        "echo 0",
+        "--alert-cmd",
+        &hang,
+        "--probe-timeout",
+        "1",
+    ]);
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("alert command timed out"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout(&output).contains(" · BLOCKED · work=0 · "),
+        "{}",
+        stdout(&output)
+    );
+    for pid in world
+        .read("alert-pids")
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+    {
+        assert!(is_gone(pid), "alert process {pid} survived");
+    }
+}
