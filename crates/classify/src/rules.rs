@@ -157,15 +157,7 @@ pub(crate) struct InputBox {
 }
 
 pub(crate) fn classify(pane: &str, work: Work, context: &Context<'_>) -> Verdict {
-    let mut tail = Tail::new(pane);
-    let profile = context
-        .profile
-        .unwrap_or_else(|| pick_profile(&mut tail, context.profiles));
-    let mut reader = Reader {
-        tail,
-        profile,
-        echo: context.echo,
-    };
+    let mut reader = Reader::new(pane, context);
     let decision = reader.decide(work);
     let Decision {
         state,
@@ -177,7 +169,7 @@ pub(crate) fn classify(pane: &str, work: Work, context: &Context<'_>) -> Verdict
     let evidence = evidence.and_then(|i| reader.evidence(i));
     Verdict {
         state,
-        profile: profile.name.clone(),
+        profile: reader.profile.name.clone(),
         rule,
         region,
         evidence,
@@ -215,6 +207,21 @@ pub(crate) struct Reader<'a, 'p> {
     pub tail: Tail<'a>,
     pub profile: &'p Profile,
     pub echo: &'p Echo,
+}
+
+impl<'a, 'p> Reader<'a, 'p> {
+    /// Reads `pane` with the context's profile, or the one `auto` picks from its bottom lines.
+    pub(crate) fn new(pane: &'a str, context: &Context<'p>) -> Reader<'a, 'p> {
+        let mut tail = Tail::new(pane);
+        let profile = context
+            .profile
+            .unwrap_or_else(|| pick_profile(&mut tail, context.profiles));
+        Reader {
+            tail,
+            profile,
+            echo: context.echo,
+        }
+    }
 }
 
 impl Reader<'_, '_> {

@@ -11,8 +11,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use crate::rules::{Reader, matches_opt, pick_profile};
-use crate::tail::Tail;
+use crate::rules::{Reader, matches_opt};
 use crate::{Context, Evidence};
 
 /// The current screen's transcript: at most this many lines above the bottom.
@@ -84,15 +83,8 @@ pub struct Signals {
 /// Reads the failure and transition signals of the current screen's
 /// transcript (above the input box when there is one), echo excluded.
 pub fn signals(pane: &str, context: &Context<'_>) -> Signals {
-    let mut tail = Tail::new(pane);
-    let profile = context
-        .profile
-        .unwrap_or_else(|| pick_profile(&mut tail, context.profiles));
-    let mut reader = Reader {
-        tail,
-        profile,
-        echo: context.echo,
-    };
+    let mut reader = Reader::new(pane, context);
+    let profile = reader.profile;
     // The box holds what a person typed: start above it.
     let start = reader.find_input_box().map_or(0, |input| input.top + 1);
     let mut signals = Signals::default();

@@ -298,18 +298,23 @@ fn a_hung_probe_is_killed_with_its_whole_group_and_reads_as_unknown() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    assert_all_gone(&world, "pids", "probe");
+}
+
+/// The two pids a timed-out command and its grandchild wrote to `file` are both gone.
+fn assert_all_gone(world: &World, file: &str, what: &str) {
     let pids: Vec<i32> = world
-        .read("pids")
+        .read(file)
         .lines()
         .filter_map(|l| l.trim().parse().ok())
         .collect();
     assert_eq!(
         pids.len(),
         2,
-        "the probe and its grandchild wrote their pids"
+        "the {what} and its grandchild wrote their pids"
     );
     for pid in pids {
-        assert!(is_gone(pid), "probe process {pid} survived its timeout");
+        assert!(is_gone(pid), "{what} process {pid} survived its timeout");
     }
 }
 
@@ -548,18 +553,7 @@ fn a_capture_that_hangs_with_a_grandchild_holding_the_pipe_is_abandoned_and_leav
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let pids: Vec<i32> = world
-        .read("pids")
-        .lines()
-        .filter_map(|l| l.trim().parse().ok())
-        .collect();
-    assert_eq!(pids.len(), 2);
-    for pid in pids {
-        assert!(
-            is_gone(pid),
-            "fake tmux process {pid} survived the capture timeout"
-        );
-    }
+    assert_all_gone(&world, "pids", "fake tmux");
 }
 
 #[test]
@@ -732,11 +726,5 @@ fn a_failing_or_hanging_alert_command_is_rendered_bounded_and_never_fatal() {
         "{}",
         stdout(&output)
     );
-    for pid in world
-        .read("alert-pids")
-        .lines()
-        .filter_map(|l| l.trim().parse().ok())
-    {
-        assert!(is_gone(pid), "alert process {pid} survived");
-    }
+    assert_all_gone(&world, "alert-pids", "alert command");
 }
