@@ -53,16 +53,8 @@ pub struct Args {
     /// Also type each Consultant event into this tmux pane.
     #[arg(long, value_name = "PANE")]
     consultant_pane: Option<String>,
-    /// tmux socket name, as `tmux -L`.
-    #[arg(
-        short = 'L',
-        value_name = "SOCKET_NAME",
-        conflicts_with = "socket_path"
-    )]
-    socket_name: Option<String>,
-    /// tmux socket path, as `tmux -S`.
-    #[arg(short = 'S', value_name = "SOCKET_PATH")]
-    socket_path: Option<String>,
+    #[command(flatten)]
+    socket: crate::watch_cmd::SocketArgs,
 }
 
 /// Where a control message came from, for its error line.
@@ -80,11 +72,7 @@ pub fn run(args: Args) -> ExitCode {
         .consultant_out
         .clone()
         .unwrap_or_else(|| args.bmb_dir.join("consultant-events.jsonl"));
-    let server = match (&args.socket_name, &args.socket_path) {
-        (Some(name), _) => Server::Name(name.clone()),
-        (None, Some(path)) => Server::Path(path.clone()),
-        (None, None) => Server::Default,
-    };
+    let server = args.socket.server();
     let tmux = Tmux::new(server.clone());
     // Our own pane is the Lead's (we run as its child); the sweep skips it.
     let own_pane = std::env::var("TMUX_PANE").ok().filter(|p| !p.is_empty());

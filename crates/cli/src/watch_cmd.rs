@@ -24,9 +24,9 @@ use watchdog::session::{
 use watchdog::target::Target;
 use watchdog::witness::Witness;
 
-/// How the tmux server(s) are reached; shared by `watch`, `list` and `stop`.
+/// Which tmux server, as tmux's own `-L` and `-S` select it; shared by every command that talks to tmux.
 #[derive(clap::Args, Debug, Clone)]
-pub struct ServerArgs {
+pub struct SocketArgs {
     /// Use the tmux server on socket NAME (as `tmux -L`).
     #[arg(
         short = 'L',
@@ -37,6 +37,23 @@ pub struct ServerArgs {
     /// Use the tmux server on socket PATH (as `tmux -S`).
     #[arg(short = 'S', value_name = "SOCKET_PATH")]
     socket_path: Option<String>,
+}
+
+impl SocketArgs {
+    pub fn server(&self) -> Server {
+        match (&self.socket_name, &self.socket_path) {
+            (Some(name), _) => Server::Name(name.clone()),
+            (None, Some(path)) => Server::Path(path.clone()),
+            (None, None) => Server::Default,
+        }
+    }
+}
+
+/// How the tmux server(s) are reached; shared by `watch`, `list` and `stop`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServerArgs {
+    #[command(flatten)]
+    socket: SocketArgs,
     /// A tmux-compatible binary; on a remote host the remote shell expands it (`$HOME/bin/tmux`).
     #[arg(long, value_name = "PATH", default_value = "tmux")]
     tmux_bin: String,
@@ -47,11 +64,7 @@ pub struct ServerArgs {
 
 impl ServerArgs {
     fn server(&self) -> Server {
-        match (&self.socket_name, &self.socket_path) {
-            (Some(name), _) => Server::Name(name.clone()),
-            (None, Some(path)) => Server::Path(path.clone()),
-            (None, None) => Server::Default,
-        }
+        self.socket.server()
     }
 
     /// The tmux client for `host` (`None`: this machine).
@@ -65,10 +78,10 @@ impl ServerArgs {
 
     fn forward(&self) -> Vec<String> {
         let mut args = Vec::new();
-        if let Some(name) = &self.socket_name {
+        if let Some(name) = &self.socket.socket_name {
             args.extend(["-L".to_string(), name.clone()]);
         }
-        if let Some(path) = &self.socket_path {
+        if let Some(path) = &self.socket.socket_path {
             args.extend(["-S".to_string(), path.clone()]);
         }
         args.extend(["--tmux-bin".to_string(), self.tmux_bin.clone()]);
@@ -80,7 +93,7 @@ impl ServerArgs {
 
     /// A key for the state folder that tells tmux servers apart.
     fn state_key(&self) -> String {
-        match (&self.socket_name, &self.socket_path) {
+        match (&self.socket.socket_name, &self.socket.socket_path) {
             (Some(name), _) => format!("L-{}", hex(name)),
             (None, Some(path)) => format!("S-{}", hex(path)),
             (None, None) => "default".to_string(),
