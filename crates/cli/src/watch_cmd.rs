@@ -253,6 +253,7 @@ impl<'a> Watch<'a> {
     fn cycle(&mut self) {
         self.cycle += 1;
         let captures = self.capture_all();
+        let witnesses = self.witnesses(&captures);
         let works = self.probe_all(self.args.work_probe.as_deref(), "work");
         let progresses = self.probe_all(self.args.progress_probe.as_deref(), "progress");
         for (index, capture) in captures.into_iter().enumerate() {
@@ -261,12 +262,6 @@ impl<'a> Watch<'a> {
                 .as_deref()
                 .and_then(|raw| raw.trim().parse::<u64>().ok());
             let watched = &mut self.watched[index];
-            // The agent's own account, where its session file can be found:
-            // on this machine, from the pane's process tree.
-            let witness = match (&capture, &watched.target.host) {
-                (Ok(pane), None) if !self.args.no_witness => pane.pane_pid.map(second_witness),
-                _ => None,
-            };
             let observation = Observation {
                 capture: capture
                     .as_ref()
@@ -274,7 +269,7 @@ impl<'a> Watch<'a> {
                     .map_err(String::as_str),
                 work,
                 progress,
-                witness: witness.as_ref(),
+                witness: witnesses[index].as_ref(),
             };
             let (report, actions) = watched.monitor.poll(observation);
             if let Some(error) = &report.error {
@@ -285,6 +280,53 @@ impl<'a> Watch<'a> {
             }
             print_report(&report, self.args.json);
         }
+    }
+
+    /// The agent's own account of each pane, where its session file can be
+    /// found among the pane's processes: read directly on this machine, and
+    /// with one bounded ssh call per remote host.
+    fn witnesses(&self, captures: &[Result<PaneCapture, String>]) -> Vec<Option<Witness>> {
+        let mut witnesses: Vec<Option<Witness>> = vec![None; captures.len()];
+        if self.args.no_witness {
+            return witnesses;
+        }
+        let mut remote: BTreeMap<&str, Vec<(usize, u32)>> = BTreeMap::new();
+        for (index, capture) in captures.iter().enumerate() {
+            let Some(pane_pid) = capture.as_ref().ok().and_then(|c| c.pane_pid) else {
+                continue;
+            };
+            match self.watched[index].target.host.as_deref() {
+                None => witnesses[index] = Some(local_witness(pane_pid)),
+                Some(host) => remote.entry(host).or_default().push((index, pane_pid)),
+            }
+        }
+        for (host, panes) in remote {
+            let pids: Vec<u32> = panes.iter().map(|&(_, pid)| pid).collect();
+            let ssh = probes::ssh::Remote::new(host, self.args.server.ssh_config.clone());
+            let invocation = ssh.invocation(&probes::claude::remote_script(&pids));
+            let outcome = run(
+                &invocation,
+                &Limits::with_timeout(Duration::from_secs(self.args.capture_timeout)),
+            );
+            let found = outcome
+                .success_stdout()
+                .map(|out| probes::claude::parse_remote(&out.text()))
+                .unwrap_or_default();
+            for (index, pane_pid) in panes {
+                let witness = match found.iter().find(|(root, _)| *root == pane_pid) {
+                    Some((_, file)) => Witness::from_session_file(&file.text, file.start_ticks),
+                    None if outcome.success_stdout().is_some() => {
+                        Witness::Absent(NO_SESSION_FILE.to_string())
+                    }
+                    None => Witness::Absent(format!(
+                        "the session-file search on {host} {}",
+                        outcome.describe()
+                    )),
+                };
+                witnesses[index] = Some(witness);
+            }
+        }
+        witnesses
     }
 
     /// Every target's pane, grouped by host so each server costs two invocations.
@@ -372,13 +414,13 @@ impl<'a> Watch<'a> {
     }
 }
 
+const NO_SESSION_FILE: &str = "no Claude Code session file among the pane's processes";
+
 /// Claude Code's session file for a local pane, read as a witness.
-fn second_witness(pane_pid: u32) -> Witness {
+fn local_witness(pane_pid: u32) -> Witness {
     match probes::claude::find_session_file(pane_pid) {
         Some(file) => Witness::from_session_file(&file.text, file.start_ticks),
-        None => {
-            Witness::Absent("no Claude Code session file among the pane's processes".to_string())
-        }
+        None => Witness::Absent(NO_SESSION_FILE.to_string()),
     }
 }
 

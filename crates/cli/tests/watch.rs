@@ -728,3 +728,78 @@ fn a_failing_or_hanging_alert_command_is_rendered_bounded_and_never_fatal() {
     );
     assert_all_gone(&world, "alert-pids", "alert command");
 }
+
+fn report(output: &Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout).expect("one JSON line")
+}
+
+#[test]
+fn claude_codes_session_file_is_a_second_witness_beside_the_pane() {
+    let world = World::new();
+    let home = world.path("agent-home");
+    let (pid, received) = world
+        .tmux
+        .fake_agent("agent", "idle-after-text-answer", &home);
+    let alert = world.alert_cmd();
+    let args = [
+        "agent",
+        "--json",
+        "--work-probe",
+        "echo 3",
+        "--alert-cmd",
+        alert.as_str(),
+    ];
+
+    private_tmux::write_session_file(&home, pid, "busy", "", 0);
+    let busy = report(&world.watch_once(&args));
+    assert_eq!(
+        (
+            busy["state"].as_str(),
+            busy["pane_state"].as_str(),
+            busy["witness"].as_str()
+        ),
+        (Some("WORKING"), Some("STALLED"), Some("busy")),
+        "{busy}"
+    );
+    assert_eq!(busy["disagreements"], 1);
+
+    private_tmux::write_session_file(
+        &home,
+        pid,
+        "waiting",
+        r#","waitingFor":"permission prompt""#,
+        0,
+    );
+    let waiting = report(&world.watch_once(&args));
+    assert_eq!(waiting["state"], "QUESTION", "{waiting}");
+    assert!(
+        waiting["done"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d.as_str().unwrap().starts_with("question pending")),
+        "{waiting}"
+    );
+
+    // A file whose procStart is not this process's is a reused pid: no witness, the pane decides.
+    private_tmux::write_session_file(&home, pid, "busy", "", 7);
+    let reused = report(&world.watch_once(&args));
+    assert_eq!(
+        (reused["state"].as_str(), reused["witness"].as_str()),
+        (Some("STALLED"), Some("none")),
+        "{reused}"
+    );
+    assert_eq!(
+        received_lines(&received, 1).len(),
+        1,
+        "only the last poll nudged"
+    );
+    assert_eq!(
+        world.read("alerts"),
+        "",
+        "a pending question is not paged before its dialog is drawn"
+    );
+
+    let off = report(&world.watch_once(&["agent", "--json", "--no-witness"]));
+    assert_eq!(off["witness"], serde_json::Value::Null);
+}

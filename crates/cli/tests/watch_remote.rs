@@ -535,3 +535,52 @@ fn hostile_coordinates_are_refused_up_front_with_one_line_and_no_connection() {
     assert_eq!(listener.finish(), 0, "a refused target was dialled");
     assert!(!pwned.exists(), "ssh ran the ProxyCommand");
 }
+
+#[test]
+fn claude_codes_session_file_is_read_over_ssh_as_a_second_witness() {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start("box", &[]);
+    let server = PrivateTmux::new();
+    let home = dir.path().join("agent-home");
+    let (pid, received) = server.fake_agent("agent", "idle-after-tool-turn", &home);
+    private_tmux::write_session_file(&home, pid, "busy", "", 0);
+    let watch = |extra: &[&str]| {
+        let mut args = vec![
+            "watch",
+            "--once",
+            "--json",
+            "--ssh-config",
+            sshd.config().to_str().unwrap(),
+            "-S",
+            socket(&server),
+            "box:agent",
+        ];
+        args.extend(extra);
+        let ran = monitor(&args, &[("XDG_STATE_HOME", &dir.path().join("state"))]);
+        assert_eq!(ran.code, Some(0), "stderr: {}", ran.stderr);
+        serde_json::from_str::<serde_json::Value>(ran.stdout.trim()).expect("one JSON line")
+    };
+    let busy = watch(&[]);
+    assert_eq!(
+        (
+            busy["state"].as_str(),
+            busy["pane_state"].as_str(),
+            busy["witness"].as_str()
+        ),
+        (Some("WORKING"), Some("STALLED"), Some("busy")),
+        "the session file was found through the remote /proc: {busy}"
+    );
+    assert_eq!(
+        received_before_sentinel(&server, "agent", &received),
+        "",
+        "a busy agent is never nudged"
+    );
+    private_tmux::write_session_file(&home, pid, "idle", "", 0);
+    let idle = watch(&[]);
+    assert_eq!(
+        (idle["state"].as_str(), idle["witness"].as_str()),
+        (Some("STALLED"), Some("idle")),
+        "{idle}"
+    );
+    assert_eq!(idle["disagreements"], 0);
+}

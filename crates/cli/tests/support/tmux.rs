@@ -112,3 +112,68 @@ pub fn capture_path(case: &str) -> PathBuf {
         .join(case)
         .join("plain.txt")
 }
+
+impl PrivateTmux {
+    /// A pane replaying `case` whose process plays the agent: its `HOME` is
+    /// `home` (where a session file can be put for it) and it records every
+    /// line typed into it. Returns the pane's pid and the record's path.
+    pub fn fake_agent(&self, name: &str, case: &str, home: &Path) -> (u32, PathBuf) {
+        let received = self.dir.path().join(format!("{name}.received"));
+        let capture = capture_path(case);
+        let script = format!(
+            "cat '{}'; exec env HOME='{}' cat > '{}'",
+            capture.display(),
+            home.display(),
+            received.display()
+        );
+        self.session(name, &script);
+        let last = std::fs::read_to_string(&capture)
+            .expect("capture")
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        self.wait_for(name, |pane| pane.contains(&last));
+        let target = format!("={name}:");
+        let pid = String::from_utf8_lossy(
+            &self
+                .tmux(&["display-message", "-p", "-t", &target, "#{pane_pid}"])
+                .stdout,
+        )
+        .trim()
+        .parse()
+        .expect("pane pid");
+        (pid, received)
+    }
+}
+
+/// Writes Claude Code's session file for `pid` under `home`, in the shape
+/// 2.1.197 writes it, with `procStart` = the process's real start time
+/// (`procStart_offset` shifts it, to play a reused pid).
+pub fn write_session_file(
+    home: &Path,
+    pid: u32,
+    status: &str,
+    extra: &str,
+    proc_start_offset: u64,
+) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+    let start: u64 = stat
+        .rsplit_once(')')
+        .expect("comm")
+        .1
+        .split_whitespace()
+        .nth(19)
+        .expect("starttime")
+        .parse()
+        .expect("ticks");
+    let sessions = home.join(".claude/sessions");
+    std::fs::create_dir_all(&sessions).expect("sessions folder");
+    let text = format!(
+        r#"{{"pid":{pid},"sessionId":"0f0e","cwd":"/tmp","startedAt":1,"procStart":"{}","version":"2.1.197","kind":"interactive","status":"{status}"{extra},"updatedAt":1}}"#,
+        start + proc_start_offset
+    );
+    std::fs::write(sessions.join(format!("{pid}.json")), text).expect("session file");
+}
