@@ -19,7 +19,9 @@ const USAGE: &str = "usage: cargo xtask capture [--scenario NAME[,NAME...]]... [
 
 Runs the real Claude Code CLI (npm package @anthropic-ai/claude-code, installed into target/capture when
 missing) in private tmux servers against the scripted mock API in xtask/capture/, and writes
-testdata/panes/claude/<case>/{plain.txt,ansi.txt,scrollback.txt,meta}. Needs tmux, python3 and npm.";
+testdata/panes/claude/<case>/{plain.txt,ansi.txt,scrollback.txt,meta}. Needs tmux, python3 and npm.
+`--agent codex` / `--agent gemini` run xtask/capture/scenarios_agents.py (Codex CLI and Gemini CLI from npm
+into target/capture/<agent>; mocks of the OpenAI Responses API and of Gemini's streamGenerateContent).";
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -43,7 +45,7 @@ fn check_args(args: &[String]) -> Result<(), String> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--list" => {}
-            "--scenario" | "--size" | "--jobs" | "--out" | "--claude" => {
+            "--scenario" | "--size" | "--jobs" | "--out" | "--claude" | "--agent" => {
                 if it.next().is_none() {
                     return Err(format!("`{a}` needs a value"));
                 }
@@ -52,7 +54,8 @@ fn check_args(args: &[String]) -> Result<(), String> {
                 || s.starts_with("--size=")
                 || s.starts_with("--jobs=")
                 || s.starts_with("--out=")
-                || s.starts_with("--claude=") => {}
+                || s.starts_with("--claude=")
+                || s.starts_with("--agent=") => {}
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
@@ -69,6 +72,9 @@ pub fn run(args: &[String]) -> ExitCode {
         return ExitCode::from(2);
     }
     let root = workspace_root();
+    if let Some(code) = run_codex_or_gemini(&root, args) {
+        return code;
+    }
     for (tool, arg) in [("python3", "--version"), ("tmux", "-V")] {
         if !have(tool, arg) {
             eprintln!("xtask capture: `{tool}` is not installed (needed to drive the real CLI)");
@@ -121,6 +127,57 @@ pub fn run(args: &[String]) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `--agent codex|gemini`: Codex CLI (npm @openai/codex, against a mock of the OpenAI Responses API)
+/// and Gemini CLI (npm @google/gemini-cli, against a mock of streamGenerateContent) run from
+/// `xtask/capture/scenarios_agents.py --agent <agent>`, which installs the CLI into
+/// target/capture/<agent>/ when missing and writes testdata/panes/<agent>/. `None` for any other agent.
+fn run_codex_or_gemini(root: &Path, args: &[String]) -> Option<ExitCode> {
+    let mut agent = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--agent" {
+            agent = it.next().map(String::as_str);
+        } else if let Some(v) = a.strip_prefix("--agent=") {
+            agent = Some(v);
+        }
+    }
+    let agent = agent.filter(|a| *a == "codex" || *a == "gemini")?;
+    for (tool, arg) in [
+        ("python3", "--version"),
+        ("tmux", "-V"),
+        ("npm", "--version"),
+    ] {
+        if !have(tool, arg) {
+            eprintln!(
+                "xtask capture: `{tool}` is not installed (needed to drive the real {agent} CLI)"
+            );
+            return Some(ExitCode::from(2));
+        }
+    }
+    // scenarios_agents.py takes `--agent` itself, so every argument is passed through.
+    let script = root
+        .join("xtask")
+        .join("capture")
+        .join("scenarios_agents.py");
+    let status = Command::new("python3")
+        .arg(&script)
+        .args(args)
+        .current_dir(root)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .status();
+    Some(match status {
+        Ok(s) if s.success() => ExitCode::SUCCESS,
+        Ok(s) => {
+            eprintln!("xtask capture: scenarios_agents.py --agent {agent} failed ({s})");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("xtask capture: cannot run python3: {e}");
+            ExitCode::FAILURE
+        }
+    })
 }
 
 #[cfg(test)]

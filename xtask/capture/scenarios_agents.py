@@ -1,0 +1,526 @@
+#!/usr/bin/env python3
+"""Scenario driver for the Codex CLI and the Gemini CLI (Claude Code is scenarios.py).
+
+    python3 xtask/capture/scenarios_agents.py --agent codex|gemini [--scenario NAME[,NAME...]]
+                                              [--size WxH] [--jobs N] [--out DIR] [--list]
+
+(`cargo xtask capture --agent codex|gemini` runs exactly this.) Each scenario starts the real CLI
+(installed by npm into target/capture/<agent>/ when missing) in a private tmux server against the
+scripted mock in mock_agents.py, drives it into one situation, and captures the pane three ways
+(plain, -e, -S -) plus a `meta` file. The expected state in `meta` is decided here, by what the
+scenario made the CLI do, never by a classifier.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import datetime
+import os
+import re
+import subprocess
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from harness_agents import CodexSession, GeminiSession  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+
+AGENTS = {
+    "codex": {"package": "@openai/codex", "bin": "codex", "session": CodexSession},
+    "gemini": {"package": "@google/gemini-cli", "bin": "gemini", "session": GeminiSession},
+}
+
+SIZES = {"s": (80, 24), "m": (120, 40)}
+BOTH = ("m", "s")
+
+
+def prefix(agent):
+    return os.path.join(ROOT, "target", "capture", agent)
+
+
+def bin_path(agent):
+    return os.path.join(prefix(agent), "node_modules", ".bin", AGENTS[agent]["bin"])
+
+
+def ensure_installed(agent):
+    path = bin_path(agent)
+    if os.path.exists(path):
+        return path
+    os.makedirs(prefix(agent), exist_ok=True)
+    pkg = AGENTS[agent]["package"]
+    print(f"installing {pkg} into {prefix(agent)} ...", flush=True)
+    subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", prefix(agent), pkg], check=True)
+    return path
+
+
+def cli_version(path):
+    out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60).stdout.strip()
+    m = re.search(r"\d+\.\d+\.\d+\S*", out)
+    return m.group(0) if m else (out or "unknown")
+
+
+def must(ok, what):
+    if not ok:
+        raise RuntimeError(f"timed out waiting for: {what}")
+
+
+def text(t, chunk=16):
+    return {"text": t, "chunk": chunk}
+
+
+def tool(name, **inp):
+    return {"tool": name, "input": inp}
+
+
+LOREM = (
+    "Here is how the monitor decides what a pane means. First it normalises the capture: ANSI escapes, "
+    "carriage returns and no-break spaces are stripped so that every rule sees plain text. Then it cuts the "
+    "input box structurally, at the last rule line and the prompt marker, because whatever a person typed "
+    "there is never a signal. Only then does it read the live chrome at the tail: the spinner row and the "
+    "status bar. A question is matched by its structure, never by a bare word, and a stop is split into "
+    "stalled and blocked by the work probe. "
+)
+
+
+class Ctx:
+    def __init__(self, agent, scenario, size, out_dir, binary, version):
+        self.agent = agent
+        self.scenario = scenario
+        self.size = size
+        self.out_dir = out_dir
+        self.bin = binary
+        self.version = version
+        self.saved = []
+
+    def session(self, **kw):
+        kw.setdefault("size", self.size)
+        kw.setdefault("name", self.scenario[:12])
+        s = AGENTS[self.agent]["session"](self.bin, **kw)
+        w, h = self.size
+        s.archive_log = os.path.join(ROOT, "target", "capture", "logs", f"{self.agent}-{self.scenario}-{w}x{h}.jsonl")
+        return s
+
+    def case_name(self, case):
+        if self.size == SIZES["m"]:
+            return case
+        w, h = self.size
+        return f"{case}-{w}x{h}"
+
+    def cap(self, s, case, expect, scenario, shape=None, work=None):
+        name = self.case_name(case)
+        out = os.path.join(self.out_dir, name)
+        w, h = self.size
+        meta = [
+            ("expect", expect),
+            ("agent", self.agent),
+            ("version", self.version),
+            ("size", f"{w}x{h}"),
+            ("source", "real"),
+            ("captured", f"cargo xtask capture --agent {self.agent} --scenario {self.scenario}"
+                         f"{'' if self.size == SIZES['m'] else f' --size {w}x{h}'}; capture-pane -p / -p -e / -p -S -; "
+                         f"{datetime.date.today().isoformat()}"),
+            ("scenario", scenario),
+        ]
+        if work is not None:
+            meta.append(("work", str(work)))
+        if shape:
+            meta.append(("shape", shape))
+        s.save(out, meta)
+        self.saved.append(name)
+        print(f"  captured {self.agent}/{name} ({expect}{', ' + shape if shape else ''})", flush=True)
+
+
+# ---------------------------------------------------------------------------
+# Codex CLI
+#
+# Working: a status row `• Working (3s • esc to interrupt)` above the composer. Idle: the composer
+# `› Ask Codex to do anything` and the footer `? for shortcuts`.
+
+CODEX_BUSY = "esc to interrupt"
+
+
+def codex_idle(scr):
+    return CODEX_BUSY not in scr and "? for shortcuts" in scr
+
+
+def codex_wait_idle(s, timeout=60):
+    end = time.time() + timeout
+    while time.time() < end:
+        if codex_idle(s.screen()):
+            time.sleep(1.0)
+            if codex_idle(s.screen()):
+                return True
+        time.sleep(0.3)
+    return False
+
+
+def submit_until_sent(s, prompt, tries=4):
+    """Type the prompt and press Enter; while starting up (or under load) the CLI can drop an Enter,
+    so press it again until the mock has seen the request."""
+    before = s.mock.seen("messages")
+    s.submit(prompt)
+    for _ in range(tries):
+        if s.mock.wait_for("messages", before + 1, 5):
+            return
+        s.send_keys("Enter")
+    must(False, "the prompt to be submitted")
+
+
+def codex_start(s, prompt):
+    s.start()
+    must(s.wait_text(codex_idle, 60), "codex composer at startup")
+    time.sleep(2.0)
+    submit_until_sent(s, prompt)
+
+
+def cx_welcome(c):
+    with c.session() as s:
+        must(s.wait_text(codex_idle, 60), "composer")
+        time.sleep(2)
+        c.cap(s, "idle-welcome", "STALLED", "fresh start: the banner and an empty composer, no turn yet")
+
+
+def cx_text_answer(c):
+    steps = [{"blocks": [text("The project has two files: README.md describes it and app.py defines greet(name), "
+                              "which returns a greeting. Running app.py prints 'Hello, world'.")]}]
+    with c.session(steps=steps) as s:
+        codex_start(s, "what does this project do")
+        must(s.mock.wait_for("reply_done"), "reply")
+        must(codex_wait_idle(s), "idle after answer")
+        c.cap(s, "idle-after-text-answer", "STALLED",
+              "a plain text answer landed; the turn ended and the composer is empty")
+
+
+def cx_tool_turn(c):
+    steps = [{"blocks": [text("Listing the files."), tool("exec_command", cmd="ls -1")]},
+             {"when": "tool_result", "blocks": [text("There are two files, README.md and app.py. Nothing else to do.")]}]
+    with c.session(steps=steps, sandbox="danger-full-access") as s:
+        codex_start(s, "list the files")
+        must(s.mock.wait_for("reply_done", 2), "both replies")
+        must(codex_wait_idle(s), "idle after the tool turn")
+        c.cap(s, "idle-after-tool-turn", "BLOCKED", "a turn that ran `ls -1` and answered; idle, no work left",
+              work=0)
+
+
+def cx_first_token(c):
+    steps = [{"first_delay": 60, "blocks": [text("Late answer.")]}]
+    with c.session(steps=steps) as s:
+        codex_start(s, "summarise the repository layout")
+        must(s.mock.wait_for("first_delay_start"), "request")
+        must(s.wait_text(CODEX_BUSY, 20), "working row")
+        time.sleep(6)
+        c.cap(s, "working-before-first-token", "WORKING",
+              "request sent, the mock holds the first token for 60 s; the `• Working (…esc to interrupt)` row")
+
+
+def cx_slow_stream(c):
+    steps = [{"delta_delay": 0.25, "blocks": [text(LOREM * 3, chunk=6)]}]
+    with c.session(steps=steps) as s:
+        codex_start(s, "explain how the monitor classifies a pane")
+        must(s.mock.wait_for("text_start"), "stream start")
+        time.sleep(8)
+        must(s.mock.seen("reply_done") == 0, "still streaming")
+        c.cap(s, "working-streaming-text", "WORKING", "a long answer streaming slowly from the mock")
+
+
+def cx_exec_running(c):
+    steps = [{"blocks": [text("Running the slow check."), tool("exec_command", cmd="sleep 45", yield_time_ms=30000)]},
+             {"when": "tool_result", "blocks": [text("Finished.")]}]
+    with c.session(steps=steps, sandbox="danger-full-access") as s:
+        codex_start(s, "run the slow check")
+        must(s.mock.wait_for("tool_sent"), "tool call")
+        must(s.wait_text(CODEX_BUSY, 20), "working row")
+        time.sleep(6)
+        must(s.mock.main_requests == 1, "command still running")
+        c.cap(s, "working-exec-running", "WORKING", "an exec_command `sleep 45` running (no approval needed)")
+
+
+def cx_exec_approval(c):
+    steps = [{"blocks": [text("I will run the tests outside the sandbox."),
+                         tool("exec_command", cmd="python3 -m pytest -q", sandbox_permissions="require_escalated",
+                              justification="Run the test suite outside the sandbox?")]},
+             {"when": "tool_result", "blocks": [text("Done.")]}]
+    with c.session(steps=steps) as s:
+        codex_start(s, "run the tests")
+        must(s.wait_text("Press enter to confirm", 30), "approval dialog")
+        time.sleep(1.5)
+        c.cap(s, "question-exec-approval", "QUESTION",
+              "exec_command asks for escalated permissions: `Would you like to run the following command?`",
+              shape="codex-exec-approval")
+
+
+PATCH = """*** Begin Patch
+*** Update File: app.py
+@@
+ def greet(name):
+-    return 'Hello, ' + name
++    return f'Hello, {name}!'
+*** End Patch
+"""
+
+
+def cx_patch_approval(c):
+    steps = [{"blocks": [text("I will make the greeting an f-string."),
+                         tool("exec_command", cmd="apply_patch <<'EOF'\n" + PATCH + "EOF\n")]},
+             {"when": "tool_result", "blocks": [text("Done.")]}]
+    with c.session(steps=steps) as s:
+        codex_start(s, "use an f-string in greet")
+        must(s.wait_text("Press enter to confirm", 30), "patch approval dialog")
+        time.sleep(1.5)
+        c.cap(s, "question-patch-approval", "QUESTION",
+              "apply_patch on app.py waits for approval: `Would you like to make the following edits?` with a diff",
+              shape="codex-patch-approval")
+
+
+def cx_trust(c):
+    with c.session(trusted=False) as s:
+        must(s.wait_text("trust", 60), "trust prompt")
+        time.sleep(1.5)
+        c.cap(s, "question-startup-trust-directory", "QUESTION",
+              "first start in an untrusted project: the trust-this-directory prompt",
+              shape="codex-trust-directory")
+
+
+CODEX_SCENARIOS = {
+    "welcome": (cx_welcome, BOTH),
+    "text-answer": (cx_text_answer, BOTH),
+    "tool-turn": (cx_tool_turn, BOTH),
+    "first-token": (cx_first_token, BOTH),
+    "slow-stream": (cx_slow_stream, BOTH),
+    "exec-running": (cx_exec_running, BOTH),
+    "exec-approval": (cx_exec_approval, BOTH),
+    "patch-approval": (cx_patch_approval, BOTH),
+    "trust": (cx_trust, BOTH),
+}
+
+
+# ---------------------------------------------------------------------------
+# Gemini CLI
+#
+# Working: a spinner row ending in `(esc to cancel, 3s)`. Idle: the input box
+# ` >   Type your message or @path/to/file` with no `esc to cancel` anywhere.
+
+GEMINI_BUSY = "esc to cancel"
+
+
+def gemini_idle(scr):
+    return GEMINI_BUSY not in scr and "Type your message" in scr
+
+
+def gemini_wait_idle(s, timeout=60):
+    end = time.time() + timeout
+    while time.time() < end:
+        if gemini_idle(s.screen()):
+            time.sleep(1.0)
+            if gemini_idle(s.screen()):
+                return True
+        time.sleep(0.3)
+    return False
+
+
+def gemini_start(s, prompt):
+    s.start()
+    must(s.wait_text(gemini_idle, 60), "gemini input box at startup")
+    time.sleep(1.5)
+    submit_until_sent(s, prompt)
+
+
+def gm_welcome(c):
+    with c.session() as s:
+        must(s.wait_text(gemini_idle, 60), "input box")
+        time.sleep(2)
+        c.cap(s, "idle-welcome", "STALLED", "fresh start: the banner, tips and an empty input box, no turn yet")
+
+
+def gm_text_answer(c):
+    steps = [{"blocks": [text("The project has two files: README.md describes it and app.py defines greet(name), "
+                              "which returns a greeting. Running app.py prints 'Hello, world'.")]}]
+    with c.session(steps=steps) as s:
+        gemini_start(s, "what does this project do?")
+        must(s.mock.wait_for("reply_done"), "reply")
+        must(gemini_wait_idle(s), "idle after answer")
+        c.cap(s, "idle-after-text-answer", "STALLED",
+              "a plain text answer landed; the turn ended and the input box is empty")
+
+
+def gm_tool_turn(c):
+    steps = [{"blocks": [tool("list_directory", dir_path=".")]},
+             {"when": "tool_result", "blocks": [text("There are two files, README.md and app.py. Nothing else to do.")]}]
+    with c.session(steps=steps) as s:
+        gemini_start(s, "list the files")
+        must(s.mock.wait_for("reply_done", 2), "both replies")
+        must(gemini_wait_idle(s), "idle after the tool turn")
+        c.cap(s, "idle-after-tool-turn", "BLOCKED", "a turn that listed the directory and answered; idle, no work left",
+              work=0)
+
+
+def gm_first_token(c):
+    steps = [{"first_delay": 60, "blocks": [text("Late answer.")]}]
+    with c.session(steps=steps) as s:
+        gemini_start(s, "summarise the repository layout")
+        must(s.mock.wait_for("first_delay_start"), "request")
+        must(s.wait_text(GEMINI_BUSY, 20), "spinner row")
+        time.sleep(6)
+        c.cap(s, "working-before-first-token", "WORKING",
+              "request sent, the mock holds the first token for 60 s; the spinner row `(esc to cancel, Ns)`")
+
+
+def gm_slow_stream(c):
+    steps = [{"delta_delay": 0.25, "blocks": [text(LOREM * 3, chunk=6)]}]
+    with c.session(steps=steps) as s:
+        gemini_start(s, "explain how the monitor classifies a pane")
+        must(s.mock.wait_for("text_start"), "stream start")
+        time.sleep(8)
+        must(s.mock.seen("reply_done") == 0, "still streaming")
+        c.cap(s, "working-streaming-text", "WORKING", "a long answer streaming slowly from the mock")
+
+
+def gm_shell_running(c):
+    steps = [{"blocks": [tool("run_shell_command", command="sleep 45", description="Run the slow check")]},
+             {"when": "tool_result", "blocks": [text("Finished.")]}]
+    with c.session(steps=steps, approval="yolo") as s:
+        gemini_start(s, "run the slow check")
+        must(s.mock.wait_for("tool_sent"), "tool call")
+        must(s.wait_text("sleep 45", 20), "command shown")
+        time.sleep(6)
+        must(s.mock.main_requests == 1, "command still running")
+        c.cap(s, "working-shell-running", "WORKING", "run_shell_command `sleep 45` running (YOLO mode, no approval)")
+
+
+def gm_shell_confirm(c):
+    steps = [{"blocks": [tool("run_shell_command", command="python3 -m pytest -q", description="Run the test suite")]},
+             {"when": "tool_result", "blocks": [text("Done.")]}]
+    with c.session(steps=steps) as s:
+        gemini_start(s, "run the tests")
+        must(s.wait_text("Allow execution", 30), "shell confirmation")
+        time.sleep(1.5)
+        c.cap(s, "question-shell-confirm", "QUESTION",
+              "run_shell_command waits for confirmation: `Allow execution of: 'python3'?`",
+              shape="gemini-shell-confirm")
+
+
+def gm_edit_confirm(c):
+    steps = [{"blocks": [tool("replace", file_path="__PROJ__/app.py", instruction="Use an f-string in greet",
+                              old_string="    return 'Hello, ' + name", new_string="    return f'Hello, {name}!'")]},
+             {"when": "tool_result", "blocks": [text("Done.")]}]
+    with c.session(steps=steps) as s:
+        gemini_start(s, "use an f-string in greet")
+        must(s.wait_text("Apply this change", 30), "edit confirmation")
+        time.sleep(1.5)
+        c.cap(s, "question-edit-confirm", "QUESTION",
+              "replace on app.py waits for confirmation: a diff and `Apply this change?`",
+              shape="gemini-edit-confirm")
+
+
+def gm_ask_user(c):
+    q = {"questions": [{"question": "Should the monitor page on QUESTION immediately or after one confirming poll?",
+                        "header": "Paging", "type": "choice", "multiSelect": False,
+                        "options": [{"label": "Immediately", "description": "Escalate on the first poll"},
+                                    {"label": "After 2 polls", "description": "Wait for a second identical capture"}]}]}
+    steps = [{"blocks": [tool("ask_user", **q)]},
+             {"when": "tool_result", "blocks": [text("Done.")]}]
+    with c.session(steps=steps) as s:
+        gemini_start(s, "wire the alert funnel")
+        must(s.wait_text("Should the monitor page", 30), "ask_user dialog")
+        time.sleep(1.5)
+        c.cap(s, "question-ask-user", "QUESTION", "the ask_user tool shows a single-choice question",
+              shape="gemini-ask-user")
+
+
+def gm_trust(c):
+    with c.session(trusted=False) as s:
+        must(s.wait_text("trust", 60), "trust prompt")
+        time.sleep(1.5)
+        c.cap(s, "question-startup-trust-folder", "QUESTION",
+              "first start with folder trust enabled: the trust-this-folder dialog",
+              shape="gemini-trust-folder")
+
+
+GEMINI_SCENARIOS = {
+    "welcome": (gm_welcome, BOTH),
+    "text-answer": (gm_text_answer, BOTH),
+    "tool-turn": (gm_tool_turn, BOTH),
+    "first-token": (gm_first_token, BOTH),
+    "slow-stream": (gm_slow_stream, BOTH),
+    "shell-running": (gm_shell_running, BOTH),
+    "shell-confirm": (gm_shell_confirm, BOTH),
+    "edit-confirm": (gm_edit_confirm, BOTH),
+    "ask-user": (gm_ask_user, BOTH),
+    "trust": (gm_trust, BOTH),
+}
+
+SCENARIOS = {"codex": CODEX_SCENARIOS, "gemini": GEMINI_SCENARIOS}
+
+
+def run_one(agent, name, size, out_dir, binary, version):
+    fn, _ = SCENARIOS[agent][name]
+    c = Ctx(agent, name, size, out_dir, binary, version)
+    t0 = time.time()
+    try:
+        fn(c)
+        return (name, "%dx%d" % size, True, c.saved, f"{time.time() - t0:.0f}s")
+    except Exception as e:  # report and go on with the other scenarios
+        return (name, "%dx%d" % size, False, c.saved, f"{e.__class__.__name__}: {e}\n{traceback.format_exc()}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--agent", required=True, choices=sorted(AGENTS))
+    ap.add_argument("--scenario", action="append", help="scenario name(s), comma-separated; default: all")
+    ap.add_argument("--size", help="WxH: run the named scenarios at this size; default: each scenario's own sizes")
+    ap.add_argument("--out", help="default: testdata/panes/<agent>")
+    ap.add_argument("--jobs", type=int, default=4)
+    ap.add_argument("--list", action="store_true")
+    a = ap.parse_args(argv)
+    table = SCENARIOS[a.agent]
+    if a.list:
+        for n, (_, sizes) in table.items():
+            print(n, " ".join("%dx%d" % SIZES[k] for k in sizes))
+        return 0
+    names = [x for s in (a.scenario or []) for x in s.split(",") if x] or list(table)
+    bad = [n for n in names if n not in table]
+    if bad:
+        print(f"unknown {a.agent} scenario(s): {', '.join(bad)} (see --list)", file=sys.stderr)
+        return 2
+    size = None
+    if a.size:
+        try:
+            w, h = (int(x) for x in a.size.lower().split("x"))
+            if not (20 <= w <= 500 and 10 <= h <= 200):
+                raise ValueError
+        except ValueError:
+            print(f"--size must be WxH, e.g. 80x24 or 120x40 (got {a.size!r})", file=sys.stderr)
+            return 2
+        size = (w, h)
+    out = a.out or os.path.join(ROOT, "testdata", "panes", a.agent)
+    binary = ensure_installed(a.agent)
+    version = cli_version(binary)
+    print(f"{a.agent} {version}", flush=True)
+    jobs = []
+    for n in names:
+        sizes = [SIZES[k] for k in table[n][1]]
+        if size is None:
+            jobs += [(n, sz) for sz in sizes]
+        elif a.scenario or size in sizes:
+            jobs.append((n, size))
+    os.makedirs(out, exist_ok=True)
+    failed = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
+        futs = [ex.submit(run_one, a.agent, n, sz, out, binary, version) for n, sz in jobs]
+        for f in concurrent.futures.as_completed(futs):
+            name, sz, ok, saved, info = f.result()
+            print(f"{'ok  ' if ok else 'FAIL'} {a.agent} {name} {sz} {info if ok else ''}", flush=True)
+            if not ok:
+                failed += 1
+                print(info, file=sys.stderr, flush=True)
+    print(f"{len(jobs) - failed}/{len(jobs)} {a.agent} scenario runs succeeded", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
