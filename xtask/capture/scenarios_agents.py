@@ -400,7 +400,7 @@ def gm_shell_confirm(c):
         must(s.wait_text("Allow execution", 30), "shell confirmation")
         time.sleep(1.5)
         c.cap(s, "question-shell-confirm", "QUESTION",
-              "run_shell_command waits for confirmation: `Allow execution of: 'python3'?`",
+              "run_shell_command `python3 -m pytest -q` waits for confirmation: `Allow execution of [Shell]?`",
               shape="gemini-shell-confirm")
 
 

@@ -13,10 +13,20 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 /// The built-in profiles' sources, in auto-detection preference order.
-const BUILTIN_SOURCES: &[(&str, &str)] = &[(
-    "profiles/claude.profile",
-    include_str!("../profiles/claude.profile"),
-)];
+const BUILTIN_SOURCES: &[(&str, &str)] = &[
+    (
+        "profiles/claude.profile",
+        include_str!("../profiles/claude.profile"),
+    ),
+    (
+        "profiles/codex.profile",
+        include_str!("../profiles/codex.profile"),
+    ),
+    (
+        "profiles/gemini.profile",
+        include_str!("../profiles/gemini.profile"),
+    ),
+];
 
 /// One agent CLI's markers.
 #[derive(Debug, Clone)]
@@ -41,6 +51,12 @@ pub struct Profile {
     pub(crate) dialog_question: Option<Regex>,
     pub(crate) dialog_option: Option<Regex>,
     pub(crate) dialog_cursor: Option<Regex>,
+    /// Chrome between the live row and the input box, skipped like blank lines
+    /// (Gemini CLI: a `────` rule and the approval-mode line).
+    pub(crate) live_skip: Option<Regex>,
+    /// A line the CLI leaves under every finished turn (Codex: `Worked for
+    /// 3s`). When set, a transcript ending in a reply without one is streaming.
+    pub(crate) turn_end: Option<Regex>,
     /// The first line of an agent's reply in the transcript, and the lines
     /// inside one that are tool output or status rather than reply text.
     pub(crate) reply: Option<Regex>,
@@ -88,6 +104,8 @@ const REGEX_KEYS: &[&str] = &[
     "dialog_question",
     "dialog_option",
     "dialog_cursor",
+    "live_skip",
+    "turn_end",
     "reply",
     "detail",
     "task_done",
@@ -204,6 +222,8 @@ impl Profile {
             dialog_question: regex("dialog_question")?,
             dialog_option: regex("dialog_option")?,
             dialog_cursor: regex("dialog_cursor")?,
+            live_skip: regex("live_skip")?,
+            turn_end: regex("turn_end")?,
             reply: regex("reply")?,
             detail: regex("detail")?,
             task_done: regex("task_done")?,
@@ -275,7 +295,7 @@ mod tests {
     #[test]
     fn every_builtin_profile_parses() {
         let names: Vec<&str> = Profiles::builtin().names().collect();
-        assert_eq!(names, ["claude"]);
+        assert_eq!(names, ["claude", "codex", "gemini"]);
     }
 
     #[test]

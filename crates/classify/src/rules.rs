@@ -43,6 +43,9 @@ pub enum Rule {
     /// A typed draft blanked the status bar while a reply streams: the
     /// transcript ends in a reply with no turn-end line under it.
     StreamingUnderDraft,
+    /// The transcript ends in a reply with no turn-end line under it, for a
+    /// CLI that hides its status row while a reply streams (Codex).
+    StreamingReply,
     /// One line carries both `Enter to select` and `to navigate` (seed rule).
     SelectHint,
     /// A permission dialog: `Do you want to …?` over numbered options with a cursor.
@@ -65,6 +68,7 @@ impl Rule {
             Rule::BusyFooter => "busy-footer",
             Rule::BackgroundWork => "background-work",
             Rule::StreamingUnderDraft => "streaming-under-draft",
+            Rule::StreamingReply => "streaming-reply",
             Rule::SelectHint => "select-hint",
             Rule::PermissionDialog => "permission-dialog",
             Rule::ChoiceDialog => "choice-dialog",
@@ -84,6 +88,9 @@ impl Rule {
             Rule::BackgroundWork => "background work is still running, which is not a stop",
             Rule::StreamingUnderDraft => {
                 "a draft in the input box hides the status bar, and the transcript ends in a reply with no turn-end line, so it is still streaming"
+            }
+            Rule::StreamingReply => {
+                "the transcript ends in a reply with no turn-end line under it, so it is still streaming"
             }
             Rule::SelectHint => "a selection hint carries both `Enter to select` and `to navigate`",
             Rule::PermissionDialog => {
@@ -257,6 +264,10 @@ impl Reader<'_, '_> {
             let region = self.region(RegionKind::LiveRows, input.top + 1, i);
             return self.working(rule, region, i);
         }
+        if let Some(i) = self.reply_without_turn_end(input) {
+            let region = self.region(RegionKind::LiveRows, input.top + 1, i);
+            return self.working(Rule::StreamingReply, region, i);
+        }
         if let Some(i) = self.reply_under_draft(input) {
             let region = self.region(RegionKind::LiveRows, input.top + 1, i);
             return self.working(Rule::StreamingUnderDraft, region, i);
@@ -333,16 +344,22 @@ impl Reader<'_, '_> {
     /// lines and indented ones (a `⎿  Tip:`, a task list). Never further up:
     /// that is scrollback.
     fn live_row(&mut self, input: InputBox) -> Option<(Rule, usize)> {
+        let profile = self.profile;
         for i in input.top + 1..input.top + 1 + LIVE_ROWS_MAX_LINES {
             let line = self.tail.get(i)?;
-            if line.is_blank() {
+            // `live_skip`: chrome between the live row and the box (Gemini's rule and mode line).
+            if line.is_blank() || matches_opt(&profile.live_skip, &line.text) {
                 continue;
             }
             let indented = line.is_indented();
             if indented {
-                if let Some(rule) =
-                    self.live_marker(i, &[(Rule::BackgroundWork, Field::Background)])
-                {
+                // A spinner regex anchored at column zero (Claude Code's) never matches here;
+                // Gemini CLI's spinner row is indented by one space.
+                let markers = [
+                    (Rule::Spinner, Field::Spinner),
+                    (Rule::BackgroundWork, Field::Background),
+                ];
+                if let Some(rule) = self.live_marker(i, &markers) {
                     return Some((rule, i));
                 }
                 continue;
@@ -379,7 +396,7 @@ impl Reader<'_, '_> {
                 continue;
             }
             let text = &*line.text;
-            if self.echo.matches(text) {
+            if self.echo.matches(text) || matches_opt(&profile.turn_end, text) {
                 return None;
             }
             newest.get_or_insert(i);
@@ -388,6 +405,35 @@ impl Reader<'_, '_> {
                 if detail.iter().any(|field| matches_opt(field, text)) {
                     return None;
                 }
+                continue;
+            }
+            return reply.is_match(text).then_some(newest.unwrap_or(i));
+        }
+        None
+    }
+
+    /// A CLI that hides its status row while a reply streams (Codex) but
+    /// leaves a turn-end line under every finished turn (`turn_end`: `Worked
+    /// for 3s`, `■ Conversation interrupted`): a transcript whose newest
+    /// column-zero line above the box is a reply, with no turn-end line
+    /// below it, is a turn still streaming. Profiles without `turn_end`
+    /// never get here.
+    fn reply_without_turn_end(&mut self, input: InputBox) -> Option<usize> {
+        let profile = self.profile;
+        let turn_end = profile.turn_end.as_ref()?;
+        let reply = profile.reply.as_ref()?;
+        let mut newest = None;
+        for i in input.top + 1..input.top + 1 + TRANSCRIPT_BLOCK_MAX_LINES {
+            let line = self.tail.get(i)?;
+            if line.is_blank() {
+                continue;
+            }
+            let text = &*line.text;
+            if self.echo.matches(text) || turn_end.is_match(text) {
+                return None;
+            }
+            newest.get_or_insert(i);
+            if line.is_indented() {
                 continue;
             }
             return reply.is_match(text).then_some(newest.unwrap_or(i));

@@ -25,6 +25,13 @@ const SHAPES: &[(&str, Rule)] = &[
     ("startup-bypass-warning", Rule::ChoiceDialog),
     ("startup-theme", Rule::ChoiceDialog),
     ("startup-trust-folder", Rule::ChoiceDialog),
+    ("codex-exec-approval", Rule::ChoiceDialog),
+    ("codex-patch-approval", Rule::ChoiceDialog),
+    ("codex-trust-directory", Rule::ChoiceDialog),
+    ("gemini-shell-confirm", Rule::PermissionDialog),
+    ("gemini-edit-confirm", Rule::PermissionDialog),
+    ("gemini-ask-user", Rule::SelectHint),
+    ("gemini-trust-folder", Rule::PermissionDialog),
 ];
 
 fn corpus() -> PathBuf {
@@ -193,4 +200,39 @@ fn startup_theme_is_a_question() {
 #[test]
 fn startup_trust_folder_is_a_question() {
     check_shape("startup-trust-folder");
+}
+
+#[test]
+fn codex_exec_approval_is_a_question() {
+    check_shape("codex-exec-approval");
+}
+
+#[test]
+fn codex_patch_approval_is_a_question() {
+    check_shape("codex-patch-approval");
+}
+
+#[test]
+fn codex_trust_directory_is_a_question() {
+    check_shape("codex-trust-directory");
+}
+
+#[test]
+fn gemini_shell_confirm_is_a_question() {
+    check_shape("gemini-shell-confirm");
+}
+
+#[test]
+fn gemini_edit_confirm_is_a_question() {
+    check_shape("gemini-edit-confirm");
+}
+
+#[test]
+fn gemini_ask_user_is_a_question() {
+    check_shape("gemini-ask-user");
+}
+
+#[test]
+fn gemini_trust_folder_is_a_question() {
+    check_shape("gemini-trust-folder");
 }

@@ -1,0 +1,47 @@
+# Codex CLI (npm @openai/codex), as observed on 0.171.0 in tmux (testdata/panes/codex/ holds the captures).
+# Format: see claude.profile. Lines are matched after normalisation: escapes stripped, trailing blanks trimmed.
+name = codex
+agent = Codex CLI
+versions = 0.171.x
+
+# Auto-detection: lines near the bottom that only this CLI prints. `›` is U+203A (Claude Code's is ❯).
+detect = ^›\s
+detect = ← for agents · \? for shortcuts
+detect = ^\s*\? for shortcuts$
+detect = f2 to view$
+detect = OpenAI Codex \(v\d
+detect = ^[•◦]\s+Working \(
+detect = ^\s*Worked for \S
+detect = Press enter to confirm or esc to cancel
+detect = ^\s*Would you like to (?:run the following command|make the following edits)\?
+detect = ^\s*(?:›\s*)?\d+\.\s+(?:Yes, proceed \(y\)|Yes, and don't ask again|No, and tell Codex what to do differently|Trust and continue)
+detect = enter continue · esc back
+detect = ^\s*Trust this folder\?
+
+# The composer has no border: a blank padding row, the `›` line(s), a blank padding row, then the
+# footer (`model · cwd · title` and `← for agents · ? for shortcuts`). A dialog's cursor `› 1.` is
+# excluded by dialog_cursor, so a dialog is never taken for the composer.
+box_top = ^$
+box_bottom = ^$
+prompt = ^›\s
+
+# Live chrome: the status row just above the composer, `• Working (6s • esc to interrupt)`, optionally
+# followed by ` · 1 background terminal running · /ps to view · /stop to close`.
+spinner = ^[•◦]\s+\S.*\(\d[^)]*esc to interrupt\)
+busy = \(\d[^)]*esc to interrupt\)
+background = \b[1-9]\d* background terminals? running\b
+
+# While a reply streams, 0.171.0 shows NO status row at all (working-streaming-text): the transcript
+# ends in a `•` reply. Every finished turn leaves `Worked for <1s • 01:02` under it (or `■ …` when
+# interrupted or failed), so a reply with no turn-end line under it is still streaming.
+reply = ^•\s
+turn_end = ^\s*Worked for\b
+turn_end = ^■\s
+detail = ^\s*└\s
+
+# Dialogs replace the composer and the footer: a question, numbered options with a `›` cursor,
+# and a last line `Press enter to confirm or esc to cancel` (startup trust: `enter continue · esc back`).
+dialog_question = ^\s*Would you like to .+\?\s*$
+dialog_question = ^\s*Trust this folder\?
+dialog_option = ^\s*(?:›\s*)?\d+\.\s+\S
+dialog_cursor = ^\s*›\s*\d+\.\s+\S

@@ -1,0 +1,43 @@
+# Gemini CLI (npm @google/gemini-cli), as observed on 0.61.0 in tmux (testdata/panes/gemini/ holds the captures).
+# Format: see claude.profile. Lines are matched after normalisation: escapes stripped, trailing blanks trimmed.
+name = gemini
+agent = Gemini CLI
+versions = 0.61.x
+
+# Auto-detection: lines near the bottom that only this CLI prints.
+detect = ^▄{8,}$
+detect = ^▀{8,}$
+detect = ^ [>*!]\s+Type your message
+detect = Shift\+Tab to accept edits
+detect = YOLO Ctrl\+Y
+detect = ^\s*workspace \(/directory\)
+detect = \bno sandbox\b
+detect = \(esc to cancel, [^)]*\)
+detect = Gemini CLI v\d
+detect = ^\s*│\s*●\s*\d+\.\s
+detect = ^\s*│\s*\d+\.\s+(?:Allow for this session|No, suggest changes|Modify with external editor|Enter a custom value|Trust parent folder|Don't trust)
+detect = (?:Apply this change|Allow execution of .*|Do you trust the files in this folder)\?
+detect = ^\s*│\s*Answer Questions
+
+# The input box: a `▄▄▄` line, ` > ` (` * ` in YOLO mode, ` ! ` in shell mode) and the typed text,
+# a `▀▀▀` line, then the footer (`workspace (/directory) · branch · sandbox · /model` and values).
+# Submitted prompts stay in the history inside the same borders, so only the box at the bottom counts.
+box_top = ^▄{8,}$
+box_bottom = ^▀{8,}$
+prompt = ^ [>*!]\s
+
+# Between the spinner row and the box: a `────` rule and the approval-mode line
+# (` Shift+Tab to accept edits`, ` YOLO Ctrl+Y`, indented, so skipped anyway).
+live_skip = ^─{8,}$
+# The spinner row, indented by one space: ` ⠧ Thinking... (esc to cancel, 6s)` with `? for shortcuts`
+# right-aligned on the same row. In Gemini CLI `esc to cancel` means BUSY (in Claude Code, a dialog).
+spinner = ^\s*[⠀-⣿]\s.*\(esc to cancel, [^)]*\)
+busy = \(esc to cancel, [^)]*\)
+
+# Questions: dialogs in a rounded box replace the input box. The ask_user tool carries the seed's
+# selection hint; tool confirmations ask `Allow execution of [Shell]?` / `Apply this change?` over
+# numbered options with a `●` cursor; the startup trust dialog asks `Do you trust the files in this folder?`.
+question_hint = Enter to select.*to navigate
+dialog_question = ^\s*│?\s*(?:Apply this change|Allow execution of .*|Do you trust the files in this folder|Do you want to proceed)\?
+dialog_option = ^\s*│\s*(?:●\s*)?\d+\.\s+\S
+dialog_cursor = ^\s*│\s*●\s*\d+\.\s+\S
