@@ -21,7 +21,9 @@ Runs the real Claude Code CLI (npm package @anthropic-ai/claude-code, installed 
 missing) in private tmux servers against the scripted mock API in xtask/capture/, and writes
 testdata/panes/claude/<case>/{plain.txt,ansi.txt,scrollback.txt,meta}. Needs tmux, python3 and npm.
 `--agent codex` / `--agent gemini` run xtask/capture/scenarios_agents.py (Codex CLI and Gemini CLI from npm
-into target/capture/<agent>; mocks of the OpenAI Responses API and of Gemini's streamGenerateContent).";
+into target/capture/<agent>; mocks of the OpenAI Responses API and of Gemini's streamGenerateContent).
+`--agent opencode` / `--agent aider` run xtask/capture/scenarios_<agent>.py instead (OpenCode from npm,
+Aider from PyPI into a venv, both under target/capture; a Chat Completions mock) into testdata/panes/<agent>/.";
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -72,6 +74,9 @@ pub fn run(args: &[String]) -> ExitCode {
         return ExitCode::from(2);
     }
     let root = workspace_root();
+    if let Some(code) = run_openai_chat_agent(&root, args) {
+        return code;
+    }
     if let Some(code) = run_codex_or_gemini(&root, args) {
         return code;
     }
@@ -127,6 +132,58 @@ pub fn run(args: &[String]) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The value of `--agent NAME` / `--agent=NAME`, and the other arguments.
+fn split_agent(args: &[String]) -> (Option<String>, Vec<String>) {
+    let (mut agent, mut rest) = (None, Vec::new());
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--agent" {
+            agent = it.next().cloned();
+        } else if let Some(v) = a.strip_prefix("--agent=") {
+            agent = Some(v.to_string());
+        } else {
+            rest.push(a.clone());
+        }
+    }
+    (agent, rest)
+}
+
+/// `--agent opencode|aider`: the CLIs that speak OpenAI Chat Completions have their own scenario
+/// scripts (`xtask/capture/scenarios_<agent>.py`, which install the CLI under target/capture when
+/// missing: OpenCode from npm, Aider from PyPI into a venv) and write testdata/panes/<agent>/.
+/// `None` for any other agent, which the rest of `run` handles.
+fn run_openai_chat_agent(root: &Path, args: &[String]) -> Option<ExitCode> {
+    let (agent, rest) = split_agent(args);
+    let agent = agent.filter(|a| a == "opencode" || a == "aider")?;
+    for (tool, arg) in [("python3", "--version"), ("tmux", "-V")] {
+        if !have(tool, arg) {
+            eprintln!("xtask capture: `{tool}` is not installed (needed to drive the real CLI)");
+            return Some(ExitCode::from(2));
+        }
+    }
+    let script = root
+        .join("xtask")
+        .join("capture")
+        .join(format!("scenarios_{agent}.py"));
+    let status = Command::new("python3")
+        .arg(&script)
+        .args(&rest)
+        .current_dir(root)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .status();
+    Some(match status {
+        Ok(s) if s.success() => ExitCode::SUCCESS,
+        Ok(s) => {
+            eprintln!("xtask capture: scenarios_{agent}.py failed ({s})");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("xtask capture: cannot run python3: {e}");
+            ExitCode::FAILURE
+        }
+    })
 }
 
 /// `--agent codex|gemini`: Codex CLI (npm @openai/codex, against a mock of the OpenAI Responses API)
