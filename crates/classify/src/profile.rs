@@ -19,6 +19,14 @@ const BUILTIN_SOURCES: &[(&str, &str)] = &[
         include_str!("../profiles/claude.profile"),
     ),
     (
+        "profiles/opencode.profile",
+        include_str!("../profiles/opencode.profile"),
+    ),
+    (
+        "profiles/aider.profile",
+        include_str!("../profiles/aider.profile"),
+    ),
+    (
         "profiles/codex.profile",
         include_str!("../profiles/codex.profile"),
     ),
@@ -51,6 +59,13 @@ pub struct Profile {
     pub(crate) dialog_question: Option<Regex>,
     pub(crate) dialog_option: Option<Regex>,
     pub(crate) dialog_cursor: Option<Regex>,
+    /// A CLI with no input box (Aider): its input line, printed as the last
+    /// line whenever it waits for input. When set, the last line decides: this
+    /// line is a stop, `inline_question` is a question, anything else is output
+    /// of a turn still printing.
+    pub(crate) input_line: Option<Regex>,
+    /// A yes/no question asked inline on the last line, where `input_line` would be.
+    pub(crate) inline_question: Option<Regex>,
     /// Chrome between the live row and the input box, skipped like blank lines
     /// (Gemini CLI: a `────` rule and the approval-mode line).
     pub(crate) live_skip: Option<Regex>,
@@ -104,6 +119,8 @@ const REGEX_KEYS: &[&str] = &[
     "dialog_question",
     "dialog_option",
     "dialog_cursor",
+    "input_line",
+    "inline_question",
     "live_skip",
     "turn_end",
     "reply",
@@ -222,6 +239,8 @@ impl Profile {
             dialog_question: regex("dialog_question")?,
             dialog_option: regex("dialog_option")?,
             dialog_cursor: regex("dialog_cursor")?,
+            input_line: regex("input_line")?,
+            inline_question: regex("inline_question")?,
             live_skip: regex("live_skip")?,
             turn_end: regex("turn_end")?,
             reply: regex("reply")?,
@@ -295,7 +314,7 @@ mod tests {
     #[test]
     fn every_builtin_profile_parses() {
         let names: Vec<&str> = Profiles::builtin().names().collect();
-        assert_eq!(names, ["claude", "codex", "gemini"]);
+        assert_eq!(names, ["claude", "opencode", "aider", "codex", "gemini"]);
     }
 
     #[test]

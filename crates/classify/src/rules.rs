@@ -52,6 +52,10 @@ pub enum Rule {
     PermissionDialog,
     /// A choice dialog: numbered options with a selection cursor, where the input box should be.
     ChoiceDialog,
+    /// A CLI without an input box asks a yes/no question inline on its last line (Aider).
+    InlineQuestion,
+    /// A CLI without an input box is printing: its input line is not the last line.
+    NoInputLine,
     /// A stop, and the work probe printed a positive count.
     WorkAvailable,
     /// A stop, and the work probe printed 0.
@@ -72,6 +76,8 @@ impl Rule {
             Rule::SelectHint => "select-hint",
             Rule::PermissionDialog => "permission-dialog",
             Rule::ChoiceDialog => "choice-dialog",
+            Rule::InlineQuestion => "inline-question",
+            Rule::NoInputLine => "no-input-line",
             Rule::WorkAvailable => "work-available",
             Rule::NoWork => "no-work",
             Rule::WorkUnknown => "work-unknown",
@@ -98,6 +104,12 @@ impl Rule {
             }
             Rule::ChoiceDialog => {
                 "a menu of numbered options with a selection cursor replaced the input box"
+            }
+            Rule::InlineQuestion => {
+                "the last line is a question asked inline, where the input line would be"
+            }
+            Rule::NoInputLine => {
+                "the CLI prints its input line last whenever it waits, and the last line is output, so a turn is still printing"
             }
             Rule::WorkAvailable => {
                 "no live chrome and no question; the work probe says work is left"
@@ -289,6 +301,9 @@ impl Reader<'_, '_> {
                 return self.working(rule, chrome, i);
             }
         }
+        if let Some(decision) = self.inline_input(work) {
+            return decision;
+        }
         let top = self.dialog_top();
         if let Some((rule, evidence)) = self.question(top) {
             let region = self.region(RegionKind::Dialog, 0, top);
@@ -410,6 +425,45 @@ impl Reader<'_, '_> {
             return reply.is_match(text).then_some(newest.unwrap_or(i));
         }
         None
+    }
+
+    /// A CLI with no input box (the profile has `input_line`, e.g. Aider's
+    /// `>`) prints its input line as the LAST line whenever it waits, and asks
+    /// its yes/no questions inline on that same last line (`inline_question`).
+    /// So the bottom line decides: the input line is a stop, an inline question
+    /// is a question, and anything else is a turn still printing. Questions
+    /// answered further up are scrollback and never read. Profiles without
+    /// `input_line` return `None` here and keep the dialog rules.
+    fn inline_input(&mut self, work: Work) -> Option<Decision> {
+        let profile = self.profile;
+        let input_line = profile.input_line.as_ref()?;
+        let (is_input, is_question) = {
+            let text = self.tail.text(0)?;
+            let asked = matches_opt(&profile.inline_question, text) && !self.echo.matches(text);
+            (input_line.is_match(text), asked)
+        };
+        if is_input {
+            let region = self.region(RegionKind::InputBox, 0, 0);
+            return Some(self.stop(work, region, Some(0)));
+        }
+        if is_question {
+            // The question and the line above it (what it is about: a file, a command).
+            let above = self.tail.get(1).filter(|line| !line.is_blank()).is_some();
+            let top = usize::from(above);
+            let dialog = (0..=top)
+                .rev()
+                .filter_map(|i| self.tail.text(i).map(str::to_string))
+                .collect();
+            return Some(Decision {
+                state: State::Question,
+                rule: Rule::InlineQuestion,
+                region: self.region(RegionKind::Bottom, 0, top),
+                evidence: Some(0),
+                dialog,
+            });
+        }
+        let region = self.region(RegionKind::Bottom, 0, 0);
+        Some(self.working(Rule::NoInputLine, region, 0))
     }
 
     /// A CLI that hides its status row while a reply streams (Codex) but

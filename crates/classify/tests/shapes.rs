@@ -25,6 +25,14 @@ const SHAPES: &[(&str, Rule)] = &[
     ("startup-bypass-warning", Rule::ChoiceDialog),
     ("startup-theme", Rule::ChoiceDialog),
     ("startup-trust-folder", Rule::ChoiceDialog),
+    ("opencode-permission-bash", Rule::SelectHint),
+    ("opencode-permission-edit", Rule::SelectHint),
+    ("opencode-question", Rule::SelectHint),
+    ("opencode-question-multi", Rule::SelectHint),
+    ("aider-confirm-gitignore", Rule::InlineQuestion),
+    ("aider-confirm-create-file", Rule::InlineQuestion),
+    ("aider-confirm-add-file", Rule::InlineQuestion),
+    ("aider-confirm-run-command", Rule::InlineQuestion),
     ("codex-exec-approval", Rule::ChoiceDialog),
     ("codex-patch-approval", Rule::ChoiceDialog),
     ("codex-trust-directory", Rule::ChoiceDialog),
@@ -200,6 +208,46 @@ fn startup_theme_is_a_question() {
 #[test]
 fn startup_trust_folder_is_a_question() {
     check_shape("startup-trust-folder");
+}
+
+#[test]
+fn opencode_permission_bash_is_a_question() {
+    check_shape("opencode-permission-bash");
+}
+
+#[test]
+fn opencode_permission_edit_is_a_question() {
+    check_shape("opencode-permission-edit");
+}
+
+#[test]
+fn opencode_question_is_a_question() {
+    check_shape("opencode-question");
+}
+
+#[test]
+fn opencode_question_multi_is_a_question() {
+    check_shape("opencode-question-multi");
+}
+
+#[test]
+fn aider_confirm_gitignore_is_a_question() {
+    check_shape("aider-confirm-gitignore");
+}
+
+#[test]
+fn aider_confirm_create_file_is_a_question() {
+    check_shape("aider-confirm-create-file");
+}
+
+#[test]
+fn aider_confirm_add_file_is_a_question() {
+    check_shape("aider-confirm-add-file");
+}
+
+#[test]
+fn aider_confirm_run_command_is_a_question() {
+    check_shape("aider-confirm-run-command");
 }
 
 #[test]

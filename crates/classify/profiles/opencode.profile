@@ -1,0 +1,36 @@
+# OpenCode, as observed on 1.18.x in tmux (testdata/panes/opencode/ holds the captures), and on 1.1.8
+# in agent-of-empires' captures (testdata/panes/opencode/peer-aoe-*).
+# Format: `key = value`, one per line; regex keys may repeat (the values are alternatives).
+# Lines are matched after normalisation: escapes stripped, trailing blanks trimmed.
+name = opencode
+agent = OpenCode
+versions = 1.1.8-1.18.x
+
+# Auto-detection: lines near the bottom that only this CLI prints. The input box is a `┃` bar on
+# its left and a `╹▀▀▀…` bottom edge; user messages and dialogs in the transcript use the `┃` bar too.
+detect = ^\s*╹▀{8,}$
+detect = ^\s*┃(?:\s|$)
+detect = ctrl\+p commands$
+detect = \besc interrupt\b
+detect = △ Permission required
+detect = (?:⇆|↑↓) select\s+enter (?:confirm|submit|toggle)
+# The status line at the very bottom of the welcome screen: `  /path/to/proj:branch    1.18.33`.
+detect = ^\s+[~/]\S*\s{4,}\d+\.\d+\.\d+$
+
+# No box keys: the box has no top edge (its first line is a bare `┃`, like a user message in the
+# transcript), so the engine reads the bottom lines instead: the footer under the box is the bottom
+# line while a session runs, and a dialog replaces the box and its footer.
+
+# Live chrome: the footer while a turn runs, `■■■■⬝⬝⬝⬝  esc interrupt   …  tab agents  ctrl+p commands`
+# (the progress bar moves; `esc interrupt`, with no `to`).
+busy = \besc interrupt\b
+spinner = (?:■|⬝){4,}\s+esc interrupt
+
+# Questions. Permission dialogs (`△ Permission required`, `Allow once   Allow always   Reject`)
+# end in `⇆ select  enter confirm`; the question tool's dialog (OPENCODE_ENABLE_QUESTION_TOOL=1)
+# in `↑↓ select  enter submit  esc dismiss` (`enter toggle` on a multiple-choice question).
+question_hint = (?:⇆|↑↓)\s*select\s+enter (?:confirm|submit|toggle)
+# At 80 columns the permission hint is cut (`⇆ select  enter con`): its option row says it too.
+question_hint = ^\s*┃\s+Allow once\s+Allow always\s+Reject\b
+dialog_question = △ Permission required
+dialog_option = ^\s*┃\s+\d+\.\s+\S
