@@ -98,7 +98,9 @@ impl Rule {
             Rule::StreamingReply => {
                 "the transcript ends in a reply with no turn-end line under it, so it is still streaming"
             }
-            Rule::SelectHint => "a selection hint carries both `Enter to select` and `to navigate`",
+            Rule::SelectHint => {
+                "one line carries a selection hint (`Enter to select` with `to navigate`, or the CLI's own), as only a live question does"
+            }
             Rule::PermissionDialog => {
                 "a permission dialog asks a question over numbered options with a cursor"
             }
@@ -396,14 +398,23 @@ impl Reader<'_, '_> {
     /// still streaming. Read only when a draft is present, so an idle pane
     /// with an empty box never gets here.
     fn reply_under_draft(&mut self, input: InputBox) -> Option<usize> {
-        let profile = self.profile;
-        let reply = profile.reply.as_ref()?;
+        self.profile.reply.as_ref()?;
         let prompt_line = self.tail.text(input.top - 1)?;
         let typed = prompt_line.trim_start_matches(['❯', '>']).trim();
         let draft = !typed.is_empty() || input.top - 1 > input.bottom + 1;
         if !draft {
             return None;
         }
+        self.unterminated_reply(input)
+    }
+
+    /// The newest reply above the input box when nothing ended it: walking
+    /// up past blank lines and the reply's indented continuation, the first
+    /// column-zero line is a reply (`reply`), and no turn-end line
+    /// (`turn_end`), tool output or task line (`detail`, `task_*`) came first.
+    fn unterminated_reply(&mut self, input: InputBox) -> Option<usize> {
+        let profile = self.profile;
+        let reply = profile.reply.as_ref()?;
         let mut newest = None;
         for i in input.top + 1..input.top + 1 + TRANSCRIPT_BLOCK_MAX_LINES {
             let line = self.tail.get(i)?;
@@ -416,7 +427,12 @@ impl Reader<'_, '_> {
             }
             newest.get_or_insert(i);
             if line.is_indented() {
-                let detail = [&profile.detail, &profile.task_done, &profile.task_open];
+                let detail = [
+                    &profile.detail,
+                    &profile.task_done,
+                    &profile.task_active,
+                    &profile.task_open,
+                ];
                 if detail.iter().any(|field| matches_opt(field, text)) {
                     return None;
                 }
@@ -473,26 +489,8 @@ impl Reader<'_, '_> {
     /// below it, is a turn still streaming. Profiles without `turn_end`
     /// never get here.
     fn reply_without_turn_end(&mut self, input: InputBox) -> Option<usize> {
-        let profile = self.profile;
-        let turn_end = profile.turn_end.as_ref()?;
-        let reply = profile.reply.as_ref()?;
-        let mut newest = None;
-        for i in input.top + 1..input.top + 1 + TRANSCRIPT_BLOCK_MAX_LINES {
-            let line = self.tail.get(i)?;
-            if line.is_blank() {
-                continue;
-            }
-            let text = &*line.text;
-            if self.echo.matches(text) || turn_end.is_match(text) {
-                return None;
-            }
-            newest.get_or_insert(i);
-            if line.is_indented() {
-                continue;
-            }
-            return reply.is_match(text).then_some(newest.unwrap_or(i));
-        }
-        None
+        self.profile.turn_end.as_ref()?;
+        self.unterminated_reply(input)
     }
 
     /// The first rule whose marker matches line `i`, unless the line is our own echo.
