@@ -26,7 +26,7 @@ spinner = ^[·✢✳✶✻✽*]\s+\S[^…]*…\s*(?:\(.*\)\s*)?$
 # The footer (below the box) while a turn renders; the spinner row can vanish while text streams.
 busy = esc to interrupt
 # Background work is not a stop.
-background = \b[1-9]\d* (?:background )?(?:shells?|bash(?:es)?|tasks?|agents?) still running\b
+background = (?-u:\b)[1-9]\d* (?:background )?(?:shells?|bash(?:es)?|tasks?|agents?) still running(?-u:\b)
 background = ^[·✢✳✶✻✽*]\s+Waiting for [1-9]\d* background (?:agents?|tasks?|shells?) to finish
 background = ·\s+[1-9]\d* (?:background )?shells?\s*(?:·|$)
 

@@ -29,13 +29,13 @@ prompt = ^›\s
 # followed by ` · 1 background terminal running · /ps to view · /stop to close`.
 spinner = ^[•◦]\s+\S.*\(\d[^)]*esc to interrupt\)
 busy = \(\d[^)]*esc to interrupt\)
-background = \b[1-9]\d* background terminals? running\b
+background = (?-u:\b)[1-9]\d* background terminals? running(?-u:\b)
 
 # While a reply streams, 0.171.0 shows NO status row at all (working-streaming-text): the transcript
 # ends in a `•` reply. Every finished turn leaves `Worked for <1s • 01:02` under it (or `■ …` when
 # interrupted or failed), so a reply with no turn-end line under it is still streaming.
 reply = ^•\s
-turn_end = ^\s*Worked for\b
+turn_end = ^\s*Worked for(?-u:\b)
 turn_end = ^■\s
 detail = ^\s*└\s
 

@@ -11,7 +11,7 @@ versions = 1.1.8-1.18.x
 detect = ^\s*╹▀{8,}$
 detect = ^\s*┃(?:\s|$)
 detect = ctrl\+p commands$
-detect = \besc interrupt\b
+detect = (?-u:\b)esc interrupt(?-u:\b)
 detect = △ Permission required
 detect = (?:⇆|↑↓) select\s+enter (?:confirm|submit|toggle)
 # The status line at the very bottom of the welcome screen: `  /path/to/proj:branch    1.18.33`.
@@ -23,7 +23,7 @@ detect = ^\s+[~/]\S*\s{4,}\d+\.\d+\.\d+$
 
 # Live chrome: the footer while a turn runs, `■■■■⬝⬝⬝⬝  esc interrupt   …  tab agents  ctrl+p commands`
 # (the progress bar moves; `esc interrupt`, with no `to`).
-busy = \besc interrupt\b
+busy = (?-u:\b)esc interrupt(?-u:\b)
 spinner = (?:■|⬝){4,}\s+esc interrupt
 
 # Questions. Permission dialogs (`△ Permission required`, `Allow once   Allow always   Reject`)
@@ -31,6 +31,6 @@ spinner = (?:■|⬝){4,}\s+esc interrupt
 # in `↑↓ select  enter submit  esc dismiss` (`enter toggle` on a multiple-choice question).
 question_hint = (?:⇆|↑↓)\s*select\s+enter (?:confirm|submit|toggle)
 # At 80 columns the permission hint is cut (`⇆ select  enter con`): its option row says it too.
-question_hint = ^\s*┃\s+Allow once\s+Allow always\s+Reject\b
+question_hint = ^\s*┃\s+Allow once\s+Allow always\s+Reject(?-u:\b)
 dialog_question = △ Permission required
 dialog_option = ^\s*┃\s+\d+\.\s+\S
