@@ -36,196 +36,22 @@ An empty queue answers with the text "Done.".
 from __future__ import annotations
 
 import json
-import random
-import string
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from mockbase import MockBase, rid as _rid
 
 
-def _rid(prefix: str) -> str:
-    return prefix + "".join(random.choice(string.ascii_letters + string.digits) for _ in range(24))
-
-
-class MockBase:
-    """Events, the step queue, logging and the proxy refusal shared by both APIs."""
-
-    api = "base"
-
-    def __init__(self, steps=None, log_path=None):
-        self.steps = list(steps or [])
-        self.side_steps = []
-        self.lock = threading.Lock()
-        self.log_path = log_path
-        self.events = []
-        self.stop = threading.Event()
-        self.main_requests = 0
-        self.server = None
-        self.port = None
-        self.subst = {}
-        self.dump_dir = None
-        self.dumped = 0
-
-    def log(self, entry: dict):
-        entry["t"] = round(time.time(), 3)
-        with self.lock:
-            self.events.append(entry)
-            if self.log_path:
-                try:
-                    with open(self.log_path, "a", encoding="utf-8") as f:
-                        f.write(json.dumps(entry) + "\n")
-                except OSError:
-                    pass
-
-    def push(self, *steps):
-        with self.lock:
-            self.steps.extend(steps)
-
-    def seen(self, name: str) -> int:
-        with self.lock:
-            return sum(1 for e in self.events if e.get("ev") == name)
-
-    def wait_for(self, name: str, count: int = 1, timeout: float = 60.0) -> bool:
-        end = time.time() + timeout
-        while time.time() < end:
-            if self.seen(name) >= count:
-                return True
-            time.sleep(0.1)
-        return False
-
-    def next_step(self, kind: str):
-        with self.lock:
-            for i, st in enumerate(self.steps):
-                w = st.get("when", "any")
-                if w == "any" or w == kind:
-                    return self.steps.pop(i)
-        return None
-
-    def substitute(self, step):
-        js = json.dumps(step)
-        for k, v in self.subst.items():
-            js = js.replace(k, v)
-        return json.loads(js)
-
-    def pause(self, s):
-        end = time.time() + s
-        while time.time() < end and not self.stop.is_set():
-            time.sleep(min(0.05, max(0.0, end - time.time())))
-
-    def dump(self, raw: bytes):
-        if not self.dump_dir:
-            return
-        with self.lock:
-            self.dumped += 1
-            n = self.dumped
-        with open(f"{self.dump_dir}/req-{n:03d}.json", "wb") as f:
-            f.write(raw)
-
-    # subclasses: handle_post(handler, path, raw) -> None
-    def handle_post(self, h, path, raw):
-        h.json_reply(200, {})
+class AgentsMock(MockBase):
+    """GETs go to handle_get; errors and holds are answered alike for both APIs."""
 
     def handle_get(self, h, path):
         h.json_reply(200, {})
 
-    def start(self, port: int = 0):
-        mock = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, fmt, *args):
-                pass
-
-            def read_body(self):
-                n = int(self.headers.get("Content-Length") or 0)
-                if n:
-                    return self.rfile.read(n)
-                if (self.headers.get("Transfer-Encoding") or "").lower() == "chunked":
-                    out = b""
-                    while True:
-                        size = int(self.rfile.readline().strip() or b"0", 16)
-                        if size == 0:
-                            self.rfile.readline()
-                            return out
-                        out += self.rfile.read(size)
-                        self.rfile.readline()
-                return b""
-
-            def json_reply(self, code, obj, headers=None):
-                data = json.dumps(obj).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(data)
-
-            def sse_start(self):
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                self.close_connection = True
-
-            def sse(self, data, event=None):
-                head = f"event: {event}\n" if event else ""
-                self.wfile.write(f"{head}data: {json.dumps(data)}\n\n".encode())
-                self.wfile.flush()
-
-            def refuse(self):
-                mock.log({"ev": "proxy_refused", "method": self.command, "path": self.path})
-                self.send_response(403)
-                self.send_header("Content-Length", "0")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                self.close_connection = True
-
-            def do_CONNECT(self):
-                self.refuse()
-
-            def _other(self):
-                if self.path.startswith(("http://", "https://")):
-                    self.read_body()
-                    return self.refuse()
-                if self.command == "GET":
-                    mock.log({"ev": "request", "method": "GET", "path": self.path})
-                    return mock.handle_get(self, self.path.split("?")[0])
-                body = self.read_body()
-                mock.log({"ev": "request", "method": self.command, "path": self.path, "len": len(body)})
-                self.json_reply(200, {})
-
-            do_GET = _other
-            do_HEAD = _other
-            do_PUT = _other
-            do_DELETE = _other
-            do_PATCH = _other
-
-            def do_POST(self):
-                if self.path.startswith(("http://", "https://")):
-                    self.read_body()
-                    return self.refuse()
-                raw = self.read_body()
-                try:
-                    mock.handle_post(self, self.path, raw)
-                except (BrokenPipeError, ConnectionResetError):
-                    mock.log({"ev": "client_closed"})
-
-        srv = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        srv.daemon_threads = True
-        self.server = srv
-        self.port = srv.server_address[1]
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
-        return self.port
-
-    def shutdown(self):
-        self.stop.set()
-        if self.server:
-            self.server.shutdown()
-            self.server.server_close()
+    def handle_other(self, h, body):
+        if h.command == "GET":
+            self.log({"ev": "request", "method": "GET", "path": h.path})
+            return self.handle_get(h, h.path.split("?")[0])
+        super().handle_other(h, body)
 
     def run_step_prelude(self, h, step):
         """Errors and holds, common to both APIs. Returns True when the reply was already sent."""
@@ -237,9 +63,7 @@ class MockBase:
                                           "type": "server_error"}})
             return True
         if "hold" in step:
-            self.log({"ev": "hold_start"})
-            self.pause(float(step["hold"]))
-            self.log({"ev": "hold_end"})
+            self.hold(step)
         return False
 
 
@@ -273,7 +97,7 @@ def responses_user_text(body: dict) -> str:
     return ""
 
 
-class OpenAIMock(MockBase):
+class OpenAIMock(AgentsMock):
     api = "openai-responses"
 
     def handle_get(self, h, path):
@@ -300,16 +124,7 @@ class OpenAIMock(MockBase):
         if is_main and self.main_requests == 0:
             entry["tool_names"] = [t.get("name") or t.get("type") for t in tools]
         self.log(entry)
-        if is_main:
-            with self.lock:
-                self.main_requests += 1
-            step = self.next_step(kind) or {"blocks": [{"text": "Done."}]}
-            step = self.substitute(step)
-        else:
-            with self.lock:
-                side = self.side_steps.pop(0) if self.side_steps else None
-            step = dict(side or {"blocks": [{"text": "Capture session"}]}, side=True)
-        self.log({"ev": "step", "main": is_main, "step": {k: v for k, v in step.items() if k != "blocks"}})
+        step = self.pick_step(is_main, kind, raw)
         if self.run_step_prelude(h, step):
             return
         self.stream(h, step, body.get("model") or "gpt-5-codex", not step.get("side"))
@@ -413,7 +228,7 @@ def gemini_user_text(body: dict) -> str:
     return ""
 
 
-class GeminiMock(MockBase):
+class GeminiMock(AgentsMock):
     api = "gemini"
 
     def handle_get(self, h, path):
@@ -444,14 +259,7 @@ class GeminiMock(MockBase):
         if is_main and self.main_requests == 0:
             entry["tool_names"] = [f.get("name") for t in tools for f in (t.get("functionDeclarations") or [])]
         self.log(entry)
-        if is_main:
-            with self.lock:
-                self.main_requests += 1
-            step = self.next_step(kind) or {"blocks": [{"text": "Done."}]}
-            step = self.substitute(step)
-        else:
-            step = {"side": True, "blocks": [{"text": self.side_text(body)}]}
-        self.log({"ev": "step", "main": is_main, "step": {k: v for k, v in step.items() if k != "blocks"}})
+        step = self.pick_step(is_main, kind, raw, self.side_text(body))
         if self.run_step_prelude(h, step):
             return
         if streaming:
