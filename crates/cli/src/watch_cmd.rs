@@ -341,26 +341,46 @@ impl<'a> Watch<'a> {
                 .push(index);
         }
         let nonce = format!("{:x}{:x}", std::process::id(), self.cycle);
-        for (host, indices) in by_host {
-            let tmux = self
-                .args
-                .server
-                .tmux(host, Duration::from_secs(self.args.capture_timeout));
+        let capture_host = |host: Option<&str>, indices: &[usize]| {
+            let timeout = Duration::from_secs(self.args.capture_timeout);
+            let tmux = self.args.server.tmux(host, timeout);
             let sessions: Vec<String> = indices
                 .iter()
                 .map(|&i| self.watched[i].target.session.clone())
                 .collect();
             match tmux.capture_sessions(&sessions, &nonce) {
-                Ok(captures) => {
-                    for (&index, capture) in indices.iter().zip(captures) {
-                        results[index] = capture;
-                    }
-                }
-                Err(error) => {
-                    for &index in &indices {
-                        results[index] = Err(error.clone());
-                    }
-                }
+                Ok(captures) => captures,
+                Err(error) => vec![Err(error); indices.len()],
+            }
+        };
+        // Hosts are asked side by side, so a hung one costs its own timeout, not
+        // everyone's; a single server is asked from this thread.
+        let groups: Vec<(Option<&str>, Vec<usize>)> = by_host.into_iter().collect();
+        let answers: Vec<Vec<Result<PaneCapture, String>>> = if groups.len() == 1 {
+            groups
+                .iter()
+                .map(|(host, indices)| capture_host(*host, indices))
+                .collect()
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = groups
+                    .iter()
+                    .map(|(host, indices)| scope.spawn(move || capture_host(*host, indices)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .zip(&groups)
+                    .map(|(handle, (_, indices))| {
+                        handle.join().unwrap_or_else(|_| {
+                            vec![Err("the capture thread failed".to_string()); indices.len()]
+                        })
+                    })
+                    .collect()
+            })
+        };
+        for ((_, indices), captures) in groups.iter().zip(answers) {
+            for (&index, capture) in indices.iter().zip(captures) {
+                results[index] = capture;
             }
         }
         results
@@ -707,12 +727,13 @@ pub fn run_list(args: ListArgs) -> ExitCode {
             Target::from_monitor_session(name).map(|t| (t.to_string(), name.clone()))
         })
         .collect();
+    // ssh reads the passwd home's config, not $HOME's: list what ssh will resolve.
     let config_path = args
         .server
         .ssh_config
         .clone()
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".ssh/config")));
+        .or_else(probes::ssh::user_config_path);
     let aliases = config_path
         .and_then(|path| std::fs::read_to_string(path).ok())
         .map(|text| probes::ssh::host_aliases(&text))

@@ -69,6 +69,35 @@ pub fn quote_expandable(word: &str) -> String {
     out
 }
 
+/// The ssh config ssh itself reads: `~/.ssh/config` of the user's PASSWD home,
+/// not of `$HOME` (ssh ignores `$HOME`), so a list of aliases matches what
+/// ssh will resolve.
+pub fn user_config_path() -> Option<std::path::PathBuf> {
+    let mut buffer = vec![0 as libc::c_char; 16 * 1024];
+    // SAFETY: `passwd` is a plain C struct for which all-zero bytes is valid.
+    let mut passwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call; the buffer outlives the strings it holds.
+    let status = unsafe {
+        libc::getpwuid_r(
+            libc::getuid(),
+            &mut passwd,
+            buffer.as_mut_ptr(),
+            buffer.len(),
+            &mut result,
+        )
+    };
+    if status != 0 || result.is_null() || passwd.pw_dir.is_null() {
+        return None;
+    }
+    // SAFETY: getpwuid_r succeeded, so pw_dir points at a NUL-terminated string in `buffer`.
+    let home = unsafe { std::ffi::CStr::from_ptr(passwd.pw_dir) };
+    let home = std::path::PathBuf::from(std::ffi::OsString::from(
+        <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(home.to_bytes()),
+    ));
+    Some(home.join(".ssh").join("config"))
+}
+
 /// The `Host` aliases of an ssh config, without patterns (`*`, `?`, `!`).
 pub fn host_aliases(config: &str) -> Vec<String> {
     let mut hosts = Vec::new();
@@ -120,6 +149,13 @@ mod tests {
     fn expandable_words_leave_only_dollar_live() {
         assert_eq!(quote_expandable("$HOME/bin/tmux"), "\"$HOME/bin/tmux\"");
         assert_eq!(quote_expandable("a\"b`c\\d"), "\"a\\\"b\\`c\\\\d\"");
+    }
+
+    #[test]
+    fn the_user_config_is_under_the_passwd_home_whatever_home_says() {
+        let path = user_config_path().expect("this user has a passwd entry");
+        assert!(path.ends_with(".ssh/config"), "{}", path.display());
+        assert!(path.is_absolute());
     }
 
     #[test]
