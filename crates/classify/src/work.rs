@@ -13,7 +13,7 @@ pub enum Work {
 
 impl Work {
     /// Parses a probe's raw output: surrounding whitespace is ignored; a
-    /// non-negative integer that fits in a `u64` is an answer; anything else
+    /// non-negative integer up to [`Work::MAX`] is an answer; anything else
     /// (empty, `seven`, `-1`, `+3`, a huge number, several numbers, binary) is
     /// `Unknown`, which the classifier reads as work (fail open).
     pub fn parse(raw: &str) -> Work {
@@ -23,10 +23,14 @@ impl Work {
         }
         match text.parse::<u64>() {
             Ok(0) => Work::None,
-            Ok(n) => Work::Available(n),
-            Err(_) => Work::Unknown,
+            Ok(n) if n <= Work::MAX => Work::Available(n),
+            _ => Work::Unknown,
         }
     }
+
+    /// Past this a probe is not counting work items but printing something
+    /// else (a timestamp, an id, a byte count): its answer is unknown.
+    pub const MAX: u64 = u32::MAX as u64;
 
     /// The number for a report line, `?` when unknown.
     pub fn display(self) -> String {
@@ -51,7 +55,7 @@ mod tests {
         check("7", Work::Available(7));
         check("  42\n", Work::Available(42));
         check("007", Work::Available(7));
-        check("18446744073709551615", Work::Available(u64::MAX));
+        check("4294967295", Work::Available(4_294_967_295));
     }
 
     #[test]
@@ -72,6 +76,9 @@ mod tests {
             "3.5",
             "1e3",
             "3 4",
+            "4294967296",
+            "1796000055126",
+            "18446744073709551615",
             "18446744073709551616",
             "99999999999999999999999999",
             "\u{0}\u{1}\u{fffd}",
