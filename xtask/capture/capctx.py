@@ -1,0 +1,221 @@
+"""The scenario plumbing every capture driver shares (scenarios.py, scenarios_agents.py,
+scenarios_opencode.py, scenarios_aider.py via openai_runner.py).
+
+- `Cli`: what differs per agent CLI in the plumbing (its `agent:` name, how a session is made);
+- `Ctx`: one scenario at one size; `session()` makes its sessions, `cap()` saves a case as
+  <out>/<case>[-WxH]/{plain.txt,ansi.txt,scrollback.txt,meta}. The expected state in `meta` is
+  decided by the scenario, never by a classifier;
+- `parser()` / `run()`: the command line (--scenario, --size, --out, --jobs, --list) and the
+  parallel runs;
+- step builders (`text`, `tool`), `must`, `wait_settled`, `npm_install`, `cli_version`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import datetime
+import os
+import re
+import subprocess
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+SIZES = {"s": (80, 24), "m": (120, 40), "l": (200, 50)}
+
+LOREM = (
+    "Here is how the monitor decides what a pane means. First it normalises the capture: ANSI escapes, "
+    "carriage returns and no-break spaces are stripped so that every rule sees plain text. Then it cuts the "
+    "input box structurally, at the last rule line and the prompt marker, because whatever a person typed "
+    "there is never a signal. Only then does it read the live chrome at the tail: the spinner row and the "
+    "status bar. A question is matched by its structure, never by a bare word, and a stop is split into "
+    "stalled and blocked by the work probe. "
+)
+
+
+def must(ok, what):
+    if not ok:
+        raise RuntimeError(f"timed out waiting for: {what}")
+
+
+def text(t, chunk=16):
+    return {"text": t, "chunk": chunk}
+
+
+def tool(name, **inp):
+    return {"tool": name, "input": inp}
+
+
+def wait_settled(s, ready, timeout=60, settle=1.0, still=None):
+    """ready(screen) holds, and after `settle` seconds still(screen) (default: ready) holds too."""
+    still = still or ready
+    end = time.time() + timeout
+    while time.time() < end:
+        if ready(s.screen()):
+            time.sleep(settle)
+            if still(s.screen()):
+                return True
+        time.sleep(0.3)
+    return False
+
+
+def npm_install(prefix, package, bin_path):
+    """bin_path, after `npm install package` into prefix when it is missing (installs are cached)."""
+    if not os.path.exists(bin_path):
+        os.makedirs(prefix, exist_ok=True)
+        print(f"installing {package} into {prefix} ...", flush=True)
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", prefix, package], check=True)
+    return bin_path
+
+
+def cli_version(bin_path, pick="first", timeout=60):
+    """The CLI's `--version`: its first word, its last word, or (pick="semver") the first x.y.z in it."""
+    out = subprocess.run([bin_path, "--version"], capture_output=True, text=True, timeout=timeout).stdout.strip()
+    if pick == "semver":
+        m = re.search(r"\d+\.\d+\.\d+\S*", out)
+        return m.group(0) if m else (out or "unknown")
+    if not out:
+        return "unknown"
+    return out.split()[0] if pick == "first" else out.split()[-1]
+
+
+class Cli:
+    """What the plumbing needs to know of one agent CLI.
+
+    agent: the `agent:` of its captures; new_session(ctx, **kw): a session (harness object);
+    agent_flag: its command line says `--agent <agent>` (and its request logs are prefixed with it);
+    sock_name(scenario): the default session name; label: before the case name in progress lines."""
+
+    def __init__(self, agent, new_session, agent_flag=True, sock_name=None, label=""):
+        self.agent = agent
+        self.new_session = new_session
+        self.agent_flag = agent_flag
+        self.sock_name = sock_name or (lambda scenario: scenario[:12])
+        self.label = label
+
+
+class Ctx:
+    def __init__(self, cli, scenario, size, out_dir, binary, version):
+        self.cli_spec = cli
+        self.agent = cli.agent
+        self.scenario = scenario
+        self.size = SIZES[size] if size in SIZES else size
+        self.out_dir = out_dir
+        self.bin = binary
+        self.version = version
+        self.saved = []
+
+    def session(self, **kw):
+        kw.setdefault("size", self.size)
+        kw.setdefault("name", self.cli_spec.sock_name(self.scenario))
+        s = self.cli_spec.new_session(self, **kw)
+        w, h = self.size
+        log = f"{self.agent}-{self.scenario}" if self.cli_spec.agent_flag else self.scenario
+        s.archive_log = os.path.join(ROOT, "target", "capture", "logs", f"{log}-{w}x{h}.jsonl")
+        return s
+
+    def case_name(self, case):
+        if self.size == SIZES["m"]:
+            return case
+        w, h = self.size
+        return f"{case}-{w}x{h}"
+
+    def cap(self, s, case, expect, scenario, shape=None, work=None, echo=(), source="real"):
+        name = self.case_name(case)
+        # only plain.txt, ansi.txt, scrollback.txt and meta are (re)written; other files in the case
+        # directory (e.g. the classifier's explain.txt snapshot) are left alone
+        out = os.path.join(self.out_dir, name)
+        w, h = self.size
+        agent_arg = f" --agent {self.agent}" if self.cli_spec.agent_flag else ""
+        size_arg = "" if self.size == SIZES["m"] else f" --size {w}x{h}"
+        meta = [
+            ("expect", expect),
+            ("agent", self.agent),
+            ("version", self.version),
+            ("size", f"{w}x{h}"),
+            ("source", source),
+            ("captured", f"cargo xtask capture{agent_arg} --scenario {self.scenario}{size_arg}; "
+                         f"capture-pane -p / -p -e / -p -S -; {datetime.date.today().isoformat()}"),
+            ("scenario", scenario),
+        ]
+        if work is not None:
+            meta.append(("work", str(work)))
+        if shape:
+            meta.append(("shape", shape))
+        for e in echo:
+            meta.append(("echo", e))
+        s.save(out, meta)
+        self.saved.append(name)
+        print(f"  captured {self.cli_spec.label}{name} ({expect}{', ' + shape if shape else ''})", flush=True)
+
+
+def run_one(cli, fn, name, size, out_dir, binary, version):
+    c = Ctx(cli, name, size, out_dir, binary, version)
+    w, h = c.size
+    t0 = time.time()
+    try:
+        fn(c)
+        return (name, f"{w}x{h}", True, c.saved, f"{time.time() - t0:.0f}s")
+    except Exception as e:  # report and go on with the other scenarios
+        return (name, f"{w}x{h}", False, c.saved, f"{e.__class__.__name__}: {e}\n{traceback.format_exc()}")
+
+
+def parser(description, jobs=4, out_default=None,
+           size_help="WxH: run the named scenarios at this size (without --scenario: the scenarios that list it)"):
+    ap = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scenario", action="append", help="scenario name(s), comma-separated; default: all")
+    ap.add_argument("--size", help=size_help)
+    ap.add_argument("--out", default=out_default)
+    ap.add_argument("--jobs", type=int, default=jobs)
+    ap.add_argument("--list", action="store_true")
+    return ap
+
+
+def run(a, table, cli, prepare, out_default=None, size_examples="80x24 or 120x40", label=""):
+    """`--list`, or: check the names and --size, prepare() -> (binary, version), then run every
+    (scenario, size) job in parallel. table: {name: (function, size keys)}. Returns the exit code."""
+    if a.list:
+        for n, (_, sizes) in table.items():
+            print(n, " ".join("%dx%d" % SIZES[k] for k in sizes))
+        return 0
+    names = [x for s in (a.scenario or []) for x in s.split(",") if x] or list(table)
+    bad = [n for n in names if n not in table]
+    if bad:
+        print(f"unknown {label}scenario(s): {', '.join(bad)} (see --list)", file=sys.stderr)
+        return 2
+    size = None
+    if a.size:
+        try:
+            w, h = (int(x) for x in a.size.lower().split("x"))
+            if not (20 <= w <= 500 and 10 <= h <= 200):
+                raise ValueError
+        except ValueError:
+            print(f"--size must be WxH, e.g. {size_examples} (got {a.size!r})", file=sys.stderr)
+            return 2
+        size = (w, h)
+    out = a.out or out_default
+    binary, version = prepare()
+    print(f"{cli.agent} {version}", flush=True)
+    jobs = []
+    for n in names:
+        sizes = [SIZES[k] for k in table[n][1]]
+        if size is None:
+            jobs += [(n, k) for k in table[n][1]]
+        elif a.scenario or size in sizes:
+            # an explicitly named scenario runs at any requested size; otherwise only at its own sizes
+            jobs.append((n, size))
+    os.makedirs(out, exist_ok=True)
+    failed = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
+        futs = [ex.submit(run_one, cli, table[n][0], n, k, out, binary, version) for n, k in jobs]
+        for f in concurrent.futures.as_completed(futs):
+            name, sz, ok, saved, info = f.result()
+            print(f"{'ok  ' if ok else 'FAIL'} {label}{name} {sz} {info if ok else ''}", flush=True)
+            if not ok:
+                failed += 1
+                print(info, file=sys.stderr, flush=True)
+    print(f"{len(jobs) - failed}/{len(jobs)} {label}scenario runs succeeded", flush=True)
+    return 1 if failed else 0
