@@ -1,7 +1,9 @@
 //! Control messages from the Lead: one JSON object per line or per inbox file.
 //!
-//! Messages are told apart by their keys, in this order: `ack`, `type`,
-//! `result_path` (a watch item), `blind_phase` (a blind-phase update). A
+//! Messages are told apart by their keys, in this order: `ack`, `type`, a
+//! watch item (any key of the watch item that a blind-phase update does not
+//! have: [`WATCH_ITEM_KEYS`]), then `blind_phase` (a blind-phase update is
+//! exactly `agent`, `step` and `blind_phase`). A
 //! message that is not JSON, misses a field or holds a wrong type is refused
 //! with an error that names the field; the caller changes nothing.
 
@@ -65,6 +67,21 @@ pub enum Control {
     Shutdown,
 }
 
+/// The keys that make a message a watch item: the seed's schema and the two
+/// extras, less the three a blind-phase update shares with it. A watch item
+/// that forgot `result_path` is still a watch item, refused for that field;
+/// read as a blind-phase update it would get a misleading error (or, for a
+/// registered item, silently apply only `blind_phase` and drop the rest).
+pub const WATCH_ITEM_KEYS: [&str; 7] = [
+    "result_path",
+    "pid_file",
+    "timeout_sec",
+    "started_at_epoch",
+    "consultant_reporting",
+    "idle_stall_sec",
+    "watch_paths",
+];
+
 /// Parses one message. The error is one lowercase line naming the field.
 pub fn parse_control(text: &str) -> Result<Control, String> {
     let value: Value =
@@ -95,7 +112,7 @@ pub fn parse_control(text: &str) -> Result<Control, String> {
             )),
         };
     }
-    if obj.contains_key("result_path") {
+    if WATCH_ITEM_KEYS.iter().any(|key| obj.contains_key(*key)) {
         return parse_watch_item(&obj).map(Control::Watch);
     }
     if obj.contains_key("blind_phase") {
@@ -283,6 +300,26 @@ mod tests {
                 parse_control(&without(field)),
                 Err(format!("missing field `{field}`")),
                 "{field}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_watch_item_without_result_path_is_refused_for_that_field() {
+        // Not read as a blind-phase update: any watch-item key makes it a watch item.
+        assert_eq!(
+            parse_control(&without("result_path")),
+            Err("missing field `result_path`".to_owned())
+        );
+        for key in WATCH_ITEM_KEYS.iter().filter(|k| **k != "result_path") {
+            let text = serde_json::json!({
+                "agent": "executor", "step": "3", "blind_phase": true, *key: 1,
+            })
+            .to_string();
+            assert_eq!(
+                parse_control(&text),
+                Err("missing field `result_path`".to_owned()),
+                "{text}"
             );
         }
     }
