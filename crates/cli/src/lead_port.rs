@@ -54,7 +54,15 @@ impl LeadPort for RealPort {
     fn stat(&mut self, path: &str) -> Result<Meta, String> {
         meta::stat(Path::new(path)).map(|m| match m {
             FileMeta::Missing => Meta::Missing,
-            FileMeta::Present { size, mtime_ns } => Meta::Present { size, mtime_ns },
+            FileMeta::Present {
+                size,
+                mtime_ns,
+                regular,
+            } => Meta::Present {
+                size,
+                mtime_ns,
+                regular,
+            },
         })
     }
 

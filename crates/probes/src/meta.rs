@@ -15,8 +15,14 @@ use std::path::Path;
 pub enum FileMeta {
     /// Nothing is there (ENOENT or a missing parent directory).
     Missing,
-    /// A file is there, with its size in bytes and mtime in nanoseconds since the epoch.
-    Present { size: u64, mtime_ns: i128 },
+    /// Something is there, with its size in bytes and mtime in nanoseconds
+    /// since the epoch. `regular` is what `test -f` asks: a regular file (a
+    /// symlink to one counts, since `stat` follows it); a directory is not.
+    Present {
+        size: u64,
+        mtime_ns: i128,
+        regular: bool,
+    },
 }
 
 /// Stats `path` (following symlinks). A missing file or parent is `Missing`;
@@ -26,6 +32,7 @@ pub fn stat(path: &Path) -> Result<FileMeta, String> {
         Ok(md) => Ok(FileMeta::Present {
             size: md.len(),
             mtime_ns: i128::from(md.mtime()) * 1_000_000_000 + i128::from(md.mtime_nsec()),
+            regular: md.is_file(),
         }),
         Err(e) if e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => {
             Ok(FileMeta::Missing)
@@ -94,14 +101,40 @@ mod tests {
         );
         std::fs::write(&path, b"hello").unwrap();
         match stat(&path).unwrap() {
-            FileMeta::Present { size, mtime_ns } => {
+            FileMeta::Present {
+                size,
+                mtime_ns,
+                regular,
+            } => {
                 assert_eq!(size, 5);
                 assert!(mtime_ns > 0);
+                assert!(regular);
             }
             FileMeta::Missing => panic!("file written but reported missing"),
         }
         // A regular file used as a directory is ENOTDIR: absent, not an error.
         assert_eq!(stat(&path.join("child")), Ok(FileMeta::Missing));
+    }
+
+    #[test]
+    fn regular_is_test_f_a_file_or_a_symlink_to_one_never_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let regular = |p: &Path| match stat(p).unwrap() {
+            FileMeta::Present { regular, .. } => regular,
+            FileMeta::Missing => panic!("{} reported missing", p.display()),
+        };
+        let sub = dir.path().join("result.md");
+        std::fs::create_dir(&sub).unwrap();
+        assert!(!regular(&sub), "a directory is not `test -f`");
+        let file = dir.path().join("real.md");
+        std::fs::write(&file, "x").unwrap();
+        let link = dir.path().join("link.md");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(regular(&file));
+        assert!(regular(&link), "a symlink to a file is `test -f`");
+        let dir_link = dir.path().join("dir-link");
+        std::os::unix::fs::symlink(&sub, &dir_link).unwrap();
+        assert!(!regular(&dir_link));
     }
 
     #[test]

@@ -21,11 +21,17 @@ use ledger::escalation::EscalationTracker;
 pub use message::{AckEvent, Control, Reporting, WatchItem, parse_control};
 pub use render::{Handoff, Report};
 
-/// What `stat` says about a path.
+/// What `stat` says about a path (following symlinks, as `test -f` does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Meta {
     Missing,
-    Present { size: u64, mtime_ns: i128 },
+    /// Something is there; `regular` is `test -f`: a regular file, or a
+    /// symlink to one. A directory is present but is no result.
+    Present {
+        size: u64,
+        mtime_ns: i128,
+        regular: bool,
+    },
 }
 
 /// What a pid file says. Absent or empty is [`PidCheck::NotRecorded`]: the
@@ -211,6 +217,9 @@ struct Tracked {
     last_pid: Option<u32>,
     /// The idle period (by its start) for which a CPU measurement was started.
     cpu_primed_for: Option<i64>,
+    /// False until the item's first check: a new item is checked promptly
+    /// ([`LeadMonitor::check_new`]), not a whole interval after it arrived.
+    checked: bool,
 }
 
 impl Tracked {
@@ -226,6 +235,7 @@ impl Tracked {
             timeout_warned_100: false,
             last_pid: None,
             cpu_primed_for: None,
+            checked: false,
         }
     }
 }
@@ -273,6 +283,28 @@ impl LeadMonitor {
 
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
+    }
+
+    /// True when an item (new, or re-registered as a new run) has not been
+    /// checked yet: the binary then calls [`LeadMonitor::check_new`] at once.
+    pub fn has_unchecked(&self) -> bool {
+        self.items.iter().any(|t| !t.checked)
+    }
+
+    /// Checks only the items that were never checked, so a registration is
+    /// answered promptly (a result already there is reported now, not an
+    /// interval later) without changing the pass cadence of the others.
+    /// The repeats, the feed and the sweep stay with [`LeadMonitor::pass`].
+    pub fn check_new(&mut self, port: &mut impl LeadPort, clock: &impl Clock) -> Vec<Output> {
+        let now = clock.now();
+        let ts = clock.hhmm(now);
+        let mut out = Vec::new();
+        for i in 0..self.items.len() {
+            if !self.items[i].checked {
+                self.check_item(i, port, now, &ts, &mut out);
+            }
+        }
+        out
     }
 
     /// Applies one control message received at `now`. An error names what is
@@ -357,9 +389,20 @@ impl LeadMonitor {
         }
         self.check_feed(port, &ts, &mut out);
         if let Some(interval) = self.config.sweep_interval_sec {
-            let due = self
-                .last_sweep
-                .is_none_or(|last| now.saturating_sub(last) >= interval as i64);
+            // The first sweep comes one sweep interval after the first pass,
+            // not at startup. The Lead starts its monitor and then registers
+            // its agents; a sweep at t=0 would call every agent pane
+            // `untracked_pane` before the Lead had a chance to register it,
+            // a false alarm on every start. One interval is the grace any
+            // pane gets anyway (a pane opened just after a sweep waits as
+            // long), and a pane that stays unregistered is still reported.
+            let due = match self.last_sweep {
+                None => {
+                    self.last_sweep = Some(now);
+                    false
+                }
+                Some(last) => now.saturating_sub(last) >= interval as i64,
+            };
             if due {
                 self.last_sweep = Some(now);
                 self.sweep(port, &ts, &mut out);
@@ -376,7 +419,8 @@ impl LeadMonitor {
         ts: &str,
         out: &mut Vec<Output>,
     ) {
-        // 1. The result file.
+        self.items[i].checked = true;
+        // 1. The result file: `test -f`, a regular file (or a symlink to one).
         let result = port.stat(&self.items[i].item.result_path);
         let result_meta = self.observed_item(i, "result_path", result, out);
         // The result file's own size and mtime count as progress on every pass,
@@ -395,10 +439,21 @@ impl LeadMonitor {
         // 2. Process liveness, only while there is no result.
         let mut died_pid = None;
         let condition = match result_meta {
-            Some(Meta::Present { .. }) => Condition::ResultReady,
+            Some(Meta::Present { regular: true, .. }) => {
+                // The sweep asks "does this pane hold a registered pid?": an
+                // item whose result was there from its first pass must still
+                // record its pid, or its live pane reads as untracked.
+                if self.items[i].last_pid.is_none()
+                    && let PidCheck::Alive(pid) = port.pid_file(&self.items[i].item.pid_file)
+                {
+                    self.items[i].last_pid = Some(pid);
+                }
+                Condition::ResultReady
+            }
             // An unanswerable stat is no news: the item keeps its condition.
             None => self.items[i].condition,
-            Some(Meta::Missing) => {
+            // A directory (or any non-regular file) is not a result: as missing.
+            Some(Meta::Missing) | Some(Meta::Present { regular: false, .. }) => {
                 let check = port.pid_file(&self.items[i].item.pid_file);
                 if let PidCheck::Invalid(why) = &check {
                     let key = self.item_key(i, "pid_file");

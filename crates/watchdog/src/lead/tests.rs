@@ -31,6 +31,7 @@ impl FakeMachine {
             Meta::Present {
                 size,
                 mtime_ns: mtime,
+                regular: true,
             },
         );
     }
@@ -556,6 +557,22 @@ fn full_reporting_outside_the_blind_phase_carries_the_handoff_headers() {
 }
 
 #[test]
+fn a_watch_item_missing_result_path_changes_nothing_not_even_its_blind_phase() {
+    let mut h = Harness::new();
+    h.watch("verifier-claude", "6", r#","consultant_reporting":"full""#);
+    // The Lead re-sends the item with its run settings but forgets result_path.
+    let bad = r#"{"agent":"verifier-claude","step":"6","pid_file":"/r/other.pid","timeout_sec":5,"started_at_epoch":0,"blind_phase":true,"consultant_reporting":"filtered"}"#;
+    assert_eq!(
+        parse_control(bad),
+        Err("missing field `result_path`".to_owned())
+    );
+    // So nothing reaches the monitor: it is still out of blind phase, and full.
+    h.m.handoff("/r/verifier-claude-6.md", &[&format!("Status: {MARKER}")]);
+    let got = h.pass_at(60);
+    assert!(got[1].contains(MARKER), "{got:?}");
+}
+
+#[test]
 fn the_blind_phase_never_reads_the_result_and_never_leaks_it() {
     let mut h = Harness::new();
     h.watch(
@@ -687,18 +704,21 @@ fn the_sweep_reports_dead_and_untracked_panes_once_each() {
         pane("%3", 400, false, &[400, 401]),
         pane("%4", 500, false, &[500, 501, 502]),
     ];
+    // The first pass starts the sweep clock; the first sweep is one interval on.
+    assert_eq!(h.pass_at(0), Vec::<String>::new());
+    assert_eq!(h.m.list_calls, 0);
     assert_eq!(
-        h.pass_at(0),
+        h.pass_at(60),
         [
-            r#"L {"type":"watchdog","event":"pane_dead","pane":"%2","ts":"00:00"}"#,
-            r#"L {"type":"watchdog","event":"untracked_pane","pane":"%3","pid":400,"ts":"00:00"}"#,
+            r#"L {"type":"watchdog","event":"pane_dead","pane":"%2","ts":"00:01"}"#,
+            r#"L {"type":"watchdog","event":"untracked_pane","pane":"%3","pid":400,"ts":"00:01"}"#,
         ]
     );
     assert_eq!(h.m.list_calls, 1);
-    assert_eq!(h.pass_at(30), Vec::<String>::new());
+    assert_eq!(h.pass_at(90), Vec::<String>::new());
     assert_eq!(h.m.list_calls, 1, "not before --sweep-interval");
     assert_eq!(
-        h.pass_at(60),
+        h.pass_at(120),
         Vec::<String>::new(),
         "reported once per change"
     );
@@ -708,17 +728,117 @@ fn the_sweep_reports_dead_and_untracked_panes_once_each() {
     h.watch("writer", "9", r#","idle_stall_sec":100000"#);
     h.alive("writer-9", 401);
     assert_eq!(
-        h.pass_at(120),
-        [r#"L {"type":"watchdog","event":"untracked_pane","pane":"%4","pid":500,"ts":"00:02"}"#]
+        h.pass_at(180),
+        [r#"L {"type":"watchdog","event":"untracked_pane","pane":"%4","pid":500,"ts":"00:03"}"#]
     );
     // The tmux server goes away: said once, survived, and the sweep resumes.
     h.m.panes_error = Some("`tmux list-panes` exited with code 1: no server running".into());
     let err = "E lead: sweep: `tmux list-panes` exited with code 1: no server running";
-    assert_eq!(h.pass_at(180), [err]);
-    assert_eq!(h.pass_at(240), Vec::<String>::new());
+    assert_eq!(h.pass_at(240), [err]);
+    assert_eq!(h.pass_at(300), Vec::<String>::new());
     h.m.panes_error = None;
     h.m.panes.truncate(3);
-    assert_eq!(h.pass_at(300), Vec::<String>::new());
+    assert_eq!(h.pass_at(360), Vec::<String>::new());
+}
+
+#[test]
+fn the_first_sweep_leaves_the_lead_one_interval_to_register_its_agents() {
+    let mut cfg = config();
+    cfg.sweep_interval_sec = Some(60);
+    let mut h = Harness::with(cfg);
+    h.m.panes = vec![
+        pane("%2", 300, false, &[300, 301]),
+        pane("%3", 400, false, &[400]),
+    ];
+    // The monitor starts before the Lead has sent anything.
+    assert_eq!(h.pass_at(0), Vec::<String>::new());
+    // The Lead registers the agent in %2 shortly after.
+    h.watch("executor", "3", r#","idle_stall_sec":100000"#);
+    h.alive("executor-3", 301);
+    assert_eq!(h.pass_at(30), Vec::<String>::new());
+    // Only the pane nobody registered is reported.
+    assert_eq!(
+        h.pass_at(60),
+        [r#"L {"type":"watchdog","event":"untracked_pane","pane":"%3","pid":400,"ts":"00:01"}"#]
+    );
+}
+
+#[test]
+fn an_item_whose_result_is_there_at_its_first_check_still_tracks_its_pane() {
+    let mut cfg = config();
+    cfg.sweep_interval_sec = Some(60);
+    let mut h = Harness::with(cfg);
+    h.m.panes = vec![pane("%2", 300, false, &[300, 301])];
+    assert_eq!(h.pass_at(0), Vec::<String>::new());
+    // Its result is already written, and the agent is still alive in %2.
+    h.watch("executor", "3", "");
+    h.alive("executor-3", 301);
+    h.m.write("/r/executor-3.md", 10, 5);
+    let out = h.pass_at(60);
+    assert!(
+        out.iter().any(|l| l.contains("state=result_ready")),
+        "{out:?}"
+    );
+    assert!(
+        !out.iter().any(|l| l.contains("untracked_pane")),
+        "the live agent of a finished item is tracked: {out:?}"
+    );
+}
+
+#[test]
+fn a_new_item_is_checked_at_once_and_the_others_keep_their_cadence() {
+    let mut h = Harness::new();
+    h.watch("executor", "3", "");
+    h.alive("executor-3", 42);
+    assert_eq!(h.pass_at(0), Vec::<String>::new());
+    assert!(!h.monitor.has_unchecked());
+    // Both results appear; only the new item is checked before the next pass.
+    h.m.write("/r/executor-3.md", 10, 5);
+    h.m.write("/r/writer-9.md", 10, 5);
+    h.clock.0.set(5);
+    h.watch("writer", "9", "");
+    assert!(h.monitor.has_unchecked());
+    let out = h.monitor.check_new(&mut h.m, &h.clock);
+    assert_eq!(
+        out,
+        [
+            Output::Lead(
+                "[MONITOR] agent=writer step=9 state=result_ready file=/r/writer-9.md ts=00:00"
+                    .into()
+            ),
+            Output::Consultant(
+                r#"{"event":"agent_complete","step":"9","agent":"writer","result":"/r/writer-9.md","ts":"00:00","source":"monitor"}"#
+                    .into()
+            ),
+        ]
+    );
+    assert!(!h.monitor.has_unchecked());
+    assert_eq!(h.monitor.check_new(&mut h.m, &h.clock), []);
+    // The next pass reports the older item's result, and not the new one again.
+    let out = h.pass_at(30);
+    assert_eq!(
+        out[0],
+        "L [MONITOR] agent=executor step=3 state=result_ready file=/r/executor-3.md ts=00:00"
+    );
+    assert_eq!(out.len(), 2, "{out:?}");
+}
+
+#[test]
+fn a_directory_at_the_result_path_is_not_a_result() {
+    let mut h = Harness::new();
+    h.watch("executor", "3", "");
+    h.alive("executor-3", 42);
+    h.m.files.insert(
+        "/r/executor-3.md".into(),
+        Meta::Present {
+            size: 4096,
+            mtime_ns: 1,
+            regular: false,
+        },
+    );
+    assert_eq!(h.pass_at(10), Vec::<String>::new());
+    h.m.write("/r/executor-3.md", 10, 5);
+    assert_eq!(h.pass_at(20).len(), 2);
 }
 
 #[test]
