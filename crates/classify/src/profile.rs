@@ -325,7 +325,10 @@ mod tests {
     fn builtin_profiles_use_ascii_word_boundaries_only() {
         for (source, text) in super::BUILTIN_SOURCES {
             let unicode_boundary = text.replace("(?-u:\\b)", "").contains("\\b");
-            assert!(!unicode_boundary, "{source}: write `(?-u:\\b)` (see the module docs)");
+            assert!(
+                !unicode_boundary,
+                "{source}: write `(?-u:\\b)` (see the module docs)"
+            );
         }
     }
 
