@@ -14,105 +14,36 @@ Claude Code do, never by a classifier.
 
 from __future__ import annotations
 
-import argparse
-import concurrent.futures
-import datetime
 import os
 import re
-import subprocess
 import sys
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import capctx  # noqa: E402
+from capctx import LOREM, ROOT, Cli, cli_version, must, npm_install, text, tool, wait_settled  # noqa: E402,F401
 from harness import Session, has_input_box  # noqa: E402
 
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 CLAUDE_PREFIX = os.path.join(ROOT, "target", "capture")
 CLAUDE_BIN = os.path.join(CLAUDE_PREFIX, "node_modules", ".bin", "claude")
 NPM_PACKAGE = "@anthropic-ai/claude-code"
 
-SIZES = {"s": (80, 24), "m": (120, 40), "l": (200, 50)}
 ALL = ("m", "s", "l")
 
 ESC_TO_INTERRUPT = "esc to interrupt"
 
 
 def ensure_claude(bin_path=CLAUDE_BIN):
-    if os.path.exists(bin_path):
-        return bin_path
-    os.makedirs(CLAUDE_PREFIX, exist_ok=True)
-    print(f"installing {NPM_PACKAGE} into {CLAUDE_PREFIX} ...", flush=True)
-    subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", CLAUDE_PREFIX, NPM_PACKAGE], check=True)
-    return bin_path
+    return npm_install(CLAUDE_PREFIX, NPM_PACKAGE, bin_path)
 
 
 def claude_version(bin_path):
-    out = subprocess.run([bin_path, "--version"], capture_output=True, text=True, timeout=60).stdout.strip()
-    return out.split()[0] if out else "unknown"
+    return cli_version(bin_path, "first")
 
 
-# ---------------------------------------------------------------------------
-# Scenario plumbing
-
-
-class Ctx:
-    def __init__(self, scenario, size_key, out_dir, claude_bin, version):
-        self.scenario = scenario
-        self.size_key = size_key
-        self.size = SIZES[size_key] if size_key in SIZES else size_key
-        self.out_dir = out_dir
-        self.claude_bin = claude_bin
-        self.version = version
-        self.saved = []
-
-    def session(self, **kw):
-        kw.setdefault("size", self.size)
-        kw.setdefault("name", self.scenario[:12])
-        s = Session(self.claude_bin, **kw)
-        w, h = self.size
-        s.archive_log = os.path.join(ROOT, "target", "capture", "logs", f"{self.scenario}-{w}x{h}.jsonl")
-        return s
-
-    def case_name(self, case):
-        if self.size == SIZES["m"]:
-            return case
-        w, h = self.size
-        return f"{case}-{w}x{h}"
-
-    def cap(self, s, case, expect, scenario, shape=None, work=None, echo=(), source="real"):
-        name = self.case_name(case)
-        # only plain.txt, ansi.txt, scrollback.txt and meta are (re)written; other files in the case
-        # directory (e.g. the classifier's explain.txt snapshot) are left alone
-        out = os.path.join(self.out_dir, name)
-        w, h = self.size
-        meta = [
-            ("expect", expect),
-            ("agent", "claude"),
-            ("version", self.version),
-            ("size", f"{w}x{h}"),
-            ("source", source),
-            ("captured", f"cargo xtask capture --scenario {self.scenario}"
-                         f"{'' if self.size == SIZES['m'] else f' --size {w}x{h}'}; capture-pane -p / -p -e / -p -S -; "
-                         f"{datetime.date.today().isoformat()}"),
-            ("scenario", scenario),
-        ]
-        if work is not None:
-            meta.append(("work", str(work)))
-        if shape:
-            meta.append(("shape", shape))
-        for e in echo:
-            meta.append(("echo", e))
-        s.save(out, meta)
-        self.saved.append(name)
-        print(f"  captured {name} ({expect}{', ' + shape if shape else ''})", flush=True)
-
-
-def must(ok, what):
-    if not ok:
-        raise RuntimeError(f"timed out waiting for: {what}")
+CLI = Cli("claude", lambda c, **kw: Session(c.bin, **kw), agent_flag=False)
 
 
 def working(s):
@@ -121,16 +52,7 @@ def working(s):
 
 def wait_idle(s, timeout=60):
     """The turn is over: the footer no longer says esc to interrupt and the prompt box is back."""
-    end = time.time() + timeout
-    while time.time() < end:
-        scr = s.screen()
-        if has_input_box(scr):
-            time.sleep(1.0)
-            scr2 = s.screen()
-            if ESC_TO_INTERRUPT not in scr2:
-                return True
-        time.sleep(0.3)
-    return False
+    return wait_settled(s, has_input_box, timeout, still=lambda scr: ESC_TO_INTERRUPT not in scr)
 
 
 def start_and_prompt(s, prompt):
@@ -139,23 +61,6 @@ def start_and_prompt(s, prompt):
     time.sleep(0.5)
     s.submit(prompt)
 
-
-def text(t, chunk=16):
-    return {"text": t, "chunk": chunk}
-
-
-def tool(name, **inp):
-    return {"tool": name, "input": inp}
-
-
-LOREM = (
-    "Here is how the monitor decides what a pane means. First it normalises the capture: ANSI escapes, "
-    "carriage returns and no-break spaces are stripped so that every rule sees plain text. Then it cuts the "
-    "input box structurally, at the last rule line and the prompt marker, because whatever a person typed "
-    "there is never a signal. Only then does it read the live chrome at the tail: the spinner row and the "
-    "status bar. A question is matched by its structure, never by a bare word, and a stop is split into "
-    "stalled and blocked by the work probe. "
-)
 
 # ---------------------------------------------------------------------------
 # Scenarios. Each takes a Ctx; the dict below gives its sizes.
@@ -1047,72 +952,18 @@ SCENARIOS = {
 }
 
 
-def run_one(name, size_key, out_dir, claude_bin, version):
-    fn, _ = SCENARIOS[name]
-    c = Ctx(name, size_key, out_dir, claude_bin, version)
-    w, h = SIZES[size_key] if size_key in SIZES else size_key
-    t0 = time.time()
-    try:
-        fn(c)
-        return (name, f"{w}x{h}", True, c.saved, f"{time.time() - t0:.0f}s")
-    except Exception as e:  # report and go on with the other scenarios
-        return (name, f"{w}x{h}", False, c.saved, f"{e.__class__.__name__}: {e}\n{traceback.format_exc()}")
-
-
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scenario", action="append", help="scenario name(s), comma-separated; default: all")
-    ap.add_argument("--size", help="WxH: run the named scenarios at this size (without --scenario: the scenarios that list it); default: each scenario's own sizes")
-    ap.add_argument("--out", default=os.path.join(ROOT, "testdata", "panes", "claude"))
+    ap = capctx.parser(__doc__, jobs=4, out_default=os.path.join(ROOT, "testdata", "panes", "claude"),
+                       size_help="WxH: run the named scenarios at this size (without --scenario: the scenarios "
+                                 "that list it); default: each scenario's own sizes")
     ap.add_argument("--claude", default=CLAUDE_BIN, help="path to the claude binary (installed by npm when missing)")
-    ap.add_argument("--jobs", type=int, default=4)
-    ap.add_argument("--list", action="store_true")
     a = ap.parse_args(argv)
-    if a.list:
-        for n, (_, sizes) in SCENARIOS.items():
-            print(n, " ".join("%dx%d" % SIZES[k] for k in sizes))
-        return 0
-    names = []
-    for s in a.scenario or []:
-        names += [x for x in s.split(",") if x]
-    names = names or list(SCENARIOS)
-    bad = [n for n in names if n not in SCENARIOS]
-    if bad:
-        print(f"unknown scenario(s): {', '.join(bad)} (see --list)", file=sys.stderr)
-        return 2
-    size = None
-    if a.size:
-        try:
-            w, h = (int(x) for x in a.size.lower().split("x"))
-            if not (20 <= w <= 500 and 10 <= h <= 200):
-                raise ValueError
-        except ValueError:
-            print(f"--size must be WxH, e.g. 80x24, 120x40 or 200x50 (got {a.size!r})", file=sys.stderr)
-            return 2
-        size = (w, h)
-    claude_bin = a.claude if a.claude != CLAUDE_BIN else ensure_claude()
-    version = claude_version(claude_bin)
-    print(f"claude {version}", flush=True)
-    jobs = []
-    for n in names:
-        sizes = [SIZES[k] for k in SCENARIOS[n][1]]
-        if size is None:
-            jobs += [(n, k) for k in SCENARIOS[n][1]]
-        elif a.scenario or size in sizes:
-            # an explicitly named scenario runs at any requested size; otherwise only at its own sizes
-            jobs.append((n, size))
-    os.makedirs(a.out, exist_ok=True)
-    failed = 0
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        futs = [ex.submit(run_one, n, k, a.out, claude_bin, version) for n, k in jobs]
-        for f in concurrent.futures.as_completed(futs):
-            name, size, ok, saved, info = f.result()
-            print(f"{'ok  ' if ok else 'FAIL'} {name} {size} {info if ok else ''}", flush=True)
-            if not ok:
-                failed += 1
-                print(info, file=sys.stderr, flush=True)
-    print(f"{len(jobs) - failed}/{len(jobs)} scenario runs succeeded", flush=True)
-    return 1 if failed else 0
+
+    def prepare():
+        claude_bin = a.claude if a.claude != CLAUDE_BIN else ensure_claude()
+        return claude_bin, claude_version(claude_bin)
+
+    return capctx.run(a, SCENARIOS, CLI, prepare, size_examples="80x24, 120x40 or 200x50")
 
 
 if __name__ == "__main__":

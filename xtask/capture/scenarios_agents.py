@@ -13,29 +13,22 @@ scenario made the CLI do, never by a classifier.
 
 from __future__ import annotations
 
-import argparse
-import concurrent.futures
-import datetime
 import os
-import re
-import subprocess
 import sys
 import time
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import capctx  # noqa: E402
+from capctx import LOREM, ROOT, Cli, cli_version, must, npm_install, text, tool, wait_settled  # noqa: E402
 from harness_agents import CodexSession, GeminiSession  # noqa: E402
-
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 
 AGENTS = {
     "codex": {"package": "@openai/codex", "bin": "codex", "session": CodexSession},
     "gemini": {"package": "@google/gemini-cli", "bin": "gemini", "session": GeminiSession},
 }
 
-SIZES = {"s": (80, 24), "m": (120, 40)}
 BOTH = ("m", "s")
 
 
@@ -48,91 +41,11 @@ def bin_path(agent):
 
 
 def ensure_installed(agent):
-    path = bin_path(agent)
-    if os.path.exists(path):
-        return path
-    os.makedirs(prefix(agent), exist_ok=True)
-    pkg = AGENTS[agent]["package"]
-    print(f"installing {pkg} into {prefix(agent)} ...", flush=True)
-    subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", prefix(agent), pkg], check=True)
-    return path
+    return npm_install(prefix(agent), AGENTS[agent]["package"], bin_path(agent))
 
 
-def cli_version(path):
-    out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60).stdout.strip()
-    m = re.search(r"\d+\.\d+\.\d+\S*", out)
-    return m.group(0) if m else (out or "unknown")
-
-
-def must(ok, what):
-    if not ok:
-        raise RuntimeError(f"timed out waiting for: {what}")
-
-
-def text(t, chunk=16):
-    return {"text": t, "chunk": chunk}
-
-
-def tool(name, **inp):
-    return {"tool": name, "input": inp}
-
-
-LOREM = (
-    "Here is how the monitor decides what a pane means. First it normalises the capture: ANSI escapes, "
-    "carriage returns and no-break spaces are stripped so that every rule sees plain text. Then it cuts the "
-    "input box structurally, at the last rule line and the prompt marker, because whatever a person typed "
-    "there is never a signal. Only then does it read the live chrome at the tail: the spinner row and the "
-    "status bar. A question is matched by its structure, never by a bare word, and a stop is split into "
-    "stalled and blocked by the work probe. "
-)
-
-
-class Ctx:
-    def __init__(self, agent, scenario, size, out_dir, binary, version):
-        self.agent = agent
-        self.scenario = scenario
-        self.size = size
-        self.out_dir = out_dir
-        self.bin = binary
-        self.version = version
-        self.saved = []
-
-    def session(self, **kw):
-        kw.setdefault("size", self.size)
-        kw.setdefault("name", self.scenario[:12])
-        s = AGENTS[self.agent]["session"](self.bin, **kw)
-        w, h = self.size
-        s.archive_log = os.path.join(ROOT, "target", "capture", "logs", f"{self.agent}-{self.scenario}-{w}x{h}.jsonl")
-        return s
-
-    def case_name(self, case):
-        if self.size == SIZES["m"]:
-            return case
-        w, h = self.size
-        return f"{case}-{w}x{h}"
-
-    def cap(self, s, case, expect, scenario, shape=None, work=None):
-        name = self.case_name(case)
-        out = os.path.join(self.out_dir, name)
-        w, h = self.size
-        meta = [
-            ("expect", expect),
-            ("agent", self.agent),
-            ("version", self.version),
-            ("size", f"{w}x{h}"),
-            ("source", "real"),
-            ("captured", f"cargo xtask capture --agent {self.agent} --scenario {self.scenario}"
-                         f"{'' if self.size == SIZES['m'] else f' --size {w}x{h}'}; capture-pane -p / -p -e / -p -S -; "
-                         f"{datetime.date.today().isoformat()}"),
-            ("scenario", scenario),
-        ]
-        if work is not None:
-            meta.append(("work", str(work)))
-        if shape:
-            meta.append(("shape", shape))
-        s.save(out, meta)
-        self.saved.append(name)
-        print(f"  captured {self.agent}/{name} ({expect}{', ' + shape if shape else ''})", flush=True)
+def cli_spec(agent):
+    return Cli(agent, lambda c, **kw: AGENTS[agent]["session"](c.bin, **kw), label=f"{agent}/")
 
 
 # ---------------------------------------------------------------------------
@@ -149,14 +62,7 @@ def codex_idle(scr):
 
 
 def codex_wait_idle(s, timeout=60):
-    end = time.time() + timeout
-    while time.time() < end:
-        if codex_idle(s.screen()):
-            time.sleep(1.0)
-            if codex_idle(s.screen()):
-                return True
-        time.sleep(0.3)
-    return False
+    return wait_settled(s, codex_idle, timeout)
 
 
 def submit_until_sent(s, prompt, tries=4):
@@ -313,14 +219,7 @@ def gemini_idle(scr):
 
 
 def gemini_wait_idle(s, timeout=60):
-    end = time.time() + timeout
-    while time.time() < end:
-        if gemini_idle(s.screen()):
-            time.sleep(1.0)
-            if gemini_idle(s.screen()):
-                return True
-        time.sleep(0.3)
-    return False
+    return wait_settled(s, gemini_idle, timeout)
 
 
 def gemini_start(s, prompt):
@@ -457,69 +356,18 @@ GEMINI_SCENARIOS = {
 SCENARIOS = {"codex": CODEX_SCENARIOS, "gemini": GEMINI_SCENARIOS}
 
 
-def run_one(agent, name, size, out_dir, binary, version):
-    fn, _ = SCENARIOS[agent][name]
-    c = Ctx(agent, name, size, out_dir, binary, version)
-    t0 = time.time()
-    try:
-        fn(c)
-        return (name, "%dx%d" % size, True, c.saved, f"{time.time() - t0:.0f}s")
-    except Exception as e:  # report and go on with the other scenarios
-        return (name, "%dx%d" % size, False, c.saved, f"{e.__class__.__name__}: {e}\n{traceback.format_exc()}")
-
-
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = capctx.parser(__doc__, jobs=4,
+                       size_help="WxH: run the named scenarios at this size; default: each scenario's own sizes")
     ap.add_argument("--agent", required=True, choices=sorted(AGENTS))
-    ap.add_argument("--scenario", action="append", help="scenario name(s), comma-separated; default: all")
-    ap.add_argument("--size", help="WxH: run the named scenarios at this size; default: each scenario's own sizes")
-    ap.add_argument("--out", help="default: testdata/panes/<agent>")
-    ap.add_argument("--jobs", type=int, default=4)
-    ap.add_argument("--list", action="store_true")
     a = ap.parse_args(argv)
-    table = SCENARIOS[a.agent]
-    if a.list:
-        for n, (_, sizes) in table.items():
-            print(n, " ".join("%dx%d" % SIZES[k] for k in sizes))
-        return 0
-    names = [x for s in (a.scenario or []) for x in s.split(",") if x] or list(table)
-    bad = [n for n in names if n not in table]
-    if bad:
-        print(f"unknown {a.agent} scenario(s): {', '.join(bad)} (see --list)", file=sys.stderr)
-        return 2
-    size = None
-    if a.size:
-        try:
-            w, h = (int(x) for x in a.size.lower().split("x"))
-            if not (20 <= w <= 500 and 10 <= h <= 200):
-                raise ValueError
-        except ValueError:
-            print(f"--size must be WxH, e.g. 80x24 or 120x40 (got {a.size!r})", file=sys.stderr)
-            return 2
-        size = (w, h)
-    out = a.out or os.path.join(ROOT, "testdata", "panes", a.agent)
-    binary = ensure_installed(a.agent)
-    version = cli_version(binary)
-    print(f"{a.agent} {version}", flush=True)
-    jobs = []
-    for n in names:
-        sizes = [SIZES[k] for k in table[n][1]]
-        if size is None:
-            jobs += [(n, sz) for sz in sizes]
-        elif a.scenario or size in sizes:
-            jobs.append((n, size))
-    os.makedirs(out, exist_ok=True)
-    failed = 0
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        futs = [ex.submit(run_one, a.agent, n, sz, out, binary, version) for n, sz in jobs]
-        for f in concurrent.futures.as_completed(futs):
-            name, sz, ok, saved, info = f.result()
-            print(f"{'ok  ' if ok else 'FAIL'} {a.agent} {name} {sz} {info if ok else ''}", flush=True)
-            if not ok:
-                failed += 1
-                print(info, file=sys.stderr, flush=True)
-    print(f"{len(jobs) - failed}/{len(jobs)} {a.agent} scenario runs succeeded", flush=True)
-    return 1 if failed else 0
+
+    def prepare():
+        binary = ensure_installed(a.agent)
+        return binary, cli_version(binary, "semver")
+
+    return capctx.run(a, SCENARIOS[a.agent], cli_spec(a.agent), prepare,
+                      out_default=os.path.join(ROOT, "testdata", "panes", a.agent), label=f"{a.agent} ")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ sys.path.insert(0, HERE)
 
 import openai_runner  # noqa: E402
 from harness_openai import API_KEY, AgentSession  # noqa: E402
-from openai_runner import ROOT, must  # noqa: E402
+from capctx import ROOT, cli_version, must, text, wait_settled  # noqa: E402
 
 AGENT = "aider"
 PIP_PACKAGE = "aider-chat"
@@ -45,8 +45,7 @@ def ensure():
 
 
 def version(bin_path):
-    out = subprocess.run([bin_path, "--version"], capture_output=True, text=True, timeout=120).stdout.strip()
-    return out.split()[-1] if out else "unknown"
+    return cli_version(bin_path, "last", timeout=120)
 
 
 def _seed(s):
@@ -73,7 +72,7 @@ def _env(s):
 
 def session(ctx, gitignore_check=False, extra_args=(), **kw):
     def command(s):
-        argv = [ctx.cli, "--model", "openai/gpt-4o", "--no-check-update", "--no-analytics",
+        argv = [ctx.bin, "--model", "openai/gpt-4o", "--no-check-update", "--no-analytics",
                 "--no-show-release-notes", "--no-auto-commits"]
         if not gitignore_check:
             argv.append("--no-gitignore")
@@ -97,14 +96,7 @@ def asking(scr):
 
 
 def wait_prompt(s, timeout=60):
-    end = time.time() + timeout
-    while time.time() < end:
-        if at_prompt(s.screen()):
-            time.sleep(1.0)
-            if at_prompt(s.screen()):
-                return True
-        time.sleep(0.3)
-    return False
+    return wait_settled(s, at_prompt, timeout)
 
 
 def start_and_prompt(s, prompt):
@@ -112,10 +104,6 @@ def start_and_prompt(s, prompt):
     must(wait_prompt(s, 90), "aider prompt at startup")
     time.sleep(0.5)
     s.submit(prompt)
-
-
-def text(t, chunk=16):
-    return {"text": t, "chunk": chunk}
 
 
 LOREM = (

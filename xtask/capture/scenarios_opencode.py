@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -25,7 +24,7 @@ sys.path.insert(0, HERE)
 
 import openai_runner  # noqa: E402
 from harness_openai import API_KEY, AgentSession  # noqa: E402
-from openai_runner import ROOT, must  # noqa: E402
+from capctx import ROOT, cli_version, must, npm_install, text, tool, wait_settled  # noqa: E402
 
 AGENT = "opencode"
 NPM_PACKAGE = "opencode-ai"
@@ -38,16 +37,11 @@ PERMISSION = "Permission required"
 
 
 def ensure():
-    if not os.path.exists(BIN):
-        os.makedirs(PREFIX, exist_ok=True)
-        print(f"installing {NPM_PACKAGE} into {PREFIX} ...", flush=True)
-        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", PREFIX, NPM_PACKAGE], check=True)
-    return BIN
+    return npm_install(PREFIX, NPM_PACKAGE, BIN)
 
 
 def version(bin_path):
-    out = subprocess.run([bin_path, "--version"], capture_output=True, text=True, timeout=60).stdout.strip()
-    return out.split()[-1] if out else "unknown"
+    return cli_version(bin_path, "last")
 
 
 def _seed(permission, extra):
@@ -86,7 +80,7 @@ def _env(question_tool):
 
 def session(ctx, permission=None, config=None, question_tool=True, **kw):
     permission = permission or {"bash": "ask", "edit": "ask"}
-    return AgentSession(lambda s: [ctx.cli], seed=_seed(permission, config or {}), env_extra=_env(question_tool), **kw)
+    return AgentSession(lambda s: [ctx.bin], seed=_seed(permission, config or {}), env_extra=_env(question_tool), **kw)
 
 
 def idle(scr):
@@ -95,14 +89,7 @@ def idle(scr):
 
 
 def wait_idle(s, timeout=60):
-    end = time.time() + timeout
-    while time.time() < end:
-        if idle(s.screen()):
-            time.sleep(1.5)
-            if idle(s.screen()):
-                return True
-        time.sleep(0.3)
-    return False
+    return wait_settled(s, idle, timeout, settle=1.5)
 
 
 def start_and_prompt(s, prompt):
@@ -110,14 +97,6 @@ def start_and_prompt(s, prompt):
     must(s.wait_text(idle, 60), "idle input box at startup")
     time.sleep(1.0)
     s.submit(prompt)
-
-
-def text(t, chunk=16):
-    return {"text": t, "chunk": chunk}
-
-
-def tool(name, **inp):
-    return {"tool": name, "input": inp}
 
 
 LOREM = (
