@@ -1,7 +1,7 @@
 //! `bmb-monitor lead`: the Lead's metadata watcher (seed `bmb-monitor.txt`).
 //!
 //! Glue around [`watchdog::lead::LeadMonitor`]: control messages from stdin
-//! (a reader thread) and from the inbox folder, the pass loop, and the sinks
+//! (polled, never blocking the loop) and from the inbox folder, the pass loop, and the sinks
 //! (stdout and the Lead's pane; the Consultant's file and pane; stderr).
 //! Nothing here exits on a runtime error: each is said once and survived.
 
@@ -10,12 +10,12 @@ mod port;
 
 use std::collections::HashMap;
 use std::fs::{self, OpenOptions};
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
+use probes::input::Lines;
 use probes::tmux::{Server, Tmux};
 use watchdog::lead::{Applied, LeadConfig, LeadMonitor, Output, parse_control};
 
@@ -64,6 +64,10 @@ enum Source {
 }
 
 pub fn run(args: Args) -> ExitCode {
+    if let Err(message) = check_args(&args) {
+        let _ = writeln!(std::io::stderr().lock(), "bmb-monitor: lead: {message}");
+        return ExitCode::from(crate::EXIT_USAGE);
+    }
     let inbox = args
         .inbox
         .clone()
@@ -102,25 +106,25 @@ pub fn run(args: Args) -> ExitCode {
         said: HashMap::new(),
     };
     let mut inbox = Inbox::new(inbox, &mut sinks);
-    let stdin = spawn_stdin_reader();
+    let mut stdin = Lines::stdin();
+    let mut stdin_line = 0u64;
     let parent = std::os::unix::process::parent_id();
-    let interval = Duration::from_secs(args.interval.max(1));
+    let interval = Duration::from_secs(args.interval);
     // Messages and the parent are looked at this often; passes run at `interval`.
     let tick = interval.min(Duration::from_millis(250));
 
     let mut next_pass = Instant::now();
-    let mut stdin_open = true;
     loop {
-        // Control messages first, so a pass sees every item registered before it.
+        // Control messages first: every line already in the pipe and every
+        // inbox file is applied before a pass, so a pass (the first one
+        // included) sees every item registered before it. EOF on stdin is
+        // not a shutdown: the inbox and the parent still count.
         let mut shutdown = false;
-        while stdin_open && !shutdown {
-            match stdin.try_recv() {
-                Ok((n, line)) => {
-                    shutdown = apply(&mut monitor, &line, Source::Stdin(n), &mut sinks);
-                }
-                Err(mpsc::TryRecvError::Empty) => break,
-                // EOF on stdin is not a shutdown: the inbox and the parent still count.
-                Err(mpsc::TryRecvError::Disconnected) => stdin_open = false,
+        for line in stdin.available() {
+            stdin_line += 1;
+            if apply(&mut monitor, &line, Source::Stdin(stdin_line), &mut sinks) {
+                shutdown = true;
+                break;
             }
         }
         if !shutdown {
@@ -137,6 +141,12 @@ pub fn run(args: Args) -> ExitCode {
             if next_pass < Instant::now() {
                 next_pass = Instant::now() + interval;
             }
+        } else if monitor.has_unchecked() {
+            // A new item is checked now, not a whole interval after it came
+            // (a result already written is news at once); the others keep
+            // their cadence.
+            let outputs = monitor.check_new(&mut port, &RealClock);
+            sinks.route(outputs);
         }
         if parent_gone {
             // The Lead is gone: that was the final pass.
@@ -145,45 +155,24 @@ pub fn run(args: Args) -> ExitCode {
         let wait = next_pass
             .saturating_duration_since(Instant::now())
             .min(tick);
-        if stdin_open {
-            match stdin.recv_timeout(wait) {
-                Ok((n, line)) => {
-                    if apply(&mut monitor, &line, Source::Stdin(n), &mut sinks) {
-                        return ExitCode::SUCCESS;
-                    }
-                }
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => stdin_open = false,
-            }
-        } else {
-            std::thread::sleep(wait);
-        }
+        stdin.wait(wait);
     }
 }
 
-/// Reads stdin on its own thread, so the loop never waits on the Lead.
-fn spawn_stdin_reader() -> Receiver<(u64, String)> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let stdin = std::io::stdin();
-        let mut lock = stdin.lock();
-        let mut buf = Vec::new();
-        let mut n = 0;
-        loop {
-            buf.clear();
-            match lock.read_until(b'\n', &mut buf) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {
-                    n += 1;
-                    let line = String::from_utf8_lossy(&buf).into_owned();
-                    if tx.send((n, line)).is_err() {
-                        return;
-                    }
-                }
-            }
+/// Usage errors in the flags: one line naming the flag, exit 2 (SPEC §7).
+/// A zero interval makes no sense: it used to become 1 s silently.
+fn check_args(args: &Args) -> Result<(), String> {
+    for (flag, value) in [
+        ("--interval", args.interval),
+        ("--idle-stall", args.idle_stall),
+        ("--ack-timeout", args.ack_timeout),
+        ("--sweep-interval", args.sweep_interval),
+    ] {
+        if value == 0 {
+            return Err(format!("{flag} must be at least 1 second, got 0"));
         }
-    });
-    rx
+    }
+    Ok(())
 }
 
 /// Applies one message; a bad one is one error line naming the field. True on shutdown.

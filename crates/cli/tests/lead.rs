@@ -966,3 +966,164 @@ fn a_stall_of_a_busy_process_carries_its_measured_cpu() {
     assert!(cpu >= 1, "{line}");
     drop(spinner);
 }
+
+#[test]
+fn a_zero_interval_is_a_usage_error_in_one_line() {
+    let d = dirs();
+    for flag in [
+        "--interval",
+        "--sweep-interval",
+        "--idle-stall",
+        "--ack-timeout",
+    ] {
+        let args = ["--bmb-dir", &d.bmb.display().to_string(), flag, "0"].map(String::from);
+        let mut m = Monitor::start(&args_ref(&args), &[]);
+        let status = m.wait_exit(10).expect("exits at once");
+        assert_eq!(status.code(), Some(2), "{flag}");
+        assert!(wait_until(5, || !m.err().is_empty()));
+        let err = m.err();
+        assert_eq!(err.len(), 1, "{flag}: {err:?}");
+        assert!(
+            err[0].contains(flag) && err[0].contains("at least 1"),
+            "{err:?}"
+        );
+        assert!(m.out().is_empty());
+    }
+}
+
+#[test]
+fn items_sent_at_startup_and_later_are_checked_at_once_not_an_interval_later() {
+    let d = dirs();
+    let r = d.root.display().to_string();
+    std::fs::write(d.root.join("executor.md"), "done").unwrap();
+    std::fs::write(d.root.join("writer.md"), "done").unwrap();
+    // An hour between passes: only a prompt check can say anything here.
+    let args = [
+        "--interval",
+        "3600",
+        "--no-sweep",
+        "--bmb-dir",
+        &d.bmb.display().to_string(),
+    ]
+    .map(String::from);
+    let mut m = Monitor::start(&args_ref(&args), &[]);
+    // Written as the monitor starts: already in the pipe at its first pass.
+    m.send(&watch("executor", &d.root, ""));
+    assert!(
+        m.wait_out("agent=executor step=1 state=result_ready", 20),
+        "{:?} {:?}",
+        m.out(),
+        m.err()
+    );
+    // One registered later, between passes, is checked at once too.
+    m.send(&watch("writer", &d.root, ""));
+    assert!(
+        m.wait_out("agent=writer step=1 state=result_ready", 20),
+        "{:?} {:?}",
+        m.out(),
+        m.err()
+    );
+    assert!(m.shutdown().success());
+    assert_eq!(
+        masked(&m.out()),
+        [
+            format!(
+                "[MONITOR] agent=executor step=1 state=result_ready file={r}/executor.md ts=HH:MM"
+            ),
+            format!("[MONITOR] agent=writer step=1 state=result_ready file={r}/writer.md ts=HH:MM"),
+        ]
+    );
+}
+
+#[test]
+fn a_directory_at_the_result_path_is_not_a_result_test_f() {
+    let d = dirs();
+    let r = d.root.display().to_string();
+    let agent = Sleeper::start();
+    agent.write_pid(&d.root.join("executor.pid"));
+    std::fs::create_dir(d.root.join("executor.md")).unwrap();
+    // A symlink to a file is `test -f`: that one is a result.
+    std::fs::write(d.root.join("real.md"), "done").unwrap();
+    std::os::unix::fs::symlink(d.root.join("real.md"), d.root.join("writer.md")).unwrap();
+    let mut m = Monitor::start(&args_ref(&base_args(&d)), &[]);
+    m.send(&watch("executor", &d.root, ""));
+    m.send(&watch("writer", &d.root, ""));
+    // Items are checked in registration order: once the writer's result is
+    // reported, the executor's directory has been looked at too.
+    assert!(m.wait_out("agent=writer step=1 state=result_ready", 20));
+    thread::sleep(Duration::from_secs(2));
+    assert!(
+        !m.out().iter().any(|l| l.contains("agent=executor")),
+        "{:?}",
+        m.out()
+    );
+    std::fs::remove_dir(d.root.join("executor.md")).unwrap();
+    std::fs::write(d.root.join("executor.md"), "done").unwrap();
+    assert!(m.wait_out("agent=executor step=1 state=result_ready", 20));
+    assert!(m.shutdown().success());
+    assert_eq!(
+        masked(&m.out()),
+        [
+            format!("[MONITOR] agent=writer step=1 state=result_ready file={r}/writer.md ts=HH:MM"),
+            format!(
+                "[MONITOR] agent=executor step=1 state=result_ready file={r}/executor.md ts=HH:MM"
+            ),
+        ]
+    );
+    drop(agent);
+}
+
+#[test]
+fn agent_panes_registered_at_startup_are_never_called_untracked() {
+    let d = dirs();
+    let server = TmuxServer::start();
+    let lead_pane = server.tmux(&["display-message", "-p", "-t", "lead:0.0", "#{pane_id}"]);
+    let (_working, working_pid) = server.split("sleep 611");
+    // This agent has already written its result, and is still alive.
+    let (_finished, finished_pid) = server.split("sleep 612");
+    let (orphan, orphan_pid) = server.split("sleep 613");
+    for (name, pid) in [("executor", working_pid), ("writer", finished_pid)] {
+        std::fs::write(d.root.join(format!("{name}.pid")), format!("{pid}\n")).unwrap();
+    }
+    std::fs::write(d.root.join("writer.md"), "done").unwrap();
+    let tmux_env = format!("{},1,0", server.socket.display());
+    let args = [
+        "--interval",
+        "1",
+        "--sweep-interval",
+        "1",
+        "--bmb-dir",
+        &d.bmb.display().to_string(),
+        "-L",
+        &server.name,
+    ]
+    .map(String::from);
+    let mut m = Monitor::start(
+        &args_ref(&args),
+        &[("TMUX", &tmux_env), ("TMUX_PANE", &lead_pane)],
+    );
+    // The Lead registers its agents as it starts its monitor.
+    m.send(&watch("executor", &d.root, r#","idle_stall_sec":600"#));
+    m.send(&watch("writer", &d.root, r#","idle_stall_sec":600"#));
+    assert!(
+        m.wait_out("untracked_pane", 20),
+        "{:?} {:?}",
+        m.out(),
+        m.err()
+    );
+    // A few more sweeps: still only the pane nobody registered.
+    thread::sleep(Duration::from_secs(3));
+    assert!(m.shutdown().success());
+    let r = d.root.display();
+    assert_eq!(
+        masked(&m.out()),
+        [
+            format!("[MONITOR] agent=writer step=1 state=result_ready file={r}/writer.md ts=HH:MM"),
+            format!(
+                r#"{{"type":"watchdog","event":"untracked_pane","pane":"{orphan}","pid":{orphan_pid},"ts":"HH:MM"}}"#
+            ),
+        ],
+        "{:?}",
+        m.err()
+    );
+}

@@ -1,0 +1,137 @@
+//! Lines from a pipe (the lead monitor's stdin), read without a thread and
+//! without ever blocking: `poll` says what is already there, one `read` takes
+//! it. So "every line the Lead has written so far" is something the monitor
+//! can know before a pass, which a reader thread racing the first pass cannot
+//! promise.
+
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::time::Duration;
+
+/// Complete lines from a file descriptor, as they become readable.
+pub struct Lines {
+    /// `None` once end of file was read (or the descriptor was never open).
+    file: Option<File>,
+    /// Bytes read after the last newline.
+    partial: Vec<u8>,
+}
+
+impl Lines {
+    /// This process's stdin (a duplicate of fd 0; a closed stdin is at EOF).
+    pub fn stdin() -> Lines {
+        let fd = std::io::stdin().as_fd().try_clone_to_owned().ok();
+        Lines {
+            file: fd.map(File::from),
+            partial: Vec::new(),
+        }
+    }
+
+    pub fn from_fd(fd: OwnedFd) -> Lines {
+        Lines {
+            file: Some(File::from(fd)),
+            partial: Vec::new(),
+        }
+    }
+
+    /// False once end of file has been read.
+    pub fn is_open(&self) -> bool {
+        self.file.is_some()
+    }
+
+    /// Every line that is readable now, in order, without blocking. At end
+    /// of file an unterminated last line is returned too. A line is taken
+    /// as UTF-8, invalid bytes replaced.
+    pub fn available(&mut self) -> Vec<String> {
+        let mut buf = [0u8; 64 * 1024];
+        while let Some(file) = &self.file {
+            if !readable(file, Duration::ZERO) {
+                break;
+            }
+            match (&*file).read(&mut buf) {
+                Ok(0) | Err(_) => self.file = None,
+                Ok(n) => self.partial.extend_from_slice(&buf[..n]),
+            }
+        }
+        let mut lines = Vec::new();
+        let mut start = 0;
+        while let Some(at) = self.partial[start..].iter().position(|&b| b == b'\n') {
+            let line = &self.partial[start..start + at];
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            lines.push(String::from_utf8_lossy(line).into_owned());
+            start += at + 1;
+        }
+        self.partial.drain(..start);
+        if self.file.is_none() && !self.partial.is_empty() {
+            lines.push(String::from_utf8_lossy(&self.partial).into_owned());
+            self.partial.clear();
+        }
+        lines
+    }
+
+    /// Waits up to `timeout` for something to read (or end of file). Returns
+    /// at once when closed: then there is nothing to wait for here.
+    pub fn wait(&self, timeout: Duration) {
+        match &self.file {
+            Some(file) => {
+                readable(file, timeout);
+            }
+            None => std::thread::sleep(timeout),
+        }
+    }
+}
+
+/// `poll` for input, hang-up or error on `file` for up to `timeout`.
+fn readable(file: &File, timeout: Duration) -> bool {
+    let mut pfd = libc::pollfd {
+        fd: file.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+    // SAFETY: one valid pollfd for a descriptor `file` keeps open.
+    let n = unsafe { libc::poll(&mut pfd, 1, ms) };
+    n > 0 && pfd.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn lines_already_in_the_pipe_are_all_there_without_blocking() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let mut lines = Lines::from_fd(OwnedFd::from(reader));
+        assert!(lines.available().is_empty(), "nothing written: no block");
+        writer.write_all(b"one\ntwo\r\nthr").unwrap();
+        assert_eq!(lines.available(), ["one", "two"]);
+        writer.write_all(b"ee\n").unwrap();
+        assert_eq!(lines.available(), ["three"]);
+        writer.write_all(b"last, unterminated").unwrap();
+        drop(writer);
+        assert_eq!(lines.available(), ["last, unterminated"]);
+        assert!(!lines.is_open());
+        assert!(lines.available().is_empty());
+    }
+
+    #[test]
+    fn more_than_one_read_buffer_is_taken_whole() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let mut lines = Lines::from_fd(OwnedFd::from(reader));
+        let line = "x".repeat(40_000);
+        let writer = std::thread::spawn(move || {
+            for _ in 0..5 {
+                writeln!(writer, "{line}").unwrap();
+            }
+        });
+        let mut got = Vec::new();
+        while lines.is_open() {
+            lines.wait(Duration::from_secs(5));
+            got.extend(lines.available());
+        }
+        writer.join().unwrap();
+        assert_eq!(got.len(), 5);
+        assert!(got.iter().all(|l| l.len() == 40_000));
+    }
+}
