@@ -87,9 +87,14 @@ pub fn commits_since_base(worktree: &Path, timeout: Duration) -> Result<u64, Str
     })
 }
 
-/// `origin/HEAD`'s target when it is set and exists, else `origin/main`, read
+/// `origin/HEAD`'s target when it is a symbolic ref, else `origin/main`, read
 /// from the repository's ref files (loose or packed). No such ref is
 /// unanswerable: counting against nothing would count all of history.
+///
+/// As the seed: `symbolic-ref --short origin/HEAD` names the target whether
+/// or not it exists, and only when origin/HEAD is not symbolic does it fall
+/// back to `origin/main`. A dangling target makes the seed's `rev-list` fail,
+/// which is unanswerable (nothing published), never a count against main.
 pub fn local_base_ref(worktree: &Path) -> Result<String, String> {
     let common = common_git_dir(worktree)?;
     let loose = |name: &str| std::fs::read_to_string(common.join(name)).ok();
@@ -102,9 +107,14 @@ pub fn local_base_ref(worktree: &Path) -> Result<String, String> {
     };
     if let Some(head) = loose("refs/remotes/origin/HEAD")
         && let Some(target) = head.trim().strip_prefix("ref: ")
-        && exists(target)
     {
-        return Ok(target.to_owned());
+        return if exists(target) {
+            Ok(target.to_owned())
+        } else {
+            Err(format!(
+                "origin/HEAD points at {target}, which does not exist locally"
+            ))
+        };
     }
     if exists("refs/remotes/origin/main") {
         return Ok("refs/remotes/origin/main".to_owned());
@@ -181,16 +191,16 @@ mod tests {
             "refs/remotes/origin/main"
         );
 
-        // origin/HEAD pointing at a ref that does not exist falls back to main.
+        // origin/HEAD pointing at a ref that does not exist is unanswerable,
+        // as the seed's `symbolic-ref --short` + failing `rev-list`: no
+        // fallback to main.
         std::fs::write(
             git.join("refs/remotes/origin/HEAD"),
             "ref: refs/remotes/origin/trunk\n",
         )
         .unwrap();
-        assert_eq!(
-            local_base_ref(dir.path()).unwrap(),
-            "refs/remotes/origin/main"
-        );
+        let err = local_base_ref(dir.path()).unwrap_err();
+        assert!(err.contains("refs/remotes/origin/trunk"), "{err}");
 
         std::fs::write(git.join("refs/remotes/origin/trunk"), "abc\n").unwrap();
         assert_eq!(
@@ -252,6 +262,22 @@ mod tests {
         sh(&work, "git commit -q --allow-empty -m 'plot: claim branch'");
         assert_eq!(commits_since_base(&work, GIT_TIMEOUT), Ok(0));
         sh(&work, "echo b > b && git add b && git commit -qm work");
+        assert_eq!(commits_since_base(&work, GIT_TIMEOUT), Ok(1));
+    }
+
+    #[test]
+    fn real_repo_with_a_dangling_origin_head_is_unanswerable_not_counted_against_main() {
+        let dir = repo_with_origin();
+        let work = dir.path().join("work");
+        sh(
+            &work,
+            "echo b > b && git add b && git commit -qm work \
+             && git symbolic-ref refs/remotes/origin/HEAD refs/remotes/origin/trunk",
+        );
+        let err = commits_since_base(&work, GIT_TIMEOUT).unwrap_err();
+        assert!(err.contains("origin/trunk"), "{err}");
+        // Once the target exists, it is the base.
+        sh(&work, "git update-ref refs/remotes/origin/trunk HEAD~1");
         assert_eq!(commits_since_base(&work, GIT_TIMEOUT), Ok(1));
     }
 
