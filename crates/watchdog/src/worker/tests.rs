@@ -437,6 +437,30 @@ fn branch_and_worktree_are_json_escaped() {
 }
 
 #[test]
+fn non_ascii_is_escaped_as_the_seeds_python_json_dumps_does() {
+    // Bytes from `python3 -c 'import json; print(json.dumps(s))'` (ensure_ascii).
+    let mut monitor = WorkerMonitor::new(WorkerConfig {
+        branch: "feat/café-😀".to_owned(),
+        worktree: "/tmp/ü\u{1}\u{7f}\t\"/x".to_owned(),
+        ..config()
+    });
+    let passes = run(
+        &mut monitor,
+        &[World::stalled().pid(PidReading::Dead(AGENT))],
+    );
+    let json = &passes[0].report.as_ref().unwrap().json;
+    assert!(
+        json.contains(
+            r#""branch":"feat/caf\u00e9-\ud83d\ude00","worktree":"/tmp/\u00fc\u0001\u007f\t\"/x""#
+        ),
+        "{json}"
+    );
+    assert!(json.is_ascii(), "{json}");
+    let value: serde_json::Value = serde_json::from_str(json).unwrap();
+    assert_eq!(value["branch"], "feat/café-😀");
+}
+
+#[test]
 fn one_pass_alone_can_never_publish_idle() {
     // `--once` is one pass on a fresh monitor: whatever the machine says, no `idle`.
     for world in [
