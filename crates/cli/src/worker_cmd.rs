@@ -62,9 +62,13 @@ pub struct Args {
 #[derive(Debug)]
 struct Settings {
     config: WorkerConfig,
-    worktree: PathBuf,
-    pid_file: PathBuf,
-    findings: PathBuf,
+    /// `None` when neither `--worktree` nor `PLOT_WORKTREE` names one: the
+    /// seed then runs with `worktree=""`, watching the pid alone.
+    worktree: Option<PathBuf>,
+    /// `None` is the seed's empty `pid_file`: the pid is never recorded.
+    pid_file: Option<PathBuf>,
+    /// `None` is the seed's empty `findings`: findings go to stdout only.
+    findings: Option<PathBuf>,
     claude_dir: Option<PathBuf>,
     once: bool,
     verbose: bool,
@@ -76,10 +80,13 @@ fn env(name: &str) -> Option<OsString> {
 }
 
 fn settings(args: Args) -> Result<Settings, String> {
+    // As the seed's `worktree="${PLOT_WORKTREE:-}"`: no worktree is allowed.
+    // A wrapper may give only the pid file and the findings file; then
+    // `gone` still works, and what needs the worktree (the transcript, the
+    // tree, the commits) is unknown or unanswerable, so `idle` never fires.
     let worktree = args
         .worktree
-        .or_else(|| env("PLOT_WORKTREE").map(PathBuf::from))
-        .ok_or("no worktree to watch: pass --worktree or set PLOT_WORKTREE")?;
+        .or_else(|| env("PLOT_WORKTREE").map(PathBuf::from));
     let branch = args
         .branch
         .or_else(|| env("PLOT_BRANCH").map(|b| b.to_string_lossy().into_owned()))
@@ -87,13 +94,23 @@ fn settings(args: Args) -> Result<Settings, String> {
     let pid_file = args
         .pid_file
         .or_else(|| env("PLOT_PID_FILE").map(PathBuf::from))
-        .unwrap_or_else(|| worktree.join(".plot-worker.pid"));
+        .or_else(|| worktree.as_ref().map(|w| w.join(".plot-worker.pid")));
     // A name under `.plot-worker.` so the fleet's one exclusion pattern (and
     // this monitor's own tree fingerprint) skips it.
     let findings = args
         .findings
         .or_else(|| env("PLOT_MONITOR_FILE").map(PathBuf::from))
-        .unwrap_or_else(|| worktree.join(".plot-worker.monitor.worker.jsonl"));
+        .or_else(|| {
+            worktree
+                .as_ref()
+                .map(|w| w.join(".plot-worker.monitor.worker.jsonl"))
+        });
+    if worktree.is_none() && pid_file.is_none() && findings.is_none() {
+        return Err(
+            "no worktree to watch: pass --worktree or set PLOT_WORKTREE (or at least PLOT_PID_FILE / PLOT_MONITOR_FILE)"
+                .to_owned(),
+        );
+    }
 
     let interval_text = args
         .interval
@@ -131,7 +148,10 @@ fn settings(args: Args) -> Result<Settings, String> {
     Ok(Settings {
         config: WorkerConfig {
             branch,
-            worktree: worktree.to_string_lossy().into_owned(),
+            worktree: worktree
+                .as_ref()
+                .map(|w| w.to_string_lossy().into_owned())
+                .unwrap_or_default(),
             interval,
             quiet_seconds,
         },
@@ -152,7 +172,7 @@ pub fn run(args: Args) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let log = FindingsLog::new(&settings.findings);
+    let log = settings.findings.as_ref().map(FindingsLog::new);
     let mut ports = RealPorts::new(&settings);
     let mut monitor = WorkerMonitor::new(settings.config.clone());
     let mut session = Session {
@@ -179,7 +199,8 @@ pub fn run(args: Args) -> ExitCode {
 
 /// Publishing and logging around the state machine.
 struct Session {
-    log: FindingsLog,
+    /// `None`: no findings file, as the seed's `[ -n "$findings" ]`; stdout only.
+    log: Option<FindingsLog>,
     verbose: bool,
     passes: u64,
     /// The last "cannot see" reason said on stderr, so it is said once, not every pass.
@@ -198,7 +219,9 @@ impl Session {
         if let Some(report) = &pass.report {
             // Both destinations, deliberately: the file is what a subscriber
             // reads; stdout lands in the worker's log where an operator looks.
-            if let Err(message) = self.log.append(&report.json) {
+            if let Some(log) = &self.log
+                && let Err(message) = log.append(&report.json)
+            {
                 say(format_args!("{message}; the finding still goes to stdout"));
             }
             let mut stdout = std::io::stdout().lock();
@@ -259,13 +282,20 @@ fn wait_for_next_pass(interval: Duration, pid_watch: &mut PidWatch) -> bool {
 /// remembered: a wrapper that removes the pid file after its agent exits
 /// must not leave the monitor waiting forever in "not recorded".
 struct PidWatch {
-    path: PathBuf,
+    /// `None`: no pid file at all, the seed's empty `pid_file` (always "not yet").
+    path: Option<PathBuf>,
     known: Option<Pid>,
 }
 
 impl PidWatch {
     fn read(&mut self) -> PidReading {
-        match process::read_pid_file(&self.path) {
+        let Some(path) = &self.path else {
+            return PidReading::NotRecorded {
+                reason: "no pid file: pass --pid-file or set PLOT_PID_FILE (or PLOT_WORKTREE)"
+                    .to_owned(),
+            };
+        };
+        match process::read_pid_file(path) {
             PidFileState::Alive(pid) => {
                 self.known = Some(pid);
                 PidReading::Alive(pid.get())
@@ -283,9 +313,10 @@ impl PidWatch {
 /// The machine, as the worker monitor's ports see it.
 struct RealPorts {
     pid_watch: PidWatch,
-    worktree: PathBuf,
+    /// `None`: no worktree (see [`Settings::worktree`]).
+    worktree: Option<PathBuf>,
     /// The worktree made absolute: Claude Code's slug is of its absolute cwd.
-    worktree_abs: PathBuf,
+    worktree_abs: Option<PathBuf>,
     claude_dir: Option<PathBuf>,
     /// This pass's cost, for the verbose line and the benchmark.
     scans: u32,
@@ -300,8 +331,10 @@ impl RealPorts {
                 known: None,
             },
             worktree: settings.worktree.clone(),
-            worktree_abs: std::path::absolute(&settings.worktree)
-                .unwrap_or_else(|_| settings.worktree.clone()),
+            worktree_abs: settings
+                .worktree
+                .as_ref()
+                .map(|w| std::path::absolute(w).unwrap_or_else(|_| w.clone())),
             claude_dir: settings.claude_dir.clone(),
             scans: 0,
             git_calls: 0,
@@ -316,7 +349,9 @@ impl WorkerPorts for RealPorts {
 
     fn transcript_quiet_seconds(&mut self) -> Option<u64> {
         let dir = self.claude_dir.as_deref()?;
-        transcript::quiet_seconds(dir, &self.worktree_abs, SystemTime::now())
+        // No worktree, no project directory to look in: unknown.
+        let worktree = self.worktree_abs.as_deref()?;
+        transcript::quiet_seconds(dir, worktree, SystemTime::now())
     }
 
     fn descendant_cpu(&mut self, pid: u32) -> Option<CpuClocks> {
@@ -328,20 +363,29 @@ impl WorkerPorts for RealPorts {
     }
 
     fn tree_fingerprint(&mut self) -> Result<String, String> {
-        if !self.worktree.is_dir() {
-            return Err(format!("{} is not a directory", self.worktree.display()));
+        let Some(worktree) = &self.worktree else {
+            return Err("no worktree".to_owned());
+        };
+        if !worktree.is_dir() {
+            return Err(format!("{} is not a directory", worktree.display()));
         }
         self.git_calls += 1;
-        git::tree_fingerprint(&self.worktree, git::GIT_TIMEOUT)
+        git::tree_fingerprint(worktree, git::GIT_TIMEOUT)
     }
 
     fn commits(&mut self) -> CommitsReading {
+        // No worktree: the seed's `monitor_has_commits` returns 2, unanswerable.
+        let Some(worktree) = &self.worktree else {
+            return CommitsReading::Unanswerable {
+                reason: "no worktree".to_owned(),
+            };
+        };
         // The base ref is read from ref files; only the count is a git call.
-        if let Err(reason) = git::local_base_ref(&self.worktree) {
+        if let Err(reason) = git::local_base_ref(worktree) {
             return CommitsReading::Unanswerable { reason };
         }
         self.git_calls += 1;
-        match git::commits_since_base(&self.worktree, git::GIT_TIMEOUT) {
+        match git::commits_since_base(worktree, git::GIT_TIMEOUT) {
             Ok(n) => CommitsReading::Count(n),
             Err(reason) => CommitsReading::Unanswerable { reason },
         }
@@ -362,7 +406,7 @@ mod tests {
 
     fn pid_watch(dir: &Path) -> PidWatch {
         PidWatch {
-            path: dir.join("pid"),
+            path: Some(dir.join("pid")),
             known: None,
         }
     }

@@ -702,6 +702,44 @@ fn an_unwritable_findings_file_is_reported_and_the_finding_still_reaches_stdout(
 }
 
 #[test]
+fn with_only_a_pid_file_and_a_findings_file_it_runs_as_the_seed_and_still_says_gone() {
+    // A wrapper that sets PLOT_PID_FILE and PLOT_MONITOR_FILE, and no worktree:
+    // the seed runs with worktree="" (no transcript, no tree, no commits).
+    let scratch = tempfile::tempdir().unwrap();
+    let pid_file = scratch.path().join("agent.pid");
+    let findings = scratch.path().join(".plot-worker.monitor.worker.jsonl");
+    let mut agent = Agent::idle();
+    std::fs::write(&pid_file, format!("{}\n", agent.pid())).unwrap();
+    let env = [
+        ("PLOT_PID_FILE", pid_file.display().to_string()),
+        ("PLOT_MONITOR_FILE", findings.display().to_string()),
+        ("PLOT_MONITOR_INTERVAL", "0.3".to_owned()),
+        ("RUST_LOG", "debug".to_owned()),
+    ];
+    let mut monitor = Monitor::start(&env, &[]);
+    // It keeps running: its readings that need a worktree are unknown.
+    let passes = monitor.passes(3);
+    assert!(
+        passes.iter().all(|l| l.contains(": unknown (")),
+        "{passes:#?}"
+    );
+    agent.kill();
+    let gone = monitor.next_finding();
+    assert_eq!(gone["finding"], "gone");
+    assert_eq!(gone["worktree"], "");
+    assert_eq!(gone["branch"], "");
+    assert!(monitor.wait_exit().success());
+    assert_eq!(monitor.stdout.len(), 1, "{:?}", monitor.stdout);
+    let lines = findings_lines(&findings);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(
+        format!("plot-monitor {}", lines[0]),
+        monitor.stdout[0],
+        "the same line in the file and on stdout"
+    );
+}
+
+#[test]
 fn a_bad_configuration_is_one_line_and_exit_2() {
     for (env, args, says) in [
         (vec![], vec!["--once"], "no worktree to watch"),
