@@ -54,13 +54,16 @@ fn forks_since_boot() -> u64 {
         .unwrap_or(0)
 }
 
-// A real process must be started and reaped to get a really dead pid.
-#[allow(clippy::disallowed_methods)]
+/// A really dead pid: a shell that printed its own pid, exited and was reaped.
 fn dead_pid() -> u32 {
-    let mut child = std::process::Command::new("true").spawn().unwrap();
-    let pid = child.id();
-    child.wait().unwrap();
-    pid
+    let outcome = probes::run::run(
+        &probes::run::Invocation::shell("echo $$"),
+        &probes::run::Limits::default(),
+    );
+    outcome
+        .success_stdout()
+        .and_then(|out| out.text().trim().parse().ok())
+        .expect("a shell printed its pid")
 }
 
 /// 1,000 items: a quarter finished, a quarter dead, a quarter alive, a

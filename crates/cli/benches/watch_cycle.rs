@@ -2,22 +2,24 @@
 //! cost on a private tmux server. Prints figures for PERFORMANCE.md; asserts
 //! no time (SPEC §9: a cycle over N panes, resident memory for 100 targets,
 //! and how long a hung capture takes to be abandoned).
-// A benchmark of the real binary starts it, tmux and a fake tmux.
-#![allow(clippy::disallowed_methods)]
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use probes::run::{Background, Invocation, Limits, run};
+
 fn tmux(socket: &Path, args: &[&str]) {
-    let status = Command::new("tmux")
+    let tmux = Invocation::new("tmux")
         .arg("-S")
         .arg(socket)
         .args(["-f", "/dev/null"])
-        .args(args)
-        .status()
-        .expect("tmux");
-    assert!(status.success(), "tmux {args:?}");
+        .args(args);
+    let outcome = run(&tmux, &Limits::default());
+    assert!(
+        outcome.success_stdout().is_some(),
+        "tmux {args:?}: {}",
+        outcome.describe()
+    );
 }
 
 /// utime + stime and cutime + cstime of a process, in clock ticks.
@@ -46,13 +48,13 @@ fn rss_kib(pid: u32) -> u64 {
 }
 
 fn ticks_per_second() -> f64 {
-    let out = Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .expect("getconf");
-    String::from_utf8_lossy(&out.stdout)
-        .trim()
-        .parse()
+    let outcome = run(
+        &Invocation::new("getconf").arg("CLK_TCK"),
+        &Limits::default(),
+    );
+    outcome
+        .success_stdout()
+        .and_then(|out| out.text().trim().parse().ok())
         .unwrap_or(100.0)
 }
 
@@ -83,17 +85,18 @@ fn measure(dir: &Path, panes: usize, cycles: usize) {
     }
     std::thread::sleep(Duration::from_millis(500));
     let out_path = dir.join(format!("out{panes}"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bmb-monitor"))
+    let monitor = Invocation::new(env!("CARGO_BIN_EXE_bmb-monitor"))
         .arg("watch")
         .arg("-S")
         .arg(&socket)
         .args(&names)
         .args(["--interval", "1"])
-        .env("XDG_STATE_HOME", dir)
-        .stdout(std::fs::File::create(&out_path).expect("out"))
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("monitor");
+        .env("XDG_STATE_HOME", dir);
+    let child = Background::start(
+        &monitor,
+        Some(std::fs::File::create(&out_path).expect("out")),
+    )
+    .expect("monitor");
     let lines = |n: usize| {
         std::fs::read_to_string(&out_path)
             .unwrap_or_default()
@@ -111,8 +114,7 @@ fn measure(dir: &Path, panes: usize, cycles: usize) {
     }
     let (own1, children1) = cpu_ticks(child.id());
     let rss = rss_kib(child.id());
-    let _ = child.kill();
-    let _ = child.wait();
+    child.stop();
     tmux(&socket, &["kill-server"]);
     let hz = ticks_per_second();
     let per_cycle = |ticks: u64| ticks as f64 / hz / cycles as f64 * 1000.0;
@@ -132,14 +134,13 @@ fn main() {
 
     let fake = dir.path().join("hanging-tmux");
     std::fs::write(&fake, "#!/bin/sh\nsleep 300 &\nwait\n").expect("fake tmux");
-    Command::new("chmod")
-        .arg("+x")
-        .arg(&fake)
-        .status()
-        .expect("chmod");
+    run(
+        &Invocation::new("chmod").arg("+x").arg(&fake),
+        &Limits::default(),
+    );
     for timeout in [1, 2] {
         let start = Instant::now();
-        let status = Command::new(env!("CARGO_BIN_EXE_bmb-monitor"))
+        let monitor = Invocation::new(env!("CARGO_BIN_EXE_bmb-monitor"))
             .args([
                 "watch",
                 "agent",
@@ -149,12 +150,9 @@ fn main() {
                 "--tmux-bin",
             ])
             .arg(&fake)
-            .env("XDG_STATE_HOME", dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .expect("monitor");
-        assert!(status.success());
+            .env("XDG_STATE_HOME", dir.path());
+        let outcome = run(&monitor, &Limits::with_timeout(Duration::from_secs(60)));
+        assert!(outcome.success_stdout().is_some(), "{}", outcome.describe());
         println!(
             "hung capture, --capture-timeout {timeout}: the poll returned after {:.2} s",
             start.elapsed().as_secs_f64()

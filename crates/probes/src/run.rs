@@ -381,6 +381,68 @@ fn wait_until(child: &mut Child, deadline: Instant) -> Option<std::process::Exit
     }
 }
 
+/// A long-running child (a monitor under a benchmark, a daemon under a
+/// test) in its own process group, its stdout and stderr sent to files or
+/// dropped. Stopping it ends the whole group; so does dropping it.
+#[derive(Debug)]
+pub struct Background {
+    child: Child,
+    grace: Duration,
+}
+
+impl Background {
+    /// Starts `what` (its stdin is `/dev/null`); `stdout` receives its output.
+    pub fn start(what: &Invocation, stdout: Option<std::fs::File>) -> std::io::Result<Background> {
+        let mut command = Command::new(&what.program);
+        command
+            .args(&what.args)
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null());
+        command.stdout(stdout.map_or_else(Stdio::null, Stdio::from));
+        if let Some(dir) = &what.cwd {
+            command.current_dir(dir);
+        }
+        for (key, value) in &what.env {
+            match value {
+                Some(value) => command.env(key, value),
+                None => command.env_remove(key),
+            };
+        }
+        let child = command.spawn()?;
+        SPAWNED.fetch_add(1, Ordering::Relaxed);
+        SPAWNED_BY_THIS_THREAD.with(|count| count.set(count.get() + 1));
+        Ok(Background {
+            child,
+            grace: Limits::default().grace,
+        })
+    }
+
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGTERM to the group, the grace period, then SIGKILL; returns how it ended.
+    pub fn stop(mut self) -> Option<std::process::ExitStatus> {
+        self.end()
+    }
+
+    fn end(&mut self) -> Option<std::process::ExitStatus> {
+        if let Ok(Some(status)) = self.child.try_wait() {
+            return Some(status);
+        }
+        let group = self.child.id() as libc::pid_t;
+        terminate_group(&mut self.child, group, self.grace);
+        self.child.try_wait().ok().flatten()
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
 /// SIGTERM the whole group, give it `grace`, then SIGKILL the group and reap.
 fn terminate_group(child: &mut Child, group: libc::pid_t, grace: Duration) {
     signal_group(group, libc::SIGTERM);
@@ -477,6 +539,51 @@ mod tests {
         match outcome {
             Outcome::FailedToSpawn { error } => assert!(error.contains("no-such-program")),
             other => panic!("expected FailedToSpawn, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_background_child_writes_to_its_file_and_stopping_it_ends_its_whole_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let script = "sleep 300 & echo $!; echo started; wait";
+        let bg = Background::start(
+            &Invocation::shell(script),
+            Some(std::fs::File::create(&out).unwrap()),
+        )
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !std::fs::read_to_string(&out).unwrap().contains("started") {
+            assert!(Instant::now() < deadline, "the child never wrote");
+            thread::sleep(Duration::from_millis(10));
+        }
+        let grandchild: i32 = std::fs::read_to_string(&out)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let leader = bg.id() as i32;
+        assert!(bg.stop().is_some());
+        // A killed orphan is gone, or a zombie until its new parent reaps it;
+        // the signal lands asynchronously, hence the bounded wait.
+        for pid in [leader, grandchild] {
+            let running = || {
+                let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
+                state.and_then(|s| {
+                    s.rsplit_once(')')
+                        .map(|(_, r)| !r.trim_start().starts_with('Z'))
+                }) == Some(true)
+            };
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while running() {
+                assert!(
+                    Instant::now() < deadline,
+                    "process {pid} of the stopped group is still running"
+                );
+                thread::sleep(Duration::from_millis(10));
+            }
         }
     }
 
