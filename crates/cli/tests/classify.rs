@@ -193,7 +193,7 @@ fn a_user_profile_file_overrides_a_builtin_and_a_malformed_one_is_skipped() {
         "name = claude\nbox_top = ^─{8,}$\nbox_bottom = ^─{8,}$\nprompt = ^❯\n",
     )
     .expect("write");
-    let output = classify_with_config(&[], &pane, config.path());
+    let output = classify_with_config(&["--profile", "claude"], &pane, config.path());
     assert_eq!(assert_one_word(&output), "STALLED");
 
     // A malformed file named on the command line is a configuration error.
