@@ -13,8 +13,12 @@ use crate::profile::{Profile, Profiles};
 use crate::tail::Tail;
 use crate::{Context, Evidence, State, Verdict, Work};
 
-/// The footer under the input box is at most this many lines.
-const FOOTER_MAX_LINES: usize = 6;
+/// How far above the bottom the input box's closing rule is looked for. The
+/// box is found by its structure (rule, prompt line, rule), never cut at a
+/// line count (seed defect 5); this only bounds the search, and leaves room
+/// for what Claude Code 2.1 lists under its footer (one row per background
+/// agent).
+const FOOTER_MAX_LINES: usize = 24;
 /// A pending message in the input box can be long (seed defect 5); past this
 /// many lines we stop looking for the box's top border.
 const BOX_MAX_LINES: usize = 500;
@@ -286,6 +290,13 @@ impl Reader<'_, '_> {
             let region = self.region(RegionKind::LiveRows, input.top + 1, i);
             return self.working(Rule::StreamingUnderDraft, region, i);
         }
+        // A CLI that draws its dialogs under the box (Gemini) leaves the
+        // submitted prompt's box above them: a question below the box is live.
+        if input.bottom > 0
+            && let Some(decision) = self.dialog(input.bottom - 1)
+        {
+            return decision;
+        }
         // The box is live input, so nothing above it is a pending question.
         let region = self.region(RegionKind::InputBox, input.bottom, input.top);
         self.stop(work, region, Some(input.top - 1))
@@ -307,30 +318,37 @@ impl Reader<'_, '_> {
             return decision;
         }
         let top = self.dialog_top();
-        if let Some((rule, evidence)) = self.question(top) {
-            let region = self.region(RegionKind::Dialog, 0, top);
-            let profile = self.profile;
-            let is_rule =
-                |t: &str| matches_opt(&profile.box_top, t) || matches_opt(&profile.box_bottom, t);
-            let dialog = (0..=top)
-                .rev()
-                .filter_map(|i| {
-                    self.tail
-                        .text(i)
-                        .filter(|t| !is_rule(t))
-                        .map(str::to_string)
-                })
-                .collect();
-            return Decision {
-                state: State::Question,
-                rule,
-                region,
-                evidence: Some(evidence),
-                dialog,
-            };
+        if let Some(decision) = self.dialog(top) {
+            return decision;
         }
         let bottom = self.region(RegionKind::Bottom, 0, 0);
         self.stop(work, bottom, Some(0))
+    }
+
+    /// A question by structure in the lines `0..=top`, as a QUESTION verdict
+    /// carrying the dialog's lines (rule lines left out) for the relay.
+    fn dialog(&mut self, top: usize) -> Option<Decision> {
+        let (rule, evidence) = self.question(top)?;
+        let region = self.region(RegionKind::Dialog, 0, top);
+        let profile = self.profile;
+        let is_rule =
+            |t: &str| matches_opt(&profile.box_top, t) || matches_opt(&profile.box_bottom, t);
+        let dialog = (0..=top)
+            .rev()
+            .filter_map(|i| {
+                self.tail
+                    .text(i)
+                    .filter(|t| !is_rule(t))
+                    .map(str::to_string)
+            })
+            .collect();
+        Some(Decision {
+            state: State::Question,
+            rule,
+            region,
+            evidence: Some(evidence),
+            dialog,
+        })
     }
 
     /// The input box: a closing rule within the footer's reach of the bottom,
