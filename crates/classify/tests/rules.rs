@@ -299,3 +299,32 @@ fn the_evidence_names_the_line_that_decided() {
     assert_eq!(evidence.text, "✻ Pondering… (3s)");
     assert_eq!(evidence.line_number(&pane), 3);
 }
+
+/// A real capture with more background agents listed under its footer than
+/// the capture had: the box is found by its structure however long the list.
+fn with_more_agent_rows(case: &str, rows: usize) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/panes/claude")
+        .join(case)
+        .join("plain.txt");
+    let pane = std::fs::read_to_string(path).expect("capture");
+    let mut lines: Vec<&str> = pane.trim_end().lines().collect();
+    let extra: Vec<String> = (0..rows)
+        .map(|i| {
+            format!("  ◯ general-purpose  Survey part {i}                                       3s")
+        })
+        .collect();
+    lines.extend(extra.iter().map(String::as_str));
+    lines.join("\n")
+}
+
+#[test]
+fn a_long_agent_list_under_the_footer_does_not_hide_the_box() {
+    let working = with_more_agent_rows("working-background-agents", 8);
+    check(&working, State::Working, Rule::BackgroundWork);
+    let self_echo = with_more_agent_rows("GOLDEN-self-echo-false-question", 8);
+    check(&self_echo, State::Working, Rule::BusyFooter);
+    // The hint typed into the draft stays a draft, not a question.
+    let draft = with_more_agent_rows("idle-input-holds-question-hint", 8);
+    check(&draft, State::Stalled, Rule::WorkUnknown);
+}
