@@ -186,8 +186,25 @@ impl Tmux {
             ]);
         }
         let inv = self.command(&args);
-        let outcome = run(&inv, &Limits::with_timeout(self.timeout));
+        // Room for every pane, however large: a pane cut short loses its
+        // bottom, which is the part that is read.
+        let limits = Limits {
+            max_output: CAPTURE_BASE_BYTES + wanted.len() * CAPTURE_PER_PANE_BYTES,
+            ..Limits::with_timeout(self.timeout)
+        };
+        let outcome = run(&inv, &limits);
         let (stdout, failure) = match &outcome {
+            crate::run::Outcome::Exited {
+                code: Some(0),
+                stdout,
+                ..
+            } if stdout.truncated => (
+                stdout.text(),
+                Some(format!(
+                    "the capture output passed {} bytes and was cut; the panes after the cut are not read",
+                    limits.max_output
+                )),
+            ),
             crate::run::Outcome::Exited {
                 code: Some(0),
                 stdout,
@@ -264,6 +281,10 @@ impl Tmux {
         }
     }
 }
+
+/// The capture chain's output bound: a base, plus this much per pane.
+const CAPTURE_BASE_BYTES: usize = 8 << 20;
+const CAPTURE_PER_PANE_BYTES: usize = 1 << 20;
 
 /// What tmux says when no server listens on the socket: no sessions, not an error.
 const NO_SERVER: [&str; 2] = ["no server running", "error connecting to"];
@@ -369,6 +390,61 @@ mod tests {
                 .starts_with("pane of alpha\nline 0\n")
         );
         assert_eq!(server.tmux.list_sessions().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn many_large_panes_are_captured_whole_not_cut_at_an_output_bound() {
+        // 60 panes of 250x80 filled to the brim: over 1 MiB in one chain.
+        let server = PrivateServer::start(&[]);
+        let names: Vec<String> = (0..60).map(|i| format!("big{i}")).collect();
+        for name in &names {
+            let script = format!(
+                "i=0; while [ $i -lt 79 ]; do printf '%0249d\\n' $i; i=$((i+1)); done; printf 'END {name}'; exec sleep 600"
+            );
+            let args = [
+                "new-session",
+                "-d",
+                "-s",
+                name,
+                "-x",
+                "250",
+                "-y",
+                "80",
+                "sh",
+                "-c",
+                &script,
+            ];
+            server.tmux.call(server.tmux.command(&args)).unwrap();
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let results = server.tmux.capture_sessions(&names, "big").unwrap();
+            let whole = results
+                .iter()
+                .zip(&names)
+                .filter(|(r, name)| {
+                    r.as_ref()
+                        .is_ok_and(|c| c.text.trim_end().ends_with(&format!("END {name}")))
+                })
+                .count();
+            let bytes: usize = results
+                .iter()
+                .filter_map(|r| r.as_ref().ok())
+                .map(|c| c.text.len())
+                .sum();
+            if whole == names.len() {
+                assert!(
+                    bytes > 1 << 20,
+                    "the test must pass the old 1 MiB bound: {bytes}"
+                );
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{whole} of 60 panes came back whole"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     #[test]
