@@ -192,6 +192,101 @@ def cx_trust(c):
               shape="codex-trust-directory")
 
 
+def codex_plan_mode(s):
+    """`/plan` (the slash command "switch to Plan mode"; shift+tab cycles to it as well): the footer then
+    says `Plan mode (shift+tab to cycle)` and the main-loop requests offer `request_user_input`."""
+    s.send_text("/plan")
+    must(s.wait_text("switch to Plan mode", 10), "/plan in the command popup")
+    time.sleep(0.5)
+    s.send_keys("Enter")
+    must(s.wait_text("Plan mode (shift+tab", 15), "Plan mode footer")
+    time.sleep(1.0)
+
+
+def codex_start_plan(s, prompt):
+    s.start()
+    must(s.wait_text(codex_idle, 60), "codex composer at startup")
+    time.sleep(2.0)
+    codex_plan_mode(s)
+    submit_until_sent(s, prompt)
+
+
+RUI_STORAGE = {"id": "storage", "header": "Storage", "question": "Where should the monitor keep its state?",
+               "options": [{"label": "SQLite (Recommended)", "description": "One file, transactional"},
+                           {"label": "JSON files", "description": "Plain files per pane"}]}
+RUI_INTERVAL = {"id": "interval", "header": "Interval", "question": "How often should it poll each pane?",
+                "options": [{"label": "Every 2 s (Recommended)", "description": "Fast enough for prompts"},
+                            {"label": "Every 10 s", "description": "Cheaper on large fleets"}]}
+RUI_ALERTS = {"id": "alerts", "header": "Alerts", "question": "Where should QUESTION alerts go?",
+              "options": [{"label": "Desktop (Recommended)", "description": "A notification per pane"},
+                          {"label": "Webhook", "description": "POST to a URL"}]}
+
+
+def cx_plan_idle(c):
+    with c.session() as s:
+        must(s.wait_text(codex_idle, 60), "composer")
+        time.sleep(2)
+        codex_plan_mode(s)
+        time.sleep(1)
+        c.cap(s, "idle-plan-mode", "STALLED",
+              "`/plan` switched an idle session to Plan mode; no turn yet, the composer is empty")
+
+
+def cx_request_user_input(c):
+    steps = [{"blocks": [tool("request_user_input", questions=[RUI_STORAGE])]},
+             {"when": "tool_result", "blocks": [text("Done.")]}]
+    with c.session(steps=steps) as s:
+        codex_start_plan(s, "plan the state storage")
+        must(s.wait_text("enter to submit answer", 30), "request_user_input question")
+        time.sleep(1.5)
+        c.cap(s, "question-request-user-input", "QUESTION",
+              "Plan mode: the model calls request_user_input with one question and two options",
+              shape="codex-request-user-input")
+
+
+def cx_request_user_input_multi(c):
+    steps = [{"blocks": [tool("request_user_input", questions=[RUI_STORAGE, RUI_INTERVAL, RUI_ALERTS])]},
+             {"when": "tool_result", "blocks": [text("Done.")]}]
+    with c.session(steps=steps) as s:
+        codex_start_plan(s, "plan the monitor settings")
+        must(s.wait_text("Question 1/3", 30), "request_user_input, three questions")
+        time.sleep(1.5)
+        c.cap(s, "question-request-user-input-multi", "QUESTION",
+              "Plan mode: request_user_input with three questions; the first is shown (`Question 1/3`)",
+              shape="codex-request-user-input-multi")
+
+
+CODEX_PLAN = ("Here is the plan.\n\n<proposed_plan>\n# Store monitor state in SQLite\n\n"
+              "1. Add a `state` table keyed by pane id.\n2. Write each verdict in one transaction.\n"
+              "3. Read the last verdict at start.\n</proposed_plan>\n")
+
+
+def cx_plan_implement(c):
+    steps = [{"blocks": [text(CODEX_PLAN)]}]
+    with c.session(steps=steps) as s:
+        codex_start_plan(s, "plan the state storage")
+        must(s.wait_text("Implement this plan?", 30), "implement-this-plan prompt")
+        time.sleep(1.5)
+        c.cap(s, "question-plan-implement", "QUESTION",
+              "Plan mode: the reply carries a <proposed_plan>; Codex asks `Implement this plan?`",
+              shape="codex-plan-implement")
+
+
+def cx_interrupted(c):
+    steps = [{"delta_delay": 0.25, "blocks": [text(LOREM * 3, chunk=6)]}]
+    with c.session(steps=steps) as s:
+        codex_start(s, "explain how the monitor classifies a pane")
+        must(s.mock.wait_for("text_start"), "stream start")
+        time.sleep(4)
+        must(s.mock.seen("reply_done") == 0, "still streaming")
+        s.send_keys("Escape")
+        must(s.wait_text("Conversation interrupted", 15), "the interrupted turn-end line")
+        must(codex_wait_idle(s), "idle after the interrupt")
+        time.sleep(1.5)
+        c.cap(s, "idle-after-interrupt", "STALLED",
+              "Escape while a long reply streamed: the turn ends with `■ Conversation interrupted …`; idle")
+
+
 CODEX_SCENARIOS = {
     "welcome": (cx_welcome, BOTH),
     "text-answer": (cx_text_answer, BOTH),
@@ -202,6 +297,11 @@ CODEX_SCENARIOS = {
     "exec-approval": (cx_exec_approval, BOTH),
     "patch-approval": (cx_patch_approval, BOTH),
     "trust": (cx_trust, BOTH),
+    "plan-idle": (cx_plan_idle, BOTH),
+    "request-user-input": (cx_request_user_input, BOTH),
+    "request-user-input-multi": (cx_request_user_input_multi, BOTH),
+    "plan-implement": (cx_plan_implement, BOTH),
+    "interrupted": (cx_interrupted, BOTH),
 }
 
 
@@ -340,6 +440,104 @@ def gm_trust(c):
               shape="gemini-trust-folder")
 
 
+def gm_web_fetch(c):
+    steps = [{"blocks": [tool("web_fetch", prompt="Summarise https://example.com/docs/monitor.html")]},
+             {"when": "tool_result", "blocks": [text("Done.")]}]
+    with c.session(steps=steps) as s:
+        gemini_start(s, "read the monitor docs")
+        must(s.wait_text("URLs to fetch", 30), "web_fetch confirmation")
+        time.sleep(1.5)
+        must(s.mock.main_requests == 1, "nothing fetched yet")
+        c.cap(s, "question-web-fetch-confirm", "QUESTION",
+              "web_fetch of an https URL waits for confirmation: `URLs to fetch:` and `Do you want to proceed?`",
+              shape="gemini-web-fetch-confirm")
+
+
+def gm_enter_plan(c):
+    steps = [{"blocks": [tool("enter_plan_mode", reason="Design the storage first")]},
+             {"when": "tool_result", "blocks": [text("Done.")]}]
+    with c.session(steps=steps) as s:
+        gemini_start(s, "design the storage")
+        must(s.wait_text("Enter Plan Mode", 30), "enter_plan_mode confirmation")
+        time.sleep(1.5)
+        c.cap(s, "question-enter-plan-mode", "QUESTION",
+              "the model calls enter_plan_mode; Gemini asks to switch to read-only planning (`Do you want to proceed?`)",
+              shape="gemini-enter-plan-mode")
+
+
+# Plan mode: `general.defaultApprovalMode = "plan"` (a settings default, unlike YOLO), plans kept in the
+# project (`general.plan.directory`, which must stay inside it) so the plan file can be seeded.
+GEMINI_PLAN_SETTINGS = {"general": {"plan": {"directory": ".gemini/plans"}}}
+GEMINI_PLAN_FILE = ("# Store monitor state in SQLite\n\n1. Add a `state` table keyed by pane id.\n"
+                    "2. Write each verdict in one transaction.\n3. Read the last verdict at start.\n")
+
+
+def gm_plan_idle(c):
+    with c.session(approval="plan", settings=GEMINI_PLAN_SETTINGS) as s:
+        must(s.wait_text(gemini_idle, 60), "input box")
+        time.sleep(2)
+        c.cap(s, "idle-plan-mode", "STALLED", "fresh start in Plan mode (`defaultApprovalMode: plan`), no turn yet")
+
+
+def gm_plan_approval(c):
+    steps = [{"blocks": [tool("exit_plan_mode", plan_filename="storage.md")]},
+             {"when": "tool_result", "blocks": [text("Done.")]}]
+    with c.session(steps=steps, approval="plan", settings=GEMINI_PLAN_SETTINGS,
+                   pre_files={".gemini/plans/storage.md": GEMINI_PLAN_FILE}) as s:
+        gemini_start(s, "plan the state storage")
+        must(s.mock.wait_for("tool_sent"), "exit_plan_mode call")
+        must(s.wait_text("SQLite", 30), "the plan shown for approval")
+        time.sleep(2)
+        c.cap(s, "question-plan-approval", "QUESTION",
+              "Plan mode: the model calls exit_plan_mode with a plan file; Gemini asks to approve the plan",
+              shape="gemini-plan-approval")
+
+
+def gm_api_retry(c):
+    steps = [{"error": 503, "message": "The model is overloaded. Please try again later."}] * 3 + [
+        {"blocks": [text("Late answer after the retries.")]}]
+    with c.session(steps=steps) as s:
+        gemini_start(s, "summarise the repository")
+        must(s.mock.wait_for("error_sent", 2, 40), "two 503s")
+        time.sleep(2)
+        must(s.mock.seen("reply_done") == 0 and GEMINI_BUSY in s.screen(), "still retrying")
+        c.cap(s, "working-api-retry-503", "WORKING",
+              "the mock answered HTTP 503 twice; Gemini retries with backoff (default settings)")
+
+
+# Giving up: `general.maxAttempts: 3` (the default 10 takes minutes of backoff) and `ui.errorVerbosity: full`;
+# every request gets 429. With the default verbosity (`low`) 0.61.0 never asked: it went on retrying
+# silently past maxAttempts (19 requests in 45 s), the spinner row unchanged.
+GEMINI_FEW_ATTEMPTS = {"general": {"maxAttempts": 3}, "ui": {"errorVerbosity": "full"}}
+
+
+def gm_api_high_demand(c):
+    steps = [{"error": 429, "message": "Resource has been exhausted (e.g. check quota)."}] * 30
+    with c.session(steps=steps, settings=GEMINI_FEW_ATTEMPTS) as s:
+        gemini_start(s, "summarise the repository")
+        must(s.wait_text("Keep trying", 90), "the high-demand prompt after the retries")
+        time.sleep(1.5)
+        c.cap(s, "question-api-high-demand", "QUESTION",
+              "three HTTP 429s (maxAttempts 3): Gemini gives up retrying and asks `Keep trying` / `Stop`",
+              shape="gemini-high-demand")
+
+
+def gm_api_gave_up(c):
+    steps = [{"error": 429, "message": "Resource has been exhausted (e.g. check quota)."}] * 30
+    with c.session(steps=steps, settings=GEMINI_FEW_ATTEMPTS) as s:
+        gemini_start(s, "summarise the repository")
+        must(s.wait_text("Keep trying", 90), "the high-demand prompt after the retries")
+        time.sleep(1.0)
+        s.send_keys("Down")
+        time.sleep(0.5)
+        s.send_keys("Enter")
+        must(s.wait_text("Keep trying", 15, gone=True), "the prompt answered with Stop")
+        must(gemini_wait_idle(s), "idle after giving up")
+        time.sleep(1.5)
+        c.cap(s, "idle-after-api-error", "STALLED",
+              "three HTTP 429s, the high-demand prompt answered `Stop`: the turn ended on the error; idle")
+
+
 GEMINI_SCENARIOS = {
     "welcome": (gm_welcome, BOTH),
     "text-answer": (gm_text_answer, BOTH),
@@ -351,6 +549,13 @@ GEMINI_SCENARIOS = {
     "edit-confirm": (gm_edit_confirm, BOTH),
     "ask-user": (gm_ask_user, BOTH),
     "trust": (gm_trust, BOTH),
+    "web-fetch": (gm_web_fetch, BOTH),
+    "enter-plan": (gm_enter_plan, BOTH),
+    "plan-idle": (gm_plan_idle, BOTH),
+    "plan-approval": (gm_plan_approval, BOTH),
+    "api-retry": (gm_api_retry, BOTH),
+    "api-high-demand": (gm_api_high_demand, BOTH),
+    "api-gave-up": (gm_api_gave_up, BOTH),
 }
 
 SCENARIOS = {"codex": CODEX_SCENARIOS, "gemini": GEMINI_SCENARIOS}
