@@ -17,6 +17,12 @@ detect = ^\s*Would you like to (?:run the following command|make the following e
 detect = ^\s*(?:›\s*)?\d+\.\s+(?:Yes, proceed \(y\)|Yes, and don't ask again|No, and tell Codex what to do differently|Trust and continue)
 detect = enter continue · esc back
 detect = ^\s*Trust this folder\?
+# request_user_input (Plan mode): `Question 1/3 (3 unanswered)` over the options, hint
+# `tab to add notes | enter to submit answer | …`; the plan prompt `Implement this plan?`.
+detect = enter to submit answer
+detect = ^\s*Question \d+/\d+ \(\d+ unanswered\)
+detect = ^\s*(?:›\s*)?\d+\.\s+(?:None of the above\s+Optionally, add details|Yes, implement this plan|No, stay in Plan mode)
+detect = Plan mode \(shift\+tab to cycle\)
 
 # The composer has no border: a blank padding row, the `›` line(s), a blank padding row, then the
 # footer (`model · cwd · title` and `← for agents · ? for shortcuts`). A dialog's cursor `› 1.` is
@@ -37,6 +43,9 @@ background = (?-u:\b)[1-9]\d* background terminals? running(?-u:\b)
 reply = ^•\s
 turn_end = ^\s*Worked for(?-u:\b)
 turn_end = ^■\s
+# A notice Codex prints between turns, not a reply: `/plan` leaves `• Model changed to gpt-5-codex
+# medium for Plan mode.` at column zero (idle-plan-mode). No turn streams under it.
+turn_end = ^•\s+Model changed to\s
 detail = ^\s*└\s
 
 # Dialogs replace the composer and the footer: a question, numbered options with a `›` cursor,

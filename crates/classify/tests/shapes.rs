@@ -40,6 +40,9 @@ const SHAPES: &[(&str, Rule)] = &[
     ("gemini-edit-confirm", Rule::PermissionDialog),
     ("gemini-ask-user", Rule::SelectHint),
     ("gemini-trust-folder", Rule::PermissionDialog),
+    ("codex-request-user-input", Rule::ChoiceDialog),
+    ("codex-request-user-input-multi", Rule::ChoiceDialog),
+    ("codex-plan-implement", Rule::ChoiceDialog),
 ];
 
 fn corpus() -> PathBuf {
@@ -283,4 +286,19 @@ fn gemini_ask_user_is_a_question() {
 #[test]
 fn gemini_trust_folder_is_a_question() {
     check_shape("gemini-trust-folder");
+}
+
+#[test]
+fn codex_request_user_input_is_a_question() {
+    check_shape("codex-request-user-input");
+}
+
+#[test]
+fn codex_request_user_input_multi_is_a_question() {
+    check_shape("codex-request-user-input-multi");
+}
+
+#[test]
+fn codex_plan_implement_is_a_question() {
+    check_shape("codex-plan-implement");
 }
