@@ -43,6 +43,10 @@ const SHAPES: &[(&str, Rule)] = &[
     ("codex-request-user-input", Rule::ChoiceDialog),
     ("codex-request-user-input-multi", Rule::ChoiceDialog),
     ("codex-plan-implement", Rule::ChoiceDialog),
+    ("gemini-web-fetch-confirm", Rule::PermissionDialog),
+    ("gemini-enter-plan-mode", Rule::PermissionDialog),
+    ("gemini-plan-approval", Rule::SelectHint),
+    ("gemini-high-demand", Rule::ChoiceDialog),
 ];
 
 fn corpus() -> PathBuf {
@@ -301,4 +305,24 @@ fn codex_request_user_input_multi_is_a_question() {
 #[test]
 fn codex_plan_implement_is_a_question() {
     check_shape("codex-plan-implement");
+}
+
+#[test]
+fn gemini_web_fetch_confirm_is_a_question() {
+    check_shape("gemini-web-fetch-confirm");
+}
+
+#[test]
+fn gemini_enter_plan_mode_is_a_question() {
+    check_shape("gemini-enter-plan-mode");
+}
+
+#[test]
+fn gemini_plan_approval_is_a_question() {
+    check_shape("gemini-plan-approval");
+}
+
+#[test]
+fn gemini_high_demand_is_a_question() {
+    check_shape("gemini-high-demand");
 }
