@@ -36,14 +36,20 @@ impl FindingsLog {
                 self.path.display()
             ));
         }
-        let mut record = Vec::with_capacity(line.len() + 1);
-        record.extend_from_slice(line.as_bytes());
-        record.push(b'\n');
         let mut file = std::fs::OpenOptions::new()
+            .read(true)
             .append(true)
             .create(true)
             .open(&self.path)
             .map_err(|e| format!("cannot open findings file {}: {e}", self.path.display()))?;
+        let mut record = Vec::with_capacity(line.len() + 2);
+        // A line torn by a crash must not swallow the next record: start on a
+        // line of our own.
+        if ends_torn(&file) {
+            record.push(b'\n');
+        }
+        record.extend_from_slice(line.as_bytes());
+        record.push(b'\n');
         // One buffer, one write(2): O_APPEND makes it land whole at the end.
         file.write_all(&record).map_err(|e| {
             format!(
@@ -54,9 +60,35 @@ impl FindingsLog {
     }
 }
 
+/// Whether a non-empty file's last byte is not a newline.
+fn ends_torn(file: &std::fs::File) -> bool {
+    use std::os::unix::fs::FileExt;
+    let Ok(len) = file.metadata().map(|m| m.len()) else {
+        return false;
+    };
+    let mut last = [0u8];
+    len > 0 && file.read_at(&mut last, len - 1).is_ok() && last[0] != b'\n'
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_torn_by_a_crash_does_not_swallow_the_next_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = FindingsLog::new(dir.path().join("log.jsonl"));
+        log.append(r#"{"a":1}"#).unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(log.path())
+            .unwrap()
+            .write_all(br#"{"rec"#)
+            .unwrap();
+        log.append(r#"{"b":2}"#).unwrap();
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        assert_eq!(text, "{\"a\":1}\n{\"rec\n{\"b\":2}\n");
+    }
 
     #[test]
     fn appends_lines_in_order_and_keeps_what_was_there() {

@@ -32,6 +32,8 @@ pub enum SessionRecord {
     Rearmed { kind: EscalationKind },
     /// Failure text reported for one signal; never cleared on resume (seed defect 3).
     FailureReported { signal: String, text: String },
+    /// The report of a failure never reached anyone (its alert failed): it is due again.
+    FailureRetracted { signal: String },
 }
 
 /// What an escalation was about. One latch per kind (seed defect 2).
@@ -95,6 +97,9 @@ impl SessionMemory {
             }
             SessionRecord::FailureReported { signal, text } => {
                 self.failures.insert(signal.clone(), text.clone());
+            }
+            SessionRecord::FailureRetracted { signal } => {
+                self.failures.remove(signal);
             }
         }
     }

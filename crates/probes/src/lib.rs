@@ -7,6 +7,7 @@ pub mod claude;
 pub mod clock;
 pub mod git;
 pub mod input;
+pub mod lock;
 pub mod meta;
 pub mod pidfd;
 pub mod process;
