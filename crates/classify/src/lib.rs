@@ -128,6 +128,16 @@ pub struct Context<'a> {
     pub echo: &'a Echo,
 }
 
+/// The text as a terminal would show it, line by line: escape sequences,
+/// carriage returns and control characters removed (what the rules read).
+/// For relaying pane text to a human or a chat without any of them.
+pub fn plain_text(text: &str) -> String {
+    text.split('\n')
+        .map(tail::normalize)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Classifies a pane with the auto profile and no echo slices (the seed's entry point).
 pub fn classify(pane: &str, work: Work) -> Verdict {
     let profiles = Profiles::builtin();

@@ -15,6 +15,7 @@ use std::time::Duration;
 use classify::Work;
 use ledger::findings::FindingsLog;
 use ledger::session::{SessionMemory, parse_records, record_line};
+use probes::lock::LockError;
 use probes::run::{Invocation, Limits, Outcome, run};
 use probes::ssh::Remote;
 use probes::tmux::{PaneCapture, Server, Tmux};
@@ -173,7 +174,10 @@ pub fn run_watch(args: Args) -> ExitCode {
         return detach(&args, &targets);
     }
     probes::signals::install_stop_handler();
-    let mut watch = Watch::new(&args, targets, &state_dir());
+    let mut watch = match Watch::new(&args, targets, &state_dir()) {
+        Ok(watch) => watch,
+        Err(message) => return usage_error("watch", &message),
+    };
     loop {
         watch.cycle();
         if args.once || !probes::signals::sleep_unless_stopped(Duration::from_secs(args.interval)) {
@@ -205,6 +209,8 @@ struct Watched {
     monitor: TargetMonitor,
     journal: FindingsLog,
     journal_error: Option<String>,
+    /// Held while this process watches the target.
+    _lock: Option<probes::lock::Lock>,
 }
 
 struct Watch<'a> {
@@ -215,39 +221,61 @@ struct Watch<'a> {
 }
 
 impl<'a> Watch<'a> {
-    fn new(args: &'a Args, targets: Vec<Target>, state_dir: &std::path::Path) -> Watch<'a> {
+    /// Loads each target's memory and takes its lock: a target another
+    /// monitor watches on this server is refused (two would each spend the
+    /// nudge budget).
+    fn new(
+        args: &'a Args,
+        targets: Vec<Target>,
+        state_dir: &std::path::Path,
+    ) -> Result<Watch<'a>, String> {
         let config = SessionConfig {
             budget: args.nudge_budget,
             nudge_text: args.nudge_text.clone(),
             ..SessionConfig::default()
         };
         let dir = state_dir.join("session").join(args.server.state_key());
-        let watched = targets
-            .into_iter()
-            .map(|target| {
-                let path = dir.join(format!("{}.jsonl", target.to_string().replace(':', "~")));
-                let memory = load_memory(&path);
-                let monitor = TargetMonitor::new(target.to_string(), config.clone(), memory);
-                Watched {
-                    target,
-                    monitor,
-                    journal: FindingsLog::new(path),
-                    journal_error: None,
-                }
-            })
-            .collect();
         if let Err(err) = std::fs::create_dir_all(&dir) {
             eprintln!(
                 "bmb-monitor: watch: cannot create the state folder {}: {err}; state will not survive a restart",
                 dir.display()
             );
         }
-        Watch {
+        let mut watched = Vec::new();
+        for target in targets {
+            let key = target.to_string().replace(':', "~");
+            let lock = match probes::lock::try_lock(&dir.join(format!("{key}.lock"))) {
+                Ok(lock) => Some(lock),
+                Err(LockError::Held(pid)) => {
+                    let by = pid.map_or_else(String::new, |pid| format!(" (pid {pid})"));
+                    return Err(format!(
+                        "{target} is already watched by another bmb-monitor{by} on this server"
+                    ));
+                }
+                Err(LockError::Failed(why)) => {
+                    eprintln!(
+                        "bmb-monitor: watch: {target}: {why}; not guarded against a second monitor"
+                    );
+                    None
+                }
+            };
+            let path = dir.join(format!("{key}.jsonl"));
+            let memory = load_memory(&path);
+            let monitor = TargetMonitor::new(target.to_string(), config.clone(), memory);
+            watched.push(Watched {
+                target,
+                monitor,
+                journal: FindingsLog::new(path),
+                journal_error: None,
+                _lock: lock,
+            });
+        }
+        Ok(Watch {
             args,
             watched,
             probe_errors: BTreeMap::new(),
             cycle: 0,
-        }
+        })
     }
 
     fn cycle(&mut self) {
@@ -258,9 +286,7 @@ impl<'a> Watch<'a> {
         let progresses = self.probe_all(self.args.progress_probe.as_deref(), "progress");
         for (index, capture) in captures.into_iter().enumerate() {
             let work = works[index].as_deref().map_or(Work::Unknown, Work::parse);
-            let progress = progresses[index]
-                .as_deref()
-                .and_then(|raw| raw.trim().parse::<u64>().ok());
+            let progress = progresses[index].as_deref().and_then(parse_count);
             let watched = &mut self.watched[index];
             let observation = Observation {
                 capture: capture
@@ -413,14 +439,23 @@ impl<'a> Watch<'a> {
             &Limits::with_timeout(Duration::from_secs(self.args.probe_timeout)),
         );
         let key = format!("{what}:{}", target.unwrap_or("*"));
-        match outcome.success_stdout() {
-            Some(out) => {
-                self.probe_errors.remove(&key);
-                Some(out.text())
-            }
+        let answer = outcome.success_stdout().map(|out| out.text());
+        let problem = match &answer {
+            // A probe prints a count; anything else (`seven`, `-1`, two numbers) is unknown.
+            Some(text) if parse_count(text).is_some() => None,
+            Some(text) => Some(format!(
+                "{what} probe printed {:?}, not a count",
+                printable_excerpt(text)
+            )),
+            None => Some(format!("{what} probe {}", outcome.describe())),
+        };
+        match problem {
             None => {
+                self.probe_errors.remove(&key);
+                answer
+            }
+            Some(message) => {
                 // Unknown, said once per change: the classifier fails open on it.
-                let message = format!("{what} probe {}", outcome.describe());
                 if self.probe_errors.get(&key) != Some(&message) {
                     eprintln!(
                         "bmb-monitor: watch: {}: {message}; reading it as unknown",
@@ -432,6 +467,26 @@ impl<'a> Watch<'a> {
             }
         }
     }
+}
+
+/// A probe's count: surrounding blanks, then digits only (no sign, no
+/// second number), as `Work::parse` reads a work count.
+fn parse_count(raw: &str) -> Option<u64> {
+    let text = raw.trim();
+    (!text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| text.parse().ok())
+        .flatten()
+}
+
+/// The start of a probe's output, for a message: one line, at most 40 characters.
+fn printable_excerpt(text: &str) -> String {
+    sanitize_text(text.trim())
+        .lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(40)
+        .collect()
 }
 
 const NO_SESSION_FILE: &str = "no Claude Code session file among the pane's processes";
@@ -471,12 +526,20 @@ fn execute(args: &Args, watched: &mut Watched, action: Action) {
                 );
             }
         }
-        Action::Alert(alert) => send_alert(args, &watched.target, &alert),
+        Action::Alert(alert) => {
+            if !send_alert(args, &watched.target, &alert) {
+                // Nobody got it: the monitor sends it again next poll.
+                for record in watched.monitor.alert_failed(&alert) {
+                    execute(args, watched, Action::Record(record));
+                }
+            }
+        }
     }
 }
 
-/// The alert funnel: `sh -c CMD` with the message on stdin, bounded, never fatal.
-fn send_alert(args: &Args, target: &Target, alert: &Alert) {
+/// The alert funnel: `sh -c CMD` with the message on stdin, bounded, never
+/// fatal. Whether it was delivered (without `--alert-cmd`, stderr is the funnel).
+fn send_alert(args: &Args, target: &Target, alert: &Alert) -> bool {
     let message = match args.alert_format {
         AlertFormat::Text => sanitize_text(&alert.message),
         AlertFormat::Html => escape_html(&sanitize_text(&alert.message)),
@@ -487,7 +550,7 @@ fn send_alert(args: &Args, target: &Target, alert: &Alert) {
             alert.reason,
             sanitize_text(&alert.message).replace('\n', "\n    ")
         );
-        return;
+        return true;
     };
     let invocation = Invocation::shell(command)
         .env("BMB_TARGET", target.to_string())
@@ -498,37 +561,20 @@ fn send_alert(args: &Args, target: &Target, alert: &Alert) {
         &invocation,
         &Limits::with_timeout(Duration::from_secs(args.probe_timeout)),
     );
-    if !matches!(outcome, Outcome::Exited { code: Some(0), .. }) {
+    let delivered = matches!(outcome, Outcome::Exited { code: Some(0), .. });
+    if !delivered {
         eprintln!(
-            "bmb-monitor: watch: {target}: alert command {}",
+            "bmb-monitor: watch: {target}: alert command {}; it will be sent again next poll",
             outcome.describe()
         );
     }
+    delivered
 }
 
-/// No control character or escape sequence reaches a terminal or a chat.
+/// No control character or escape sequence reaches a terminal or a chat:
+/// every line as the classifier reads it (escapes and controls removed).
 pub fn sanitize_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => {
-                // Drop the whole sequence, not just the ESC.
-                if chars.peek() == Some(&'[') {
-                    chars.next();
-                    for c in chars.by_ref() {
-                        if ('@'..='~').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-            }
-            '\n' | '\t' => out.push(c),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
+    classify::plain_text(text)
 }
 
 pub fn escape_html(text: &str) -> String {
@@ -869,7 +915,7 @@ mod tests {
         argv.extend(names.iter().cloned());
         let args = TestCli::parse_from(argv).args;
         let targets = parse_targets(&args.targets).unwrap();
-        let mut watch = Watch::new(&args, targets, dir.path());
+        let mut watch = Watch::new(&args, targets, dir.path()).unwrap();
         // Let every pane draw its screen, so no cycle below has a reason to act.
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         while watch.capture_all().iter().any(|c| {
@@ -903,7 +949,11 @@ mod tests {
     fn alert_text_loses_escapes_and_controls_and_html_is_escaped() {
         assert_eq!(
             sanitize_text("a\u{1b}[31mred\u{1b}[0m\u{7}\nb\tc\r"),
-            "ared\nb\tc"
+            "ared\nb c"
+        );
+        assert_eq!(
+            sanitize_text("\u{1b}]0;pwned\u{7}title\u{1b}]8;;x\u{1b}\\link\nok"),
+            "titlelink\nok"
         );
         assert_eq!(
             escape_html("<b>\"x\" & 'y'</b>"),

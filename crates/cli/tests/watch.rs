@@ -701,6 +701,21 @@ fn a_failing_or_hanging_alert_command_is_rendered_bounded_and_never_fatal() {
         "{stderr}"
     );
     assert!(stdout(&output).contains("escalated to the operator, NOT answered"));
+    // It reached nobody, so the next poll sends it again, and once delivered, never more.
+    let alert = world.alert_cmd();
+    let output = world.watch_once(&["asks", "--alert-cmd", &alert]);
+    assert!(
+        stdout(&output).contains("escalated to the operator, NOT answered"),
+        "{}",
+        stdout(&output)
+    );
+    let output = world.watch_once(&["asks", "--alert-cmd", &alert]);
+    assert!(
+        !stdout(&output).contains("escalated"),
+        "{}",
+        stdout(&output)
+    );
+    assert_eq!(world.read("alerts"), "asks QUESTION question\n");
     // A hanging funnel is killed at --probe-timeout with its whole group, and the poll goes on.
     let pids = world.path("alert-pids");
     let hang = format!(
@@ -802,4 +817,46 @@ fn claude_codes_session_file_is_a_second_witness_beside_the_pane() {
 
     let off = report(&world.watch_once(&["agent", "--json", "--no-witness"]));
     assert_eq!(off["witness"], serde_json::Value::Null);
+}
+
+#[test]
+fn a_second_monitor_of_the_same_target_is_refused() {
+    let world = World::new();
+    world.replay("agent", "working-bash-sleep");
+    let first = Background::start(&world, &["agent"], "first");
+    first.wait_line(0, |l| l.contains(" · WORKING · "));
+    let output = world.command(&["agent", "--once"]).output().expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("agent is already watched by another bmb-monitor (pid "),
+        "{stderr}"
+    );
+    drop(first);
+    // The lock dies with its holder, however it ended.
+    world.watch_once(&["agent"]);
+}
+
+#[test]
+fn a_probe_that_prints_no_count_is_named_once_and_read_as_unknown() {
+    let world = World::new();
+    world.replay("agent", "working-bash-sleep");
+    let output = world.watch_once(&[
+        "agent",
+        "--work-probe",
+        "echo seven",
+        "--progress-probe",
+        "echo +3",
+    ]);
+    let line = stdout(&output);
+    assert!(line.contains(" · work=? · progress=? · "), "{line}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(r#"work probe printed "seven", not a count"#),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(r#"progress probe printed "+3", not a count"#),
+        "{stderr}"
+    );
 }

@@ -21,6 +21,9 @@ pub const DEFAULT_NUDGE_TEXT: &str = "Please continue with the next step of your
 /// An unchanged pane is re-decided at least this often, because the work
 /// probe can change without the pane changing.
 pub const RECLASSIFY_EVERY: u32 = 5;
+/// Polls of an unchanged pane after which the session file no longer
+/// overrules the pane's stop.
+pub const WITNESS_PATIENCE: u32 = 3;
 
 #[derive(Debug, Clone)]
 pub struct SessionConfig {
@@ -70,6 +73,17 @@ pub struct Alert {
     pub reason: &'static str,
     /// The message, unsanitised: the sink strips or escapes it for its medium.
     pub message: String,
+    /// What the monitor latched when it decided to send this; a delivery
+    /// that fails is handed back to [`TargetMonitor::alert_failed`].
+    pub latch: Latch,
+}
+
+/// The memory an alert set, one per signal (seed defect 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Latch {
+    Escalation(EscalationKind),
+    /// A failure signal's name.
+    Failure(String),
 }
 
 /// One poll's line: every field, every time.
@@ -139,6 +153,8 @@ pub struct TargetMonitor {
     pub disagreements: u64,
     /// The disagreement last said, so a lasting one is said once.
     last_disagreement: Option<(State, &'static str)>,
+    /// Consecutive polls that captured the same pane text.
+    unchanged_polls: u32,
 }
 
 impl TargetMonitor {
@@ -162,11 +178,25 @@ impl TargetMonitor {
             classifications: 0,
             disagreements: 0,
             last_disagreement: None,
+            unchanged_polls: 0,
         }
     }
 
     pub fn memory(&self) -> &SessionMemory {
         &self.memory
+    }
+
+    /// An alert that could not be delivered did not reach anyone: undo its
+    /// latch so the next poll sends it again. Returns the records to persist.
+    pub fn alert_failed(&mut self, alert: &Alert) -> Vec<SessionRecord> {
+        let record = match &alert.latch {
+            Latch::Escalation(kind) => SessionRecord::Rearmed { kind: *kind },
+            Latch::Failure(signal) => SessionRecord::FailureRetracted {
+                signal: signal.clone(),
+            },
+        };
+        self.memory.apply(&record);
+        vec![record]
     }
 
     pub fn poll(&mut self, observation: Observation<'_>) -> (PollReport, Vec<Action>) {
@@ -177,7 +207,8 @@ impl TargetMonitor {
             target: self.target.clone(),
             state: None,
             work: observation.work,
-            progress: observation.progress.or(self.memory.progress),
+            // What the probe said this poll: `?` when it said nothing usable.
+            progress: observation.progress,
             nudges_used: self.memory.nudges_used,
             budget: self.config.budget,
             done: Vec::new(),
@@ -214,11 +245,21 @@ impl TargetMonitor {
         match state {
             State::Working => {}
             State::Question if verdict.state != State::Question => {
-                // The agent waits for a human but the dialog is not drawn yet:
-                // never nudged, and escalated once its text can be relayed.
-                done.push(
-                    "question pending (the dialog is not on screen yet), not nudged".to_string(),
-                );
+                if self.unchanged_polls < WITNESS_PATIENCE {
+                    // The agent waits for a human but the dialog is not drawn
+                    // yet: never nudged, escalated once its text can be relayed.
+                    done.push(
+                        "question pending (the dialog is not on screen yet), not nudged"
+                            .to_string(),
+                    );
+                } else {
+                    // Still no readable dialog: relay what the screen shows.
+                    let shown = Verdict {
+                        dialog: bottom_lines(pane, 15),
+                        ..verdict.clone()
+                    };
+                    self.on_question(&shown, &mut actions, &mut done);
+                }
             }
             State::Question => self.on_question(&verdict, &mut actions, &mut done),
             State::Stalled => self.on_stalled(observation, &mut actions, &mut done),
@@ -249,20 +290,38 @@ impl TargetMonitor {
             return combined.state;
         }
         self.disagreements += 1;
+        // The file overrules a stop only while the pane moves or for a few
+        // polls: a turn that runs changes the screen, and a silence that
+        // nothing bounds is the one failure the seed forbids.
+        // A `waiting` agent stays a QUESTION (never nudged: a nudge could land
+        // in a dialog the pane reader cannot see); it is escalated once the
+        // patience runs out, with what the screen shows.
+        let patient = self.unchanged_polls < WITNESS_PATIENCE;
+        let busy_overrule = combined.overruled && combined.state == State::Working;
+        let state = if busy_overrule && !patient {
+            pane
+        } else {
+            combined.state
+        };
         let pair = (pane, witness.word());
         if self.last_disagreement != Some(pair) {
             self.last_disagreement = Some(pair);
+            let outcome = if state != pane {
+                format!(", so {state}")
+            } else {
+                String::new()
+            };
             done.push(format!(
-                "witnesses disagree: the pane reads {pane}, Claude Code says {}{}",
-                witness.word(),
-                if combined.overruled {
-                    format!(", so {}", combined.state)
-                } else {
-                    String::new()
-                }
+                "witnesses disagree: the pane reads {pane}, Claude Code says {}{outcome}",
+                witness.word()
+            ));
+        } else if combined.overruled && self.unchanged_polls == WITNESS_PATIENCE {
+            done.push(format!(
+                "Claude Code still says {} but the pane has not changed in {WITNESS_PATIENCE} polls: the pane decides",
+                witness.word()
             ));
         }
-        combined.state
+        state
     }
 
     /// Classifies only a pane that changed, or one not re-decided for a while.
@@ -270,6 +329,11 @@ impl TargetMonitor {
         let mut hasher = DefaultHasher::new();
         pane.hash(&mut hasher);
         let hash = hasher.finish();
+        self.unchanged_polls = if self.last_hash == Some(hash) {
+            self.unchanged_polls + 1
+        } else {
+            0
+        };
         let fresh = self.last_hash == Some(hash)
             && self.last_work == work
             && self.polls_since_classify + 1 < self.config.reclassify_every;
@@ -344,7 +408,7 @@ impl TargetMonitor {
         done: &mut Vec<String>,
     ) {
         let dialog = verdict.dialog.join("\n");
-        let key = fingerprint(&dialog);
+        let key = fingerprint(&question_text(&dialog));
         if self.memory.escalated.get(&EscalationKind::Question) == Some(&key) {
             return;
         }
@@ -364,6 +428,7 @@ impl TargetMonitor {
             state: State::Question,
             reason: "question",
             message,
+            latch: Latch::Escalation(EscalationKind::Question),
         }));
         done.push("escalated to the operator, NOT answered".to_string());
     }
@@ -414,6 +479,7 @@ impl TargetMonitor {
             state: State::Stalled,
             reason: "escalate_to_human",
             message,
+            latch: Latch::Escalation(EscalationKind::BudgetSpent),
         }));
         done.push("not nudged, escalated".to_string());
     }
@@ -453,6 +519,7 @@ impl TargetMonitor {
             state: State::Blocked,
             reason: "blocked",
             message,
+            latch: Latch::Escalation(EscalationKind::Blocked),
         }));
         done.push("not nudged, escalated".to_string());
     }
@@ -492,10 +559,51 @@ impl TargetMonitor {
                 state,
                 reason: "failure",
                 message,
+                latch: Latch::Failure(signal.clone()),
             }));
             done.push(format!("new failure ({signal}): {text}"));
         }
     }
+}
+
+/// The last `count` non-blank lines of a pane, top to bottom.
+fn bottom_lines(pane: &str, count: usize) -> Vec<String> {
+    let mut lines: Vec<String> = pane
+        .lines()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .take(count)
+        .map(|l| l.trim_end().to_string())
+        .collect();
+    lines.reverse();
+    lines
+}
+
+/// A question's text without what moves while a human looks at it: the
+/// selection cursor, check marks and radio dots. Moving the cursor or ticking
+/// a box is the same question, escalated once.
+fn question_text(dialog: &str) -> String {
+    const MOVING: &[char] = &[
+        '❯', '›', '>', '●', '○', '◯', '◉', '☐', '☒', '✔', '✓', '✗', '■', '□', '◼', '◻',
+    ];
+    dialog
+        .lines()
+        .map(|line| {
+            let line = line
+                .replace("[ ]", "")
+                .replace("[x]", "")
+                .replace("[X]", "")
+                .replace("[✔]", "");
+            line.chars()
+                .filter(|c| !MOVING.contains(c))
+                .collect::<String>()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A stable key for a question's text (FNV-1a, so it survives a restart).

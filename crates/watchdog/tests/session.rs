@@ -460,3 +460,92 @@ fn a_waiting_agent_before_its_dialog_is_drawn_is_a_pending_question_never_nudged
     assert_eq!(alerts(&actions).len(), 1);
     assert_eq!(report.disagreements, 1);
 }
+
+#[test]
+fn an_alert_that_reached_nobody_is_sent_again_next_poll() {
+    let mut m = monitor(5);
+    let pane = question();
+    let (_, actions) = m.poll(observe(&pane, Work::Unknown, None));
+    let alert = alerts(&actions)[0].clone();
+    let records = m.alert_failed(&alert);
+    assert_eq!(
+        records,
+        [SessionRecord::Rearmed {
+            kind: ledger::session::EscalationKind::Question
+        }]
+    );
+    let (report, actions) = m.poll(observe(&pane, Work::Unknown, None));
+    assert_eq!(alerts(&actions).len(), 1, "re-sent: {report:?}");
+    // Delivered this time: once is enough.
+    let (_, actions) = m.poll(observe(&pane, Work::Unknown, None));
+    assert!(alerts(&actions).is_empty());
+}
+
+#[test]
+fn moving_the_cursor_or_ticking_a_box_is_the_same_question() {
+    let mut m = monitor(5);
+    let pane = question();
+    assert_eq!(
+        alerts(&m.poll(observe(&pane, Work::Unknown, None)).1).len(),
+        1
+    );
+    let moved = pane
+        .replace(" ❯ 1. Yes", "   1. Yes")
+        .replace("   3. No", " ❯ 3. No");
+    assert_ne!(moved, pane);
+    let (report, actions) = m.poll(observe(&moved, Work::Unknown, None));
+    assert_eq!(report.state, Some(State::Question));
+    assert!(
+        alerts(&actions).is_empty(),
+        "re-paged for a cursor move: {report:?}"
+    );
+}
+
+#[test]
+fn the_session_file_cannot_keep_a_still_pane_silent_for_ever() {
+    use watchdog::session::WITNESS_PATIENCE;
+    use watchdog::witness::Witness;
+    // `busy` over a pane that never changes: after the patience, the pane decides.
+    let mut m = monitor(5);
+    let pane = idle();
+    let mut states = Vec::new();
+    let mut nudged = 0;
+    for _ in 0..=WITNESS_PATIENCE + 1 {
+        let (report, actions) = m.poll(with_witness(&pane, &Witness::Busy));
+        states.push(report.state.unwrap());
+        nudged += sends(&actions);
+    }
+    assert_eq!(
+        &states[..=WITNESS_PATIENCE as usize - 1],
+        vec![State::Working; WITNESS_PATIENCE as usize]
+    );
+    assert_eq!(states.last(), Some(&State::Stalled));
+    assert!(nudged >= 1);
+    // `waiting` with no dialog on screen: never nudged, and escalated once the patience runs out.
+    let mut m = monitor(5);
+    let waiting = Witness::Waiting("permission prompt".into());
+    let mut paged = Vec::new();
+    for _ in 0..=WITNESS_PATIENCE + 2 {
+        let (report, actions) = m.poll(with_witness(&pane, &waiting));
+        assert_eq!(report.state, Some(State::Question));
+        assert_eq!(sends(&actions), 0);
+        paged.extend(alerts(&actions).into_iter().cloned());
+    }
+    assert_eq!(paged.len(), 1, "{paged:?}");
+    assert!(
+        paged[0].message.contains("Crunched for"),
+        "the relay carries what the screen shows: {}",
+        paged[0].message
+    );
+}
+
+#[test]
+fn progress_the_probe_could_not_give_is_shown_as_unknown() {
+    let mut m = monitor(5);
+    let pane = idle();
+    let (report, _) = m.poll(observe(&pane, Work::Unknown, Some(41)));
+    assert_eq!(report.progress, Some(41));
+    let (report, _) = m.poll(observe(&pane, Work::Unknown, None));
+    assert_eq!(report.progress, None);
+    assert!(report.line("00:00:00").contains(" · progress=? · "));
+}
