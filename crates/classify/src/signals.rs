@@ -76,7 +76,7 @@ pub struct Signals {
     /// At most one entry per kind: the bottom-most line of that kind.
     pub failures: Vec<Failure>,
     /// What is happening now: the newest task in progress, else the newest
-    /// one still open; completed ones never.
+    /// one still open, else the agent's newest reply line; completed tasks never.
     pub transition: Option<Evidence>,
 }
 
@@ -88,7 +88,7 @@ pub fn signals(pane: &str, context: &Context<'_>) -> Signals {
     // The box holds what a person typed: start above it.
     let start = reader.find_input_box().map_or(0, |input| input.top + 1);
     let mut signals = Signals::default();
-    let (mut active, mut open) = (None, None);
+    let (mut active, mut open, mut said) = (None, None, None);
     for i in start..start + TRANSCRIPT_MAX_LINES {
         let Some(line) = reader.tail.get(i) else {
             break;
@@ -117,10 +117,13 @@ pub fn signals(pane: &str, context: &Context<'_>) -> Signals {
             active = Some(evidence());
         } else if open.is_none() && matches_opt(&profile.task_open, text) {
             open = Some(evidence());
+        } else if said.is_none() && matches_opt(&profile.reply, text) {
+            said = Some(evidence());
         }
     }
-    // What is happening now: the task in progress, else the next one open.
-    signals.transition = active.or(open);
+    // What is happening now: the task in progress, else the next one open,
+    // else, with no task list on screen, what the agent said last.
+    signals.transition = active.or(open).or(said);
     signals.failures.sort_by_key(|f| f.kind);
     signals
 }
@@ -181,6 +184,10 @@ mod tests {
         let pane = "  3 tasks (1 done, 1 in progress, 1 open)\n  ✔ Write the pane normaliser\n  ◼ Cut the input box\n  ◻ Add golden captures\n";
         let transition = signals(pane, &context).transition.unwrap();
         assert_eq!(transition.text, "  ◼ Cut the input box");
+        // No task list: what the agent said last.
+        let pane = "● Ran the suite: 3 failed.\n  ⎿  Exit code 1\n● All three fail on the fixture path.\n\n✻ Worked for 9s\n";
+        let transition = signals(pane, &context).transition.unwrap();
+        assert_eq!(transition.text, "● All three fail on the fixture path.");
     }
 
     #[test]
