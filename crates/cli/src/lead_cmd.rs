@@ -54,7 +54,7 @@ pub struct Args {
     #[arg(long, value_name = "PANE")]
     consultant_pane: Option<String>,
     #[command(flatten)]
-    socket: crate::watch_cmd::SocketArgs,
+    socket: crate::server_args::SocketArgs,
 }
 
 /// Where a control message came from, for its error line.

@@ -4,7 +4,9 @@
 mod classify_cmd;
 mod demo_cmd;
 mod lead_cmd;
+mod list_cmd;
 mod profiles;
+mod server_args;
 mod watch_cmd;
 mod worker_cmd;
 
@@ -31,9 +33,9 @@ enum Command {
     /// Watch agent sessions in tmux panes (local or `host:session`): nudge, escalate, or stay silent.
     Watch(watch_cmd::Args),
     /// List the tmux sessions that can be watched, here and on every ssh alias, and their monitors.
-    List(watch_cmd::ListArgs),
+    List(list_cmd::ListArgs),
     /// End the detached monitor of a target started with `watch --detach`.
-    Stop(watch_cmd::StopArgs),
+    Stop(list_cmd::StopArgs),
     /// Play a scripted agent on a private tmux server, watched by the real monitor: all four states.
     Demo(demo_cmd::Args),
     /// Watch a dispatched agent's process: publish `gone`, `idle` and `clear` findings.
@@ -47,8 +49,8 @@ fn main() -> ExitCode {
         Command::Lead(args) => lead_cmd::run(args),
         Command::Worker(args) => worker_cmd::run(args),
         Command::Watch(args) => watch_cmd::run_watch(args),
-        Command::List(args) => watch_cmd::run_list(args),
-        Command::Stop(args) => watch_cmd::run_stop(args),
+        Command::List(args) => list_cmd::run_list(args),
+        Command::Stop(args) => list_cmd::run_stop(args),
         Command::Demo(args) => demo_cmd::run_demo(args),
     }
 }

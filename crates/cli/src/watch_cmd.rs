@@ -17,90 +17,14 @@ use ledger::findings::FindingsLog;
 use ledger::session::{SessionMemory, parse_records, record_line};
 use probes::lock::LockError;
 use probes::run::{Invocation, Limits, Outcome, run};
-use probes::ssh::Remote;
-use probes::tmux::{PaneCapture, Server, Tmux};
+use probes::tmux::PaneCapture;
 use watchdog::session::{
     Action, Alert, DEFAULT_NUDGE_TEXT, Observation, PollReport, SessionConfig, TargetMonitor,
 };
 use watchdog::target::Target;
 use watchdog::witness::Witness;
 
-/// Which tmux server, as tmux's own `-L` and `-S` select it; shared by every command that talks to tmux.
-#[derive(clap::Args, Debug, Clone)]
-pub struct SocketArgs {
-    /// Use the tmux server on socket NAME (as `tmux -L`).
-    #[arg(
-        short = 'L',
-        value_name = "SOCKET_NAME",
-        conflicts_with = "socket_path"
-    )]
-    socket_name: Option<String>,
-    /// Use the tmux server on socket PATH (as `tmux -S`).
-    #[arg(short = 'S', value_name = "SOCKET_PATH")]
-    socket_path: Option<String>,
-}
-
-impl SocketArgs {
-    pub fn server(&self) -> Server {
-        match (&self.socket_name, &self.socket_path) {
-            (Some(name), _) => Server::Name(name.clone()),
-            (None, Some(path)) => Server::Path(path.clone()),
-            (None, None) => Server::Default,
-        }
-    }
-}
-
-/// How the tmux server(s) are reached; shared by `watch`, `list` and `stop`.
-#[derive(clap::Args, Debug, Clone)]
-pub struct ServerArgs {
-    #[command(flatten)]
-    socket: SocketArgs,
-    /// A tmux-compatible binary; on a remote host the remote shell expands it (`$HOME/bin/tmux`).
-    #[arg(long, value_name = "PATH", default_value = "tmux")]
-    tmux_bin: String,
-    /// An ssh config file for `host:session` targets (`ssh -F`); ssh otherwise reads the passwd home's.
-    #[arg(long, value_name = "FILE")]
-    ssh_config: Option<String>,
-}
-
-impl ServerArgs {
-    fn server(&self) -> Server {
-        self.socket.server()
-    }
-
-    /// The tmux client for `host` (`None`: this machine).
-    fn tmux(&self, host: Option<&str>, timeout: Duration) -> Tmux {
-        let mut tmux = Tmux::new(self.server());
-        tmux.program = self.tmux_bin.clone();
-        tmux.timeout = timeout;
-        tmux.remote = host.map(|alias| Remote::new(alias, self.ssh_config.clone()));
-        tmux
-    }
-
-    fn forward(&self) -> Vec<String> {
-        let mut args = Vec::new();
-        if let Some(name) = &self.socket.socket_name {
-            args.extend(["-L".to_string(), name.clone()]);
-        }
-        if let Some(path) = &self.socket.socket_path {
-            args.extend(["-S".to_string(), path.clone()]);
-        }
-        args.extend(["--tmux-bin".to_string(), self.tmux_bin.clone()]);
-        if let Some(config) = &self.ssh_config {
-            args.extend(["--ssh-config".to_string(), config.clone()]);
-        }
-        args
-    }
-
-    /// A key for the state folder that tells tmux servers apart.
-    fn state_key(&self) -> String {
-        match (&self.socket.socket_name, &self.socket.socket_path) {
-            (Some(name), _) => format!("L-{}", hex(name)),
-            (None, Some(path)) => format!("S-{}", hex(path)),
-            (None, None) => "default".to_string(),
-        }
-    }
-}
+use crate::server_args::ServerArgs;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AlertFormat {
@@ -198,7 +122,7 @@ fn parse_targets(texts: &[String]) -> Result<Vec<Target>, String> {
     Ok(targets)
 }
 
-fn usage_error(command: &str, message: &str) -> ExitCode {
+pub fn usage_error(command: &str, message: &str) -> ExitCode {
     eprintln!("bmb-monitor: {command}: {message}");
     ExitCode::from(crate::EXIT_USAGE)
 }
@@ -652,10 +576,6 @@ fn state_dir() -> PathBuf {
     }
 }
 
-fn hex(text: &str) -> String {
-    text.bytes().map(|b| format!("{b:02x}")).collect()
-}
-
 /// `--detach`: one detached session per target, running this same command without `--detach`.
 fn detach(args: &Args, targets: &[Target]) -> ExitCode {
     let exe = match std::env::current_exe() {
@@ -747,139 +667,11 @@ fn forwarded(args: &Args) -> Vec<String> {
     out
 }
 
-#[derive(clap::Args, Debug)]
-pub struct ListArgs {
-    #[command(flatten)]
-    server: ServerArgs,
-    /// Print JSON Lines.
-    #[arg(long)]
-    json: bool,
-    /// Seconds each host may take to answer.
-    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
-    timeout: u64,
-}
-
-/// `list`: local sessions and every ssh alias's, probed in parallel, each bounded.
-pub fn run_list(args: ListArgs) -> ExitCode {
-    let timeout = Duration::from_secs(args.timeout);
-    let local = args.server.tmux(None, timeout);
-    let local_sessions = local.list_sessions().unwrap_or_else(|err| {
-        eprintln!("bmb-monitor: list: local: {err}");
-        Vec::new()
-    });
-    let monitored: BTreeMap<String, String> = local_sessions
-        .iter()
-        .filter_map(|name| {
-            Target::from_monitor_session(name).map(|t| (t.to_string(), name.clone()))
-        })
-        .collect();
-    // ssh reads the passwd home's config, not $HOME's: list what ssh will resolve.
-    let config_path = args
-        .server
-        .ssh_config
-        .clone()
-        .map(PathBuf::from)
-        .or_else(probes::ssh::user_config_path);
-    let aliases = config_path
-        .and_then(|path| std::fs::read_to_string(path).ok())
-        .map(|text| probes::ssh::host_aliases(&text))
-        .unwrap_or_default();
-    let remote: Vec<(String, Result<Vec<String>, String>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = aliases
-            .iter()
-            .map(|alias| {
-                let tmux = args.server.tmux(Some(alias), timeout);
-                (alias.clone(), scope.spawn(move || tmux.list_sessions()))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|(alias, handle)| {
-                (
-                    alias,
-                    handle
-                        .join()
-                        .unwrap_or_else(|_| Err("the probe thread failed".to_string())),
-                )
-            })
-            .collect()
-    });
-    let mut rows: Vec<(Option<String>, String)> = local_sessions
-        .into_iter()
-        .filter(|s| Target::from_monitor_session(s).is_none())
-        .map(|s| (None, s))
-        .collect();
-    for (alias, sessions) in remote {
-        match sessions {
-            Ok(sessions) => rows.extend(sessions.into_iter().map(|s| (Some(alias.clone()), s))),
-            Err(err) => eprintln!("bmb-monitor: list: {alias}: {err}"),
-        }
-    }
-    let mut out = std::io::stdout().lock();
-    for (host, session) in rows {
-        let target = match &host {
-            Some(host) => format!("{host}:{session}"),
-            None => session.clone(),
-        };
-        let monitor = monitored.get(&target);
-        let line = if args.json {
-            serde_json::json!({"target": target, "host": host, "session": session, "monitor": monitor}).to_string()
-        } else {
-            format!(
-                "{}\t{}",
-                sanitize_text(&target),
-                monitor.map_or("-".to_string(), |m| format!("watched by {m}"))
-            )
-        };
-        let _ = writeln!(out, "{line}");
-    }
-    ExitCode::SUCCESS
-}
-
-#[derive(clap::Args, Debug)]
-pub struct StopArgs {
-    /// The watched target whose detached monitor to end.
-    #[arg(value_name = "TARGET")]
-    target: String,
-    #[command(flatten)]
-    server: ServerArgs,
-}
-
-/// `stop`: ends the detached monitor of one target.
-pub fn run_stop(args: StopArgs) -> ExitCode {
-    let target = match Target::parse(&args.target) {
-        Ok(target) => target,
-        Err(message) => return usage_error("stop", &message),
-    };
-    let name = target.monitor_session();
-    let tmux = args.server.tmux(None, Duration::from_secs(10));
-    match tmux.list_sessions() {
-        Ok(sessions) if sessions.contains(&name) => {}
-        Ok(_) => {
-            eprintln!("bmb-monitor: stop: no monitor session `{name}` for {target}");
-            return ExitCode::FAILURE;
-        }
-        Err(err) => {
-            eprintln!("bmb-monitor: stop: {err}");
-            return ExitCode::FAILURE;
-        }
-    }
-    match tmux.kill_session(&name) {
-        Ok(()) => {
-            println!("stopped {name}");
-            ExitCode::SUCCESS
-        }
-        Err(err) => {
-            eprintln!("bmb-monitor: stop: {err}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::Parser;
+    use probes::tmux::{Server, Tmux};
 
     #[derive(Parser)]
     struct TestCli {

@@ -1,0 +1,142 @@
+//! `bmb-monitor list` and `stop`: what can be watched, here and on every ssh
+//! alias, which targets a detached monitor watches, and ending one.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use watchdog::target::Target;
+
+use crate::server_args::ServerArgs;
+use crate::watch_cmd::{sanitize_text, usage_error};
+
+#[derive(clap::Args, Debug)]
+pub struct ListArgs {
+    #[command(flatten)]
+    server: ServerArgs,
+    /// Print JSON Lines.
+    #[arg(long)]
+    json: bool,
+    /// Seconds each host may take to answer.
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    timeout: u64,
+}
+
+/// `list`: local sessions and every ssh alias's, probed in parallel, each bounded.
+pub fn run_list(args: ListArgs) -> ExitCode {
+    let timeout = Duration::from_secs(args.timeout);
+    let local = args.server.tmux(None, timeout);
+    let local_sessions = local.list_sessions().unwrap_or_else(|err| {
+        eprintln!("bmb-monitor: list: local: {err}");
+        Vec::new()
+    });
+    let monitored: BTreeMap<String, String> = local_sessions
+        .iter()
+        .filter_map(|name| {
+            Target::from_monitor_session(name).map(|t| (t.to_string(), name.clone()))
+        })
+        .collect();
+    // ssh reads the passwd home's config, not $HOME's: list what ssh will resolve.
+    let config_path = args
+        .server
+        .ssh_config
+        .clone()
+        .map(PathBuf::from)
+        .or_else(probes::ssh::user_config_path);
+    let aliases = config_path
+        .and_then(|path| std::fs::read_to_string(path).ok())
+        .map(|text| probes::ssh::host_aliases(&text))
+        .unwrap_or_default();
+    let remote: Vec<(String, Result<Vec<String>, String>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = aliases
+            .iter()
+            .map(|alias| {
+                let tmux = args.server.tmux(Some(alias), timeout);
+                (alias.clone(), scope.spawn(move || tmux.list_sessions()))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|(alias, handle)| {
+                (
+                    alias,
+                    handle
+                        .join()
+                        .unwrap_or_else(|_| Err("the probe thread failed".to_string())),
+                )
+            })
+            .collect()
+    });
+    let mut rows: Vec<(Option<String>, String)> = local_sessions
+        .into_iter()
+        .filter(|s| Target::from_monitor_session(s).is_none())
+        .map(|s| (None, s))
+        .collect();
+    for (alias, sessions) in remote {
+        match sessions {
+            Ok(sessions) => rows.extend(sessions.into_iter().map(|s| (Some(alias.clone()), s))),
+            Err(err) => eprintln!("bmb-monitor: list: {alias}: {err}"),
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    for (host, session) in rows {
+        let target = match &host {
+            Some(host) => format!("{host}:{session}"),
+            None => session.clone(),
+        };
+        let monitor = monitored.get(&target);
+        let line = if args.json {
+            serde_json::json!({"target": target, "host": host, "session": session, "monitor": monitor}).to_string()
+        } else {
+            format!(
+                "{}\t{}",
+                sanitize_text(&target),
+                monitor.map_or("-".to_string(), |m| format!("watched by {m}"))
+            )
+        };
+        let _ = writeln!(out, "{line}");
+    }
+    ExitCode::SUCCESS
+}
+
+#[derive(clap::Args, Debug)]
+pub struct StopArgs {
+    /// The watched target whose detached monitor to end.
+    #[arg(value_name = "TARGET")]
+    target: String,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+/// `stop`: ends the detached monitor of one target.
+pub fn run_stop(args: StopArgs) -> ExitCode {
+    let target = match Target::parse(&args.target) {
+        Ok(target) => target,
+        Err(message) => return usage_error("stop", &message),
+    };
+    let name = target.monitor_session();
+    let tmux = args.server.tmux(None, Duration::from_secs(10));
+    match tmux.list_sessions() {
+        Ok(sessions) if sessions.contains(&name) => {}
+        Ok(_) => {
+            eprintln!("bmb-monitor: stop: no monitor session `{name}` for {target}");
+            return ExitCode::FAILURE;
+        }
+        Err(err) => {
+            eprintln!("bmb-monitor: stop: {err}");
+            return ExitCode::FAILURE;
+        }
+    }
+    match tmux.kill_session(&name) {
+        Ok(()) => {
+            println!("stopped {name}");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("bmb-monitor: stop: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! How the tmux commands reach tmux: which server (`-L`/`-S`, as tmux's own
+//! flags select it), which binary, and, for `host:session`, which ssh config.
+
+use std::time::Duration;
+
+use probes::ssh::Remote;
+use probes::tmux::{Server, Tmux};
+
+/// Which tmux server, as tmux's own `-L` and `-S` select it; shared by every command that talks to tmux.
+#[derive(clap::Args, Debug, Clone)]
+pub struct SocketArgs {
+    /// Use the tmux server on socket NAME (as `tmux -L`).
+    #[arg(
+        short = 'L',
+        value_name = "SOCKET_NAME",
+        conflicts_with = "socket_path"
+    )]
+    socket_name: Option<String>,
+    /// Use the tmux server on socket PATH (as `tmux -S`).
+    #[arg(short = 'S', value_name = "SOCKET_PATH")]
+    socket_path: Option<String>,
+}
+
+impl SocketArgs {
+    pub fn server(&self) -> Server {
+        match (&self.socket_name, &self.socket_path) {
+            (Some(name), _) => Server::Name(name.clone()),
+            (None, Some(path)) => Server::Path(path.clone()),
+            (None, None) => Server::Default,
+        }
+    }
+}
+
+/// How the tmux server(s) are reached; shared by `watch`, `list` and `stop`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServerArgs {
+    #[command(flatten)]
+    socket: SocketArgs,
+    /// A tmux-compatible binary; on a remote host the remote shell expands it (`$HOME/bin/tmux`).
+    #[arg(long, value_name = "PATH", default_value = "tmux")]
+    tmux_bin: String,
+    /// An ssh config file for `host:session` targets (`ssh -F`); ssh otherwise reads the passwd home's.
+    #[arg(long, value_name = "FILE")]
+    pub ssh_config: Option<String>,
+}
+
+impl ServerArgs {
+    pub fn server(&self) -> Server {
+        self.socket.server()
+    }
+
+    /// The tmux client for `host` (`None`: this machine).
+    pub fn tmux(&self, host: Option<&str>, timeout: Duration) -> Tmux {
+        let mut tmux = Tmux::new(self.server());
+        tmux.program = self.tmux_bin.clone();
+        tmux.timeout = timeout;
+        tmux.remote = host.map(|alias| Remote::new(alias, self.ssh_config.clone()));
+        tmux
+    }
+
+    pub fn forward(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if let Some(name) = &self.socket.socket_name {
+            args.extend(["-L".to_string(), name.clone()]);
+        }
+        if let Some(path) = &self.socket.socket_path {
+            args.extend(["-S".to_string(), path.clone()]);
+        }
+        args.extend(["--tmux-bin".to_string(), self.tmux_bin.clone()]);
+        if let Some(config) = &self.ssh_config {
+            args.extend(["--ssh-config".to_string(), config.clone()]);
+        }
+        args
+    }
+
+    /// A key for the state folder that tells tmux servers apart.
+    pub fn state_key(&self) -> String {
+        match (&self.socket.socket_name, &self.socket.socket_path) {
+            (Some(name), _) => format!("L-{}", hex(name)),
+            (None, Some(path)) => format!("S-{}", hex(path)),
+            (None, None) => "default".to_string(),
+        }
+    }
+}
+
+fn hex(text: &str) -> String {
+    text.bytes().map(|b| format!("{b:02x}")).collect()
+}
