@@ -46,8 +46,7 @@ pub fn run_list(args: ListArgs) -> ExitCode {
         .map(PathBuf::from)
         .or_else(probes::ssh::user_config_path);
     let aliases = config_path
-        .and_then(|path| std::fs::read_to_string(path).ok())
-        .map(|text| probes::ssh::host_aliases(&text))
+        .map(|path| probes::ssh::host_aliases_in(&path))
         .unwrap_or_default();
     let remote: Vec<(String, Result<Vec<String>, String>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = aliases

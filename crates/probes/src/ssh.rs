@@ -98,6 +98,90 @@ pub fn user_config_path() -> Option<std::path::PathBuf> {
     Some(home.join(".ssh").join("config"))
 }
 
+/// The `Host` aliases of the ssh config at `path` and of the files its
+/// `Include` lines name (relative to `~/.ssh`, as ssh reads them; a `*` in the
+/// file name matches as a shell glob does), without patterns.
+pub fn host_aliases_in(path: &std::path::Path) -> Vec<String> {
+    let mut aliases = Vec::new();
+    let ssh_dir = path
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    collect_aliases(path, &ssh_dir, 0, &mut aliases);
+    aliases
+}
+
+/// ssh itself stops at 16 levels of `Include`.
+const MAX_INCLUDE_DEPTH: usize = 16;
+
+fn collect_aliases(
+    path: &std::path::Path,
+    ssh_dir: &std::path::Path,
+    depth: usize,
+    aliases: &mut Vec<String>,
+) {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return;
+    };
+    for alias in host_aliases(&text) {
+        if !aliases.contains(&alias) {
+            aliases.push(alias);
+        }
+    }
+    if depth >= MAX_INCLUDE_DEPTH {
+        return;
+    }
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        if !words
+            .next()
+            .is_some_and(|keyword| keyword.eq_ignore_ascii_case("include"))
+        {
+            continue;
+        }
+        for pattern in words {
+            let pattern = std::path::Path::new(pattern.trim_matches('"'));
+            let pattern = if pattern.is_absolute() {
+                pattern.to_path_buf()
+            } else {
+                ssh_dir.join(pattern)
+            };
+            for file in glob_file_name(&pattern) {
+                collect_aliases(&file, ssh_dir, depth + 1, aliases);
+            }
+        }
+    }
+}
+
+/// The files a path names, with `*` in its last component as a wildcard.
+fn glob_file_name(pattern: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let (Some(dir), Some(name)) = (
+        pattern.parent(),
+        pattern.file_name().and_then(|n| n.to_str()),
+    ) else {
+        return Vec::new();
+    };
+    let Some((prefix, suffix)) = name.split_once('*') else {
+        return vec![pattern.to_path_buf()];
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<std::path::PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            name.len() >= prefix.len() + suffix.len()
+                && name.starts_with(prefix)
+                && name.ends_with(suffix)
+        })
+        .map(|entry| entry.path())
+        .collect();
+    files.sort();
+    files
+}
+
 /// The `Host` aliases of an ssh config, without patterns (`*`, `?`, `!`).
 pub fn host_aliases(config: &str) -> Vec<String> {
     let mut hosts = Vec::new();
@@ -156,6 +240,28 @@ mod tests {
         let path = user_config_path().expect("this user has a passwd entry");
         assert!(path.ends_with(".ssh/config"), "{}", path.display());
         assert!(path.is_absolute());
+    }
+
+    #[test]
+    fn included_configs_add_their_aliases() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("config.d")).unwrap();
+        std::fs::write(
+            dir.path().join("config"),
+            "Include config.d/*.conf\nHost main\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("config.d/a.conf"),
+            "Host alpha\nInclude b.extra\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("config.d/skip.txt"), "Host never\n").unwrap();
+        std::fs::write(dir.path().join("b.extra"), "Host beta main\n").unwrap();
+        assert_eq!(
+            host_aliases_in(&dir.path().join("config")),
+            ["main", "alpha", "beta"]
+        );
     }
 
     #[test]
