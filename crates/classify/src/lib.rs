@@ -28,7 +28,7 @@ mod work;
 pub use echo::Echo;
 pub use explain::explain;
 pub use profile::{Profile, ProfileError, Profiles};
-pub use rules::{Region, RegionKind, Rule};
+pub use rules::{Region, RegionKind, Rule, detect_profile};
 pub use signals::{Failure, FailureKind, Signals, signals};
 pub use work::Work;
 

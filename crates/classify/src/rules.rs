@@ -32,6 +32,8 @@ const DIALOG_MAX_LINES: usize = 80;
 const DIALOG_MAX_RULES: usize = 2;
 /// Without an input box, only the last few lines can be live chrome.
 const BOXLESS_CHROME_LINES: usize = 3;
+/// How far above the bottom a live selection hint sits (every real capture: 0 or 1).
+const HINT_MAX_FROM_BOTTOM: usize = 4;
 /// How many bottom lines `auto` reads to pick a profile.
 const DETECT_LINES: usize = 12;
 
@@ -69,6 +71,17 @@ pub enum Rule {
 }
 
 impl Rule {
+    /// WORKING read from the transcript's shape (a reply with nothing under
+    /// it, output where the input line should be) rather than from live
+    /// chrome: a turn that runs changes the screen, so a monitor that sees
+    /// the same screen poll after poll should stop believing it.
+    pub fn infers_activity(self) -> bool {
+        matches!(
+            self,
+            Rule::StreamingUnderDraft | Rule::StreamingReply | Rule::NoInputLine
+        )
+    }
+
     /// A short stable name, for `--explain`, `--json` and snapshots.
     pub fn name(self) -> &'static str {
         match self {
@@ -202,9 +215,22 @@ pub(crate) fn classify(pane: &str, work: Work, context: &Context<'_>) -> Verdict
     }
 }
 
+/// The profile whose detection markers hit most of the pane's bottom lines,
+/// or `None` when no profile's marker is there (a reply filling the screen).
+/// A caller that watches a pane over time can keep the last one detected.
+pub fn detect_profile<'p>(pane: &str, profiles: &'p Profiles) -> Option<&'p Profile> {
+    let mut tail = Tail::new(pane);
+    let (hits, profile) = best_profile(&mut tail, profiles);
+    (hits > 0).then_some(profile)
+}
+
 /// `auto`: the profile whose detection markers hit most of the bottom lines;
 /// ties and a silent pane go to the first (Claude Code).
 pub(crate) fn pick_profile<'p>(tail: &mut Tail<'_>, profiles: &'p Profiles) -> &'p Profile {
+    best_profile(tail, profiles).1
+}
+
+fn best_profile<'p>(tail: &mut Tail<'_>, profiles: &'p Profiles) -> (usize, &'p Profile) {
     let mut best = (0, profiles.first());
     for profile in profiles.iter() {
         let Some(detect) = &profile.detect else {
@@ -217,7 +243,7 @@ pub(crate) fn pick_profile<'p>(tail: &mut Tail<'_>, profiles: &'p Profiles) -> &
             best = (hits, profile);
         }
     }
-    best.1
+    best
 }
 
 struct Decision {
@@ -434,8 +460,16 @@ impl Reader<'_, '_> {
         let profile = self.profile;
         let reply = profile.reply.as_ref()?;
         let mut newest = None;
+        let mut top_is_text = false;
         for i in input.top + 1..input.top + 1 + TRANSCRIPT_BLOCK_MAX_LINES {
-            let line = self.tail.get(i)?;
+            let Some(line) = self.tail.get(i) else {
+                // The top of the pane, inside a reply whose first line has
+                // scrolled away: a reply taller than the pane, still open.
+                // Its text then runs to the very first row; a banner with
+                // blank rows above it (a welcome screen) does not.
+                return newest.filter(|_| top_is_text);
+            };
+            top_is_text = !line.is_blank();
             if line.is_blank() {
                 continue;
             }
@@ -568,7 +602,11 @@ impl Reader<'_, '_> {
                     *slot = Some(i);
                 }
             };
-            seen(&mut hint, &profile.question_hint);
+            // A live selection hint is the dialog's last line or next to it;
+            // higher up it is prose about one (a reply quoting the keys).
+            if i < HINT_MAX_FROM_BOTTOM {
+                seen(&mut hint, &profile.question_hint);
+            }
             seen(&mut question, &profile.dialog_question);
             seen(&mut cursor, &profile.dialog_cursor);
             if matches_opt(&profile.dialog_option, text) {

@@ -24,7 +24,7 @@ pub enum FailureKind {
     MissingRow,
     /// `is RED.`
     IsRed,
-    /// `exit code N` with N ≥ 1 (`Exit code 1` as Claude Code's Bash tool prints it).
+    /// `exit code N` with N ≥ 1 ending a line, or `Error: Exit code N` as Claude Code's Bash tool prints it.
     ExitCode,
     /// `Traceback (most recent call last):`
     Traceback,
@@ -54,7 +54,12 @@ impl FailureKind {
                 let pattern = match kind {
                     FailureKind::MissingRow => r"MISSING ROW:",
                     FailureKind::IsRed => r"\bis RED\.",
-                    FailureKind::ExitCode => r"\b[Ee]xit code [1-9][0-9]*\b",
+                    // As runners end a line with it (`Error: Exit code 1` from Claude
+                    // Code's Bash tool, `... failed with exit code 2`), never prose
+                    // that goes on (`returns exit code 1 when nothing matches`).
+                    FailureKind::ExitCode => {
+                        r"(?:Error: Exit code [1-9][0-9]*|(?-u:\b)[Ee]xit code [1-9][0-9]*\s*$)"
+                    }
                     FailureKind::Traceback => r"Traceback \(most recent call last\):",
                 };
                 Regex::new(pattern).expect("the failure patterns are literals checked by tests")
@@ -156,7 +161,7 @@ mod tests {
 
     #[test]
     fn prose_that_shares_a_word_is_not_a_failure() {
-        let pane = "fixed the missing redirect\nthis check is REDundant\nthe exit code 0 is fine\nno Traceback here\nMISSING rows\n";
+        let pane = "fixed the missing redirect\nthis check is REDundant\nthe exit code 0 is fine\nno Traceback here\nMISSING rows\n● grep -c returns exit code 1 when nothing matches\n";
         assert_eq!(failures(pane), []);
     }
 

@@ -328,3 +328,67 @@ fn a_long_agent_list_under_the_footer_does_not_hide_the_box() {
     let draft = with_more_agent_rows("idle-input-holds-question-hint", 8);
     check(&draft, State::Stalled, Rule::WorkUnknown);
 }
+
+fn capture(agent: &str, case: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/panes")
+        .join(agent)
+        .join(case)
+        .join("plain.txt");
+    std::fs::read_to_string(path).expect("capture")
+}
+
+/// The screen with its first `rows` rows gone, as a pane shows a reply that grew past its top.
+fn scrolled(pane: &str, rows: usize) -> String {
+    pane.lines().skip(rows).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn a_reply_taller_than_the_pane_is_still_streaming() {
+    // Codex shows no status row while it streams; its reply's first line scrolled away.
+    let codex = scrolled(&capture("codex", "working-streaming-text-80x24"), 9);
+    check(&codex, State::Working, Rule::StreamingReply);
+    // Claude Code with a draft over a stream whose first line scrolled away.
+    let claude = scrolled(
+        &capture("claude", "working-streaming-no-spinner-typed-input"),
+        8,
+    );
+    check(&claude, State::Working, Rule::StreamingUnderDraft);
+    // A welcome banner with blank rows above it is no reply.
+    check(
+        &capture("codex", "idle-welcome-80x24"),
+        State::Stalled,
+        Rule::WorkUnknown,
+    );
+}
+
+#[test]
+fn a_reply_quoting_a_question_hint_is_not_a_question() {
+    let idle = capture("opencode", "idle-after-text-answer");
+    let mut lines: Vec<&str> = idle.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.trim().is_empty() && false)
+        .unwrap_or(lines.len() / 3);
+    lines.insert(
+        at,
+        "  In a question dialog the keys are: ↑↓ select  enter submit  esc dismiss",
+    );
+    check(&lines.join("\n"), State::Stalled, Rule::WorkUnknown);
+}
+
+#[test]
+fn detection_says_when_no_profile_is_on_screen() {
+    let profiles = classify::Profiles::builtin();
+    let full = capture("aider", "question-run-command");
+    assert_eq!(
+        classify::detect_profile(&full, profiles).map(|p| p.name.as_str()),
+        Some("aider")
+    );
+    // Mid-reply: only the reply's text in the bottom lines.
+    let mid_reply: String = full.lines().take(24).collect::<Vec<_>>().join("\n");
+    assert_eq!(
+        classify::detect_profile(&mid_reply, profiles).map(|p| p.name.as_str()),
+        None
+    );
+}

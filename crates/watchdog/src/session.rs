@@ -10,7 +10,7 @@
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
-use classify::{Context, Echo, Profiles, State, Verdict, Work};
+use classify::{Context, Echo, Profiles, Rule, State, Verdict, Work};
 
 use crate::witness::{Witness, combine};
 use ledger::session::{EscalationKind, SessionMemory, SessionRecord};
@@ -24,6 +24,9 @@ pub const RECLASSIFY_EVERY: u32 = 5;
 /// Polls of an unchanged pane after which the session file no longer
 /// overrules the pane's stop.
 pub const WITNESS_PATIENCE: u32 = 3;
+/// Polls of an unchanged pane after which activity inferred from the
+/// transcript's shape (not from live chrome) is no longer believed.
+pub const STILL_PANE_PATIENCE: u32 = 3;
 
 #[derive(Debug, Clone)]
 pub struct SessionConfig {
@@ -155,6 +158,8 @@ pub struct TargetMonitor {
     last_disagreement: Option<(State, &'static str)>,
     /// Consecutive polls that captured the same pane text.
     unchanged_polls: u32,
+    /// The agent CLI last recognised in this pane.
+    profile: Option<String>,
 }
 
 impl TargetMonitor {
@@ -179,6 +184,7 @@ impl TargetMonitor {
             disagreements: 0,
             last_disagreement: None,
             unchanged_polls: 0,
+            profile: None,
         }
     }
 
@@ -324,8 +330,23 @@ impl TargetMonitor {
         state
     }
 
-    /// Classifies only a pane that changed, or one not re-decided for a while.
+    /// The pane's verdict. Activity inferred from the transcript's shape, on
+    /// a screen that has not moved for a while, is not activity: a turn that
+    /// runs changes the screen, so the pane is then read as a stop.
     fn verdict(&mut self, pane: &str, work: Work) -> Verdict {
+        let mut verdict = self.classify_pane(pane, work);
+        if verdict.rule.infers_activity() && self.unchanged_polls >= STILL_PANE_PATIENCE {
+            (verdict.state, verdict.rule) = match work {
+                Work::Available(_) => (State::Stalled, Rule::WorkAvailable),
+                Work::None => (State::Blocked, Rule::NoWork),
+                Work::Unknown => (State::Stalled, Rule::WorkUnknown),
+            };
+        }
+        verdict
+    }
+
+    /// Classifies only a pane that changed, or one not re-decided for a while.
+    fn classify_pane(&mut self, pane: &str, work: Work) -> Verdict {
         let mut hasher = DefaultHasher::new();
         pane.hash(&mut hasher);
         let hash = hasher.finish();
@@ -341,9 +362,18 @@ impl TargetMonitor {
             self.polls_since_classify += 1;
             return verdict.clone();
         }
+        // The profile that last recognised this pane stays in force while no
+        // profile's markers are on screen (a long reply fills the bottom lines).
+        let profiles = Profiles::builtin();
+        let detected = classify::detect_profile(pane, profiles);
+        if let Some(profile) = detected {
+            self.profile = Some(profile.name.clone());
+        }
+        let profile =
+            detected.or_else(|| self.profile.as_deref().and_then(|name| profiles.get(name)));
         let context = Context {
-            profile: None,
-            profiles: Profiles::builtin(),
+            profile,
+            profiles,
             echo: &self.echo,
         };
         let verdict = classify::classify_with(pane, work, &context);

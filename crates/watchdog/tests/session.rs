@@ -269,7 +269,7 @@ fn a_restarted_monitor_neither_repages_nor_gets_a_fresh_budget() {
 fn failure_text_is_reported_once_per_signal_and_never_cleared_on_resume() {
     let mut m = monitor(5);
     let base = idle();
-    let failing = base.replacen("● ", "● Exit code 1 from the runner\n● ", 1);
+    let failing = base.replacen("● ", "● Bash(make test)\n  ⎿  Error: Exit code 1\n● ", 1);
     let (report, _) = m.poll(observe(&failing, Work::Unknown, None));
     assert!(
         report
@@ -286,7 +286,7 @@ fn failure_text_is_reported_once_per_signal_and_never_cleared_on_resume() {
         "{report:?}"
     );
     // New failure text of the same signal gets through on its own.
-    let newer = base.replacen("● ", "● Exit code 2 from the runner\n● ", 1);
+    let newer = base.replacen("● ", "● Bash(make test)\n  ⎿  Error: Exit code 2\n● ", 1);
     let (report, _) = m.poll(observe(&newer, Work::Unknown, None));
     assert!(
         report.done.iter().any(|d| d.contains("Exit code 2")),
@@ -548,4 +548,48 @@ fn progress_the_probe_could_not_give_is_shown_as_unknown() {
     let (report, _) = m.poll(observe(&pane, Work::Unknown, None));
     assert_eq!(report.progress, None);
     assert!(report.line("00:00:00").contains(" · progress=? · "));
+}
+
+fn agent_capture(agent: &str, case: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/panes")
+        .join(agent)
+        .join(case)
+        .join("plain.txt");
+    std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+}
+
+#[test]
+fn the_cli_last_recognised_in_a_pane_reads_it_while_no_marker_is_on_screen() {
+    let mut m = monitor(5);
+    let full = agent_capture("aider", "question-run-command");
+    let (report, _) = m.poll(observe(&full, Work::Available(2), None));
+    assert_eq!(report.state, Some(State::Question), "{report:?}");
+    // Mid-reply, the bottom lines are all reply text: still Aider, still printing.
+    let mid_reply: String = full.lines().take(24).collect::<Vec<_>>().join("\n");
+    let (report, actions) = m.poll(observe(&mid_reply, Work::Available(2), None));
+    assert_eq!(
+        (report.state, report.rule),
+        (Some(State::Working), Some("no-input-line")),
+        "{report:?}"
+    );
+    assert_eq!(sends(&actions), 0);
+}
+
+#[test]
+fn activity_inferred_from_a_screen_that_never_moves_is_not_believed_for_ever() {
+    use watchdog::session::STILL_PANE_PATIENCE;
+    // Aider exited to a shell: its last line is no longer its prompt.
+    let exited = format!("{}\nuser@host:~/proj$ ", agent_capture("aider", "idle-after-text-answer").trim_end());
+    let mut m = monitor(5);
+    let mut states = Vec::new();
+    let mut nudged = 0;
+    for _ in 0..=STILL_PANE_PATIENCE {
+        let (report, actions) = m.poll(observe(&exited, Work::Available(2), None));
+        states.push(report.state.unwrap());
+        nudged += sends(&actions);
+    }
+    assert_eq!(states.first(), Some(&State::Working));
+    assert_eq!(states.last(), Some(&State::Stalled), "{states:?}");
+    assert_eq!(nudged, 1);
 }
