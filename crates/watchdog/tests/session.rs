@@ -580,7 +580,10 @@ fn the_cli_last_recognised_in_a_pane_reads_it_while_no_marker_is_on_screen() {
 fn activity_inferred_from_a_screen_that_never_moves_is_not_believed_for_ever() {
     use watchdog::session::STILL_PANE_PATIENCE;
     // Aider exited to a shell: its last line is no longer its prompt.
-    let exited = format!("{}\nuser@host:~/proj$ ", agent_capture("aider", "idle-after-text-answer").trim_end());
+    let exited = format!(
+        "{}\nuser@host:~/proj$ ",
+        agent_capture("aider", "idle-after-text-answer").trim_end()
+    );
     let mut m = monitor(5);
     let mut states = Vec::new();
     let mut nudged = 0;
