@@ -569,15 +569,8 @@ mod tests {
         // A killed orphan is gone, or a zombie until its new parent reaps it;
         // the signal lands asynchronously, hence the bounded wait.
         for pid in [leader, grandchild] {
-            let running = || {
-                let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
-                state.and_then(|s| {
-                    s.rsplit_once(')')
-                        .map(|(_, r)| !r.trim_start().starts_with('Z'))
-                }) == Some(true)
-            };
             let deadline = Instant::now() + Duration::from_secs(10);
-            while running() {
+            while pid_alive(pid) && !is_zombie(pid) {
                 assert!(
                     Instant::now() < deadline,
                     "process {pid} of the stopped group is still running"

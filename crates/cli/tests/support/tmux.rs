@@ -57,15 +57,15 @@ impl PrivateTmux {
 
     /// A session that shows `capture` and then records every line typed into it in `received`.
     pub fn replay(&self, name: &str, capture: &Path, received: &Path) {
-        let script = format!(
-            "cat '{}'; exec cat > '{}'",
-            capture.display(),
-            received.display()
-        );
-        self.session(name, &script);
-        // The pane shows the capture once `cat` has drawn its last line.
-        let last = std::fs::read_to_string(capture)
-            .expect("capture")
+        self.show_then(name, capture, &format!("cat > '{}'", received.display()));
+    }
+
+    /// A session that shows `capture`, then `exec`s `then` (a shell command);
+    /// returns once the capture is on screen.
+    fn show_then(&self, name: &str, capture: &Path, then: &str) {
+        self.session(name, &format!("cat '{}'; exec {then}", capture.display()));
+        let text = std::fs::read_to_string(capture).expect("capture");
+        let last = text
             .lines()
             .rev()
             .find(|l| !l.trim().is_empty())
@@ -119,23 +119,12 @@ impl PrivateTmux {
     /// line typed into it. Returns the pane's pid and the record's path.
     pub fn fake_agent(&self, name: &str, case: &str, home: &Path) -> (u32, PathBuf) {
         let received = self.dir.path().join(format!("{name}.received"));
-        let capture = capture_path(case);
-        let script = format!(
-            "cat '{}'; exec env HOME='{}' cat > '{}'",
-            capture.display(),
+        let then = format!(
+            "env HOME='{}' cat > '{}'",
             home.display(),
             received.display()
         );
-        self.session(name, &script);
-        let last = std::fs::read_to_string(&capture)
-            .expect("capture")
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("")
-            .trim()
-            .to_string();
-        self.wait_for(name, |pane| pane.contains(&last));
+        self.show_then(name, &capture_path(case), &then);
         let target = format!("={name}:");
         let pid = String::from_utf8_lossy(
             &self
