@@ -13,8 +13,6 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-const NPM_PACKAGE: &str = "@anthropic-ai/claude-code";
-
 const USAGE: &str = "usage: cargo xtask capture [--scenario NAME[,NAME...]]... [--size WxH] [--jobs N] [--out DIR] [--list]
 
 Runs the real Claude Code CLI (npm package @anthropic-ai/claude-code, installed into target/capture when
@@ -73,58 +71,45 @@ pub fn run(args: &[String]) -> ExitCode {
         eprintln!("xtask capture: {e}\n{USAGE}");
         return ExitCode::from(2);
     }
-    let root = workspace_root();
-    if let Some(code) = run_openai_chat_agent(&root, args) {
-        return code;
-    }
-    if let Some(code) = run_codex_or_gemini(&root, args) {
-        return code;
-    }
-    for (tool, arg) in [("python3", "--version"), ("tmux", "-V")] {
+    let (agent, rest) = split_agent(args);
+    let agent = agent.unwrap_or_else(|| "claude".to_string());
+    // Each driver installs its CLI under target/capture when missing (npm, or
+    // PyPI into a venv for Aider) and writes testdata/panes/<agent>/.
+    let (script, script_args) = match agent.as_str() {
+        "claude" => ("scenarios.py".to_string(), rest),
+        "opencode" | "aider" => (format!("scenarios_{agent}.py"), rest),
+        // scenarios_agents.py takes `--agent` itself.
+        "codex" | "gemini" => ("scenarios_agents.py".to_string(), args.to_vec()),
+        other => {
+            eprintln!(
+                "xtask capture: unknown agent `{other}` (claude, codex, gemini, opencode, aider)"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    for (tool, arg) in [
+        ("python3", "--version"),
+        ("tmux", "-V"),
+        ("npm", "--version"),
+    ] {
         if !have(tool, arg) {
-            eprintln!("xtask capture: `{tool}` is not installed (needed to drive the real CLI)");
+            eprintln!(
+                "xtask capture: `{tool}` is not installed (needed to install and drive the real {agent} CLI)"
+            );
             return ExitCode::from(2);
         }
     }
-    let prefix = root.join("target").join("capture");
-    let claude = prefix.join("node_modules").join(".bin").join("claude");
-    if !claude.exists() && !args.iter().any(|a| a == "--list") {
-        eprintln!(
-            "xtask capture: installing {NPM_PACKAGE} into {}",
-            prefix.display()
-        );
-        if let Err(e) = std::fs::create_dir_all(&prefix) {
-            eprintln!("xtask capture: cannot create {}: {e}", prefix.display());
-            return ExitCode::FAILURE;
-        }
-        let status = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--prefix"])
-            .arg(&prefix)
-            .arg(NPM_PACKAGE)
-            .status();
-        match status {
-            Ok(s) if s.success() => {}
-            Ok(s) => {
-                eprintln!("xtask capture: npm install failed ({s})");
-                return ExitCode::FAILURE;
-            }
-            Err(e) => {
-                eprintln!("xtask capture: cannot run npm: {e}");
-                return ExitCode::from(2);
-            }
-        }
-    }
-    let script = root.join("xtask").join("capture").join("scenarios.py");
+    let root = workspace_root();
     let status = Command::new("python3")
-        .arg(&script)
-        .args(args)
+        .arg(root.join("xtask").join("capture").join(&script))
+        .args(&script_args)
         .current_dir(&root)
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .status();
     match status {
         Ok(s) if s.success() => ExitCode::SUCCESS,
         Ok(s) => {
-            eprintln!("xtask capture: scenarios.py failed ({s})");
+            eprintln!("xtask capture: {script} failed ({s})");
             ExitCode::FAILURE
         }
         Err(e) => {
@@ -148,93 +133,6 @@ fn split_agent(args: &[String]) -> (Option<String>, Vec<String>) {
         }
     }
     (agent, rest)
-}
-
-/// `--agent opencode|aider`: the CLIs that speak OpenAI Chat Completions have their own scenario
-/// scripts (`xtask/capture/scenarios_<agent>.py`, which install the CLI under target/capture when
-/// missing: OpenCode from npm, Aider from PyPI into a venv) and write testdata/panes/<agent>/.
-/// `None` for any other agent, which the rest of `run` handles.
-fn run_openai_chat_agent(root: &Path, args: &[String]) -> Option<ExitCode> {
-    let (agent, rest) = split_agent(args);
-    let agent = agent.filter(|a| a == "opencode" || a == "aider")?;
-    for (tool, arg) in [("python3", "--version"), ("tmux", "-V")] {
-        if !have(tool, arg) {
-            eprintln!("xtask capture: `{tool}` is not installed (needed to drive the real CLI)");
-            return Some(ExitCode::from(2));
-        }
-    }
-    let script = root
-        .join("xtask")
-        .join("capture")
-        .join(format!("scenarios_{agent}.py"));
-    let status = Command::new("python3")
-        .arg(&script)
-        .args(&rest)
-        .current_dir(root)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .status();
-    Some(match status {
-        Ok(s) if s.success() => ExitCode::SUCCESS,
-        Ok(s) => {
-            eprintln!("xtask capture: scenarios_{agent}.py failed ({s})");
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("xtask capture: cannot run python3: {e}");
-            ExitCode::FAILURE
-        }
-    })
-}
-
-/// `--agent codex|gemini`: Codex CLI (npm @openai/codex, against a mock of the OpenAI Responses API)
-/// and Gemini CLI (npm @google/gemini-cli, against a mock of streamGenerateContent) run from
-/// `xtask/capture/scenarios_agents.py --agent <agent>`, which installs the CLI into
-/// target/capture/<agent>/ when missing and writes testdata/panes/<agent>/. `None` for any other agent.
-fn run_codex_or_gemini(root: &Path, args: &[String]) -> Option<ExitCode> {
-    let mut agent = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        if a == "--agent" {
-            agent = it.next().map(String::as_str);
-        } else if let Some(v) = a.strip_prefix("--agent=") {
-            agent = Some(v);
-        }
-    }
-    let agent = agent.filter(|a| *a == "codex" || *a == "gemini")?;
-    for (tool, arg) in [
-        ("python3", "--version"),
-        ("tmux", "-V"),
-        ("npm", "--version"),
-    ] {
-        if !have(tool, arg) {
-            eprintln!(
-                "xtask capture: `{tool}` is not installed (needed to drive the real {agent} CLI)"
-            );
-            return Some(ExitCode::from(2));
-        }
-    }
-    // scenarios_agents.py takes `--agent` itself, so every argument is passed through.
-    let script = root
-        .join("xtask")
-        .join("capture")
-        .join("scenarios_agents.py");
-    let status = Command::new("python3")
-        .arg(&script)
-        .args(args)
-        .current_dir(root)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .status();
-    Some(match status {
-        Ok(s) if s.success() => ExitCode::SUCCESS,
-        Ok(s) => {
-            eprintln!("xtask capture: scenarios_agents.py --agent {agent} failed ({s})");
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("xtask capture: cannot run python3: {e}");
-            ExitCode::FAILURE
-        }
-    })
 }
 
 #[cfg(test)]
