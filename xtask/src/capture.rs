@@ -13,15 +13,13 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-const USAGE: &str = "usage: cargo xtask capture [--scenario NAME[,NAME...]]... [--size WxH] [--jobs N] [--out DIR] [--list]
+const USAGE: &str = "usage: cargo xtask capture [--agent claude|codex|gemini|opencode|aider] [--scenario NAME[,NAME...]]...
+                           [--size WxH] [--jobs N] [--out DIR] [--list]
 
-Runs the real Claude Code CLI (npm package @anthropic-ai/claude-code, installed into target/capture when
-missing) in private tmux servers against the scripted mock API in xtask/capture/, and writes
-testdata/panes/claude/<case>/{plain.txt,ansi.txt,scrollback.txt,meta}. Needs tmux, python3 and npm.
-`--agent codex` / `--agent gemini` run xtask/capture/scenarios_agents.py (Codex CLI and Gemini CLI from npm
-into target/capture/<agent>; mocks of the OpenAI Responses API and of Gemini's streamGenerateContent).
-`--agent opencode` / `--agent aider` run xtask/capture/scenarios_<agent>.py instead (OpenCode from npm,
-Aider from PyPI into a venv, both under target/capture; a Chat Completions mock) into testdata/panes/<agent>/.";
+Runs a real agent CLI (default: Claude Code) in private tmux servers against a scripted loopback mock of
+its model API (xtask/capture/), and writes testdata/panes/<agent>/<case>/{plain.txt,ansi.txt,scrollback.txt,meta}
+(or under --out DIR). The CLI is installed under target/capture when missing: Claude Code, Codex CLI,
+Gemini CLI and OpenCode from npm, Aider from PyPI into a venv. Needs tmux, python3 and npm.";
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
