@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import datetime
+import fcntl
 import os
 import re
 import subprocess
@@ -63,11 +64,18 @@ def wait_settled(s, ready, timeout=60, settle=1.0, still=None):
 
 
 def npm_install(prefix, package, bin_path):
-    """bin_path, after `npm install package` into prefix when it is missing (installs are cached)."""
-    if not os.path.exists(bin_path):
-        os.makedirs(prefix, exist_ok=True)
-        print(f"installing {package} into {prefix} ...", flush=True)
-        subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", prefix, package], check=True)
+    """bin_path, after `npm install package` into prefix when it is missing (installs are cached).
+
+    Several drivers can start at once (two tests, parallel scenarios): a lock
+    beside the prefix lets one install while the others wait, so no run starts
+    a CLI that another npm is still rewriting."""
+    os.makedirs(prefix, exist_ok=True)
+    with open(os.path.join(prefix, ".install.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(bin_path):
+            print(f"installing {package} into {prefix} ...", file=sys.stderr, flush=True)
+            subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", prefix, package], check=True,
+                           stdout=sys.stderr)
     return bin_path
 
 
