@@ -30,7 +30,7 @@ pub use explain::explain;
 pub use profile::{Profile, ProfileError, Profiles};
 pub use rules::{Region, RegionKind, Rule, detect_profile};
 pub use signals::{Failure, FailureKind, Signals, signals};
-pub use work::Work;
+pub use work::{Work, parse_count};
 
 use std::fmt;
 

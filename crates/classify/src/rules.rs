@@ -644,11 +644,7 @@ impl Reader<'_, '_> {
     }
 
     fn stop(&self, work: Work, region: Region, evidence: Option<usize>) -> Decision {
-        let (state, rule) = match work {
-            Work::Available(_) => (State::Stalled, Rule::WorkAvailable),
-            Work::None => (State::Blocked, Rule::NoWork),
-            Work::Unknown => (State::Stalled, Rule::WorkUnknown),
-        };
+        let (state, rule) = work.stop();
         Decision {
             state,
             rule,

@@ -17,14 +17,29 @@ impl Work {
     /// (empty, `seven`, `-1`, `+3`, a huge number, several numbers, binary) is
     /// `Unknown`, which the classifier reads as work (fail open).
     pub fn parse(raw: &str) -> Work {
-        let text = raw.trim();
-        if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-            return Work::Unknown;
-        }
-        match text.parse::<u64>() {
-            Ok(0) => Work::None,
-            Ok(n) if n <= Work::MAX => Work::Available(n),
+        match parse_count(raw) {
+            Some(0) => Work::None,
+            Some(n) if n <= Work::MAX => Work::Available(n),
             _ => Work::Unknown,
+        }
+    }
+
+    /// The count, `None` when unknown (for JSON reports).
+    pub fn count(self) -> Option<u64> {
+        match self {
+            Work::Available(n) => Some(n),
+            Work::None => Some(0),
+            Work::Unknown => None,
+        }
+    }
+
+    /// The verdict of a stop, which the work probe decides: work left (or
+    /// unknown: fail open) is STALLED, none is BLOCKED.
+    pub fn stop(self) -> (crate::State, crate::Rule) {
+        match self {
+            Work::Available(_) => (crate::State::Stalled, crate::Rule::WorkAvailable),
+            Work::None => (crate::State::Blocked, crate::Rule::NoWork),
+            Work::Unknown => (crate::State::Stalled, crate::Rule::WorkUnknown),
         }
     }
 
@@ -34,12 +49,19 @@ impl Work {
 
     /// The number for a report line, `?` when unknown.
     pub fn display(self) -> String {
-        match self {
-            Work::Available(n) => n.to_string(),
-            Work::None => "0".to_string(),
-            Work::Unknown => "?".to_string(),
-        }
+        self.count()
+            .map_or_else(|| "?".to_string(), |n| n.to_string())
     }
+}
+
+/// A probe's count: surrounding blanks, then digits only (no sign, no
+/// fraction, no second number), fitting in a `u64`.
+pub fn parse_count(raw: &str) -> Option<u64> {
+    let text = raw.trim();
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
 }
 
 #[cfg(test)]

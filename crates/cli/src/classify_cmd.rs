@@ -170,11 +170,7 @@ fn render_json(
         (Some(evidence), Some(line)) => serde_json::json!({ "line": line, "text": evidence.text }),
         _ => serde_json::Value::Null,
     };
-    let work = match work {
-        Work::Available(n) => serde_json::json!(n),
-        Work::None => serde_json::json!(0),
-        Work::Unknown => serde_json::Value::Null,
-    };
+    let work = work.count();
     let combined = witness.map(|w| combine(verdict.state, w));
     let object = serde_json::json!({
         "state": combined.map_or(verdict.state, |c| c.state).as_str(),

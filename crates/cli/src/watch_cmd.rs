@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use classify::Work;
+use classify::{Work, parse_count};
 use ledger::findings::FindingsLog;
 use ledger::session::{SessionMemory, parse_records, record_line};
 use probes::lock::LockError;
@@ -393,15 +393,6 @@ impl<'a> Watch<'a> {
     }
 }
 
-/// A probe's count: surrounding blanks, then digits only (no sign, no
-/// second number), as `Work::parse` reads a work count.
-fn parse_count(raw: &str) -> Option<u64> {
-    let text = raw.trim();
-    (!text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| text.parse().ok())
-        .flatten()
-}
-
 /// The start of a probe's output, for a message: one line, at most 40 characters.
 fn printable_excerpt(text: &str) -> String {
     sanitize_text(text.trim())
@@ -522,7 +513,7 @@ fn print_report(report: &PollReport, json: bool) {
         let value = serde_json::json!({
             "target": report.target,
             "state": report.state.map(|s| s.as_str()),
-            "work": match report.work { Work::Available(n) => Some(n), Work::None => Some(0), Work::Unknown => None },
+            "work": report.work.count(),
             "progress": report.progress,
             "nudges": report.nudges_used,
             "budget": report.budget,

@@ -10,7 +10,7 @@
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
-use classify::{Context, Echo, Profiles, Rule, State, Verdict, Work};
+use classify::{Context, Echo, Profiles, State, Verdict, Work};
 
 use crate::witness::{Witness, combine};
 use ledger::session::{EscalationKind, SessionMemory, SessionRecord};
@@ -336,11 +336,7 @@ impl TargetMonitor {
     fn verdict(&mut self, pane: &str, work: Work) -> Verdict {
         let mut verdict = self.classify_pane(pane, work);
         if verdict.rule.infers_activity() && self.unchanged_polls >= STILL_PANE_PATIENCE {
-            (verdict.state, verdict.rule) = match work {
-                Work::Available(_) => (State::Stalled, Rule::WorkAvailable),
-                Work::None => (State::Blocked, Rule::NoWork),
-                Work::Unknown => (State::Stalled, Rule::WorkUnknown),
-            };
+            (verdict.state, verdict.rule) = work.stop();
         }
         verdict
     }
