@@ -412,24 +412,18 @@ impl Reader<'_, '_> {
             if line.is_blank() || matches_opt(&profile.live_skip, &line.text) {
                 continue;
             }
-            let indented = line.is_indented();
-            if indented {
-                // A spinner regex anchored at column zero (Claude Code's) never matches here;
-                // Gemini CLI's spinner row is indented by one space.
-                let markers = [
-                    (Rule::Spinner, Field::Spinner),
-                    (Rule::BackgroundWork, Field::Background),
-                ];
-                if let Some(rule) = self.live_marker(i, &markers) {
-                    return Some((rule, i));
-                }
-                continue;
-            }
+            let line_indented = line.is_indented();
+            // A spinner regex anchored at column zero (Claude Code's) never
+            // matches an indented line; Gemini CLI's spinner row is indented.
             let markers = [
                 (Rule::Spinner, Field::Spinner),
                 (Rule::BackgroundWork, Field::Background),
             ];
-            return self.live_marker(i, &markers).map(|rule| (rule, i));
+            let found = self.live_marker(i, &markers).map(|rule| (rule, i));
+            // Past indented lines (a tip, a task list) to the first column-zero one, never further.
+            if found.is_some() || !line_indented {
+                return found;
+            }
         }
         None
     }
@@ -442,10 +436,13 @@ impl Reader<'_, '_> {
     /// still streaming. Read only when a draft is present, so an idle pane
     /// with an empty box never gets here.
     fn reply_under_draft(&mut self, input: InputBox) -> Option<usize> {
-        self.profile.reply.as_ref()?;
+        let prompt = self.profile.prompt.as_ref()?;
         let prompt_line = self.tail.text(input.top - 1)?;
-        let typed = prompt_line.trim_start_matches(['❯', '>']).trim();
-        let draft = !typed.is_empty() || input.top - 1 > input.bottom + 1;
+        // What follows the profile's prompt marker on the box's first line.
+        let typed = prompt
+            .find(prompt_line)
+            .map_or(prompt_line, |m| &prompt_line[m.end()..]);
+        let draft = !typed.trim().is_empty() || input.top - 1 > input.bottom + 1;
         if !draft {
             return None;
         }

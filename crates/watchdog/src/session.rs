@@ -21,11 +21,9 @@ pub const DEFAULT_NUDGE_TEXT: &str = "Please continue with the next step of your
 /// An unchanged pane is re-decided at least this often, because the work
 /// probe can change without the pane changing.
 pub const RECLASSIFY_EVERY: u32 = 5;
-/// Polls of an unchanged pane after which the session file no longer
-/// overrules the pane's stop.
-pub const WITNESS_PATIENCE: u32 = 3;
-/// Polls of an unchanged pane after which activity inferred from the
-/// transcript's shape (not from live chrome) is no longer believed.
+/// Polls of an unchanged pane after which nothing inferred is believed: not
+/// activity read from the transcript's shape, not the session file
+/// overruling a stop (a turn that runs changes the screen).
 pub const STILL_PANE_PATIENCE: u32 = 3;
 
 #[derive(Debug, Clone)]
@@ -251,7 +249,7 @@ impl TargetMonitor {
         match state {
             State::Working => {}
             State::Question if verdict.state != State::Question => {
-                if self.unchanged_polls < WITNESS_PATIENCE {
+                if self.unchanged_polls < STILL_PANE_PATIENCE {
                     // The agent waits for a human but the dialog is not drawn
                     // yet: never nudged, escalated once its text can be relayed.
                     done.push(
@@ -302,7 +300,7 @@ impl TargetMonitor {
         // A `waiting` agent stays a QUESTION (never nudged: a nudge could land
         // in a dialog the pane reader cannot see); it is escalated once the
         // patience runs out, with what the screen shows.
-        let patient = self.unchanged_polls < WITNESS_PATIENCE;
+        let patient = self.unchanged_polls < STILL_PANE_PATIENCE;
         let busy_overrule = combined.overruled && combined.state == State::Working;
         let state = if busy_overrule && !patient {
             pane
@@ -321,9 +319,9 @@ impl TargetMonitor {
                 "witnesses disagree: the pane reads {pane}, Claude Code says {}{outcome}",
                 witness.word()
             ));
-        } else if combined.overruled && self.unchanged_polls == WITNESS_PATIENCE {
+        } else if busy_overrule && self.unchanged_polls == STILL_PANE_PATIENCE {
             done.push(format!(
-                "Claude Code still says {} but the pane has not changed in {WITNESS_PATIENCE} polls: the pane decides",
+                "Claude Code still says {} but the pane has not changed in {STILL_PANE_PATIENCE} polls: the pane decides",
                 witness.word()
             ));
         }

@@ -503,21 +503,21 @@ fn moving_the_cursor_or_ticking_a_box_is_the_same_question() {
 
 #[test]
 fn the_session_file_cannot_keep_a_still_pane_silent_for_ever() {
-    use watchdog::session::WITNESS_PATIENCE;
+    use watchdog::session::STILL_PANE_PATIENCE;
     use watchdog::witness::Witness;
     // `busy` over a pane that never changes: after the patience, the pane decides.
     let mut m = monitor(5);
     let pane = idle();
     let mut states = Vec::new();
     let mut nudged = 0;
-    for _ in 0..=WITNESS_PATIENCE + 1 {
+    for _ in 0..=STILL_PANE_PATIENCE + 1 {
         let (report, actions) = m.poll(with_witness(&pane, &Witness::Busy));
         states.push(report.state.unwrap());
         nudged += sends(&actions);
     }
     assert_eq!(
-        &states[..=WITNESS_PATIENCE as usize - 1],
-        vec![State::Working; WITNESS_PATIENCE as usize]
+        &states[..=STILL_PANE_PATIENCE as usize - 1],
+        vec![State::Working; STILL_PANE_PATIENCE as usize]
     );
     assert_eq!(states.last(), Some(&State::Stalled));
     assert!(nudged >= 1);
@@ -525,7 +525,7 @@ fn the_session_file_cannot_keep_a_still_pane_silent_for_ever() {
     let mut m = monitor(5);
     let waiting = Witness::Waiting("permission prompt".into());
     let mut paged = Vec::new();
-    for _ in 0..=WITNESS_PATIENCE + 2 {
+    for _ in 0..=STILL_PANE_PATIENCE + 2 {
         let (report, actions) = m.poll(with_witness(&pane, &waiting));
         assert_eq!(report.state, Some(State::Question));
         assert_eq!(sends(&actions), 0);
