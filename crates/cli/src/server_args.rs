@@ -54,8 +54,13 @@ impl ServerArgs {
         let mut tmux = Tmux::new(self.server());
         tmux.program = self.tmux_bin.clone();
         tmux.timeout = timeout;
-        tmux.remote = host.map(|alias| Remote::new(alias, self.ssh_config.clone()));
+        tmux.remote = host.map(|alias| self.remote(alias));
         tmux
+    }
+
+    /// An ssh alias, reached with `--ssh-config` when one was given.
+    pub fn remote(&self, alias: &str) -> Remote {
+        Remote::new(alias, self.ssh_config.clone())
     }
 
     pub fn forward(&self) -> Vec<String> {

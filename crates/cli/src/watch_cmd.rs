@@ -252,7 +252,7 @@ impl<'a> Watch<'a> {
         }
         for (host, panes) in remote {
             let pids: Vec<u32> = panes.iter().map(|&(_, pid)| pid).collect();
-            let ssh = probes::ssh::Remote::new(host, self.args.server.ssh_config.clone());
+            let ssh = self.args.server.remote(host);
             let invocation = ssh.invocation(&probes::claude::remote_script(&pids));
             let outcome = run(
                 &invocation,
