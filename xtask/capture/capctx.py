@@ -7,7 +7,7 @@ scenarios_opencode.py, scenarios_aider.py via openai_runner.py).
   decided by the scenario, never by a classifier;
 - `parser()` / `run()`: the command line (--scenario, --size, --out, --jobs, --list) and the
   parallel runs;
-- step builders (`text`, `tool`), `must`, `wait_settled`, `npm_install`, `cli_version`.
+- step builders (`text`, `tool`), `must`, `wait_settled`, `simple_scenario`, `npm_install`, `cli_version`.
 """
 
 from __future__ import annotations
@@ -61,6 +61,19 @@ def wait_settled(s, ready, timeout=60, settle=1.0, still=None):
                 return True
         time.sleep(0.3)
     return False
+
+
+def simple_scenario(c, start, steps, prompt, needle, what, case, expect, scenario, shape=None, work=None,
+                    settle=1.5, timeout=40, session=None):
+    """The scenario most captures are: one session scripted with `steps` (plus the `session` keywords),
+    start(s, prompt) (the agent's own start-and-submit), wait up to `timeout` s for `needle` on screen
+    (a string or a predicate on the screen; `what` names it when it times out), let the screen settle
+    for `settle` s, then capture one case."""
+    with c.session(steps=steps, **(session or {})) as s:
+        start(s, prompt)
+        must(s.wait_text(needle, timeout), what)
+        time.sleep(settle)
+        c.cap(s, case, expect, scenario, shape=shape, work=work)
 
 
 def npm_install(prefix, package, bin_path):

@@ -23,7 +23,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import capctx  # noqa: E402
-from capctx import LOREM, ROOT, Cli, cli_version, must, npm_install, text, tool, wait_settled  # noqa: E402,F401
+from capctx import (LOREM, ROOT, Cli, cli_version, must, npm_install, simple_scenario, text, tool,  # noqa: E402,F401
+                    wait_settled)
 from harness import Session, has_input_box  # noqa: E402
 
 CLAUDE_PREFIX = os.path.join(ROOT, "target", "capture")
@@ -237,12 +238,10 @@ def sc_queued_message(c):
 def sc_perm_bash(c):
     steps = [{"blocks": [text("I'll run the test suite."),
                          tool("Bash", command="python3 -m pytest -q tests/", description="Run the test suite")]}]
-    with c.session(steps=steps) as s:
-        start_and_prompt(s, "run the tests")
-        must(s.wait_text("Do you want to proceed?", 40), "bash permission dialog")
-        time.sleep(1)
-        c.cap(s, "question-permission-bash", "QUESTION",
-              "Bash tool call `python3 -m pytest -q tests/` waiting for permission", shape="permission-bash")
+    simple_scenario(c, start_and_prompt, steps, "run the tests", "Do you want to proceed?", "bash permission dialog",
+                    "question-permission-bash", "QUESTION",
+                    "Bash tool call `python3 -m pytest -q tests/` waiting for permission", shape="permission-bash",
+                    settle=1)
 
 
 def sc_perm_write(c):
@@ -279,22 +278,17 @@ def sc_perm_edit(c):
 def sc_perm_webfetch(c):
     steps = [{"blocks": [text("Let me read the docs."),
                          tool("WebFetch", url="https://example.com/docs/monitor", prompt="Summarise the monitor docs")]}]
-    with c.session(steps=steps) as s:
-        start_and_prompt(s, "read the monitor docs online")
-        must(s.wait_text("Do you want", 40), "webfetch dialog")
-        time.sleep(1)
-        c.cap(s, "question-permission-webfetch", "QUESTION",
-              "WebFetch tool call waiting for permission to fetch a URL", shape="permission-webfetch")
+    simple_scenario(c, start_and_prompt, steps, "read the monitor docs online", "Do you want", "webfetch dialog",
+                    "question-permission-webfetch", "QUESTION",
+                    "WebFetch tool call waiting for permission to fetch a URL", shape="permission-webfetch", settle=1)
 
 
 def sc_perm_read_outside(c):
     steps = [{"blocks": [text("I'll check the host name file."), tool("Read", file_path="/etc/hostname")]}]
-    with c.session(steps=steps) as s:
-        start_and_prompt(s, "what is in /etc/hostname?")
-        must(s.wait_text("Do you want", 40), "read dialog")
-        time.sleep(1)
-        c.cap(s, "question-permission-read-outside", "QUESTION",
-              "Read tool call on a file outside the project waiting for permission", shape="permission-read")
+    simple_scenario(c, start_and_prompt, steps, "what is in /etc/hostname?", "Do you want", "read dialog",
+                    "question-permission-read-outside", "QUESTION",
+                    "Read tool call on a file outside the project waiting for permission", shape="permission-read",
+                    settle=1)
 
 
 ASK_SINGLE = {"questions": [{
@@ -333,22 +327,16 @@ ASK_TABS = {"questions": [
 
 def sc_ask_single(c):
     steps = [{"blocks": [text("I need one decision first."), tool("AskUserQuestion", **ASK_SINGLE)]}]
-    with c.session(steps=steps) as s:
-        start_and_prompt(s, "set up the ledger")
-        must(s.wait_text("Which storage backend", 40), "ask dialog")
-        time.sleep(1.5)
-        c.cap(s, "question-ask-single", "QUESTION",
-              "AskUserQuestion with one single-select question and three options", shape="ask-user-question-single")
+    simple_scenario(c, start_and_prompt, steps, "set up the ledger", "Which storage backend", "ask dialog",
+                    "question-ask-single", "QUESTION",
+                    "AskUserQuestion with one single-select question and three options", shape="ask-user-question-single")
 
 
 def sc_ask_multi(c):
     steps = [{"blocks": [text("Pick the channels."), tool("AskUserQuestion", **ASK_MULTI)]}]
-    with c.session(steps=steps) as s:
-        start_and_prompt(s, "set up alerts")
-        must(s.wait_text("Which alert channels", 40), "ask dialog")
-        time.sleep(1.5)
-        c.cap(s, "question-ask-multi", "QUESTION",
-              "AskUserQuestion with one multi-select question", shape="ask-user-question-multi")
+    simple_scenario(c, start_and_prompt, steps, "set up alerts", "Which alert channels", "ask dialog",
+                    "question-ask-multi", "QUESTION",
+                    "AskUserQuestion with one multi-select question", shape="ask-user-question-multi")
 
 
 def sc_ask_tabs(c):
@@ -385,24 +373,19 @@ PLAN = ("# Plan: structural input-box cut\n\n1. Find the last rule line above th
 def sc_plan_exit(c):
     steps = [{"blocks": [text("I'll write the plan."), tool("Write", file_path="__PLAN_FILE__", content=PLAN)]},
              {"when": "tool_result", "blocks": [text("The plan is ready."), tool("ExitPlanMode")]}]
-    with c.session(steps=steps, args=["--permission-mode", "plan"]) as s:
-        start_and_prompt(s, "plan the input-box cut")
-        must(s.wait_text(lambda scr: "Exit plan mode?" in scr or "Would you like to proceed" in scr
-                         or "Ready to code?" in scr, 40), "plan dialog")
-        time.sleep(1.5)
-        c.cap(s, "question-plan-approval", "QUESTION",
-              "plan mode: the plan was written to the plan file, then ExitPlanMode asks to approve it", shape="plan-approval")
+    simple_scenario(c, start_and_prompt, steps, "plan the input-box cut",
+                    lambda scr: "Exit plan mode?" in scr or "Would you like to proceed" in scr or "Ready to code?" in scr,
+                    "plan dialog", "question-plan-approval", "QUESTION",
+                    "plan mode: the plan was written to the plan file, then ExitPlanMode asks to approve it",
+                    shape="plan-approval", session={"args": ["--permission-mode", "plan"]})
 
 
 def sc_plan_exit_bare(c):
     steps = [{"blocks": [text("Here is my plan."), tool("ExitPlanMode")]}]
-    with c.session(steps=steps, args=["--permission-mode", "plan"]) as s:
-        start_and_prompt(s, "plan the input-box cut")
-        must(s.wait_text("Exit plan mode?", 40), "plan dialog")
-        time.sleep(1.5)
-        c.cap(s, "question-exit-plan-mode-no-plan", "QUESTION",
-              "plan mode: ExitPlanMode called with no plan file written; the bare `Exit plan mode?` dialog",
-              shape="plan-exit-bare")
+    simple_scenario(c, start_and_prompt, steps, "plan the input-box cut", "Exit plan mode?", "plan dialog",
+                    "question-exit-plan-mode-no-plan", "QUESTION",
+                    "plan mode: ExitPlanMode called with no plan file written; the bare `Exit plan mode?` dialog",
+                    shape="plan-exit-bare", session={"args": ["--permission-mode", "plan"]})
 
 
 def sc_background_agents(c):
@@ -717,12 +700,10 @@ ASK_PREVIEW = {"questions": [{
 
 def sc_ask_preview(c):
     steps = [{"blocks": [text("Pick a layout."), tool("AskUserQuestion", **ASK_PREVIEW)]}]
-    with c.session(steps=steps) as s:
-        start_and_prompt(s, "choose the status line layout")
-        must(s.wait_text("Which status line layout", 40), "ask dialog")
-        time.sleep(1.5)
-        c.cap(s, "question-ask-preview", "QUESTION",
-              "AskUserQuestion whose options carry previews (side-by-side preview pane)", shape="ask-user-question-preview")
+    simple_scenario(c, start_and_prompt, steps, "choose the status line layout", "Which status line layout",
+                    "ask dialog", "question-ask-preview", "QUESTION",
+                    "AskUserQuestion whose options carry previews (side-by-side preview pane)",
+                    shape="ask-user-question-preview")
 
 
 def sc_ask_declined(c):
@@ -824,13 +805,10 @@ def sc_golden_question(c):
             {"label": "After 2 polls", "description": "Wait for a second identical capture"},
         ]}]}
     steps = [{"blocks": [text("Before wiring the alert funnel I need a decision."), tool("AskUserQuestion", **q)]}]
-    with c.session(steps=steps, bypass=True) as s:
-        start_and_prompt(s, "wire the alert funnel")
-        must(s.wait_text("Should the monitor page", 40), "ask dialog")
-        time.sleep(1.5)
-        c.cap(s, "GOLDEN-question-real", "QUESTION",
-              "bypass-permissions session; a live AskUserQuestion dialog (single-select) waiting for the operator",
-              shape="ask-user-question-single")
+    simple_scenario(c, start_and_prompt, steps, "wire the alert funnel", "Should the monitor page", "ask dialog",
+                    "GOLDEN-question-real", "QUESTION",
+                    "bypass-permissions session; a live AskUserQuestion dialog (single-select) waiting for the operator",
+                    shape="ask-user-question-single", session={"bypass": True})
 
 
 def sc_golden_stalled(c):

@@ -21,7 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import capctx  # noqa: E402
-from capctx import LOREM, ROOT, Cli, cli_version, must, npm_install, text, tool, wait_settled  # noqa: E402
+from capctx import (LOREM, ROOT, Cli, cli_version, must, npm_install, simple_scenario, text, tool,  # noqa: E402
+                    wait_settled)
 from harness_agents import CodexSession, GeminiSession  # noqa: E402
 
 AGENTS = {
@@ -151,13 +152,10 @@ def cx_exec_approval(c):
                          tool("exec_command", cmd="python3 -m pytest -q", sandbox_permissions="require_escalated",
                               justification="Run the test suite outside the sandbox?")]},
              {"when": "tool_result", "blocks": [text("Done.")]}]
-    with c.session(steps=steps) as s:
-        codex_start(s, "run the tests")
-        must(s.wait_text("Press enter to confirm", 30), "approval dialog")
-        time.sleep(1.5)
-        c.cap(s, "question-exec-approval", "QUESTION",
-              "exec_command asks for escalated permissions: `Would you like to run the following command?`",
-              shape="codex-exec-approval")
+    simple_scenario(c, codex_start, steps, "run the tests", "Press enter to confirm", "approval dialog",
+                    "question-exec-approval", "QUESTION",
+                    "exec_command asks for escalated permissions: `Would you like to run the following command?`",
+                    shape="codex-exec-approval", timeout=30)
 
 
 PATCH = """*** Begin Patch
@@ -174,13 +172,10 @@ def cx_patch_approval(c):
     steps = [{"blocks": [text("I will make the greeting an f-string."),
                          tool("exec_command", cmd="apply_patch <<'EOF'\n" + PATCH + "EOF\n")]},
              {"when": "tool_result", "blocks": [text("Done.")]}]
-    with c.session(steps=steps) as s:
-        codex_start(s, "use an f-string in greet")
-        must(s.wait_text("Press enter to confirm", 30), "patch approval dialog")
-        time.sleep(1.5)
-        c.cap(s, "question-patch-approval", "QUESTION",
-              "apply_patch on app.py waits for approval: `Would you like to make the following edits?` with a diff",
-              shape="codex-patch-approval")
+    simple_scenario(c, codex_start, steps, "use an f-string in greet", "Press enter to confirm",
+                    "patch approval dialog", "question-patch-approval", "QUESTION",
+                    "apply_patch on app.py waits for approval: `Would you like to make the following edits?` with a diff",
+                    shape="codex-patch-approval", timeout=30)
 
 
 def cx_trust(c):
@@ -235,25 +230,19 @@ def cx_plan_idle(c):
 def cx_request_user_input(c):
     steps = [{"blocks": [tool("request_user_input", questions=[RUI_STORAGE])]},
              {"when": "tool_result", "blocks": [text("Done.")]}]
-    with c.session(steps=steps) as s:
-        codex_start_plan(s, "plan the state storage")
-        must(s.wait_text("enter to submit answer", 30), "request_user_input question")
-        time.sleep(1.5)
-        c.cap(s, "question-request-user-input", "QUESTION",
-              "Plan mode: the model calls request_user_input with one question and two options",
-              shape="codex-request-user-input")
+    simple_scenario(c, codex_start_plan, steps, "plan the state storage", "enter to submit answer",
+                    "request_user_input question", "question-request-user-input", "QUESTION",
+                    "Plan mode: the model calls request_user_input with one question and two options",
+                    shape="codex-request-user-input", timeout=30)
 
 
 def cx_request_user_input_multi(c):
     steps = [{"blocks": [tool("request_user_input", questions=[RUI_STORAGE, RUI_INTERVAL, RUI_ALERTS])]},
              {"when": "tool_result", "blocks": [text("Done.")]}]
-    with c.session(steps=steps) as s:
-        codex_start_plan(s, "plan the monitor settings")
-        must(s.wait_text("Question 1/3", 30), "request_user_input, three questions")
-        time.sleep(1.5)
-        c.cap(s, "question-request-user-input-multi", "QUESTION",
-              "Plan mode: request_user_input with three questions; the first is shown (`Question 1/3`)",
-              shape="codex-request-user-input-multi")
+    simple_scenario(c, codex_start_plan, steps, "plan the monitor settings", "Question 1/3",
+                    "request_user_input, three questions", "question-request-user-input-multi", "QUESTION",
+                    "Plan mode: request_user_input with three questions; the first is shown (`Question 1/3`)",
+                    shape="codex-request-user-input-multi", timeout=30)
 
 
 CODEX_PLAN = ("Here is the plan.\n\n<proposed_plan>\n# Store monitor state in SQLite\n\n"
@@ -263,13 +252,10 @@ CODEX_PLAN = ("Here is the plan.\n\n<proposed_plan>\n# Store monitor state in SQ
 
 def cx_plan_implement(c):
     steps = [{"blocks": [text(CODEX_PLAN)]}]
-    with c.session(steps=steps) as s:
-        codex_start_plan(s, "plan the state storage")
-        must(s.wait_text("Implement this plan?", 30), "implement-this-plan prompt")
-        time.sleep(1.5)
-        c.cap(s, "question-plan-implement", "QUESTION",
-              "Plan mode: the reply carries a <proposed_plan>; Codex asks `Implement this plan?`",
-              shape="codex-plan-implement")
+    simple_scenario(c, codex_start_plan, steps, "plan the state storage", "Implement this plan?",
+                    "implement-this-plan prompt", "question-plan-implement", "QUESTION",
+                    "Plan mode: the reply carries a <proposed_plan>; Codex asks `Implement this plan?`",
+                    shape="codex-plan-implement", timeout=30)
 
 
 def cx_interrupted(c):
@@ -394,26 +380,20 @@ def gm_shell_running(c):
 def gm_shell_confirm(c):
     steps = [{"blocks": [tool("run_shell_command", command="python3 -m pytest -q", description="Run the test suite")]},
              {"when": "tool_result", "blocks": [text("Done.")]}]
-    with c.session(steps=steps) as s:
-        gemini_start(s, "run the tests")
-        must(s.wait_text("Allow execution", 30), "shell confirmation")
-        time.sleep(1.5)
-        c.cap(s, "question-shell-confirm", "QUESTION",
-              "run_shell_command `python3 -m pytest -q` waits for confirmation: `Allow execution of [Shell]?`",
-              shape="gemini-shell-confirm")
+    simple_scenario(c, gemini_start, steps, "run the tests", "Allow execution", "shell confirmation",
+                    "question-shell-confirm", "QUESTION",
+                    "run_shell_command `python3 -m pytest -q` waits for confirmation: `Allow execution of [Shell]?`",
+                    shape="gemini-shell-confirm", timeout=30)
 
 
 def gm_edit_confirm(c):
     steps = [{"blocks": [tool("replace", file_path="__PROJ__/app.py", instruction="Use an f-string in greet",
                               old_string="    return 'Hello, ' + name", new_string="    return f'Hello, {name}!'")]},
              {"when": "tool_result", "blocks": [text("Done.")]}]
-    with c.session(steps=steps) as s:
-        gemini_start(s, "use an f-string in greet")
-        must(s.wait_text("Apply this change", 30), "edit confirmation")
-        time.sleep(1.5)
-        c.cap(s, "question-edit-confirm", "QUESTION",
-              "replace on app.py waits for confirmation: a diff and `Apply this change?`",
-              shape="gemini-edit-confirm")
+    simple_scenario(c, gemini_start, steps, "use an f-string in greet", "Apply this change", "edit confirmation",
+                    "question-edit-confirm", "QUESTION",
+                    "replace on app.py waits for confirmation: a diff and `Apply this change?`",
+                    shape="gemini-edit-confirm", timeout=30)
 
 
 def gm_ask_user(c):
@@ -423,12 +403,9 @@ def gm_ask_user(c):
                                     {"label": "After 2 polls", "description": "Wait for a second identical capture"}]}]}
     steps = [{"blocks": [tool("ask_user", **q)]},
              {"when": "tool_result", "blocks": [text("Done.")]}]
-    with c.session(steps=steps) as s:
-        gemini_start(s, "wire the alert funnel")
-        must(s.wait_text("Should the monitor page", 30), "ask_user dialog")
-        time.sleep(1.5)
-        c.cap(s, "question-ask-user", "QUESTION", "the ask_user tool shows a single-choice question",
-              shape="gemini-ask-user")
+    simple_scenario(c, gemini_start, steps, "wire the alert funnel", "Should the monitor page", "ask_user dialog",
+                    "question-ask-user", "QUESTION", "the ask_user tool shows a single-choice question",
+                    shape="gemini-ask-user", timeout=30)
 
 
 def gm_trust(c):
@@ -456,13 +433,10 @@ def gm_web_fetch(c):
 def gm_enter_plan(c):
     steps = [{"blocks": [tool("enter_plan_mode", reason="Design the storage first")]},
              {"when": "tool_result", "blocks": [text("Done.")]}]
-    with c.session(steps=steps) as s:
-        gemini_start(s, "design the storage")
-        must(s.wait_text("Enter Plan Mode", 30), "enter_plan_mode confirmation")
-        time.sleep(1.5)
-        c.cap(s, "question-enter-plan-mode", "QUESTION",
-              "the model calls enter_plan_mode; Gemini asks to switch to read-only planning (`Do you want to proceed?`)",
-              shape="gemini-enter-plan-mode")
+    simple_scenario(c, gemini_start, steps, "design the storage", "Enter Plan Mode", "enter_plan_mode confirmation",
+                    "question-enter-plan-mode", "QUESTION",
+                    "the model calls enter_plan_mode; Gemini asks to switch to read-only planning (`Do you want to proceed?`)",
+                    shape="gemini-enter-plan-mode", timeout=30)
 
 
 # Plan mode: `general.defaultApprovalMode = "plan"` (a settings default, unlike YOLO), plans kept in the
@@ -513,13 +487,10 @@ GEMINI_FEW_ATTEMPTS = {"general": {"maxAttempts": 3}, "ui": {"errorVerbosity": "
 
 def gm_api_high_demand(c):
     steps = [{"error": 429, "message": "Resource has been exhausted (e.g. check quota)."}] * 30
-    with c.session(steps=steps, settings=GEMINI_FEW_ATTEMPTS) as s:
-        gemini_start(s, "summarise the repository")
-        must(s.wait_text("Keep trying", 90), "the high-demand prompt after the retries")
-        time.sleep(1.5)
-        c.cap(s, "question-api-high-demand", "QUESTION",
-              "three HTTP 429s (maxAttempts 3): Gemini gives up retrying and asks `Keep trying` / `Stop`",
-              shape="gemini-high-demand")
+    simple_scenario(c, gemini_start, steps, "summarise the repository", "Keep trying",
+                    "the high-demand prompt after the retries", "question-api-high-demand", "QUESTION",
+                    "three HTTP 429s (maxAttempts 3): Gemini gives up retrying and asks `Keep trying` / `Stop`",
+                    shape="gemini-high-demand", timeout=90, session={"settings": GEMINI_FEW_ATTEMPTS})
 
 
 def gm_api_gave_up(c):

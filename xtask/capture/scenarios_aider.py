@@ -27,7 +27,7 @@ sys.path.insert(0, HERE)
 
 import openai_runner  # noqa: E402
 from harness_openai import API_KEY, AgentSession  # noqa: E402
-from capctx import ROOT, cli_version, must, text, wait_settled  # noqa: E402
+from capctx import ROOT, cli_version, must, simple_scenario, text, wait_settled  # noqa: E402
 
 AGENT = "aider"
 PIP_PACKAGE = "aider-chat"
@@ -170,32 +170,26 @@ def sc_stream(c):
 
 
 def sc_create_file(c):
-    with c.session(steps=[{"blocks": [text(NEW_FILE)]}]) as s:
-        start_and_prompt(s, "add a config file")
-        must(s.wait_text(asking, 30), "create-file question")
-        time.sleep(1.5)
-        c.cap(s, "question-create-file", "QUESTION", "an edit block for a new file: `Create new file? (Y)es/(N)o [Yes]:` inline",
-              shape="aider-confirm-create-file")
+    simple_scenario(c, start_and_prompt, [{"blocks": [text(NEW_FILE)]}], "add a config file", asking,
+                    "create-file question", "question-create-file", "QUESTION",
+                    "an edit block for a new file: `Create new file? (Y)es/(N)o [Yes]:` inline",
+                    shape="aider-confirm-create-file", timeout=30)
 
 
 def sc_add_file(c):
     steps = [{"blocks": [text("To change the greeting I need to edit app.py. Please add it to the chat.")]}]
-    with c.session(steps=steps) as s:
-        start_and_prompt(s, "make the greeting friendlier")
-        must(s.wait_text(asking, 30), "add-file question")
-        time.sleep(1.5)
-        c.cap(s, "question-add-file", "QUESTION", "the reply names app.py, which is not in the chat: "
-              "`Add file to the chat? (Y)es/(N)o/(D)on't ask again [Yes]:` inline", shape="aider-confirm-add-file")
+    simple_scenario(c, start_and_prompt, steps, "make the greeting friendlier", asking, "add-file question",
+                    "question-add-file", "QUESTION", "the reply names app.py, which is not in the chat: "
+                    "`Add file to the chat? (Y)es/(N)o/(D)on't ask again [Yes]:` inline", shape="aider-confirm-add-file",
+                    timeout=30)
 
 
 def sc_run_command(c):
     steps = [{"blocks": [text(EDIT_APP + "\nThen run it:\n\n```bash\npython3 app.py\n```\n")]}]
-    with c.session(steps=steps, extra_args=("app.py",)) as s:
-        start_and_prompt(s, "make the greeting friendlier and show me")
-        must(s.wait_text(asking, 30), "run-command question")
-        time.sleep(1.5)
-        c.cap(s, "question-run-command", "QUESTION", "the reply suggests `python3 app.py`: "
-              "`Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:` inline", shape="aider-confirm-run-command")
+    simple_scenario(c, start_and_prompt, steps, "make the greeting friendlier and show me", asking,
+                    "run-command question", "question-run-command", "QUESTION", "the reply suggests `python3 app.py`: "
+                    "`Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:` inline", shape="aider-confirm-run-command",
+                    timeout=30, session={"extra_args": ("app.py",)})
 
 
 def sc_command_running(c):

@@ -24,7 +24,7 @@ sys.path.insert(0, HERE)
 
 import openai_runner  # noqa: E402
 from harness_openai import API_KEY, AgentSession  # noqa: E402
-from capctx import ROOT, cli_version, must, npm_install, text, tool, wait_settled  # noqa: E402
+from capctx import ROOT, cli_version, must, npm_install, simple_scenario, text, tool, wait_settled  # noqa: E402
 
 AGENT = "opencode"
 NPM_PACKAGE = "opencode-ai"
@@ -167,24 +167,18 @@ def sc_bash_running(c):
 def sc_perm_bash(c):
     steps = [{"blocks": [text("I'll run the tests."),
                          tool("bash", command="python3 -m pytest -q", description="Run the test suite")]}]
-    with c.session(steps=steps) as s:
-        start_and_prompt(s, "run the tests")
-        must(s.wait_text(PERMISSION, 30), "permission dialog")
-        time.sleep(1.5)
-        c.cap(s, "question-permission-bash", "QUESTION", "bash tool call `python3 -m pytest -q` waits for permission",
-              shape="opencode-permission-bash")
+    simple_scenario(c, start_and_prompt, steps, "run the tests", PERMISSION, "permission dialog",
+                    "question-permission-bash", "QUESTION", "bash tool call `python3 -m pytest -q` waits for permission",
+                    shape="opencode-permission-bash", timeout=30)
 
 
 def sc_perm_edit(c):
     steps = [{"blocks": [text("I'll make the greeting friendlier."),
                          tool("edit", filePath="__PROJ__/app.py", oldString="return 'Hello, ' + name",
                               newString="return 'Hello there, ' + name + '!'")]}]
-    with c.session(steps=steps) as s:
-        start_and_prompt(s, "make the greeting friendlier")
-        must(s.wait_text(PERMISSION, 30), "permission dialog")
-        time.sleep(1.5)
-        c.cap(s, "question-permission-edit", "QUESTION", "edit tool call on app.py waits for permission (diff shown)",
-              shape="opencode-permission-edit")
+    simple_scenario(c, start_and_prompt, steps, "make the greeting friendlier", PERMISSION, "permission dialog",
+                    "question-permission-edit", "QUESTION", "edit tool call on app.py waits for permission (diff shown)",
+                    shape="opencode-permission-edit", timeout=30)
 
 
 def sc_ask(c):
