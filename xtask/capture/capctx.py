@@ -27,6 +27,33 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 SIZES = {"s": (80, 24), "m": (120, 40), "l": (200, 50)}
 
+# The release of each CLI that `cargo xtask capture` and the live tests run unless `--version` names
+# another, named exactly: on Node 20 an unpinned `npm install` resolves to the newest release whose
+# `engines` allow Node 20 (for Claude Code 2.1.197), not to the current one (2.1.332, Node >= 22).
+PINNED = {"claude": "2.1.332", "codex": "0.171.0", "gemini": "0.61.0", "opencode": "1.18.33", "aider": "0.86.2"}
+
+# The terminal colour classes a user's pane can have. `256` is a tmux pane started by nobody in
+# particular: TERM=xterm-256color (tmux's own) and no COLORTERM, because the variable is inherited
+# from whoever started the tmux server. Some CLIs (Gemini) draw their input box differently per class.
+COLORS = {
+    "truecolor": {"COLORTERM": "truecolor"},
+    "256": {},
+    "no-color": {"NO_COLOR": "1"},
+}
+COLOR_VARS = ("COLORTERM", "NO_COLOR", "FORCE_COLOR")
+
+
+def color_env(color):
+    """The environment of a colour class; the variables it does not set are set to None (removed)."""
+    env = {k: None for k in COLOR_VARS}
+    env.update(COLORS[color])
+    return env
+
+
+def install_prefix(agent, version):
+    """Where one release of one CLI is installed: target/capture/<agent>/<version>/ (gitignored)."""
+    return os.path.join(ROOT, "target", "capture", agent, version)
+
 LOREM = (
     "Here is how the monitor decides what a pane means. First it normalises the capture: ANSI escapes, "
     "carriage returns and no-break spaces are stripped so that every rule sees plain text. Then it cuts the "
@@ -76,8 +103,10 @@ def simple_scenario(c, start, steps, prompt, needle, what, case, expect, scenari
         c.cap(s, case, expect, scenario, shape=shape, work=work)
 
 
-def npm_install(prefix, package, bin_path):
-    """bin_path, after `npm install package` into prefix when it is missing (installs are cached).
+def npm_install(prefix, package, bin_path, version):
+    """bin_path, after `npm install package@version` into prefix when it is missing (installs are cached).
+    The version is always named: an unpinned install means whatever the registry and the Node version
+    make of `latest` that day.
 
     Several drivers can start at once (two tests, parallel scenarios): a lock
     beside the prefix lets one install while the others wait, so no run starts
@@ -86,9 +115,9 @@ def npm_install(prefix, package, bin_path):
     with open(os.path.join(prefix, ".install.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not os.path.exists(bin_path):
-            print(f"installing {package} into {prefix} ...", file=sys.stderr, flush=True)
-            subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", prefix, package], check=True,
-                           stdout=sys.stderr)
+            print(f"installing {package}@{version} into {prefix} ...", file=sys.stderr, flush=True)
+            subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", prefix, f"{package}@{version}"],
+                           check=True, stdout=sys.stderr)
     return bin_path
 
 
@@ -119,8 +148,14 @@ class Cli:
 
 
 class Ctx:
-    def __init__(self, cli, scenario, size, out_dir, binary, version):
+    def __init__(self, cli, scenario, size, out_dir, binary, version, color=None, tag=None, extra_args=""):
         self.cli_spec = cli
+        # The colour class the run asked for (None: the driver's own default) and a tag that names a
+        # second rendering of the same scenario (`-<tag>` after the case name).
+        self.color = color
+        self.tag = tag
+        # What `captured:` must repeat to regenerate the case (--version, --color, --tag, driver flags).
+        self.extra_args = extra_args
         self.agent = cli.agent
         self.scenario = scenario
         self.size = SIZES[size] if size in SIZES else size
@@ -133,12 +168,16 @@ class Ctx:
         kw.setdefault("size", self.size)
         kw.setdefault("name", self.cli_spec.sock_name(self.scenario))
         s = self.cli_spec.new_session(self, **kw)
+        if self.color:
+            s.color_env = color_env(self.color)
         w, h = self.size
         log = f"{self.agent}-{self.scenario}" if self.cli_spec.agent_flag else self.scenario
         s.archive_log = os.path.join(ROOT, "target", "capture", "logs", f"{log}-{w}x{h}.jsonl")
         return s
 
     def case_name(self, case):
+        if self.tag:
+            case = f"{case}-{self.tag}"
         if self.size == SIZES["m"]:
             return case
         w, h = self.size
@@ -158,10 +197,12 @@ class Ctx:
             ("version", self.version),
             ("size", f"{w}x{h}"),
             ("source", source),
-            ("captured", f"cargo xtask capture{agent_arg} --scenario {self.scenario}{size_arg}; "
+            ("captured", f"cargo xtask capture{agent_arg}{self.extra_args} --scenario {self.scenario}{size_arg}; "
                          f"capture-pane -p / -p -e / -p -S -; {datetime.date.today().isoformat()}"),
             ("scenario", scenario),
         ]
+        if self.color:
+            meta.append(("terminal", f"{self.color} ({describe_color(self.color)})"))
         if work is not None:
             meta.append(("work", str(work)))
         if shape:
@@ -173,8 +214,14 @@ class Ctx:
         print(f"  captured {self.cli_spec.label}{name} ({expect}{', ' + shape if shape else ''})", flush=True)
 
 
-def run_one(cli, fn, name, size, out_dir, binary, version):
-    c = Ctx(cli, name, size, out_dir, binary, version)
+def describe_color(color):
+    env = COLORS[color]
+    shown = ", ".join(f"{k}={v}" for k, v in env.items()) or "no COLORTERM"
+    return f"TERM=xterm-256color, {shown}"
+
+
+def run_one(cli, fn, name, size, out_dir, binary, version, **ctx):
+    c = Ctx(cli, name, size, out_dir, binary, version, **ctx)
     w, h = c.size
     t0 = time.time()
     try:
@@ -192,12 +239,35 @@ def parser(description, jobs=4, out_default=None,
     ap.add_argument("--out", default=out_default)
     ap.add_argument("--jobs", type=int, default=jobs)
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--version", help="the CLI release to install and run (default: the pinned one, see PINNED)")
+    ap.add_argument("--color", choices=sorted(COLORS),
+                    help="the terminal's colour class: truecolor (COLORTERM=truecolor), 256 (no COLORTERM), "
+                         "no-color (NO_COLOR=1); default: the driver's own")
+    ap.add_argument("--tag", help="append -TAG to every case name (a second rendering beside the first)")
     return ap
 
 
-def run(a, table, cli, prepare, out_default=None, size_examples="80x24 or 120x40", label=""):
+def version_of(a, agent):
+    """The release a run installs: `--version`, else the pinned one."""
+    return a.version or PINNED[agent]
+
+
+def replay_args(a, agent, driver_flags=""):
+    """The flags `captured:` repeats so the case can be regenerated exactly."""
+    out = f" --version {version_of(a, agent)}"
+    if a.color:
+        out += f" --color {a.color}"
+    if a.tag:
+        out += f" --tag {a.tag}"
+    return out + driver_flags
+
+
+def run(a, table, cli, prepare, out_default=None, size_examples="80x24 or 120x40", label="", driver_flags=""):
     """`--list`, or: check the names and --size, prepare() -> (binary, version), then run every
     (scenario, size) job in parallel. table: {name: (function, size keys)}. Returns the exit code."""
+    if a.tag and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", a.tag):
+        print(f"--tag must be letters, digits, '.', '_' or '-' (got {a.tag!r})", file=sys.stderr)
+        return 2
     if a.list:
         for n, (_, sizes) in table.items():
             print(n, " ".join("%dx%d" % SIZES[k] for k in sizes))
@@ -231,7 +301,8 @@ def run(a, table, cli, prepare, out_default=None, size_examples="80x24 or 120x40
     os.makedirs(out, exist_ok=True)
     failed = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        futs = [ex.submit(run_one, cli, table[n][0], n, k, out, binary, version) for n, k in jobs]
+        ctx = {"color": a.color, "tag": a.tag, "extra_args": replay_args(a, cli.agent, driver_flags)}
+        futs = [ex.submit(run_one, cli, table[n][0], n, k, out, binary, version, **ctx) for n, k in jobs]
         for f in concurrent.futures.as_completed(futs):
             name, sz, ok, saved, info = f.result()
             print(f"{'ok  ' if ok else 'FAIL'} {label}{name} {sz} {info if ok else ''}", flush=True)

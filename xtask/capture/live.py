@@ -2,7 +2,7 @@
 
     python3 xtask/capture/live.py permission|stream
 
-Starts the real Claude Code CLI (installing it into target/capture when missing)
+Starts the real Claude Code CLI (installing the pinned release into target/capture/claude/<version>/ when missing)
 in a private tmux server against the loopback mock, drives it into the named
 situation, then prints ONE JSON line on stdout,
     {"socket": "<tmux -L name>", "session": "cap", "claude_pid": N}

@@ -22,7 +22,7 @@ def main(module, argv=None):
     cli = Cli(module.AGENT, module.session, sock_name=lambda scenario: f"{module.AGENT[:4]}-{scenario[:10]}")
 
     def prepare():
-        binary = module.ensure()
+        binary = module.ensure(capctx.version_of(a, module.AGENT))
         return binary, module.version(binary)
 
     return capctx.run(a, module.SCENARIOS, cli, prepare)

@@ -5,7 +5,7 @@
                                        [--out testdata/panes/claude] [--list]
 
 (`cargo xtask capture` runs exactly this.) Each scenario starts the real
-`claude` CLI (installed into target/capture by npm when missing) in a private
+`claude` CLI (installed into target/capture/claude/<version>/ by npm when missing) in a private
 tmux server against the scripted mock API in mock_anthropic.py, drives it into
 a situation, and captures the pane three ways (plain, -e, -S -) plus a `meta`
 file. The expected state in `meta` is decided here, by what the scenario made
@@ -27,17 +27,23 @@ from capctx import (LOREM, ROOT, Cli, cli_version, must, npm_install, simple_sce
                     wait_settled)
 from harness import Session, has_input_box  # noqa: E402
 
-CLAUDE_PREFIX = os.path.join(ROOT, "target", "capture")
-CLAUDE_BIN = os.path.join(CLAUDE_PREFIX, "node_modules", ".bin", "claude")
 NPM_PACKAGE = "@anthropic-ai/claude-code"
+
+
+def claude_bin(version=capctx.PINNED["claude"]):
+    return os.path.join(capctx.install_prefix("claude", version), "node_modules", ".bin", "claude")
+
+
+CLAUDE_BIN = claude_bin()
 
 ALL = ("m", "s", "l")
 
 ESC_TO_INTERRUPT = "esc to interrupt"
 
 
-def ensure_claude(bin_path=CLAUDE_BIN):
-    return npm_install(CLAUDE_PREFIX, NPM_PACKAGE, bin_path)
+def ensure_claude(version=capctx.PINNED["claude"]):
+    """The claude binary of that release, installed into target/capture/claude/<version>/ when missing."""
+    return npm_install(capctx.install_prefix("claude", version), NPM_PACKAGE, claude_bin(version), version)
 
 
 def claude_version(bin_path):
@@ -934,12 +940,12 @@ def main(argv=None):
     ap = capctx.parser(__doc__, jobs=4, out_default=os.path.join(ROOT, "testdata", "panes", "claude"),
                        size_help="WxH: run the named scenarios at this size (without --scenario: the scenarios "
                                  "that list it); default: each scenario's own sizes")
-    ap.add_argument("--claude", default=CLAUDE_BIN, help="path to the claude binary (installed by npm when missing)")
+    ap.add_argument("--claude", help="path to a claude binary to run instead of installing --version")
     a = ap.parse_args(argv)
 
     def prepare():
-        claude_bin = a.claude if a.claude != CLAUDE_BIN else ensure_claude()
-        return claude_bin, claude_version(claude_bin)
+        binary = a.claude or ensure_claude(capctx.version_of(a, "claude"))
+        return binary, claude_version(binary)
 
     return capctx.run(a, SCENARIOS, CLI, prepare, size_examples="80x24, 120x40 or 200x50")
 

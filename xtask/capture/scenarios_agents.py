@@ -5,7 +5,7 @@
                                               [--size WxH] [--jobs N] [--out DIR] [--list]
 
 (`cargo xtask capture --agent codex|gemini` runs exactly this.) Each scenario starts the real CLI
-(installed by npm into target/capture/<agent>/ when missing) in a private tmux server against the
+(installed by npm into target/capture/<agent>/<version>/ when missing) in a private tmux server against the
 scripted mock in mock_agents.py, drives it into one situation, and captures the pane three ways
 (plain, -e, -S -) plus a `meta` file. The expected state in `meta` is decided here, by what the
 scenario made the CLI do, never by a classifier.
@@ -33,16 +33,13 @@ AGENTS = {
 BOTH = ("m", "s")
 
 
-def prefix(agent):
-    return os.path.join(ROOT, "target", "capture", agent)
+def bin_path(agent, version):
+    return os.path.join(capctx.install_prefix(agent, version), "node_modules", ".bin", AGENTS[agent]["bin"])
 
 
-def bin_path(agent):
-    return os.path.join(prefix(agent), "node_modules", ".bin", AGENTS[agent]["bin"])
-
-
-def ensure_installed(agent):
-    return npm_install(prefix(agent), AGENTS[agent]["package"], bin_path(agent))
+def ensure_installed(agent, version):
+    return npm_install(capctx.install_prefix(agent, version), AGENTS[agent]["package"], bin_path(agent, version),
+                       version)
 
 
 def cli_spec(agent):
@@ -539,7 +536,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
 
     def prepare():
-        binary = ensure_installed(a.agent)
+        binary = ensure_installed(a.agent, capctx.version_of(a, a.agent))
         return binary, cli_version(binary, "semver")
 
     return capctx.run(a, SCENARIOS[a.agent], cli_spec(a.agent), prepare,

@@ -5,7 +5,7 @@
 
 (`cargo xtask capture --agent aider` runs exactly this.) Each scenario starts
 the real `aider` (PyPI package aider-chat, installed into a venv at
-target/capture/aider-venv when missing) in a private tmux server against the
+target/capture/aider/<version>/ when missing) in a private tmux server against the
 scripted Chat Completions mock in mock_openai_chat.py (`--model openai/gpt-4o`,
 `OPENAI_API_BASE=http://127.0.0.1:<port>/v1`), and captures the pane three ways
 plus a `meta` file. Aider sends no tools: every request is a main-loop request,
@@ -27,34 +27,37 @@ sys.path.insert(0, HERE)
 
 import openai_runner  # noqa: E402
 from harness_openai import API_KEY, AgentSession  # noqa: E402
+import capctx  # noqa: E402
 from capctx import ROOT, cli_version, must, simple_scenario, text, wait_settled  # noqa: E402
 
 AGENT = "aider"
 PIP_PACKAGE = "aider-chat"
-VENV = os.path.join(ROOT, "target", "capture", "aider-venv")
-BIN = os.path.join(VENV, "bin", "aider")
 ALL = ("m", "s")
 
 
-def ensure():
-    if not os.path.exists(BIN):
-        print(f"installing {PIP_PACKAGE} into {VENV} (a few minutes) ...", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-        subprocess.run([os.path.join(VENV, "bin", "pip"), "install", "-q", PIP_PACKAGE], check=True)
-    return BIN
+def ensure(version):
+    """aider of that release, pip-installed into a venv at target/capture/aider/<version>/ when missing."""
+    venv = capctx.install_prefix(AGENT, version)
+    binary = os.path.join(venv, "bin", "aider")
+    if not os.path.exists(binary):
+        print(f"installing {PIP_PACKAGE}=={version} into {venv} (a few minutes) ...", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        subprocess.run([os.path.join(venv, "bin", "pip"), "install", "-q", f"{PIP_PACKAGE}=={version}"], check=True)
+    return binary
 
 
 def version(bin_path):
     return cli_version(bin_path, "last", timeout=120)
 
 
-def _seed(s):
+def _seed(s, binary):
     # git identity, so aider does not ask for one
     with open(os.path.join(s.home, ".gitconfig"), "w") as f:
         f.write("[user]\n\tname = cap\n\temail = cap@localhost\n")
     # aider fetches litellm's model price list at start unless its cache is fresh: seed the cache from
     # the copy litellm ships, so no outbound call is even attempted for it
-    shipped = glob.glob(os.path.join(VENV, "lib", "python3*", "site-packages", "litellm",
+    venv = os.path.dirname(os.path.dirname(binary))
+    shipped = glob.glob(os.path.join(venv, "lib", "python3*", "site-packages", "litellm",
                                      "model_prices_and_context_window_backup.json"))
     if shipped:
         cache = os.path.join(s.home, ".aider", "caches")
@@ -77,7 +80,7 @@ def session(ctx, gitignore_check=False, extra_args=(), **kw):
         if not gitignore_check:
             argv.append("--no-gitignore")
         return argv + list(extra_args)
-    return AgentSession(command, seed=_seed, env_extra=_env, main_if=lambda body: True, **kw)
+    return AgentSession(command, seed=lambda s: _seed(s, ctx.bin), env_extra=_env, main_if=lambda body: True, **kw)
 
 
 def last_line(scr):

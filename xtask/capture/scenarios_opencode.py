@@ -5,7 +5,7 @@
 
 (`cargo xtask capture --agent opencode` runs exactly this.) Each scenario starts
 the real `opencode` TUI (npm package opencode-ai, installed into
-target/capture/opencode when missing) in a private tmux server against the
+target/capture/opencode/<version>/ when missing) in a private tmux server against the
 scripted Chat Completions mock in mock_openai_chat.py, configured as an
 OpenAI-compatible provider (`@ai-sdk/openai-compatible` with `baseURL` on
 127.0.0.1) in a throwaway `$XDG_CONFIG_HOME/opencode/opencode.json`, and
@@ -24,20 +24,20 @@ sys.path.insert(0, HERE)
 
 import openai_runner  # noqa: E402
 from harness_openai import API_KEY, AgentSession  # noqa: E402
+import capctx  # noqa: E402
 from capctx import ROOT, cli_version, must, npm_install, simple_scenario, text, tool, wait_settled  # noqa: E402
 
 AGENT = "opencode"
 NPM_PACKAGE = "opencode-ai"
-PREFIX = os.path.join(ROOT, "target", "capture", "opencode")
-BIN = os.path.join(PREFIX, "node_modules", ".bin", "opencode")
 ALL = ("m", "s")
 
 BUSY = "esc interrupt"
 PERMISSION = "Permission required"
 
 
-def ensure():
-    return npm_install(PREFIX, NPM_PACKAGE, BIN)
+def ensure(version):
+    prefix = capctx.install_prefix(AGENT, version)
+    return npm_install(prefix, NPM_PACKAGE, os.path.join(prefix, "node_modules", ".bin", "opencode"), version)
 
 
 def version(bin_path):

@@ -76,6 +76,7 @@ class TmuxSession:
         self.started = False
         self.archive_log = None  # where to keep the mock's request log after the temp dir is gone
         self.pids = set()  # the pane's pid and every descendant seen, ended by pid at close
+        self.color_env = {}  # a terminal colour class (capctx.color_env): set last, None removes a variable
 
     # -- per CLI -------------------------------------------------------------
     def make_mock(self, steps):
@@ -126,6 +127,11 @@ class TmuxSession:
             "TMPDIR": self.tmpdir,
         }
         e.update(self.extra_env(port))
+        for k, v in self.color_env.items():
+            if v is None:
+                e.pop(k, None)
+            else:
+                e[k] = v
         return e
 
     def start(self):

@@ -14,12 +14,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 const USAGE: &str = "usage: cargo xtask capture [--agent claude|codex|gemini|opencode|aider] [--scenario NAME[,NAME...]]...
-                           [--size WxH] [--jobs N] [--out DIR] [--list]
+                           [--version V] [--color truecolor|256|no-color] [--tag TAG]
+                           [--permission-mode MODE (claude)] [--size WxH] [--jobs N] [--out DIR] [--list]
 
 Runs a real agent CLI (default: Claude Code) in private tmux servers against a scripted loopback mock of
 its model API (xtask/capture/), and writes testdata/panes/<agent>/<case>/{plain.txt,ansi.txt,scrollback.txt,meta}
-(or under --out DIR). The CLI is installed under target/capture when missing: Claude Code, Codex CLI,
-Gemini CLI and OpenCode from npm, Aider from PyPI into a venv. Needs tmux, python3 and npm.";
+(or under --out DIR). The CLI is installed under target/capture/<agent>/<version>/ when missing: Claude Code,
+Codex CLI, Gemini CLI and OpenCode from npm, Aider from PyPI into a venv. The release is always named:
+--version, else the one pinned in xtask/capture/capctx.py (PINNED), never an implicit `latest` (on Node 20
+npm's `latest` is the newest release whose engines allow Node 20). --color sets the terminal's colour class,
+--tag appends -TAG to the case names (a second rendering beside the first). Needs tmux, python3 and npm.";
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -43,7 +47,8 @@ fn check_args(args: &[String]) -> Result<(), String> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--list" => {}
-            "--scenario" | "--size" | "--jobs" | "--out" | "--claude" | "--agent" => {
+            "--scenario" | "--size" | "--jobs" | "--out" | "--claude" | "--agent" | "--version"
+            | "--color" | "--tag" | "--permission-mode" => {
                 if it.next().is_none() {
                     return Err(format!("`{a}` needs a value"));
                 }
@@ -53,7 +58,11 @@ fn check_args(args: &[String]) -> Result<(), String> {
                 || s.starts_with("--jobs=")
                 || s.starts_with("--out=")
                 || s.starts_with("--claude=")
-                || s.starts_with("--agent=") => {}
+                || s.starts_with("--agent=")
+                || s.starts_with("--version=")
+                || s.starts_with("--color=")
+                || s.starts_with("--tag=")
+                || s.starts_with("--permission-mode=") => {}
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
@@ -146,6 +155,8 @@ mod tests {
         assert!(check_args(&v(&["--scenario", "perm-bash", "--size", "80x24"])).is_ok());
         assert!(check_args(&v(&["--list"])).is_ok());
         assert!(check_args(&v(&["--jobs=3"])).is_ok());
+        assert!(check_args(&v(&["--version", "2.1.332", "--color=256", "--tag", "v2"])).is_ok());
+        assert!(check_args(&v(&["--version"])).is_err());
         assert!(check_args(&v(&["--scenario"])).is_err());
         assert!(check_args(&v(&["--bogus"])).is_err());
     }
