@@ -68,6 +68,11 @@ pub struct Profile {
     /// line is a stop, `inline_question` is a question, anything else is output
     /// of a turn still printing.
     pub(crate) input_line: Option<Regex>,
+    /// A CLI whose input box has no rule above it (OpenCode): a line that
+    /// only the live box draws (its bottom edge), near the bottom. It does
+    /// not decide a state; it tells that a stop's input box is live, so a
+    /// nudge has somewhere to go.
+    pub(crate) input_edge: Option<Regex>,
     /// A yes/no question asked inline on the last line, where `input_line` would be.
     pub(crate) inline_question: Option<Regex>,
     /// Chrome between the live row and the input box, skipped like blank lines
@@ -124,6 +129,7 @@ const REGEX_KEYS: &[&str] = &[
     "dialog_option",
     "dialog_cursor",
     "input_line",
+    "input_edge",
     "inline_question",
     "live_skip",
     "turn_end",
@@ -244,6 +250,7 @@ impl Profile {
             dialog_option: regex("dialog_option")?,
             dialog_cursor: regex("dialog_cursor")?,
             input_line: regex("input_line")?,
+            input_edge: regex("input_edge")?,
             inline_question: regex("inline_question")?,
             live_skip: regex("live_skip")?,
             turn_end: regex("turn_end")?,

@@ -203,6 +203,7 @@ pub(crate) fn classify(pane: &str, work: Work, context: &Context<'_>) -> Verdict
         region,
         evidence,
         dialog,
+        input_box,
     } = decision;
     let evidence = evidence.and_then(|i| reader.evidence(i));
     Verdict {
@@ -212,6 +213,7 @@ pub(crate) fn classify(pane: &str, work: Work, context: &Context<'_>) -> Verdict
         region,
         evidence,
         dialog,
+        input_box,
     }
 }
 
@@ -252,6 +254,8 @@ struct Decision {
     region: Region,
     evidence: Option<usize>,
     dialog: Vec<String>,
+    /// The profile's live input box (or input line) is on screen.
+    input_box: bool,
 }
 
 pub(crate) struct Reader<'a, 'p> {
@@ -286,7 +290,10 @@ impl Reader<'_, '_> {
             return self.stop(work, region, None);
         }
         match self.find_input_box() {
-            Some(input) => self.decide_with_box(work, input),
+            Some(input) => Decision {
+                input_box: true,
+                ..self.decide_with_box(work, input)
+            },
             None => self.decide_without_box(work),
         }
     }
@@ -348,7 +355,21 @@ impl Reader<'_, '_> {
             return decision;
         }
         let bottom = self.region(RegionKind::Bottom, 0, 0);
-        self.stop(work, bottom, Some(0))
+        let edge = (0..FOOTER_MAX_LINES).find(|&i| {
+            self.tail
+                .text(i)
+                .is_some_and(|t| matches_opt(&self.profile.input_edge, t))
+        });
+        match edge {
+            Some(i) => {
+                let region = self.region(RegionKind::InputBox, i, i);
+                Decision {
+                    input_box: true,
+                    ..self.stop(work, region, Some(i))
+                }
+            }
+            None => self.stop(work, bottom, Some(0)),
+        }
     }
 
     /// A question by structure in the lines `0..=top`, as a QUESTION verdict
@@ -374,6 +395,7 @@ impl Reader<'_, '_> {
             region,
             evidence: Some(evidence),
             dialog,
+            input_box: false,
         })
     }
 
@@ -509,7 +531,10 @@ impl Reader<'_, '_> {
         };
         if is_input {
             let region = self.region(RegionKind::InputBox, 0, 0);
-            return Some(self.stop(work, region, Some(0)));
+            return Some(Decision {
+                input_box: true,
+                ..self.stop(work, region, Some(0))
+            });
         }
         if is_question {
             // The question and the line above it (what it is about: a file, a command).
@@ -525,6 +550,7 @@ impl Reader<'_, '_> {
                 region: self.region(RegionKind::Bottom, 0, top),
                 evidence: Some(0),
                 dialog,
+                input_box: false,
             });
         }
         let region = self.region(RegionKind::Bottom, 0, 0);
@@ -637,6 +663,7 @@ impl Reader<'_, '_> {
             region,
             evidence: Some(evidence),
             dialog: Vec::new(),
+            input_box: false,
         }
     }
 
@@ -648,6 +675,7 @@ impl Reader<'_, '_> {
             region,
             evidence,
             dialog: Vec::new(),
+            input_box: false,
         }
     }
 
