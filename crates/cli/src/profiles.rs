@@ -9,7 +9,10 @@ use classify::{Profile, Profiles};
 /// stderr and skipped, so the built-ins stay in force; a malformed file named
 /// on the command line is an error the caller turns into exit 2.
 pub fn load(explicit: &[Utf8PathBuf]) -> Result<Profiles, String> {
-    let mut extra = user_dir_profiles(user_profile_dir().as_deref());
+    let (mut extra, errors) = user_dir_profiles(user_profile_dir().as_deref());
+    for message in errors {
+        eprintln!("bmb-monitor: ignoring profile: {message}");
+    }
     for path in explicit {
         extra.push(read(path)?);
     }
@@ -25,6 +28,8 @@ pub struct UserProfiles {
     /// What the folder looked like when last read: each file's name, size
     /// and modification time.
     seen: Option<Vec<(Utf8PathBuf, u64, Option<std::time::SystemTime>)>>,
+    /// Every malformed-profile message already said, so each is said once.
+    said: std::collections::BTreeSet<String>,
 }
 
 impl UserProfiles {
@@ -49,7 +54,12 @@ impl UserProfiles {
         }
         let first = self.seen.is_none();
         self.seen = Some(now);
-        let extra = user_dir_profiles(dir.as_deref());
+        let (extra, errors) = user_dir_profiles(dir.as_deref());
+        for message in errors {
+            if self.said.insert(message.clone()) {
+                eprintln!("bmb-monitor: ignoring profile: {message}");
+            }
+        }
         if let Some(dir) = &dir
             && !first
         {
@@ -65,19 +75,16 @@ impl UserProfiles {
     }
 }
 
-/// The profiles of the user's folder; a malformed one is named on stderr and skipped.
-fn user_dir_profiles(dir: Option<&Utf8Path>) -> Vec<Profile> {
-    let Some(dir) = dir else { return Vec::new() };
-    profile_files(dir)
-        .iter()
-        .filter_map(|path| match read(path) {
-            Ok(profile) => Some(profile),
-            Err(message) => {
-                eprintln!("bmb-monitor: ignoring profile: {message}");
-                None
-            }
-        })
-        .collect()
+/// The profiles of the user's folder, and why each malformed one was skipped.
+fn user_dir_profiles(dir: Option<&Utf8Path>) -> (Vec<Profile>, Vec<String>) {
+    let (mut profiles, mut errors) = (Vec::new(), Vec::new());
+    for path in dir.map(profile_files).unwrap_or_default() {
+        match read(&path) {
+            Ok(profile) => profiles.push(profile),
+            Err(message) => errors.push(message),
+        }
+    }
+    (profiles, errors)
 }
 
 fn read(path: &Utf8Path) -> Result<Profile, String> {
