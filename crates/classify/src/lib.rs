@@ -115,6 +115,10 @@ pub struct Verdict {
     /// For a QUESTION, the dialog's lines, top to bottom, as shown (the text
     /// to relay verbatim). Empty otherwise.
     pub dialog: Vec<String>,
+    /// For a stop, what the profile says the nudge should add (its
+    /// `stop_note` for a line of the live chrome, e.g. "a background
+    /// terminal is still running: check it with /ps"). `None` otherwise.
+    pub note: Option<String>,
 }
 
 /// What the richer entry point needs beside the pane.
