@@ -120,6 +120,10 @@ pub struct Verdict {
     /// else (a dialog no profile knows, a pager, a shell, another CLI) it can
     /// answer a dialog or run as a command.
     pub input_box: bool,
+    /// For a stop, what the profile says the nudge should add (its
+    /// `stop_note` for a line of the live chrome, e.g. "a background
+    /// terminal is still running: check it with /ps"). `None` otherwise.
+    pub note: Option<String>,
 }
 
 impl Verdict {

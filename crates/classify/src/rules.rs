@@ -206,6 +206,10 @@ pub(crate) fn classify(pane: &str, work: Work, context: &Context<'_>) -> Verdict
         input_box,
     } = decision;
     let evidence = evidence.and_then(|i| reader.evidence(i));
+    let note = match state {
+        State::Stalled | State::Blocked => reader.stop_note(),
+        State::Working | State::Question => None,
+    };
     Verdict {
         state,
         profile: reader.profile.name.clone(),
@@ -214,6 +218,7 @@ pub(crate) fn classify(pane: &str, work: Work, context: &Context<'_>) -> Verdict
         evidence,
         dialog,
         input_box,
+        note,
     }
 }
 
@@ -566,6 +571,45 @@ impl Reader<'_, '_> {
     fn reply_without_turn_end(&mut self, input: InputBox) -> Option<usize> {
         self.profile.turn_end.as_ref()?;
         self.unterminated_reply(input)
+    }
+
+    /// The profile's `stop_note` for a stopped pane: the text of the first
+    /// pair whose regex matches a line of the live chrome, echo excluded.
+    /// The live chrome is the status bar under the input box and the rows
+    /// above it up to the first column-zero line (where `live_row` reads the
+    /// spinner), or, without a box, the bottom lines.
+    fn stop_note(&mut self) -> Option<String> {
+        let profile = self.profile;
+        if profile.stop_note.is_empty() {
+            return None;
+        }
+        let mut chrome = Vec::new();
+        match self.find_input_box() {
+            Some(input) => {
+                chrome.extend(0..input.bottom);
+                for i in input.top + 1..input.top + 1 + LIVE_ROWS_MAX_LINES {
+                    let Some(line) = self.tail.get(i) else { break };
+                    let column_zero = !line.is_blank() && !line.is_indented();
+                    chrome.push(i);
+                    if column_zero && !matches_opt(&profile.live_skip, &line.text) {
+                        break;
+                    }
+                }
+            }
+            None => chrome.extend(0..BOXLESS_CHROME_LINES),
+        }
+        for i in chrome {
+            let Some(text) = self.tail.text(i) else {
+                continue;
+            };
+            if self.echo.matches(text) {
+                continue;
+            }
+            if let Some((_, note)) = profile.stop_note.iter().find(|(r, _)| r.is_match(text)) {
+                return Some(note.clone());
+            }
+        }
+        None
     }
 
     /// The first rule whose marker matches line `i`, unless the line is our own echo.
