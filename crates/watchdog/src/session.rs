@@ -393,7 +393,12 @@ impl TargetMonitor {
                 }
             }
             State::Question => self.on_question(&verdict, &mut actions, &mut done),
-            State::Stalled => self.on_stalled(observation, &mut actions, &mut done),
+            State::Stalled => self.on_stalled(
+                observation,
+                verdict.note.as_deref(),
+                &mut actions,
+                &mut done,
+            ),
             State::Blocked => self.on_blocked(pane, observation.work, &mut actions, &mut done),
         }
         if self.polls_since_classify == 0 {
@@ -657,16 +662,22 @@ impl TargetMonitor {
         done.push("escalated to the operator, NOT answered".to_string());
     }
 
+    /// `note`: what the pane's profile says this stop's nudge should add
+    /// (Codex's background terminal: check it with /ps).
     fn on_stalled(
         &mut self,
         observation: Observation<'_>,
+        note: Option<&str>,
         actions: &mut Vec<Action>,
         done: &mut Vec<String>,
     ) {
         let budget = self.config.budget;
         if self.memory.nudges_used < budget {
             let used = self.memory.nudges_used + 1;
-            let text = self.config.nudge_text.clone();
+            let text = match note {
+                Some(note) => format!("{} Note: {note}.", self.config.nudge_text),
+                None => self.config.nudge_text.clone(),
+            };
             // Into the echo ledger BEFORE it is sent, so it can never come back as a signal.
             self.record(SessionRecord::Sent { text: text.clone() }, actions);
             self.record(SessionRecord::Nudged { used }, actions);

@@ -813,3 +813,29 @@ fn the_box_coming_back_rearms_and_a_new_unreadable_screen_is_said_again_as_a_ui_
     );
     assert_eq!((typed, reasons), (1, vec!["unreadable"]));
 }
+
+#[test]
+fn a_codex_stop_with_a_background_terminal_is_nudged_to_check_it() {
+    let pane = agent_capture("codex", "idle-background-terminal");
+    let mut m = monitor(5);
+    let (report, actions) = m.poll(observe(&pane, Work::Available(1), None));
+    assert_eq!(report.state, Some(State::Stalled), "{report:?}");
+    let sent: Vec<&String> = actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Send(text) => Some(text),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sent.len(), 1);
+    assert!(sent[0].starts_with(watchdog::session::DEFAULT_NUDGE_TEXT));
+    assert!(sent[0].contains("check it with /ps"), "{sent:?}");
+    // Claude Code's background shells stay WORKING: never nudged.
+    let (report, actions) = m.poll(observe(
+        &capture("working-bash-sleep"),
+        Work::Available(1),
+        None,
+    ));
+    assert_eq!(report.state, Some(State::Working));
+    assert_eq!(sends(&actions), 0);
+}
