@@ -222,14 +222,15 @@ impl<'a> Watch<'a> {
         self.cycle += 1;
         self.reload_profiles();
         let captures = self.capture_all();
-        let witnesses = self.witnesses(&captures);
+        let processes = self.pane_processes(&captures);
         let foregrounds: Vec<Option<Foreground>> = captures
             .iter()
-            .enumerate()
-            .map(|(index, capture)| {
-                let capture = capture.as_ref().ok()?;
-                let local = self.watched[index].target.host.is_none();
-                foreground(capture, local)
+            .zip(&processes)
+            .map(|(capture, processes)| {
+                Some(Foreground {
+                    command: capture.as_ref().ok()?.current_command.clone()?,
+                    has_children: processes.has_children,
+                })
             })
             .collect();
         let works = self.probe_all(self.args.work_probe.as_deref(), "work");
@@ -245,9 +246,13 @@ impl<'a> Watch<'a> {
                     .map_err(String::as_str),
                 work,
                 progress,
-                witness: witnesses[index].as_ref().map(|(witness, _)| witness),
+                witness: processes[index]
+                    .witness
+                    .as_ref()
+                    .map(|(witness, _)| witness),
                 foreground: foregrounds[index].as_ref(),
-                cli_version: witnesses[index]
+                cli_version: processes[index]
+                    .witness
                     .as_ref()
                     .and_then(|(_, version)| version.as_deref()),
             };
@@ -262,49 +267,87 @@ impl<'a> Watch<'a> {
         }
     }
 
-    /// The agent's own account of each pane, where its session file can be
-    /// found among the pane's processes, with the CLI version it records:
-    /// read directly on this machine, and with one bounded ssh call per
-    /// remote host.
-    fn witnesses(
-        &self,
-        captures: &[Result<PaneCapture, String>],
-    ) -> Vec<Option<(Witness, Option<String>)>> {
-        let mut witnesses: Vec<Option<(Witness, Option<String>)>> = vec![None; captures.len()];
-        if self.args.no_witness {
-            return witnesses;
-        }
+    /// What each pane's processes tell: the agent's own account (Claude
+    /// Code's session file, with the CLI version it records) and whether
+    /// anything runs under the pane's foreground process. Read directly on
+    /// this machine, and with one bounded ssh call per remote host, made
+    /// only when it has something to ask.
+    fn pane_processes(&self, captures: &[Result<PaneCapture, String>]) -> Vec<PaneProcesses> {
+        let mut found: Vec<PaneProcesses> = vec![PaneProcesses::default(); captures.len()];
         let mut remote: BTreeMap<&str, Vec<(usize, u32)>> = BTreeMap::new();
         for (index, capture) in captures.iter().enumerate() {
-            let Some(pane_pid) = capture.as_ref().ok().and_then(|c| c.pane_pid) else {
+            let Some(capture) = capture.as_ref().ok() else {
+                continue;
+            };
+            let Some(pane_pid) = capture.pane_pid else {
                 continue;
             };
             match self.watched[index].target.host.as_deref() {
-                None => witnesses[index] = Some(local_witness(pane_pid)),
+                None => {
+                    found[index].has_children = probes::procfs::foreground_has_children(pane_pid);
+                    if !self.args.no_witness {
+                        found[index].witness = Some(local_witness(pane_pid));
+                    }
+                }
                 Some(host) => remote.entry(host).or_default().push((index, pane_pid)),
             }
         }
         for (host, panes) in remote {
             let pids: Vec<u32> = panes.iter().map(|&(_, pid)| pid).collect();
+            // Children matter only where a shell is in front.
+            let shells: Vec<u32> = panes
+                .iter()
+                .filter(|&&(index, _)| {
+                    let command = captures[index]
+                        .as_ref()
+                        .ok()
+                        .and_then(|c| c.current_command.clone());
+                    command.is_some_and(|command| {
+                        Foreground {
+                            command,
+                            has_children: None,
+                        }
+                        .idle_shell()
+                        .is_some()
+                    })
+                })
+                .map(|&(_, pid)| pid)
+                .collect();
+            if shells.is_empty() && self.args.no_witness {
+                continue;
+            }
+            let mut script = probes::procfs::remote_foreground_script(&shells);
+            if !self.args.no_witness {
+                script.push_str(&probes::claude::remote_script(&pids));
+            }
             let ssh = self.args.server.remote(host);
-            let invocation = ssh.invocation(&probes::claude::remote_script(&pids));
             let outcome = run(
-                &invocation,
+                &ssh.invocation(&script),
                 &Limits::with_timeout(Duration::from_secs(self.args.capture_timeout)),
             );
-            let found = outcome
-                .success_stdout()
-                .map(|out| probes::claude::parse_remote(&out.text()))
+            let text = outcome.success_stdout().map(|out| out.text());
+            let files = text
+                .as_deref()
+                .map(probes::claude::parse_remote)
+                .unwrap_or_default();
+            let children = text
+                .as_deref()
+                .map(probes::procfs::parse_remote_foreground)
                 .unwrap_or_default();
             for (index, pane_pid) in panes {
-                let witness = match found.iter().find(|(root, _)| *root == pane_pid) {
+                found[index].has_children = children
+                    .iter()
+                    .find(|(pid, _)| *pid == pane_pid)
+                    .map(|&(_, kids)| kids);
+                if self.args.no_witness {
+                    continue;
+                }
+                let witness = match files.iter().find(|(root, _)| *root == pane_pid) {
                     Some((_, file)) => (
                         Witness::from_session_file(&file.text, file.start_ticks),
                         session_version(&file.text),
                     ),
-                    None if outcome.success_stdout().is_some() => {
-                        (Witness::Absent(NO_SESSION_FILE.to_string()), None)
-                    }
+                    None if text.is_some() => (Witness::Absent(NO_SESSION_FILE.to_string()), None),
                     None => (
                         Witness::Absent(format!(
                             "the session-file search on {host} {}",
@@ -313,10 +356,10 @@ impl<'a> Watch<'a> {
                         None,
                     ),
                 };
-                witnesses[index] = Some(witness);
+                found[index].witness = Some(witness);
             }
         }
-        witnesses
+        found
     }
 
     /// Every target's pane, grouped by host so each server costs two invocations.
@@ -458,19 +501,16 @@ fn local_witness(pane_pid: u32) -> (Witness, Option<String>) {
     }
 }
 
-/// The pane's foreground: tmux's `#{pane_current_command}`, and on this
-/// machine whether anything runs under it (from `/proc`). A remote pane's
-/// children are not read, so a shell in front of one counts as idle.
-fn foreground(capture: &PaneCapture, local: bool) -> Option<Foreground> {
-    let command = capture.current_command.clone()?;
-    let has_children = match (local, capture.pane_pid) {
-        (true, Some(pid)) => probes::procfs::foreground_has_children(pid),
-        _ => None,
-    };
-    Some(Foreground {
-        command,
-        has_children,
-    })
+/// What a pane's processes told this cycle.
+#[derive(Debug, Clone, Default)]
+struct PaneProcesses {
+    /// The session file's account and the CLI version it records; `None`
+    /// with `--no-witness` or when the pane had no pid.
+    witness: Option<(Witness, Option<String>)>,
+    /// Whether the foreground process has a child; `None` when not read
+    /// (a shell in front of a remote pane whose processes could not be read
+    /// then counts as idle: typing into a shell runs a command).
+    has_children: Option<bool>,
 }
 
 fn execute(args: &Args, watched: &mut Watched, action: Action) {

@@ -76,6 +76,44 @@ pub fn foreground_has_children_in(root: &Path, pid: u32) -> Option<bool> {
     Some(any)
 }
 
+/// [`foreground_has_children`] on another machine: a POSIX shell script for
+/// the REMOTE shell that prints `BMB-FG <pid> <0|1>` for each pid whose
+/// terminal foreground it could read; [`parse_remote_foreground`] reads them.
+/// It ends without `exit`, so another script may follow it in one ssh call.
+pub fn remote_foreground_script(pids: &[u32]) -> String {
+    let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
+    format!(
+        r#"for root in {pids}; do
+  fg=$(sed 's/.*) //' /proc/$root/stat 2>/dev/null | cut -d ' ' -f 6)
+  case "$fg" in ''|*[!0-9]*|0) continue ;; esac
+  [ -d /proc/$fg/task ] || continue
+  if [ -n "$(cat /proc/$fg/task/*/children 2>/dev/null | tr -d ' 
+')" ]; then kids=1; else kids=0; fi
+  printf 'BMB-FG %s %s
+' "$root" "$kids"
+done
+"#,
+        pids = pids.join(" ")
+    )
+}
+
+/// Reads [`remote_foreground_script`]'s lines: (pid, the foreground has a child).
+pub fn parse_remote_foreground(output: &str) -> Vec<(u32, bool)> {
+    output
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.strip_prefix("BMB-FG ")?.split(' ');
+            let pid = fields.next()?.parse().ok()?;
+            let kids = match fields.next()? {
+                "0" => false,
+                "1" => true,
+                _ => return None,
+            };
+            fields.next().is_none().then_some((pid, kids))
+        })
+        .collect()
+}
+
 /// The whole process table at one moment.
 #[derive(Debug, Clone, Default)]
 pub struct ProcessTable {
@@ -246,6 +284,31 @@ mod tests {
         for pid in [11, 12, 13, 14] {
             assert_eq!(foreground_has_children_in(root.path(), pid), None, "{pid}");
         }
+    }
+
+    #[test]
+    fn the_remote_foreground_script_agrees_with_the_local_reading() {
+        #[allow(clippy::disallowed_methods)] // probes may spawn; the script runs under sh here.
+        let output = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(remote_foreground_script(&[
+                std::process::id(),
+                1,
+                999_999_999,
+            ]))
+            .output()
+            .unwrap();
+        let found = parse_remote_foreground(&String::from_utf8_lossy(&output.stdout));
+        for (pid, kids) in &found {
+            assert_eq!(foreground_has_children(*pid), Some(*kids), "pid {pid}");
+        }
+        assert!(found.iter().all(|(pid, _)| *pid != 999_999_999));
+        assert_eq!(
+            parse_remote_foreground(
+                "BMB-FG 12 1\nBMB-FG 13 0\nBMB-FG x 1\nBMB-FG 14 2\nBMB-FG 15 1 z\nnoise"
+            ),
+            [(12, true), (13, false)]
+        );
     }
 
     #[test]
