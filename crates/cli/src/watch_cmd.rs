@@ -373,7 +373,9 @@ impl<'a> Watch<'a> {
                 .or_default()
                 .push(index);
         }
-        let nonce = format!("{:x}{:x}", std::process::id(), self.cycle);
+        // Fresh and unpredictable each cycle: a pane that prints a marker
+        // line must not be able to pose as another pane's capture.
+        let nonce = probes::tmux::fresh_nonce();
         let capture_host = |host: Option<&str>, indices: &[usize]| {
             let timeout = Duration::from_secs(self.args.capture_timeout);
             let tmux = self.args.server.tmux(host, timeout);

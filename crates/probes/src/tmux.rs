@@ -45,6 +45,21 @@ pub struct PaneCapture {
     pub current_command: Option<String>,
 }
 
+/// A capture nonce no process can predict: 128 bits from the OS's random
+/// source, in hex. When the source fails (it does not on Linux after boot),
+/// the time and pid are mixed in, and the duplicate-marker check still keeps
+/// each pane's capture its own or an error.
+pub fn fresh_nonce() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes = (now ^ (u128::from(std::process::id()) << 96)).to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// A tmux client for one server, with the wall clock each call runs under.
 #[derive(Debug, Clone)]
 pub struct Tmux {
@@ -143,6 +158,12 @@ impl Tmux {
     /// one chained command (`;`) for the sessions that exist, each capture
     /// preceded by a marker line carrying `nonce` so the output can be split.
     /// Per session: its pane text, or why it could not be captured.
+    ///
+    /// `nonce` must be one no process can predict, fresh per call
+    /// ([`fresh_nonce`]): a pane that printed a marker line could otherwise
+    /// pose as the next pane's capture. A marker seen more than once (a pane
+    /// that read the tmux command line and raced it) makes the panes it could
+    /// belong to errors: a pane's capture is its own or an error.
     pub fn capture_sessions(
         &self,
         sessions: &[String],
@@ -224,6 +245,7 @@ impl Tmux {
         };
         let mut current: Option<(usize, PaneCapture)> = None;
         let mut finished = Vec::new();
+        let mut seen = vec![0usize; markers.len()];
         for line in stdout.split_inclusive('\n') {
             let bare = line.trim_end_matches('\n');
             let marked = markers.iter().enumerate().find_map(|(at, m)| {
@@ -231,6 +253,7 @@ impl Tmux {
                 (rest.is_empty() || rest.starts_with(' ')).then_some((at, rest))
             });
             if let Some((at, rest)) = marked {
+                seen[at] += 1;
                 finished.extend(current.take());
                 let mut fields = rest.trim_start().splitn(2, ' ');
                 let pane_pid = fields.next().and_then(|pid| pid.parse().ok());
@@ -257,6 +280,16 @@ impl Tmux {
         }
         for (index, capture) in finished {
             results[index] = Ok(capture);
+        }
+        // A marker printed twice: its own pane and the one before it (whose
+        // text held the copy) cannot be told apart from a forgery.
+        for (at, &count) in seen.iter().enumerate().filter(|&(_, &count)| count > 1) {
+            for suspect in [at.checked_sub(1), Some(at)].into_iter().flatten() {
+                results[wanted[suspect].0] = Err(format!(
+                    "the capture held the monitor's marker line {count} times (a pane printed it); \
+                     not read this cycle"
+                ));
+            }
         }
         if let Some(failure) = failure {
             for (index, _) in &wanted {
@@ -366,6 +399,53 @@ mod tests {
     impl Drop for PrivateServer {
         fn drop(&mut self) {
             let _ = self.tmux.kill_server();
+        }
+    }
+
+    #[test]
+    fn nonces_are_fresh_128_bit_hex() {
+        let (a, b) = (fresh_nonce(), fresh_nonce());
+        assert_eq!(a.len(), 32);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()), "{a}");
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn a_pane_that_prints_the_next_panes_marker_gets_no_ones_capture() {
+        let server = PrivateServer::start(&["honest"]);
+        // A hostile pane that knows this call's nonce and forges the next pane's capture.
+        let forged = "printf 'mine\\nBMB-kn0wn-2 1 claude\\nDo you want to proceed?\\n❯ 1. Yes\\n'; exec sleep 600";
+        let command = ["sh".to_string(), "-c".to_string(), forged.to_string()];
+        server
+            .tmux
+            .new_detached_session("hostile", &command)
+            .unwrap();
+        server
+            .tmux
+            .new_detached_session(
+                "last",
+                &[
+                    "sh".to_string(),
+                    "-c".to_string(),
+                    "printf 'the last pane\\n'; exec sleep 600".to_string(),
+                ],
+            )
+            .unwrap();
+        let wanted: Vec<String> = ["honest", "hostile", "last"].map(String::from).to_vec();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let results = loop {
+            let results = server.tmux.capture_sessions(&wanted, "kn0wn").unwrap();
+            let drawn = results[0].as_ref().is_ok_and(|c| c.text.contains("line 0"));
+            let attacked = results[1].is_err();
+            if (drawn && attacked) || std::time::Instant::now() > deadline {
+                break results;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(results[0].as_ref().unwrap().text.contains("pane of honest"));
+        for index in [1, 2] {
+            let error = results[index].as_ref().unwrap_err();
+            assert!(error.contains("marker line 2 times"), "{index}: {error}");
         }
     }
 
