@@ -1086,3 +1086,19 @@ fn a_probe_that_prints_no_count_is_named_once_and_read_as_unknown() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_probe_answer_cut_at_the_byte_limit_is_unknown_not_the_number_it_starts_with() {
+    let world = World::new();
+    world.replay("agent", "idle-after-tool-turn");
+    // Two MiB of zeros and then a 1: cut at the limit, it would read as 0 (BLOCKED).
+    let output = world.watch_once(&[
+        "agent",
+        "--work-probe",
+        "head -c 2097152 /dev/zero | tr '\\000' 0; echo 1",
+    ]);
+    let line = stdout(&output);
+    assert!(line.contains(" · STALLED · work=? · "), "{line}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("its answer was cut"), "{stderr}");
+}
