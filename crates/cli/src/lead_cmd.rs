@@ -24,10 +24,10 @@ use port::{RealClock, RealPort};
 #[derive(clap::Args)]
 pub struct Args {
     /// Seconds between passes.
-    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = crate::secs(0))]
     interval: u64,
     /// Seconds without metadata progress before a live agent counts as stalled.
-    #[arg(long, value_name = "SECS", default_value_t = 180)]
+    #[arg(long, value_name = "SECS", default_value_t = 180, value_parser = crate::secs(0))]
     idle_stall: u64,
     /// The pipeline's state folder.
     #[arg(long, value_name = "DIR", default_value = ".bmb")]
@@ -39,10 +39,10 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     consultant_out: Option<PathBuf>,
     /// Seconds a `stalled` or `process_died` report waits for an ack before it is repeated.
-    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    #[arg(long, value_name = "SECS", default_value_t = 120, value_parser = crate::secs(0))]
     ack_timeout: u64,
     /// Seconds between sweeps of the current tmux window.
-    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = crate::secs(0))]
     sweep_interval: u64,
     /// Never sweep tmux panes.
     #[arg(long)]

@@ -20,7 +20,7 @@ pub struct ListArgs {
     #[arg(long)]
     json: bool,
     /// Seconds each host may take to answer.
-    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = crate::secs(1))]
     timeout: u64,
 }
 

@@ -17,6 +17,14 @@ use clap::{Parser, Subcommand};
 /// Exit code for a usage or configuration error (clap uses it for bad flags too).
 pub const EXIT_USAGE: u8 = 2;
 
+/// The longest duration any flag takes, in seconds (a year).
+pub const MAX_SECS: u64 = watchdog::MAX_DURATION_SECS;
+
+/// A duration flag in whole seconds, from `min` up to [`MAX_SECS`].
+pub fn secs(min: u64) -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(min..=MAX_SECS)
+}
+
 #[derive(Parser)]
 #[command(name = "bmb-monitor", version, about, propagate_version = true)]
 struct Cli {

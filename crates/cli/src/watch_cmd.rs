@@ -41,7 +41,7 @@ pub struct Args {
     #[arg(value_name = "TARGET", required = true)]
     targets: Vec<String>,
     /// Seconds between polls.
-    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = crate::secs(1))]
     interval: u64,
     /// Shell command printing the amount of work left (any form, sign-offs included); 0 means none.
     #[arg(long, value_name = "CMD")]
@@ -59,10 +59,10 @@ pub struct Args {
     #[arg(long, value_name = "CMD")]
     alert_cmd: Option<String>,
     /// Seconds a capture (local or over ssh) may take before its process group is killed.
-    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = crate::secs(1))]
     capture_timeout: u64,
     /// Seconds a probe or the alert command may take before its process group is killed.
-    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = crate::secs(1))]
     probe_timeout: u64,
     /// How the alert command receives the message.
     #[arg(long, value_enum, default_value = "text")]

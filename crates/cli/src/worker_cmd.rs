@@ -120,22 +120,29 @@ fn settings(args: Args) -> Result<Settings, String> {
         .trim()
         .parse::<f64>()
         .ok()
-        .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e9)
+        .filter(|s| s.is_finite() && *s > 0.0 && *s <= crate::MAX_SECS as f64)
         .map(Duration::from_secs_f64)
         .ok_or_else(|| {
             format!(
-                "interval (--interval / PLOT_MONITOR_INTERVAL) must be a positive number of seconds, got {interval_text:?}"
+                "interval (--interval / PLOT_MONITOR_INTERVAL) must be a positive number of seconds up to {}, got {interval_text:?}",
+                crate::MAX_SECS
             )
         })?;
     let quiet_text = args
         .quiet_seconds
         .or_else(|| env("PLOT_MONITOR_QUIET_SECONDS").map(|v| v.to_string_lossy().into_owned()))
         .unwrap_or_else(|| "900".to_owned());
-    let quiet_seconds = quiet_text.trim().parse::<u64>().map_err(|_| {
-        format!(
-            "quiet window (--quiet-seconds / PLOT_MONITOR_QUIET_SECONDS) must be a whole number of seconds, got {quiet_text:?}"
-        )
-    })?;
+    let quiet_seconds = quiet_text
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|&secs| secs <= crate::MAX_SECS)
+        .ok_or_else(|| {
+            format!(
+                "quiet window (--quiet-seconds / PLOT_MONITOR_QUIET_SECONDS) must be a whole number of seconds up to {}, got {quiet_text:?}",
+                crate::MAX_SECS
+            )
+        })?;
 
     let claude_dir = transcript::claude_dir(
         args.claude_dir,

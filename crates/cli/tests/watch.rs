@@ -575,12 +575,50 @@ fn refused_coordinates_and_a_bad_nudge_text_exit_2_with_one_line() {
         &["ok", "ok"],
         &["ok", "--nudge-text", "two\nlines"],
         &["ok", "--interval", "0"],
+        // Absurd numbers are refused, not a panic (exit 101) or an instant alarm.
+        &["ok", "--interval", "9223372036854775807"],
+        &["ok", "--capture-timeout", "18446744073709551615"],
+        &["ok", "--probe-timeout", "31536001"],
     ] {
         let output = world.command(args).arg("--once").output().expect("runs");
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(!stderr.trim().is_empty(), "{args:?}: says why");
         assert!(stdout(&output).is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn absurd_durations_for_lead_and_worker_exit_2_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, flag) in [
+        (
+            &["lead", "--idle-stall", "9223372036854775808"][..],
+            "--idle-stall",
+        ),
+        (&["lead", "--ack-timeout", "99999999999"], "--ack-timeout"),
+        (&["worker", "--once", "--interval", "-1"], "interval"),
+        (&["worker", "--once", "--interval", "1e300"], "interval"),
+        (
+            &[
+                "worker",
+                "--once",
+                "--quiet-seconds",
+                "18446744073709551615",
+            ],
+            "quiet",
+        ),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_bmb-monitor"))
+            .args(args)
+            .env("PLOT_WORKTREE", dir.path())
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("runs");
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(flag), "{args:?}: {stderr}");
     }
 }
 

@@ -130,7 +130,7 @@ fn parse_watch_item(obj: &Map<String, Value>) -> Result<WatchItem, String> {
     let step = step_field(obj)?;
     let result_path = path_field(obj, "result_path")?;
     let pid_file = path_field(obj, "pid_file")?;
-    let timeout_sec = u64_field(obj, "timeout_sec")?;
+    let timeout_sec = duration_field(obj, "timeout_sec")?;
     if timeout_sec == 0 {
         return Err("field `timeout_sec` must be greater than 0".to_owned());
     }
@@ -153,7 +153,7 @@ fn parse_watch_item(obj: &Map<String, Value>) -> Result<WatchItem, String> {
     };
     let idle_stall_sec = match obj.get("idle_stall_sec") {
         None | Some(Value::Null) => None,
-        Some(_) => Some(u64_field(obj, "idle_stall_sec")?),
+        Some(_) => Some(duration_field(obj, "idle_stall_sec")?),
     };
     let watch_paths = match obj.get("watch_paths") {
         None | Some(Value::Null) => Vec::new(),
@@ -240,6 +240,19 @@ fn u64_field(obj: &Map<String, Value>, field: &str) -> Result<u64, String> {
     }
 }
 
+/// A number of seconds, at most [`crate::MAX_DURATION_SECS`]: a larger one
+/// is a mistake that would overflow the clock arithmetic it enters.
+fn duration_field(obj: &Map<String, Value>, field: &str) -> Result<u64, String> {
+    let secs = u64_field(obj, field)?;
+    if secs > crate::MAX_DURATION_SECS {
+        return Err(format!(
+            "field `{field}` must be at most {} seconds (a year), got {secs}",
+            crate::MAX_DURATION_SECS
+        ));
+    }
+    Ok(secs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,6 +269,17 @@ mod tests {
         let mut v: Value = serde_json::from_str(ITEM).unwrap();
         v.as_object_mut().unwrap().insert(field.to_owned(), value);
         v.to_string()
+    }
+
+    #[test]
+    fn absurd_durations_are_refused_naming_the_field() {
+        for field in ["timeout_sec", "idle_stall_sec"] {
+            let line = with(field, Value::from(1u64 << 63));
+            let err = parse_control(&line).map(|_| ()).unwrap_err();
+            assert!(err.contains(field) && err.contains("at most"), "{err}");
+            let year = with(field, Value::from(crate::MAX_DURATION_SECS));
+            assert!(parse_control(&year).is_ok(), "{field}: a year is allowed");
+        }
     }
 
     #[test]
