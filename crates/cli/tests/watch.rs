@@ -597,7 +597,7 @@ fn absurd_durations_for_lead_and_worker_exit_2_naming_the_flag() {
             "--idle-stall",
         ),
         (&["lead", "--ack-timeout", "99999999999"], "--ack-timeout"),
-        (&["worker", "--once", "--interval", "-1"], "interval"),
+        (&["worker", "--once", "--interval=-1"], "interval"),
         (&["worker", "--once", "--interval", "1e300"], "interval"),
         (
             &[
