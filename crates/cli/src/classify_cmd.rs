@@ -83,11 +83,12 @@ pub fn run(args: Args) -> ExitCode {
     let chosen = profile.or_else(|| profiles.get(&verdict.profile));
     let witness = match &args.session_state {
         None => None,
-        Some(path) => match std::fs::read_to_string(path) {
+        // A session file is a few hundred bytes; never block on a FIFO.
+        Some(path) => match probes::file::read_regular_text(path, 64 * 1024) {
             Ok(text) => Some(Witness::from_session_file(&text, None)),
             Err(err) => {
                 return usage_error(&format!(
-                    "cannot read --session-state {}: {err}",
+                    "cannot read --session-state {}: it {err}",
                     path.display()
                 ));
             }

@@ -258,10 +258,12 @@ impl Inbox {
 
     fn apply_claimed(&self, name: &str, monitor: &mut LeadMonitor, sinks: &mut Sinks) -> bool {
         let path = self.claimed.join(name);
-        let text = match fs::read(&path) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        // A control message is a line of JSON; a FIFO named `*.json` hung
+        // the monitor for good when it was opened plainly.
+        let text = match probes::file::read_regular_text(&path, INBOX_MAX_BYTES) {
+            Ok(text) => text,
             Err(e) => {
-                sinks.error(&format!("lead: inbox file {name}: {e}"));
+                sinks.error(&format!("lead: inbox file {name}: it {e}; removed"));
                 let _ = fs::remove_file(&path);
                 return false;
             }
@@ -274,6 +276,9 @@ impl Inbox {
         shutdown
     }
 }
+
+/// The largest inbox message read (a watch item is a few hundred bytes).
+const INBOX_MAX_BYTES: u64 = 1 << 20;
 
 /// The names of the `*.json` files directly in `dir` (not hidden, not in progress).
 fn json_files(dir: &Path) -> std::io::Result<Vec<String>> {

@@ -87,9 +87,12 @@ fn user_dir_profiles(dir: Option<&Utf8Path>) -> (Vec<Profile>, Vec<String>) {
     (profiles, errors)
 }
 
+/// A profile is a page of regexes; a larger file, a FIFO or a device is not one.
+const PROFILE_MAX_BYTES: u64 = 1 << 20;
+
 fn read(path: &Utf8Path) -> Result<Profile, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|err| format!("cannot read profile file {path}: {err}"))?;
+    let text = probes::file::read_regular_text(path.as_std_path(), PROFILE_MAX_BYTES)
+        .map_err(|err| format!("cannot read profile file {path}: it {err}"))?;
     Profile::parse(path.as_str(), &text).map_err(|err| err.to_string())
 }
 

@@ -638,13 +638,16 @@ fn print_report(report: &PollReport, json: bool) {
     let _ = writeln!(std::io::stdout().lock(), "{line}");
 }
 
+/// A journal larger than this is not ours (a few records a poll at most).
+const JOURNAL_MAX_BYTES: u64 = 256 << 20;
+
 fn load_memory(path: &std::path::Path) -> SessionMemory {
-    let text = match std::fs::read_to_string(path) {
+    let text = match probes::file::read_regular_text(path, JOURNAL_MAX_BYTES) {
         Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return SessionMemory::default(),
+        Err(probes::file::ReadError::Missing) => return SessionMemory::default(),
         Err(err) => {
             eprintln!(
-                "bmb-monitor: watch: cannot read saved state {}: {err}; starting fresh",
+                "bmb-monitor: watch: cannot read saved state {}: it {err}; starting fresh",
                 path.display()
             );
             return SessionMemory::default();

@@ -68,7 +68,7 @@ pub fn remote_script(pane_pids: &[u32]) -> String {
       home=$(tr '\000' '\n' < /proc/$p/environ 2>/dev/null | sed -n 's/^HOME=//p' | head -n 1)
       [ -n "$home" ] && dir="$home/.claude"
     fi
-    if [ -n "$dir" ] && [ -r "$dir/sessions/$p.json" ]; then
+    if [ -n "$dir" ] && [ -f "$dir/sessions/$p.json" ] && [ -r "$dir/sessions/$p.json" ]; then
       start=$(sed 's/.*) //' /proc/$p/stat 2>/dev/null | cut -d ' ' -f 20)
       printf 'BMB-SESSION %s %s %s %s
 ' "$root" "$p" "${{start:--}}" "$dir/sessions/$p.json"
@@ -165,12 +165,10 @@ fn claude_dir_of(proc_root: &Path, pid: u32) -> Option<PathBuf> {
     home
 }
 
+/// A session file's text; a FIFO, a device or an oversized file is none (a
+/// FIFO there froze every target's poll when it was opened plainly).
 fn read_bounded(path: &Path) -> Option<String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).ok()?;
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES).read_to_end(&mut bytes).ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    crate::file::read_regular_text(path, MAX_FILE_BYTES).ok()
 }
 
 /// Field 22 of `/proc/<pid>/stat`, counted after the command name's last `)`.

@@ -5,6 +5,7 @@
 //! only through port traits that the CLI implements with the functions here.
 pub mod claude;
 pub mod clock;
+pub mod file;
 pub mod git;
 pub mod input;
 pub mod lock;

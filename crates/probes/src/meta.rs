@@ -5,7 +5,6 @@
 //! first 5 lines of a handoff file. These are the same questions asked with
 //! syscalls instead of forks.
 
-use std::fs::File;
 use std::io::{ErrorKind, Read};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -50,7 +49,8 @@ pub const HEAD_MAX_LINES: usize = 5;
 /// A line cut by the byte bound is returned as far as it was read; invalid
 /// UTF-8 is replaced.
 pub fn read_head(path: &Path, max_bytes: usize) -> Result<Vec<String>, String> {
-    let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let file = crate::file::open_regular(path)
+        .map_err(|e| format!("cannot open {}: it {e}", path.display()))?;
     let mut buf = Vec::with_capacity(max_bytes.min(4096));
     file.take(max_bytes as u64)
         .read_to_end(&mut buf)
@@ -141,7 +141,7 @@ mod tests {
     fn head_returns_at_most_five_lines() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("handoff.md");
-        let mut f = File::create(&path).unwrap();
+        let mut f = std::fs::File::create(&path).unwrap();
         for i in 1..=9 {
             writeln!(f, "line {i}").unwrap();
         }

@@ -13,7 +13,6 @@
 //! birth has not been written down would make the loudest finding the least
 //! trustworthy.
 
-use std::io::ErrorKind;
 use std::path::Path;
 
 /// A process id that names exactly one process (> 0). `kill(0, …)` and
@@ -106,24 +105,27 @@ pub fn parse_pid(text: &str) -> Result<Pid, String> {
     }
 }
 
+/// The most a pid file may hold: digits, a sign, whitespace.
+pub const PID_FILE_MAX_BYTES: u64 = 64;
+
 /// Read `path` and ask whether its pid lives. Never fails: every problem is a
 /// [`PidFileState::NotRecorded`] reason.
 pub fn read_pid_file(path: &Path) -> PidFileState {
-    let bytes = match std::fs::read(path) {
+    // A pid file is a few bytes; more than that is not one (a 2 GB one was read whole).
+    let bytes = match crate::file::read_regular(path, PID_FILE_MAX_BYTES) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == ErrorKind::NotFound => {
+        Err(crate::file::ReadError::Missing) => {
             return PidFileState::NotRecorded {
                 reason: format!("the pid file {} does not exist yet", path.display()),
             };
         }
         Err(e) => {
             return PidFileState::NotRecorded {
-                reason: format!("the pid file {} cannot be read: {e}", path.display()),
+                reason: format!("the pid file {} cannot be read: it {e}", path.display()),
             };
         }
     };
-    // A pid file is a few bytes; more than that is not one.
-    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(64)]);
+    let text = String::from_utf8_lossy(&bytes);
     match parse_pid(&text) {
         Ok(pid) if is_alive(pid) => PidFileState::Alive(pid),
         Ok(pid) => PidFileState::Dead(pid),

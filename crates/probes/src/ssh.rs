@@ -120,7 +120,8 @@ fn collect_aliases(
     depth: usize,
     aliases: &mut Vec<String>,
 ) {
-    let Ok(text) = std::fs::read_to_string(path) else {
+    // An ssh config is a few KiB; a FIFO or a huge file there is not one.
+    let Ok(text) = crate::file::read_regular_text(path, 1 << 20) else {
         return;
     };
     for alias in host_aliases(&text) {
