@@ -3,6 +3,7 @@
 
     python3 xtask/capture/scenarios.py [--scenario NAME[,NAME...]] [--size WxH] [--jobs N]
                                        [--out testdata/panes/claude] [--list]
+                                       [--version V] [--permission-mode MODE] [--tag TAG] [--color C]
 
 (`cargo xtask capture` runs exactly this.) Each scenario starts the real
 `claude` CLI (installed into target/capture/claude/<version>/ by npm when missing) in a private
@@ -10,12 +11,18 @@ tmux server against the scripted mock API in mock_anthropic.py, drives it into
 a situation, and captures the pane three ways (plain, -e, -S -) plus a `meta`
 file. The expected state in `meta` is decided here, by what the scenario made
 Claude Code do, never by a classifier.
+
+--permission-mode MODE starts every session with `claude --permission-mode MODE` (the release's
+own choices, from its --help: 2.1.332 has acceptEdits, auto, bypassPermissions, manual, dontAsk,
+plan; 2.1.197 has `default` where 2.1.332 has `manual`), except in the scenarios that choose a mode
+of their own (plan, acceptEdits, bypass). Each case's meta records the mode its session ran in.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 import time
 
@@ -50,7 +57,27 @@ def claude_version(bin_path):
     return cli_version(bin_path, "first")
 
 
-CLI = Cli("claude", lambda c, **kw: Session(c.bin, **kw), agent_flag=False)
+# The run's --permission-mode (None: the release's default); set once by main() before any job starts.
+PERMISSION_MODE = None
+
+
+def new_session(c, **kw):
+    """A session of this run: its own mode when the scenario chose one (plan, acceptEdits, bypass),
+    else the run's --permission-mode."""
+    args = list(kw.pop("args", ()))
+    if PERMISSION_MODE and "--permission-mode" not in args and not kw.get("bypass"):
+        args = ["--permission-mode", PERMISSION_MODE] + args
+    return Session(c.bin, args=args, **kw)
+
+
+CLI = Cli("claude", new_session, agent_flag=False)
+
+
+def permission_modes(bin_path):
+    """The `--permission-mode` choices this release lists in its --help."""
+    out = subprocess.run([bin_path, "--help"], capture_output=True, text=True, timeout=60).stdout
+    m = re.search(r"--permission-mode\b.*?\(choices:\s*([^)]*)\)", out, re.S)
+    return re.findall(r'"([^"]+)"', m.group(1)) if m else []
 
 
 def working(s):
@@ -156,19 +183,30 @@ def sc_thinking(c):
         c.cap(s, "working-thinking", "WORKING", "the model streams a long thinking block slowly; captured mid-thought")
 
 
+# 2.1.332 refuses `sleep N && …` in the foreground (`Blocked: sleep 30 followed by: echo checked. To wait
+# for a condition, use Monitor …`), so the long command is a slow check script, as a test suite would be.
+SLOW_CHECK = {"slow_check.py": "import time\n\ntime.sleep(30)\nprint('checked')\n"}
+
+
 def sc_bash_running(c):
     steps = [{"blocks": [text("I'll run the slow check."),
-                         tool("Bash", command="sleep 30 && echo checked", description="Run the slow check")]},
+                         tool("Bash", command="python3 slow_check.py", description="Run the slow check")]},
              {"when": "tool_result", "blocks": [text("The check passed.")]}]
-    settings = {"permissions": {"allow": ["Bash(sleep:*)", "Bash(sleep 30 && echo checked)"]}}
-    with c.session(steps=steps, settings=settings) as s:
+    settings = {"permissions": {"allow": ["Bash(python3 slow_check.py)"]}}
+    with c.session(steps=steps, settings=settings, pre_files=SLOW_CHECK) as s:
         start_and_prompt(s, "run the slow check")
         must(s.mock.wait_for("tool_sent"), "tool call")
-        must(s.wait_text("sleep 30", 20), "bash shown")
+        must(s.wait_text("slow_check.py", 20), "bash shown")
         time.sleep(6)
         must(ESC_TO_INTERRUPT in s.screen(), "still running")
         c.cap(s, "working-bash-sleep", "WORKING",
-              "a pre-approved Bash tool call (`sleep 30 && echo checked`) is running")
+              "a pre-approved Bash tool call (`python3 slow_check.py`, which sleeps 30 s) is running")
+
+
+def retry_notice(scr):
+    """2.1.197: `✻ API error · Retrying in 1s · attempt 1/10`; 2.1.332: `✻ 500 Internal server error ·
+    retrying in 1s · attempt 5/10`."""
+    return "Retrying in" in scr or "retrying in" in scr
 
 
 def sc_api_retry(c):
@@ -176,7 +214,7 @@ def sc_api_retry(c):
     with c.session(steps=steps) as s:
         start_and_prompt(s, "list the files")
         must(s.mock.wait_for("error_sent", 1, 60), "first 529")
-        must(s.wait_text("Retrying", 15), "retry notice")
+        must(s.wait_text(retry_notice, 15), "retry notice")
         time.sleep(0.3)
         c.cap(s, "working-api-retry-529", "WORKING",
               "the mock API answered HTTP 529 overloaded; Claude Code shows its retry notice and will retry")
@@ -199,7 +237,7 @@ def sc_api_retry_500(c):
     with c.session(steps=steps) as s:
         start_and_prompt(s, "list the files")
         must(s.mock.wait_for("error_sent", 2, 90), "two 500s")
-        must(s.wait_text("Retrying", 15), "retry notice")
+        must(s.wait_text(retry_notice, 15), "retry notice")
         time.sleep(0.3)
         c.cap(s, "working-api-retry-500", "WORKING",
               "the mock API answers HTTP 500 api_error; Claude Code is retrying with backoff")
@@ -563,7 +601,9 @@ def sc_subagent(c):
         start_and_prompt(s, "survey the repository with a sub-agent")
         must(s.mock.wait_for("first_delay_start", 1, 60), "sub-agent request")
         time.sleep(6)
-        c.cap(s, "working-subagent", "WORKING", "an Agent (Task) tool call is running a sub-agent whose request is held by the mock")
+        c.cap(s, "working-subagent", "WORKING",
+              "an Agent (Task) tool call is running a sub-agent whose request is held by the mock (2.1.332 moves it "
+              "to the background at once and ends the main turn: `Waiting for 1 background agent to finish`)")
 
 
 def sc_rejected(c):
@@ -826,12 +866,13 @@ def sc_golden_stalled(c):
              {"when": "user_text", "first_delay": 3, "blocks": [text("stream.rs surveyed.")]},
              {"when": "user_text", "first_delay": 3, "blocks": [text("monitor.rs surveyed.")]},
              {"when": "tool_result", "blocks": [text("Both surveys are running in the background.")]},
-             {"when": "user_text", "blocks": [text("First survey in.")]},
+             # 2.1.197 starts one turn per finished agent; 2.1.332 batches both notifications into one
+             {"when": "user_text", "blocks": [text("Survey results in: /monitor classifies panes into the four states.")]},
              {"when": "user_text", "blocks": [text("Done: /monitor now classifies panes into QUESTION, STALLED, "
                                                    "BLOCKED and WORKING on the stream substrate. The answer is in.")]}]
     with c.session(steps=steps, bypass=True) as s:
         start_and_prompt(s, "design /monitor on the stream substrate")
-        must(s.mock.wait_for("reply_done", 6, 60), "all replies")
+        must(s.mock.wait_for("reply_done", 5, 60), "the replies to the prompt and to the agents' notifications")
         must(wait_idle(s), "idle")
         time.sleep(6)
         c.cap(s, "GOLDEN-stalled-real", "STALLED",
@@ -941,13 +982,26 @@ def main(argv=None):
                        size_help="WxH: run the named scenarios at this size (without --scenario: the scenarios "
                                  "that list it); default: each scenario's own sizes")
     ap.add_argument("--claude", help="path to a claude binary to run instead of installing --version")
+    ap.add_argument("--permission-mode", metavar="MODE",
+                    help="start claude with --permission-mode MODE (one of the release's own choices; "
+                         "scenarios that choose their own mode keep it); default: the release's default")
     a = ap.parse_args(argv)
+    global PERMISSION_MODE
+    PERMISSION_MODE = a.permission_mode
 
     def prepare():
         binary = a.claude or ensure_claude(capctx.version_of(a, "claude"))
-        return binary, claude_version(binary)
+        version = claude_version(binary)
+        if a.permission_mode:
+            modes = permission_modes(binary)
+            if a.permission_mode not in modes:
+                print(f"--permission-mode {a.permission_mode}: Claude Code {version} has no such mode "
+                      f"(its --permission-mode choices: {', '.join(modes) or 'none listed'})", file=sys.stderr)
+                raise SystemExit(2)
+        return binary, version
 
-    return capctx.run(a, SCENARIOS, CLI, prepare, size_examples="80x24, 120x40 or 200x50")
+    flags = f" --permission-mode {a.permission_mode}" if a.permission_mode else ""
+    return capctx.run(a, SCENARIOS, CLI, prepare, size_examples="80x24, 120x40 or 200x50", driver_flags=flags)
 
 
 if __name__ == "__main__":
