@@ -279,13 +279,25 @@ def sc_queued_message(c):
               "a turn is in progress and a second message was submitted, so it is queued above the input box")
 
 
+UNNUMBERED_CURSOR = re.compile(r"^\s*\u276f (?:Yes|No)\b", re.M)
+
+
+def permission_shape(screen, shape):
+    """`shape`, or `<shape>-unnumbered` when the dialog's options carry no numbers (2.1.332 draws
+    `❯ No` / `Yes` where its safety check cannot run: in auto mode and in plan mode)."""
+    return f"{shape}-unnumbered" if UNNUMBERED_CURSOR.search(screen) else shape
+
+
 def sc_perm_bash(c):
     steps = [{"blocks": [text("I'll run the test suite."),
                          tool("Bash", command="python3 -m pytest -q tests/", description="Run the test suite")]}]
-    simple_scenario(c, start_and_prompt, steps, "run the tests", "Do you want to proceed?", "bash permission dialog",
-                    "question-permission-bash", "QUESTION",
-                    "Bash tool call `python3 -m pytest -q tests/` waiting for permission", shape="permission-bash",
-                    settle=1)
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "run the tests")
+        must(s.wait_text("Do you want to proceed?", 40), "bash permission dialog")
+        time.sleep(1)
+        c.cap(s, "question-permission-bash", "QUESTION",
+              "Bash tool call `python3 -m pytest -q tests/` waiting for permission",
+              shape=permission_shape(s.screen(), "permission-bash"))
 
 
 def sc_perm_write(c):
@@ -405,8 +417,10 @@ def sc_ask_tabs(c):
         time.sleep(0.5)
         s.send_keys("Right")
         time.sleep(1.0)
+        # 2.1.197 asks `Ready to submit your answers?` above the options; 2.1.332 has no question line there
+        shape = "ask-user-question-submit" if "Ready to submit your answers?" in s.screen() else "ask-user-question-review"
         c.cap(s, "question-ask-tabs-submit", "QUESTION",
-              "the same AskUserQuestion on its final review/submit tab", shape="ask-user-question-submit")
+              "the same AskUserQuestion on its final review/submit tab", shape=shape)
 
 
 PLAN = ("# Plan: structural input-box cut\n\n1. Find the last rule line above the status bar.\n"
@@ -839,6 +853,66 @@ def sc_nudge_then_permission(c):
               shape="permission-bash", echo=[nudge])
 
 
+# -- auto mode (2.1.283+): screens only it draws ----------------------------
+# Auto mode checks each tool call on Anthropic's server; behind the loopback mock (as behind a
+# gateway) the check cannot get through, and Claude Code puts a dialog of its own where the box was.
+
+AUTO = ["--permission-mode", "auto"]
+AUTO_DIALOG = "Enter to stay in auto mode"
+PYTEST = [{"blocks": [text("I'll run the test suite."),
+                      tool("Bash", command="python3 -m pytest -q tests/", description="Run the test suite")]},
+          {"when": "tool_result", "blocks": [text("The tests ran.")]}]
+
+
+def _auto_check(s):
+    start_and_prompt(s, "run the tests")
+    must(s.wait_text(AUTO_DIALOG, 40), "auto mode's check-unavailable dialog")
+    time.sleep(1.5)
+
+
+def sc_auto_check_dialog(c):
+    with c.session(steps=PYTEST, args=AUTO) as s:
+        _auto_check(s)
+        c.cap(s, "question-auto-mode-check-unavailable", "QUESTION",
+              "auto mode: a Bash call needs the safety check, which cannot reach its server through the mock; "
+              "the `Auto mode can't check actions in this session` dialog waits for Enter, shift+Tab or Esc",
+              shape="auto-mode-check-unavailable")
+
+
+def sc_auto_check_approve(c):
+    with c.session(steps=PYTEST, args=AUTO) as s:
+        _auto_check(s)
+        s.send_keys("Enter")
+        must(s.wait_text("Do you want to proceed?", 20), "the permission dialog after staying in auto mode")
+        time.sleep(1.5)
+        c.cap(s, "question-permission-bash-unnumbered", "QUESTION",
+              "auto mode without its safety check: Enter chose to stay in auto mode, so the Bash call asks for "
+              "approval in a dialog whose options are unnumbered (`❯ No` / `Yes`)", shape="permission-bash-unnumbered")
+
+
+def sc_auto_check_declined(c):
+    with c.session(steps=PYTEST, args=AUTO) as s:
+        _auto_check(s)
+        s.send_keys("Escape")
+        must(wait_idle(s, 30), "idle after Esc on the auto-mode dialog")
+        time.sleep(1)
+        c.cap(s, "idle-after-auto-check-declined", "STALLED",
+              "auto mode's check-unavailable dialog was dismissed with Esc: the Bash call did not run, the turn was "
+              "interrupted, still in auto mode", work=1)
+
+
+def sc_auto_check_left(c):
+    with c.session(steps=PYTEST, args=AUTO) as s:
+        _auto_check(s)
+        s.send_keys("BTab")
+        must(s.wait_text(lambda scr: has_input_box(scr) and "accept edits on" in scr, 30),
+             "idle in accept edits mode")
+        time.sleep(1.5)
+        c.cap(s, "idle-after-leaving-auto-mode", "STALLED",
+              "on auto mode's check-unavailable dialog shift+Tab left for accept edits mode: the turn stopped, "
+              "the Bash call did not run", work=1)
+
+
 # -- the seed's three named goldens ------------------------------------------
 
 def sc_golden_question(c):
@@ -974,6 +1048,10 @@ SCENARIOS = {
     "golden-stalled": (sc_golden_stalled, ("m",)),
     "bypass-answer": (sc_bypass_answer, ("m",)),
     "golden-self-echo": (sc_golden_self_echo, ("m",)),
+    "auto-check-dialog": (sc_auto_check_dialog, ("m", "s")),
+    "auto-check-approve": (sc_auto_check_approve, ("m", "s")),
+    "auto-check-declined": (sc_auto_check_declined, ("m",)),
+    "auto-check-left": (sc_auto_check_left, ("m",)),
 }
 
 
