@@ -339,12 +339,19 @@ def sc_perm_webfetch(c):
                     "WebFetch tool call waiting for permission to fetch a URL", shape="permission-webfetch", settle=1)
 
 
+READ_OUTSIDE_AUTO = "Allow this read outside the working directories?"
+
+
 def sc_perm_read_outside(c):
     steps = [{"blocks": [text("I'll check the host name file."), tool("Read", file_path="/etc/hostname")]}]
-    simple_scenario(c, start_and_prompt, steps, "what is in /etc/hostname?", "Do you want", "read dialog",
-                    "question-permission-read-outside", "QUESTION",
-                    "Read tool call on a file outside the project waiting for permission", shape="permission-read",
-                    settle=1)
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "what is in /etc/hostname?")
+        must(s.wait_text(lambda scr: "Do you want" in scr or READ_OUTSIDE_AUTO in scr, 40), "read dialog")
+        time.sleep(1)
+        # 2.1.332 in auto mode asks its own question, over four numbered options and no `Do you want`
+        shape = "permission-read-outside-auto" if READ_OUTSIDE_AUTO in s.screen() else "permission-read"
+        c.cap(s, "question-permission-read-outside", "QUESTION",
+              "Read tool call on a file outside the project waiting for permission", shape=shape)
 
 
 ASK_SINGLE = {"questions": [{

@@ -50,6 +50,7 @@ const SHAPES: &[(&str, Rule)] = &[
     ("auto-mode-check-unavailable", Rule::SelectHint),
     ("permission-bash-unnumbered", Rule::PermissionDialog),
     ("ask-user-question-review", Rule::ChoiceDialog),
+    ("permission-read-outside-auto", Rule::ChoiceDialog),
 ];
 
 fn corpus() -> PathBuf {
@@ -343,4 +344,9 @@ fn permission_bash_unnumbered_is_a_question() {
 #[test]
 fn ask_user_question_review_is_a_question() {
     check_shape("ask-user-question-review");
+}
+
+#[test]
+fn permission_read_outside_auto_is_a_question() {
+    check_shape("permission-read-outside-auto");
 }
