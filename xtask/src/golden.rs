@@ -27,6 +27,10 @@ pub struct Case {
     pub echo: Vec<String>,
     pub shape: Option<String>,
     pub source: String,
+    /// `typing: unsafe`: a stop with no live input box on screen (a shell
+    /// after the agent exited, a pager, a dialog no profile knows), which a
+    /// monitor must never type into. Every other stop must read as safe.
+    pub typing_unsafe: bool,
 }
 
 impl Case {
@@ -84,6 +88,7 @@ impl Case {
             echo: values.get("echo").cloned().unwrap_or_default(),
             shape,
             source: one("source").unwrap_or_default(),
+            typing_unsafe: one("typing").as_deref() == Some("unsafe"),
         })
     }
 
@@ -195,6 +200,17 @@ pub fn replay(root: &Path, update: bool) -> Report {
                     verdict.rule,
                     evidence.trim()
                 ));
+            }
+            let stop = matches!(verdict.state, State::Stalled | State::Blocked);
+            if stop && verdict.typing_safe() == case.typing_unsafe {
+                let said = if case.typing_unsafe {
+                    "safe to type into, but the case says `typing: unsafe`"
+                } else {
+                    "not safe to type into (no live input box recognised), so a monitor would never nudge it"
+                };
+                report
+                    .failures
+                    .push(format!("{}/{file}: a stop read as {said}", case.name));
             }
             if verdict.profile != case.agent {
                 report.failures.push(format!(

@@ -19,10 +19,11 @@ use probes::lock::LockError;
 use probes::run::{Invocation, Limits, Outcome, run};
 use probes::tmux::PaneCapture;
 use watchdog::session::{
-    Action, Alert, DEFAULT_NUDGE_TEXT, Observation, PollReport, SessionConfig, TargetMonitor,
+    Action, Alert, DEFAULT_NUDGE_TEXT, Foreground, Observation, PollReport, SessionConfig,
+    TargetMonitor,
 };
 use watchdog::target::Target;
-use watchdog::witness::Witness;
+use watchdog::witness::{Witness, session_version};
 
 use crate::server_args::ServerArgs;
 
@@ -142,6 +143,8 @@ struct Watch<'a> {
     watched: Vec<Watched>,
     probe_errors: BTreeMap<String, String>,
     cycle: u64,
+    /// The user's profile folder as last read; re-read when it changes.
+    profiles: crate::profiles::UserProfiles,
 }
 
 impl<'a> Watch<'a> {
@@ -194,18 +197,42 @@ impl<'a> Watch<'a> {
                 _lock: lock,
             });
         }
-        Ok(Watch {
+        let mut watch = Watch {
             args,
             watched,
             probe_errors: BTreeMap::new(),
             cycle: 0,
-        })
+            profiles: crate::profiles::UserProfiles::default(),
+        };
+        watch.reload_profiles();
+        Ok(watch)
+    }
+
+    /// The user's profiles reach every monitor, and a change to their folder
+    /// (a profile added, fixed or removed) takes effect without a restart.
+    fn reload_profiles(&mut self) {
+        if let Some(profiles) = self.profiles.reload_if_changed() {
+            for watched in &mut self.watched {
+                watched.monitor.set_profiles(profiles.clone());
+            }
+        }
     }
 
     fn cycle(&mut self) {
         self.cycle += 1;
+        self.reload_profiles();
         let captures = self.capture_all();
-        let witnesses = self.witnesses(&captures);
+        let processes = self.pane_processes(&captures);
+        let foregrounds: Vec<Option<Foreground>> = captures
+            .iter()
+            .zip(&processes)
+            .map(|(capture, processes)| {
+                Some(Foreground {
+                    command: capture.as_ref().ok()?.current_command.clone()?,
+                    has_children: processes.has_children,
+                })
+            })
+            .collect();
         let works = self.probe_all(self.args.work_probe.as_deref(), "work");
         let progresses = self.probe_all(self.args.progress_probe.as_deref(), "progress");
         for (index, capture) in captures.into_iter().enumerate() {
@@ -219,7 +246,15 @@ impl<'a> Watch<'a> {
                     .map_err(String::as_str),
                 work,
                 progress,
-                witness: witnesses[index].as_ref(),
+                witness: processes[index]
+                    .witness
+                    .as_ref()
+                    .map(|(witness, _)| witness),
+                foreground: foregrounds[index].as_ref(),
+                cli_version: processes[index]
+                    .witness
+                    .as_ref()
+                    .and_then(|(_, version)| version.as_deref()),
             };
             let (report, actions) = watched.monitor.poll(observation);
             if let Some(error) = &report.error {
@@ -232,51 +267,99 @@ impl<'a> Watch<'a> {
         }
     }
 
-    /// The agent's own account of each pane, where its session file can be
-    /// found among the pane's processes: read directly on this machine, and
-    /// with one bounded ssh call per remote host.
-    fn witnesses(&self, captures: &[Result<PaneCapture, String>]) -> Vec<Option<Witness>> {
-        let mut witnesses: Vec<Option<Witness>> = vec![None; captures.len()];
-        if self.args.no_witness {
-            return witnesses;
-        }
+    /// What each pane's processes tell: the agent's own account (Claude
+    /// Code's session file, with the CLI version it records) and whether
+    /// anything runs under the pane's foreground process. Read directly on
+    /// this machine, and with one bounded ssh call per remote host, made
+    /// only when it has something to ask.
+    fn pane_processes(&self, captures: &[Result<PaneCapture, String>]) -> Vec<PaneProcesses> {
+        let mut found: Vec<PaneProcesses> = vec![PaneProcesses::default(); captures.len()];
         let mut remote: BTreeMap<&str, Vec<(usize, u32)>> = BTreeMap::new();
         for (index, capture) in captures.iter().enumerate() {
-            let Some(pane_pid) = capture.as_ref().ok().and_then(|c| c.pane_pid) else {
+            let Some(capture) = capture.as_ref().ok() else {
+                continue;
+            };
+            let Some(pane_pid) = capture.pane_pid else {
                 continue;
             };
             match self.watched[index].target.host.as_deref() {
-                None => witnesses[index] = Some(local_witness(pane_pid)),
+                None => {
+                    found[index].has_children = probes::procfs::foreground_has_children(pane_pid);
+                    if !self.args.no_witness {
+                        found[index].witness = Some(local_witness(pane_pid));
+                    }
+                }
                 Some(host) => remote.entry(host).or_default().push((index, pane_pid)),
             }
         }
         for (host, panes) in remote {
             let pids: Vec<u32> = panes.iter().map(|&(_, pid)| pid).collect();
+            // Children matter only where a shell is in front.
+            let shells: Vec<u32> = panes
+                .iter()
+                .filter(|&&(index, _)| {
+                    let command = captures[index]
+                        .as_ref()
+                        .ok()
+                        .and_then(|c| c.current_command.clone());
+                    command.is_some_and(|command| {
+                        Foreground {
+                            command,
+                            has_children: None,
+                        }
+                        .idle_shell()
+                        .is_some()
+                    })
+                })
+                .map(|&(_, pid)| pid)
+                .collect();
+            if shells.is_empty() && self.args.no_witness {
+                continue;
+            }
+            let mut script = probes::procfs::remote_foreground_script(&shells);
+            if !self.args.no_witness {
+                script.push_str(&probes::claude::remote_script(&pids));
+            }
             let ssh = self.args.server.remote(host);
-            let invocation = ssh.invocation(&probes::claude::remote_script(&pids));
             let outcome = run(
-                &invocation,
+                &ssh.invocation(&script),
                 &Limits::with_timeout(Duration::from_secs(self.args.capture_timeout)),
             );
-            let found = outcome
-                .success_stdout()
-                .map(|out| probes::claude::parse_remote(&out.text()))
+            let text = outcome.success_stdout().map(|out| out.text());
+            let files = text
+                .as_deref()
+                .map(probes::claude::parse_remote)
+                .unwrap_or_default();
+            let children = text
+                .as_deref()
+                .map(probes::procfs::parse_remote_foreground)
                 .unwrap_or_default();
             for (index, pane_pid) in panes {
-                let witness = match found.iter().find(|(root, _)| *root == pane_pid) {
-                    Some((_, file)) => Witness::from_session_file(&file.text, file.start_ticks),
-                    None if outcome.success_stdout().is_some() => {
-                        Witness::Absent(NO_SESSION_FILE.to_string())
-                    }
-                    None => Witness::Absent(format!(
-                        "the session-file search on {host} {}",
-                        outcome.describe()
-                    )),
+                found[index].has_children = children
+                    .iter()
+                    .find(|(pid, _)| *pid == pane_pid)
+                    .map(|&(_, kids)| kids);
+                if self.args.no_witness {
+                    continue;
+                }
+                let witness = match files.iter().find(|(root, _)| *root == pane_pid) {
+                    Some((_, file)) => (
+                        Witness::from_session_file(&file.text, file.start_ticks),
+                        session_version(&file.text),
+                    ),
+                    None if text.is_some() => (Witness::Absent(NO_SESSION_FILE.to_string()), None),
+                    None => (
+                        Witness::Absent(format!(
+                            "the session-file search on {host} {}",
+                            outcome.describe()
+                        )),
+                        None,
+                    ),
                 };
-                witnesses[index] = Some(witness);
+                found[index].witness = Some(witness);
             }
         }
-        witnesses
+        found
     }
 
     /// Every target's pane, grouped by host so each server costs two invocations.
@@ -290,7 +373,9 @@ impl<'a> Watch<'a> {
                 .or_default()
                 .push(index);
         }
-        let nonce = format!("{:x}{:x}", std::process::id(), self.cycle);
+        // Fresh and unpredictable each cycle: a pane that prints a marker
+        // line must not be able to pose as another pane's capture.
+        let nonce = probes::tmux::fresh_nonce();
         let capture_host = |host: Option<&str>, indices: &[usize]| {
             let timeout = Duration::from_secs(self.args.capture_timeout);
             let tmux = self.args.server.tmux(host, timeout);
@@ -406,12 +491,28 @@ fn printable_excerpt(text: &str) -> String {
 
 const NO_SESSION_FILE: &str = "no Claude Code session file among the pane's processes";
 
-/// Claude Code's session file for a local pane, read as a witness.
-fn local_witness(pane_pid: u32) -> Witness {
+/// Claude Code's session file for a local pane, read as a witness, and the
+/// version it records.
+fn local_witness(pane_pid: u32) -> (Witness, Option<String>) {
     match probes::claude::find_session_file(pane_pid) {
-        Some(file) => Witness::from_session_file(&file.text, file.start_ticks),
-        None => Witness::Absent(NO_SESSION_FILE.to_string()),
+        Some(file) => (
+            Witness::from_session_file(&file.text, file.start_ticks),
+            session_version(&file.text),
+        ),
+        None => (Witness::Absent(NO_SESSION_FILE.to_string()), None),
     }
+}
+
+/// What a pane's processes told this cycle.
+#[derive(Debug, Clone, Default)]
+struct PaneProcesses {
+    /// The session file's account and the CLI version it records; `None`
+    /// with `--no-witness` or when the pane had no pid.
+    witness: Option<(Witness, Option<String>)>,
+    /// Whether the foreground process has a child; `None` when not read
+    /// (a shell in front of a remote pane whose processes could not be read
+    /// then counts as idle: typing into a shell runs a command).
+    has_children: Option<bool>,
 }
 
 fn execute(args: &Args, watched: &mut Watched, action: Action) {
@@ -524,6 +625,9 @@ fn print_report(report: &PollReport, json: bool) {
             "pane_state": report.pane_state.map(|s| s.as_str()),
             "witness": report.witness,
             "disagreements": report.disagreements,
+            "typing_safe": report.typing_safe,
+            "not_typed_because": report.refusal.map(|r| r.word()),
+            "unrecognised": report.unrecognised,
             "time": clock,
         });
         value.to_string()

@@ -584,3 +584,81 @@ fn claude_codes_session_file_is_read_over_ssh_as_a_second_witness() {
     );
     assert_eq!(idle["disagreements"], 0);
 }
+
+#[test]
+fn a_remote_agent_gone_to_its_shell_is_not_typed_into_and_a_remote_wrapper_still_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start("box", &[]);
+    let server = PrivateTmux::new();
+    // The agent's last frame, then an interactive bash in front of it.
+    let typed = dir.path().join("typed");
+    server.session(
+        "gone",
+        &format!(
+            "cat '{}'; exec bash --norc --noprofile -i",
+            capture_path("GOLDEN-stalled-real").display()
+        ),
+    );
+    server.wait_for("gone", |pane| pane.contains("bash-"));
+    // A wrapper: `sh -c` waits in front, the program is its child.
+    let received = dir.path().join("wrapped.received");
+    server.session(
+        "wrapped",
+        &format!(
+            "cat '{}'; cat > '{}'; true",
+            capture_path("GOLDEN-stalled-real").display(),
+            received.display()
+        ),
+    );
+    server.wait_for("wrapped", |pane| pane.contains("Survey monitor.rs"));
+    let nudge = format!("touch {}", typed.display());
+    let ran = monitor(
+        &[
+            "watch",
+            "--once",
+            "--json",
+            "--no-witness",
+            "--nudge-text",
+            &nudge,
+            "--ssh-config",
+            sshd.config().to_str().unwrap(),
+            "-S",
+            socket(&server),
+            "box:gone",
+            "box:wrapped",
+        ],
+        &[("XDG_STATE_HOME", &dir.path().join("state"))],
+    );
+    assert_eq!(ran.code, Some(0), "stderr: {}", ran.stderr);
+    let reports: Vec<serde_json::Value> = ran
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(reports[0]["target"], "box:gone");
+    assert_eq!(
+        reports[0]["not_typed_because"], "agent_exited",
+        "{}",
+        reports[0]
+    );
+    assert_eq!(reports[1]["target"], "box:wrapped");
+    assert_eq!(reports[1]["typing_safe"], true, "{}", reports[1]);
+    assert!(
+        ran.stderr.contains("a shell (bash) is in the foreground"),
+        "{}",
+        ran.stderr
+    );
+    // The wrapper's program got the nudge; the shell got nothing, so nothing ran.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::fs::read_to_string(&received)
+        .unwrap_or_default()
+        .is_empty()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the wrapped pane never got its nudge"
+        );
+        thread::sleep(Duration::from_millis(30));
+    }
+    assert!(!typed.exists(), "the nudge ran in the remote shell");
+}

@@ -49,6 +49,71 @@ pub fn parse_stat(line: &[u8]) -> Option<ProcStat> {
     })
 }
 
+/// Whether the process in the foreground of `pid`'s terminal has a child,
+/// from `/proc`: `pid`'s `tpgid` names the terminal's foreground process
+/// group, and its leader's `children` lists tell. A shell there with no
+/// child means whatever ran in the pane has ended; a wrapper (`bash -c
+/// claude`) has the agent as its child. `None` when it cannot be read (no
+/// such process, no terminal, the leader gone).
+pub fn foreground_has_children(pid: u32) -> Option<bool> {
+    foreground_has_children_in(Path::new("/proc"), pid)
+}
+
+/// As [`foreground_has_children`], with `/proc` at `root` (tests).
+pub fn foreground_has_children_in(root: &Path, pid: u32) -> Option<bool> {
+    let stat = std::fs::read(root.join(pid.to_string()).join("stat")).ok()?;
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    let rest = std::str::from_utf8(stat.get(close + 1..)?).ok()?;
+    // After the name: state ppid pgrp session tty_nr tpgid.
+    let tpgid: i64 = rest.split_ascii_whitespace().nth(5)?.parse().ok()?;
+    let leader = u32::try_from(tpgid).ok().filter(|&l| l > 0)?;
+    let tasks = std::fs::read_dir(root.join(leader.to_string()).join("task")).ok()?;
+    let mut any = false;
+    for task in tasks.filter_map(Result::ok) {
+        let children = std::fs::read_to_string(task.path().join("children")).ok()?;
+        any |= !children.trim().is_empty();
+    }
+    Some(any)
+}
+
+/// [`foreground_has_children`] on another machine: a POSIX shell script for
+/// the REMOTE shell that prints `BMB-FG <pid> <0|1>` for each pid whose
+/// terminal foreground it could read; [`parse_remote_foreground`] reads them.
+/// It ends without `exit`, so another script may follow it in one ssh call.
+pub fn remote_foreground_script(pids: &[u32]) -> String {
+    let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
+    format!(
+        r#"for root in {pids}; do
+  fg=$(sed 's/.*) //' /proc/$root/stat 2>/dev/null | cut -d ' ' -f 6)
+  case "$fg" in ''|*[!0-9]*|0) continue ;; esac
+  [ -d /proc/$fg/task ] || continue
+  if [ -n "$(cat /proc/$fg/task/*/children 2>/dev/null | tr -d ' 
+')" ]; then kids=1; else kids=0; fi
+  printf 'BMB-FG %s %s
+' "$root" "$kids"
+done
+"#,
+        pids = pids.join(" ")
+    )
+}
+
+/// Reads [`remote_foreground_script`]'s lines: (pid, the foreground has a child).
+pub fn parse_remote_foreground(output: &str) -> Vec<(u32, bool)> {
+    output
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.strip_prefix("BMB-FG ")?.split(' ');
+            let pid = fields.next()?.parse().ok()?;
+            let kids = match fields.next()? {
+                "0" => false,
+                "1" => true,
+                _ => return None,
+            };
+            fields.next().is_none().then_some((pid, kids))
+        })
+        .collect()
+}
+
 /// The whole process table at one moment.
 #[derive(Debug, Clone, Default)]
 pub struct ProcessTable {
@@ -194,6 +259,56 @@ mod tests {
         let table = ProcessTable::from_stats([stat(10, 1, 500, 7), stat(11, 10, 3, 4)]);
         let clocks = table.descendants_cpu(Pid::new(10).unwrap());
         assert_eq!(clocks, BTreeMap::from([(10, 7), (11, 7)]));
+    }
+
+    #[test]
+    fn the_foreground_of_a_fake_proc_is_read_from_tpgid_and_its_leaders_children() {
+        let root = tempfile::tempdir().unwrap();
+        let write = |rel: &str, text: &str| {
+            let path = root.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        // The pane's shell (pid 10) with tpgid 20: process 20, named `a) b`, is in front.
+        write("10/stat", "10 (bash) S 1 10 10 34816 20 4194560 0 0");
+        write("20/stat", "20 (a) b) S 10 20 10 34816 20 4194560 0 0");
+        write("20/task/20/children", "");
+        write("20/task/21/children", "");
+        assert_eq!(foreground_has_children_in(root.path(), 10), Some(false));
+        write("20/task/21/children", "30 ");
+        assert_eq!(foreground_has_children_in(root.path(), 10), Some(true));
+        // No terminal (tpgid -1), a missing leader, garbage: unknown.
+        write("11/stat", "11 (daemon) S 1 11 11 0 -1 0");
+        write("12/stat", "12 (x) S 1 12 12 34816 99 0");
+        write("13/stat", "seven");
+        for pid in [11, 12, 13, 14] {
+            assert_eq!(foreground_has_children_in(root.path(), pid), None, "{pid}");
+        }
+    }
+
+    #[test]
+    fn the_remote_foreground_script_agrees_with_the_local_reading() {
+        #[allow(clippy::disallowed_methods)] // probes may spawn; the script runs under sh here.
+        let output = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(remote_foreground_script(&[
+                std::process::id(),
+                1,
+                999_999_999,
+            ]))
+            .output()
+            .unwrap();
+        let found = parse_remote_foreground(&String::from_utf8_lossy(&output.stdout));
+        for (pid, kids) in &found {
+            assert_eq!(foreground_has_children(*pid), Some(*kids), "pid {pid}");
+        }
+        assert!(found.iter().all(|(pid, _)| *pid != 999_999_999));
+        assert_eq!(
+            parse_remote_foreground(
+                "BMB-FG 12 1\nBMB-FG 13 0\nBMB-FG x 1\nBMB-FG 14 2\nBMB-FG 15 1 z\nnoise"
+            ),
+            [(12, true), (13, false)]
+        );
     }
 
     #[test]

@@ -170,14 +170,16 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// Stdout when the child exited 0, else `None`: the common "did it answer?" question.
+    /// Stdout when the child exited 0 and its whole answer was kept, else
+    /// `None`: the common "did it answer?" question. An answer cut at the
+    /// byte limit is no answer (`0000…` cut, then `1` would read as 0).
     pub fn success_stdout(&self) -> Option<&Captured> {
         match self {
             Outcome::Exited {
                 code: Some(0),
                 stdout,
                 ..
-            } => Some(stdout),
+            } if !stdout.truncated => Some(stdout),
             _ => None,
         }
     }
@@ -185,6 +187,14 @@ impl Outcome {
     /// One lowercase line saying what happened, for error messages.
     pub fn describe(&self) -> String {
         match self {
+            Outcome::Exited {
+                code: Some(0),
+                stdout,
+                ..
+            } if stdout.truncated => format!(
+                "printed more than {} bytes, so its answer was cut and is not read",
+                stdout.bytes.len()
+            ),
             Outcome::Exited {
                 code: Some(code),
                 stderr,
@@ -525,9 +535,18 @@ mod tests {
             ..Limits::default()
         };
         let outcome = run(&Invocation::shell("head -c 200000 /dev/zero"), &limits);
-        let stdout = outcome.success_stdout().expect("exit 0");
+        let Outcome::Exited { stdout, .. } = &outcome else {
+            panic!("{outcome:?}")
+        };
         assert_eq!(stdout.bytes.len(), 1000);
         assert!(stdout.truncated);
+        // A cut answer is no answer, and says why.
+        assert!(outcome.success_stdout().is_none());
+        assert!(
+            outcome.describe().contains("was cut"),
+            "{}",
+            outcome.describe()
+        );
     }
 
     #[test]

@@ -34,11 +34,30 @@ pub struct PaneRow {
     pub dead: bool,
 }
 
-/// One captured pane: its text, and its first process's pid as tmux reports it.
+/// One captured pane: its text, its first process's pid, and the name of
+/// the process in its terminal's foreground, as tmux reports them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PaneCapture {
     pub text: String,
     pub pane_pid: Option<u32>,
+    /// `#{pane_current_command}`: `bash` after the agent exited, `claude` or
+    /// `node` while it runs.
+    pub current_command: Option<String>,
+}
+
+/// A capture nonce no process can predict: 128 bits from the OS's random
+/// source, in hex. When the source fails (it does not on Linux after boot),
+/// the time and pid are mixed in, and the duplicate-marker check still keeps
+/// each pane's capture its own or an error.
+pub fn fresh_nonce() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes = (now ^ (u128::from(std::process::id()) << 96)).to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A tmux client for one server, with the wall clock each call runs under.
@@ -139,6 +158,12 @@ impl Tmux {
     /// one chained command (`;`) for the sessions that exist, each capture
     /// preceded by a marker line carrying `nonce` so the output can be split.
     /// Per session: its pane text, or why it could not be captured.
+    ///
+    /// `nonce` must be one no process can predict, fresh per call
+    /// ([`fresh_nonce`]): a pane that printed a marker line could otherwise
+    /// pose as the next pane's capture. A marker seen more than once (a pane
+    /// that read the tmux command line and raced it) makes the panes it could
+    /// belong to errors: a pane's capture is its own or an error.
     pub fn capture_sessions(
         &self,
         sessions: &[String],
@@ -162,10 +187,11 @@ impl Tmux {
             .iter()
             .map(|(i, _)| format!("BMB-{nonce}-{i}"))
             .collect();
-        // The marker line also carries the pane's first process, for the second witness.
+        // The marker line also carries the pane's first process (for the
+        // second witness) and its foreground command (is the agent still there?).
         let formats: Vec<String> = markers
             .iter()
-            .map(|m| format!("{m} #{{pane_pid}}"))
+            .map(|m| format!("{m} #{{pane_pid}} #{{pane_current_command}}"))
             .collect();
         let mut args: Vec<&str> = Vec::new();
         for ((_, target), marker) in wanted.iter().zip(&formats) {
@@ -219,19 +245,29 @@ impl Tmux {
         };
         let mut current: Option<(usize, PaneCapture)> = None;
         let mut finished = Vec::new();
+        let mut seen = vec![0usize; markers.len()];
         for line in stdout.split_inclusive('\n') {
             let bare = line.trim_end_matches('\n');
             let marked = markers.iter().enumerate().find_map(|(at, m)| {
                 let rest = bare.strip_prefix(m.as_str())?;
-                (rest.is_empty() || rest.starts_with(' ')).then(|| (at, rest.trim().parse().ok()))
+                (rest.is_empty() || rest.starts_with(' ')).then_some((at, rest))
             });
-            if let Some((at, pane_pid)) = marked {
+            if let Some((at, rest)) = marked {
+                seen[at] += 1;
                 finished.extend(current.take());
+                let mut fields = rest.trim_start().splitn(2, ' ');
+                let pane_pid = fields.next().and_then(|pid| pid.parse().ok());
+                let current_command = fields
+                    .next()
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_string);
                 current = Some((
                     wanted[at].0,
                     PaneCapture {
                         text: String::new(),
                         pane_pid,
+                        current_command,
                     },
                 ));
             } else if let Some((_, capture)) = current.as_mut() {
@@ -244,6 +280,16 @@ impl Tmux {
         }
         for (index, capture) in finished {
             results[index] = Ok(capture);
+        }
+        // A marker printed twice: its own pane and the one before it (whose
+        // text held the copy) cannot be told apart from a forgery.
+        for (at, &count) in seen.iter().enumerate().filter(|&(_, &count)| count > 1) {
+            for suspect in [at.checked_sub(1), Some(at)].into_iter().flatten() {
+                results[wanted[suspect].0] = Err(format!(
+                    "the capture held the monitor's marker line {count} times (a pane printed it); \
+                     not read this cycle"
+                ));
+            }
         }
         if let Some(failure) = failure {
             for (index, _) in &wanted {
@@ -353,6 +399,53 @@ mod tests {
     impl Drop for PrivateServer {
         fn drop(&mut self) {
             let _ = self.tmux.kill_server();
+        }
+    }
+
+    #[test]
+    fn nonces_are_fresh_128_bit_hex() {
+        let (a, b) = (fresh_nonce(), fresh_nonce());
+        assert_eq!(a.len(), 32);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()), "{a}");
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn a_pane_that_prints_the_next_panes_marker_gets_no_ones_capture() {
+        let server = PrivateServer::start(&["honest"]);
+        // A hostile pane that knows this call's nonce and forges the next pane's capture.
+        let forged = "printf 'mine\\nBMB-kn0wn-2 1 claude\\nDo you want to proceed?\\n❯ 1. Yes\\n'; exec sleep 600";
+        let command = ["sh".to_string(), "-c".to_string(), forged.to_string()];
+        server
+            .tmux
+            .new_detached_session("hostile", &command)
+            .unwrap();
+        server
+            .tmux
+            .new_detached_session(
+                "last",
+                &[
+                    "sh".to_string(),
+                    "-c".to_string(),
+                    "printf 'the last pane\\n'; exec sleep 600".to_string(),
+                ],
+            )
+            .unwrap();
+        let wanted: Vec<String> = ["honest", "hostile", "last"].map(String::from).to_vec();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let results = loop {
+            let results = server.tmux.capture_sessions(&wanted, "kn0wn").unwrap();
+            let drawn = results[0].as_ref().is_ok_and(|c| c.text.contains("line 0"));
+            let attacked = results[1].is_err();
+            if (drawn && attacked) || std::time::Instant::now() > deadline {
+                break results;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(results[0].as_ref().unwrap().text.contains("pane of honest"));
+        for index in [1, 2] {
+            let error = results[index].as_ref().unwrap_err();
+            assert!(error.contains("marker line 2 times"), "{index}: {error}");
         }
     }
 
