@@ -102,6 +102,22 @@ class Session(TmuxSession):
         e.update(self.env_extra)
         return e
 
+    def permission_mode(self):
+        """The mode this session was started in: `--permission-mode`'s value, `bypass` for
+        --dangerously-skip-permissions, None when neither was given (the release's default)."""
+        if self.bypass:
+            return "bypassPermissions (--dangerously-skip-permissions)"
+        if "--permission-mode" in self.args[:-1]:
+            return self.args[self.args.index("--permission-mode") + 1]
+        return None
+
+    def save(self, outdir, meta):
+        """As TmuxSession.save, and the meta says which permission mode the session ran in."""
+        mode = self.permission_mode()
+        if mode:
+            meta = list(meta) + [("permission-mode", mode)]
+        return super().save(outdir, meta)
+
     def wait_ready(self, timeout=40):
         """Wait for the idle input box (the ❯ prompt with its footer)."""
         return self.wait_text(has_input_box, timeout)

@@ -10,6 +10,10 @@ and holds the situation until its stdin closes. Then it ends the session (its
 tmux server, the agent by pid, the mock, the temp dir) and exits 0. Any
 failure is one line on stderr and exit 1, after the same clean-up.
 
+Every situation runs in manual permission mode (`--permission-mode manual`): since 2.1.283 Claude
+Code starts in auto mode, whose safety check cannot reach its server through the mock, so a tool
+call would meet auto mode's own dialog instead of the ordinary permission dialog.
+
 - permission: a Bash tool call waiting in its permission dialog.
 - stream: a many-line reply streaming slowly with the spinner row gone (the
   footer's `esc to interrupt` is then the only live sign on screen).
@@ -38,11 +42,13 @@ from scenarios import (  # noqa: E402
 from harness import Session  # noqa: E402
 from tmuxrun import descendants  # noqa: E402
 
+MODE = ["--permission-mode", "manual"]
+
 
 def permission():
     steps = [{"blocks": [text("I'll run the test suite."),
                          tool("Bash", command="python3 -m pytest -q tests/", description="Run the test suite")]}]
-    session = Session(CLAUDE_BIN, steps=steps, name="live")
+    session = Session(CLAUDE_BIN, steps=steps, args=MODE, name="live")
 
     def drive(s):
         start_and_prompt(s, "run the tests")
@@ -53,7 +59,7 @@ def permission():
 def stream():
     # Slow enough that the reply keeps streaming for minutes while the test polls.
     steps = [{"delta_delay": 0.4, "blocks": [text(RULES, chunk=12)]}]
-    session = Session(CLAUDE_BIN, steps=steps, name="live")
+    session = Session(CLAUDE_BIN, steps=steps, args=MODE, name="live")
 
     def drive(s):
         start_and_prompt(s, "list the monitor rules")

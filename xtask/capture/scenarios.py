@@ -3,6 +3,7 @@
 
     python3 xtask/capture/scenarios.py [--scenario NAME[,NAME...]] [--size WxH] [--jobs N]
                                        [--out testdata/panes/claude] [--list]
+                                       [--version V] [--permission-mode MODE] [--tag TAG] [--color C]
 
 (`cargo xtask capture` runs exactly this.) Each scenario starts the real
 `claude` CLI (installed into target/capture/claude/<version>/ by npm when missing) in a private
@@ -10,12 +11,18 @@ tmux server against the scripted mock API in mock_anthropic.py, drives it into
 a situation, and captures the pane three ways (plain, -e, -S -) plus a `meta`
 file. The expected state in `meta` is decided here, by what the scenario made
 Claude Code do, never by a classifier.
+
+--permission-mode MODE starts every session with `claude --permission-mode MODE` (the release's
+own choices, from its --help: 2.1.332 has acceptEdits, auto, bypassPermissions, manual, dontAsk,
+plan; 2.1.197 has `default` where 2.1.332 has `manual`), except in the scenarios that choose a mode
+of their own (plan, acceptEdits, bypass). Each case's meta records the mode its session ran in.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 import time
 
@@ -50,7 +57,27 @@ def claude_version(bin_path):
     return cli_version(bin_path, "first")
 
 
-CLI = Cli("claude", lambda c, **kw: Session(c.bin, **kw), agent_flag=False)
+# The run's --permission-mode (None: the release's default); set once by main() before any job starts.
+PERMISSION_MODE = None
+
+
+def new_session(c, **kw):
+    """A session of this run: its own mode when the scenario chose one (plan, acceptEdits, bypass),
+    else the run's --permission-mode."""
+    args = list(kw.pop("args", ()))
+    if PERMISSION_MODE and "--permission-mode" not in args and not kw.get("bypass"):
+        args = ["--permission-mode", PERMISSION_MODE] + args
+    return Session(c.bin, args=args, **kw)
+
+
+CLI = Cli("claude", new_session, agent_flag=False)
+
+
+def permission_modes(bin_path):
+    """The `--permission-mode` choices this release lists in its --help."""
+    out = subprocess.run([bin_path, "--help"], capture_output=True, text=True, timeout=60).stdout
+    m = re.search(r"--permission-mode\b.*?\(choices:\s*([^)]*)\)", out, re.S)
+    return re.findall(r'"([^"]+)"', m.group(1)) if m else []
 
 
 def working(s):
@@ -156,19 +183,30 @@ def sc_thinking(c):
         c.cap(s, "working-thinking", "WORKING", "the model streams a long thinking block slowly; captured mid-thought")
 
 
+# 2.1.332 refuses `sleep N && …` in the foreground (`Blocked: sleep 30 followed by: echo checked. To wait
+# for a condition, use Monitor …`), so the long command is a slow check script, as a test suite would be.
+SLOW_CHECK = {"slow_check.py": "import time\n\ntime.sleep(30)\nprint('checked')\n"}
+
+
 def sc_bash_running(c):
     steps = [{"blocks": [text("I'll run the slow check."),
-                         tool("Bash", command="sleep 30 && echo checked", description="Run the slow check")]},
+                         tool("Bash", command="python3 slow_check.py", description="Run the slow check")]},
              {"when": "tool_result", "blocks": [text("The check passed.")]}]
-    settings = {"permissions": {"allow": ["Bash(sleep:*)", "Bash(sleep 30 && echo checked)"]}}
-    with c.session(steps=steps, settings=settings) as s:
+    settings = {"permissions": {"allow": ["Bash(python3 slow_check.py)"]}}
+    with c.session(steps=steps, settings=settings, pre_files=SLOW_CHECK) as s:
         start_and_prompt(s, "run the slow check")
         must(s.mock.wait_for("tool_sent"), "tool call")
-        must(s.wait_text("sleep 30", 20), "bash shown")
+        must(s.wait_text("slow_check.py", 20), "bash shown")
         time.sleep(6)
         must(ESC_TO_INTERRUPT in s.screen(), "still running")
         c.cap(s, "working-bash-sleep", "WORKING",
-              "a pre-approved Bash tool call (`sleep 30 && echo checked`) is running")
+              "a pre-approved Bash tool call (`python3 slow_check.py`, which sleeps 30 s) is running")
+
+
+def retry_notice(scr):
+    """2.1.197: `✻ API error · Retrying in 1s · attempt 1/10`; 2.1.332: `✻ 500 Internal server error ·
+    retrying in 1s · attempt 5/10`."""
+    return "Retrying in" in scr or "retrying in" in scr
 
 
 def sc_api_retry(c):
@@ -176,7 +214,7 @@ def sc_api_retry(c):
     with c.session(steps=steps) as s:
         start_and_prompt(s, "list the files")
         must(s.mock.wait_for("error_sent", 1, 60), "first 529")
-        must(s.wait_text("Retrying", 15), "retry notice")
+        must(s.wait_text(retry_notice, 15), "retry notice")
         time.sleep(0.3)
         c.cap(s, "working-api-retry-529", "WORKING",
               "the mock API answered HTTP 529 overloaded; Claude Code shows its retry notice and will retry")
@@ -199,7 +237,7 @@ def sc_api_retry_500(c):
     with c.session(steps=steps) as s:
         start_and_prompt(s, "list the files")
         must(s.mock.wait_for("error_sent", 2, 90), "two 500s")
-        must(s.wait_text("Retrying", 15), "retry notice")
+        must(s.wait_text(retry_notice, 15), "retry notice")
         time.sleep(0.3)
         c.cap(s, "working-api-retry-500", "WORKING",
               "the mock API answers HTTP 500 api_error; Claude Code is retrying with backoff")
@@ -241,13 +279,25 @@ def sc_queued_message(c):
               "a turn is in progress and a second message was submitted, so it is queued above the input box")
 
 
+UNNUMBERED_CURSOR = re.compile(r"^\s*\u276f (?:Yes|No)\b", re.M)
+
+
+def permission_shape(screen, shape):
+    """`shape`, or `<shape>-unnumbered` when the dialog's options carry no numbers (2.1.332 draws
+    `❯ No` / `Yes` where its safety check cannot run: in auto mode and in plan mode)."""
+    return f"{shape}-unnumbered" if UNNUMBERED_CURSOR.search(screen) else shape
+
+
 def sc_perm_bash(c):
     steps = [{"blocks": [text("I'll run the test suite."),
                          tool("Bash", command="python3 -m pytest -q tests/", description="Run the test suite")]}]
-    simple_scenario(c, start_and_prompt, steps, "run the tests", "Do you want to proceed?", "bash permission dialog",
-                    "question-permission-bash", "QUESTION",
-                    "Bash tool call `python3 -m pytest -q tests/` waiting for permission", shape="permission-bash",
-                    settle=1)
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "run the tests")
+        must(s.wait_text("Do you want to proceed?", 40), "bash permission dialog")
+        time.sleep(1)
+        c.cap(s, "question-permission-bash", "QUESTION",
+              "Bash tool call `python3 -m pytest -q tests/` waiting for permission",
+              shape=permission_shape(s.screen(), "permission-bash"))
 
 
 def sc_perm_write(c):
@@ -289,12 +339,19 @@ def sc_perm_webfetch(c):
                     "WebFetch tool call waiting for permission to fetch a URL", shape="permission-webfetch", settle=1)
 
 
+READ_OUTSIDE_AUTO = "Allow this read outside the working directories?"
+
+
 def sc_perm_read_outside(c):
     steps = [{"blocks": [text("I'll check the host name file."), tool("Read", file_path="/etc/hostname")]}]
-    simple_scenario(c, start_and_prompt, steps, "what is in /etc/hostname?", "Do you want", "read dialog",
-                    "question-permission-read-outside", "QUESTION",
-                    "Read tool call on a file outside the project waiting for permission", shape="permission-read",
-                    settle=1)
+    with c.session(steps=steps) as s:
+        start_and_prompt(s, "what is in /etc/hostname?")
+        must(s.wait_text(lambda scr: "Do you want" in scr or READ_OUTSIDE_AUTO in scr, 40), "read dialog")
+        time.sleep(1)
+        # 2.1.332 in auto mode asks its own question, over four numbered options and no `Do you want`
+        shape = "permission-read-outside-auto" if READ_OUTSIDE_AUTO in s.screen() else "permission-read"
+        c.cap(s, "question-permission-read-outside", "QUESTION",
+              "Read tool call on a file outside the project waiting for permission", shape=shape)
 
 
 ASK_SINGLE = {"questions": [{
@@ -367,8 +424,10 @@ def sc_ask_tabs(c):
         time.sleep(0.5)
         s.send_keys("Right")
         time.sleep(1.0)
+        # 2.1.197 asks `Ready to submit your answers?` above the options; 2.1.332 has no question line there
+        shape = "ask-user-question-submit" if "Ready to submit your answers?" in s.screen() else "ask-user-question-review"
         c.cap(s, "question-ask-tabs-submit", "QUESTION",
-              "the same AskUserQuestion on its final review/submit tab", shape="ask-user-question-submit")
+              "the same AskUserQuestion on its final review/submit tab", shape=shape)
 
 
 PLAN = ("# Plan: structural input-box cut\n\n1. Find the last rule line above the status bar.\n"
@@ -563,7 +622,9 @@ def sc_subagent(c):
         start_and_prompt(s, "survey the repository with a sub-agent")
         must(s.mock.wait_for("first_delay_start", 1, 60), "sub-agent request")
         time.sleep(6)
-        c.cap(s, "working-subagent", "WORKING", "an Agent (Task) tool call is running a sub-agent whose request is held by the mock")
+        c.cap(s, "working-subagent", "WORKING",
+              "an Agent (Task) tool call is running a sub-agent whose request is held by the mock (2.1.332 moves it "
+              "to the background at once and ends the main turn: `Waiting for 1 background agent to finish`)")
 
 
 def sc_rejected(c):
@@ -799,6 +860,66 @@ def sc_nudge_then_permission(c):
               shape="permission-bash", echo=[nudge])
 
 
+# -- auto mode (2.1.283+): screens only it draws ----------------------------
+# Auto mode checks each tool call on Anthropic's server; behind the loopback mock (as behind a
+# gateway) the check cannot get through, and Claude Code puts a dialog of its own where the box was.
+
+AUTO = ["--permission-mode", "auto"]
+AUTO_DIALOG = "Enter to stay in auto mode"
+PYTEST = [{"blocks": [text("I'll run the test suite."),
+                      tool("Bash", command="python3 -m pytest -q tests/", description="Run the test suite")]},
+          {"when": "tool_result", "blocks": [text("The tests ran.")]}]
+
+
+def _auto_check(s):
+    start_and_prompt(s, "run the tests")
+    must(s.wait_text(AUTO_DIALOG, 40), "auto mode's check-unavailable dialog")
+    time.sleep(1.5)
+
+
+def sc_auto_check_dialog(c):
+    with c.session(steps=PYTEST, args=AUTO) as s:
+        _auto_check(s)
+        c.cap(s, "question-auto-mode-check-unavailable", "QUESTION",
+              "auto mode: a Bash call needs the safety check, which cannot reach its server through the mock; "
+              "the `Auto mode can't check actions in this session` dialog waits for Enter, shift+Tab or Esc",
+              shape="auto-mode-check-unavailable")
+
+
+def sc_auto_check_approve(c):
+    with c.session(steps=PYTEST, args=AUTO) as s:
+        _auto_check(s)
+        s.send_keys("Enter")
+        must(s.wait_text("Do you want to proceed?", 20), "the permission dialog after staying in auto mode")
+        time.sleep(1.5)
+        c.cap(s, "question-permission-bash-unnumbered", "QUESTION",
+              "auto mode without its safety check: Enter chose to stay in auto mode, so the Bash call asks for "
+              "approval in a dialog whose options are unnumbered (`❯ No` / `Yes`)", shape="permission-bash-unnumbered")
+
+
+def sc_auto_check_declined(c):
+    with c.session(steps=PYTEST, args=AUTO) as s:
+        _auto_check(s)
+        s.send_keys("Escape")
+        must(wait_idle(s, 30), "idle after Esc on the auto-mode dialog")
+        time.sleep(1)
+        c.cap(s, "idle-after-auto-check-declined", "STALLED",
+              "auto mode's check-unavailable dialog was dismissed with Esc: the Bash call did not run, the turn was "
+              "interrupted, still in auto mode", work=1)
+
+
+def sc_auto_check_left(c):
+    with c.session(steps=PYTEST, args=AUTO) as s:
+        _auto_check(s)
+        s.send_keys("BTab")
+        must(s.wait_text(lambda scr: has_input_box(scr) and "accept edits on" in scr, 30),
+             "idle in accept edits mode")
+        time.sleep(1.5)
+        c.cap(s, "idle-after-leaving-auto-mode", "STALLED",
+              "on auto mode's check-unavailable dialog shift+Tab left for accept edits mode: the turn stopped, "
+              "the Bash call did not run", work=1)
+
+
 # -- the seed's three named goldens ------------------------------------------
 
 def sc_golden_question(c):
@@ -826,12 +947,13 @@ def sc_golden_stalled(c):
              {"when": "user_text", "first_delay": 3, "blocks": [text("stream.rs surveyed.")]},
              {"when": "user_text", "first_delay": 3, "blocks": [text("monitor.rs surveyed.")]},
              {"when": "tool_result", "blocks": [text("Both surveys are running in the background.")]},
-             {"when": "user_text", "blocks": [text("First survey in.")]},
+             # 2.1.197 starts one turn per finished agent; 2.1.332 batches both notifications into one
+             {"when": "user_text", "blocks": [text("Survey results in: /monitor classifies panes into the four states.")]},
              {"when": "user_text", "blocks": [text("Done: /monitor now classifies panes into QUESTION, STALLED, "
                                                    "BLOCKED and WORKING on the stream substrate. The answer is in.")]}]
     with c.session(steps=steps, bypass=True) as s:
         start_and_prompt(s, "design /monitor on the stream substrate")
-        must(s.mock.wait_for("reply_done", 6, 60), "all replies")
+        must(s.mock.wait_for("reply_done", 5, 60), "the replies to the prompt and to the agents' notifications")
         must(wait_idle(s), "idle")
         time.sleep(6)
         c.cap(s, "GOLDEN-stalled-real", "STALLED",
@@ -933,6 +1055,10 @@ SCENARIOS = {
     "golden-stalled": (sc_golden_stalled, ("m",)),
     "bypass-answer": (sc_bypass_answer, ("m",)),
     "golden-self-echo": (sc_golden_self_echo, ("m",)),
+    "auto-check-dialog": (sc_auto_check_dialog, ("m", "s")),
+    "auto-check-approve": (sc_auto_check_approve, ("m", "s")),
+    "auto-check-declined": (sc_auto_check_declined, ("m",)),
+    "auto-check-left": (sc_auto_check_left, ("m",)),
 }
 
 
@@ -941,13 +1067,26 @@ def main(argv=None):
                        size_help="WxH: run the named scenarios at this size (without --scenario: the scenarios "
                                  "that list it); default: each scenario's own sizes")
     ap.add_argument("--claude", help="path to a claude binary to run instead of installing --version")
+    ap.add_argument("--permission-mode", metavar="MODE",
+                    help="start claude with --permission-mode MODE (one of the release's own choices; "
+                         "scenarios that choose their own mode keep it); default: the release's default")
     a = ap.parse_args(argv)
+    global PERMISSION_MODE
+    PERMISSION_MODE = a.permission_mode
 
     def prepare():
         binary = a.claude or ensure_claude(capctx.version_of(a, "claude"))
-        return binary, claude_version(binary)
+        version = claude_version(binary)
+        if a.permission_mode:
+            modes = permission_modes(binary)
+            if a.permission_mode not in modes:
+                print(f"--permission-mode {a.permission_mode}: Claude Code {version} has no such mode "
+                      f"(its --permission-mode choices: {', '.join(modes) or 'none listed'})", file=sys.stderr)
+                raise SystemExit(2)
+        return binary, version
 
-    return capctx.run(a, SCENARIOS, CLI, prepare, size_examples="80x24, 120x40 or 200x50")
+    flags = f" --permission-mode {a.permission_mode}" if a.permission_mode else ""
+    return capctx.run(a, SCENARIOS, CLI, prepare, size_examples="80x24, 120x40 or 200x50", driver_flags=flags)
 
 
 if __name__ == "__main__":

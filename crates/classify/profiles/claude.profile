@@ -1,4 +1,4 @@
-# Claude Code, as observed on 2.1.x in tmux (testdata/panes/claude/ holds the captures).
+# Claude Code, as observed on 2.1.197 and 2.1.332 in tmux (testdata/panes/claude/ holds the captures).
 # Format: `key = value`, one per line; regex keys may repeat (the values are alternatives).
 # One key is a regex and a text: `stop_note = REGEX => TEXT` never changes a state; on a stop whose live
 # chrome has a line matching REGEX, the verdict's note (what the nudge should add) is TEXT (see codex.profile).
@@ -7,7 +7,7 @@
 # Lines are matched after normalisation: escapes stripped, trailing blanks trimmed.
 name = claude
 agent = Claude Code
-versions = 2.1.x
+versions = 2.1.197, 2.1.332
 
 # Auto-detection: lines near the bottom that only this CLI prints.
 detect = \? for shortcuts
@@ -21,6 +21,9 @@ detect = \(shift\+tab to cycle\)
 # The input box: a rule line, the ❯ line (❯ then a no-break space while live), a closing rule line.
 box_top = ^─{8,}$
 box_bottom = ^─{8,}$
+# 2.1.332 writes placeholder text into an empty box (after an API error, under a queued message);
+# the prompt marker takes it in whole, so it is never read as a typed draft. First, so it wins.
+prompt = ^❯\s(?:Resend your message to try again|Press up to edit queued messages)$
 prompt = ^[❯>](?:\s|$)
 
 # Live chrome. The spinner row sits at column zero just above the box: a glyph, a gerund ending
@@ -37,14 +40,28 @@ background = ·\s+[1-9]\d* (?:background )?shells?\s*(?:·|$)
 # The transcript: a reply starts at column zero with ● (⏺ before 2.1.x); tool output and
 # status lines inside it hang under ⎿. Every turn end leaves a line under the reply.
 reply = ^[●⏺]\s
+# Not replies: 2.1.332's auto-mode notice, which it also prints under a finished turn once the user
+# types into the box (so a draft under it is no reply still streaming).
+notice = ^●\s+Auto mode lets Claude handle permission prompts automatically
 detail = ^\s*⎿
 
 # Questions, by structure. The selection hint carries both markers on one line (seed rule).
 question_hint = Enter to select.*to navigate
+# 2.1.332's auto mode, when its safety check cannot reach its server, puts a dialog of its own where
+# the box was: no options, its last line a row of keys (`Enter to stay in auto mode · shift+Tab to
+# leave for accept edits mode and stop · Esc to cancel`, wrapped in two at 80 columns).
+question_hint = ^\s*Enter to stay in auto mode · 
 # Dialogs replace the input box: a question line, numbered options with a ❯ cursor.
 dialog_question = ^\s*(?:Do you want to .+\?|Would you like to .+\?|Ready to submit your answers\?)\s*$
 dialog_option = ^\s*(?:❯\s*)?\d+\.\s+\S
 dialog_cursor = ^\s*❯\s*\d+\.\s+\S
+# 2.1.332 draws some options unnumbered: `❯ No` / `Yes` (auto mode's permission dialog, the API key
+# and trust dialogs) and the theme picker's `❯ ✔ Auto (match terminal)` / `Dark mode`. A dialog's
+# cursor is ❯ and an ORDINARY space; a live input box has ❯ and a no-break space, so a typed `No`
+# is never a cursor.
+dialog_option = ^\s*(?:❯ +)?(?:Yes|No)(?:[ ,].*)?$
+dialog_option = ^\s*(?:❯ +)?(?:✔ +)?(?:Auto \(match terminal\)|(?:Dark|Light) mode(?: \(.+\))?)$
+dialog_cursor = ^\s*❯ +(?:✔ +)?(?:Yes|No|Auto \(match terminal\)|(?:Dark|Light) mode)(?:[ ,].*)?$
 
 # Task lists (TodoWrite): completed items are dropped before transitions are read (seed defect 6).
 task_done = ^\s*(?:⎿\s+)?[☒✔✓]\s+\S

@@ -92,6 +92,11 @@ pub struct Profile {
     /// The first line of an agent's reply in the transcript, and the lines
     /// inside one that are tool output or status rather than reply text.
     pub(crate) reply: Option<Regex>,
+    /// A column-zero line the CLI itself prints into the transcript that
+    /// looks like a reply but is not one (Claude Code 2.1.332's `● Auto mode
+    /// lets Claude handle permission prompts …`): passed over when reading
+    /// whether the transcript ends in a reply.
+    pub(crate) notice: Option<Regex>,
     pub(crate) detail: Option<Regex>,
     pub(crate) task_done: Option<Regex>,
     pub(crate) task_active: Option<Regex>,
@@ -146,6 +151,7 @@ const REGEX_KEYS: &[&str] = &[
     "live_skip",
     "turn_end",
     "reply",
+    "notice",
     "detail",
     "task_done",
     "task_active",
@@ -281,6 +287,7 @@ impl Profile {
             live_skip: regex("live_skip")?,
             turn_end: regex("turn_end")?,
             reply: regex("reply")?,
+            notice: regex("notice")?,
             detail: regex("detail")?,
             task_done: regex("task_done")?,
             task_active: regex("task_active")?,

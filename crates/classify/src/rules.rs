@@ -22,7 +22,7 @@ const FOOTER_MAX_LINES: usize = 24;
 /// A pending message in the input box can be long (seed defect 5); past this
 /// many lines we stop looking for the box's top border.
 const BOX_MAX_LINES: usize = 500;
-/// Between the spinner row and the box: blank lines, a `⎿  Tip:` line, a task list.
+/// Between the spinner row and the box: a `⎿  Tip:` line, a task list (blank rows not counted).
 const LIVE_ROWS_MAX_LINES: usize = 16;
 /// How far up a reply's text may run above the input box.
 const TRANSCRIPT_BLOCK_MAX_LINES: usize = 200;
@@ -433,11 +433,18 @@ impl Reader<'_, '_> {
     /// that is scrollback.
     fn live_row(&mut self, input: InputBox) -> Option<(Rule, usize)> {
         let profile = self.profile;
-        for i in input.top + 1..input.top + 1 + LIVE_ROWS_MAX_LINES {
+        let mut read = 0;
+        for i in input.top + 1.. {
             let line = self.tail.get(i)?;
             // `live_skip`: chrome between the live row and the box (Gemini's rule and mode line).
+            // Skipped rows are not counted: Claude Code 2.1.332 pins its box to the bottom of a
+            // full-screen frame, so many blank rows can part it from the transcript's last line.
             if line.is_blank() || matches_opt(&profile.live_skip, &line.text) {
                 continue;
+            }
+            read += 1;
+            if read > LIVE_ROWS_MAX_LINES {
+                return None;
             }
             let line_indented = line.is_indented();
             // A spinner regex anchored at column zero (Claude Code's) never
@@ -477,7 +484,8 @@ impl Reader<'_, '_> {
     }
 
     /// The newest reply above the input box when nothing ended it: walking
-    /// up past blank lines and the reply's indented continuation, the first
+    /// up past blank lines, the CLI's own notices (`notice`) and the reply's
+    /// indented continuation, the first
     /// column-zero line is a reply (`reply`), and no turn-end line
     /// (`turn_end`), tool output or task line (`detail`, `task_*`) came first.
     fn unterminated_reply(&mut self, input: InputBox) -> Option<usize> {
@@ -500,6 +508,10 @@ impl Reader<'_, '_> {
             let text = &*line.text;
             if self.echo.matches(text) || matches_opt(&profile.turn_end, text) {
                 return None;
+            }
+            // The CLI's own notice is not the reply: read on above it.
+            if matches_opt(&profile.notice, text) {
+                continue;
             }
             newest.get_or_insert(i);
             if line.is_indented() {

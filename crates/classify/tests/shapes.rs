@@ -47,6 +47,10 @@ const SHAPES: &[(&str, Rule)] = &[
     ("gemini-enter-plan-mode", Rule::PermissionDialog),
     ("gemini-plan-approval", Rule::SelectHint),
     ("gemini-high-demand", Rule::ChoiceDialog),
+    ("auto-mode-check-unavailable", Rule::SelectHint),
+    ("permission-bash-unnumbered", Rule::PermissionDialog),
+    ("ask-user-question-review", Rule::ChoiceDialog),
+    ("permission-read-outside-auto", Rule::ChoiceDialog),
 ];
 
 fn corpus() -> PathBuf {
@@ -325,6 +329,26 @@ fn gemini_plan_approval_is_a_question() {
 #[test]
 fn gemini_high_demand_is_a_question() {
     check_shape("gemini-high-demand");
+}
+
+#[test]
+fn auto_mode_check_unavailable_is_a_question() {
+    check_shape("auto-mode-check-unavailable");
+}
+
+#[test]
+fn permission_bash_unnumbered_is_a_question() {
+    check_shape("permission-bash-unnumbered");
+}
+
+#[test]
+fn ask_user_question_review_is_a_question() {
+    check_shape("ask-user-question-review");
+}
+
+#[test]
+fn permission_read_outside_auto_is_a_question() {
+    check_shape("permission-read-outside-auto");
 }
 
 // ---------------------------------------------------------------------------
