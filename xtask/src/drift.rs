@@ -1,0 +1,749 @@
+//! `cargo xtask drift [--agent A]... [--version V] [--scenario NAME[,NAME...]] [--jobs N] [--keep DIR]`
+//!
+//! Has a new release of an agent CLI broken its profile? For each CLI (default: all five) this asks
+//! the CLI's registry for its newest release (`npm view <package> version`, which reports the
+//! `latest` dist-tag whatever Node's `engines` allow; `pip index versions` for Aider), replays the
+//! capture scenarios with the pinned release (`PINNED` in xtask/capture/capctx.py) and with the
+//! newest one (once when they are the same) into a temporary directory, classifies every capture
+//! exactly as `cargo xtask golden` does (golden.rs), and prints per CLI and release the confusion
+//! matrix against the scenarios' expected states, the mismatches and the scenario runs that failed to
+//! capture. The CLIs run against the loopback mocks; only the registries are asked over the network,
+//! and when they cannot be, the pinned release alone is drifted.
+//!
+//! A developer chore: it spawns its tools directly, as capture.rs does.
+
+#![allow(clippy::disallowed_methods)]
+
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+
+use crate::{capture, golden};
+
+const USAGE: &str = "usage: cargo xtask drift [--agent claude|codex|gemini|opencode|aider]... [--version V]
+                         [--scenario NAME[,NAME...]]... [--jobs N] [--keep DIR]
+
+Asks each CLI's registry for its newest release (npm view <package> version; pip index versions for
+aider-chat), replays the capture scenarios (xtask/capture/) with the pinned release (PINNED in capctx.py)
+and the newest one against the loopback mocks, classifies every capture as `cargo xtask golden` does, and
+prints per CLI and release the confusion matrix against the scenarios' expected states, the mismatches and
+the scenario runs that failed to capture. Default: all five CLIs, all their scenarios.
+
+  --agent A        drift this CLI (repeatable, or comma-separated)
+  --version V      drift release V instead of the registry's newest (with exactly one --agent)
+  --scenario N,..  only these scenarios (with several agents: each runs the names it has)
+  --jobs N         scenarios run in parallel (default: the driver's own)
+  --keep DIR       keep the captures in DIR/<agent>/<version>/ (DIR must be empty or new)
+
+Exit status: 0 when every capture matches, 1 on any mismatch or capture failure, 2 on a usage error.
+When a registry cannot be asked, drift says so and drifts the pinned release only.";
+
+/// Prints, per agent, `agent<TAB>registry<TAB>package<TAB>pinned` from the drivers' own tables, so
+/// the pinned releases and the package names have one home: xtask/capture/.
+const RELEASES_PY: &str = "
+import sys
+sys.path.insert(0, 'xtask/capture')
+import capctx, scenarios, scenarios_agents, scenarios_opencode, scenarios_aider
+packages = {
+    'claude': ('npm', scenarios.NPM_PACKAGE),
+    'codex': ('npm', scenarios_agents.AGENTS['codex']['package']),
+    'gemini': ('npm', scenarios_agents.AGENTS['gemini']['package']),
+    'opencode': ('npm', scenarios_opencode.NPM_PACKAGE),
+    'aider': ('pypi', scenarios_aider.PIP_PACKAGE),
+}
+for agent, pinned in capctx.PINNED.items():
+    print(agent, *packages[agent], pinned, sep='\\t')
+";
+
+/// The command line.
+#[derive(Debug, Default, PartialEq)]
+struct Args {
+    agents: Vec<String>,
+    version: Option<String>,
+    scenarios: Vec<String>,
+    jobs: Option<u32>,
+    keep: Option<PathBuf>,
+    help: bool,
+}
+
+fn parse_args(args: &[String]) -> Result<Args, String> {
+    let mut parsed = Args::default();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        if matches!(flag, "-h" | "--help") {
+            parsed.help = true;
+            continue;
+        }
+        if !matches!(
+            flag,
+            "--agent" | "--version" | "--scenario" | "--jobs" | "--keep"
+        ) {
+            return Err(format!("unknown argument `{arg}`"));
+        }
+        let value = match inline.or_else(|| it.next().cloned()) {
+            Some(value) if !value.is_empty() => value,
+            _ => return Err(format!("`{flag}` needs a value")),
+        };
+        match flag {
+            "--agent" => {
+                for agent in value.split(',').filter(|a| !a.is_empty()) {
+                    if capture::driver(agent, &[]).is_none() {
+                        return Err(format!(
+                            "unknown agent `{agent}` (claude, codex, gemini, opencode, aider)"
+                        ));
+                    }
+                    if !parsed.agents.iter().any(|a| a == agent) {
+                        parsed.agents.push(agent.to_string());
+                    }
+                }
+            }
+            "--version" => {
+                if !is_release(&value) {
+                    return Err(format!("`--version {value}` is not a release number"));
+                }
+                parsed.version = Some(value);
+            }
+            "--scenario" => parsed.scenarios.extend(
+                value
+                    .split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string),
+            ),
+            "--jobs" => match value.parse::<u32>() {
+                Ok(n) if n > 0 => parsed.jobs = Some(n),
+                _ => return Err(format!("`--jobs {value}` is not a positive number")),
+            },
+            _ => parsed.keep = Some(PathBuf::from(value)),
+        }
+    }
+    if parsed.version.is_some() && parsed.agents.len() != 1 {
+        return Err("`--version` names one CLI's release: give exactly one `--agent`".to_string());
+    }
+    Ok(parsed)
+}
+
+/// A release number a registry may answer and a path may hold: `2.1.332`, `0.86.2`, `1.0.0-rc.1`,
+/// `0.87.0rc1`; a leading number, dots between non-empty parts, no `/`, no spaces.
+fn is_release(text: &str) -> bool {
+    let Some(first) = text.split('.').next() else {
+        return false;
+    };
+    text.len() <= 64
+        && text.contains('.')
+        && !first.is_empty()
+        && first.bytes().all(|b| b.is_ascii_digit())
+        && text.split('.').all(|part| !part.is_empty())
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'+'))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Registry {
+    Npm,
+    Pypi,
+}
+
+/// One agent CLI as the capture drivers know it.
+#[derive(Debug, Clone, PartialEq)]
+struct Cli {
+    agent: String,
+    registry: Registry,
+    package: String,
+    pinned: String,
+}
+
+fn parse_clis(text: &str) -> Result<Vec<Cli>, String> {
+    let mut clis = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let fields: Vec<&str> = line.split('\t').collect();
+        let [agent, registry, package, pinned] = fields[..] else {
+            return Err(format!(
+                "the drivers' release table has a line `{line}`, not agent, registry, package, pinned"
+            ));
+        };
+        let registry = match registry {
+            "npm" => Registry::Npm,
+            "pypi" => Registry::Pypi,
+            other => return Err(format!("unknown registry `{other}` for {agent}")),
+        };
+        if !is_release(pinned) {
+            return Err(format!(
+                "the pinned release of {agent} `{pinned}` is not a release number"
+            ));
+        }
+        clis.push(Cli {
+            agent: agent.to_string(),
+            registry,
+            package: package.to_string(),
+            pinned: pinned.to_string(),
+        });
+    }
+    if clis.is_empty() {
+        return Err("the drivers' release table is empty".to_string());
+    }
+    Ok(clis)
+}
+
+/// The CLIs, their packages and pinned releases, read from the capture drivers (capctx.PINNED).
+fn load_clis() -> Result<Vec<Cli>, String> {
+    let output = Command::new("python3")
+        .args(["-c", RELEASES_PY])
+        .current_dir(capture::workspace_root())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|err| format!("cannot run python3: {err}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "cannot read the pinned releases from xtask/capture/capctx.py ({}): {}",
+            output.status,
+            error_line(&String::from_utf8_lossy(&output.stderr))
+        ));
+    }
+    parse_clis(&String::from_utf8_lossy(&output.stdout))
+}
+
+/// How the CLI's registry is asked for its newest release. npm answers the `latest` dist-tag,
+/// whatever this Node's `engines` allow; pip is told to ignore `Requires-Python` for the same reason.
+/// Both give up after one retry rather than waiting minutes when there is no network.
+fn registry_command(cli: &Cli) -> Command {
+    match cli.registry {
+        Registry::Npm => {
+            let mut command = Command::new("npm");
+            command.args([
+                "view",
+                &cli.package,
+                "version",
+                "--fetch-retries=1",
+                "--fetch-timeout=30000",
+            ]);
+            command
+        }
+        Registry::Pypi => {
+            let mut command = Command::new("python3");
+            command.args([
+                "-m",
+                "pip",
+                "index",
+                "versions",
+                &cli.package,
+                "--ignore-requires-python",
+                "--disable-pip-version-check",
+                "--retries",
+                "1",
+                "--timeout",
+                "15",
+            ]);
+            command
+        }
+    }
+}
+
+fn registry_name(registry: Registry) -> &'static str {
+    match registry {
+        Registry::Npm => "the npm registry",
+        Registry::Pypi => "PyPI",
+    }
+}
+
+/// The newest release, or why the registry could not say.
+fn ask_newest(cli: &Cli, mut command: Command) -> Result<String, String> {
+    let output = command
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|err| format!("cannot run the registry client: {err}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        return Err(format!(
+            "{}: {}",
+            output.status,
+            error_line(&String::from_utf8_lossy(&output.stderr))
+        ));
+    }
+    match cli.registry {
+        Registry::Npm => parse_npm_view(&stdout),
+        Registry::Pypi => parse_pip_index(&stdout, &cli.package),
+    }
+}
+
+/// The line of a tool's stderr that says what went wrong: the first that says `error`, else the last.
+fn error_line(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines
+        .iter()
+        .find(|l| l.to_ascii_lowercase().contains("error"))
+        .or(lines.last())
+        .map_or_else(|| "no message".to_string(), |l| (*l).to_string())
+}
+
+/// `npm view <package> version` prints one bare version.
+fn parse_npm_view(stdout: &str) -> Result<String, String> {
+    let lines: Vec<&str> = stdout
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    match lines[..] {
+        [] => Err("npm view printed no version".to_string()),
+        [one] if is_release(one) => Ok(one.to_string()),
+        [one] => Err(format!("npm view printed `{one}`, not a release number")),
+        _ => Err(format!(
+            "npm view printed {} lines, not one version (first: `{}`)",
+            lines.len(),
+            lines[0]
+        )),
+    }
+}
+
+/// `pip index versions <package>` prints `<package> (<newest>)`, then `Available versions: <newest>, …`.
+fn parse_pip_index(stdout: &str, package: &str) -> Result<String, String> {
+    let mut lines = stdout.lines().map(str::trim).filter(|l| !l.is_empty());
+    let Some(first) = lines.next() else {
+        return Err("pip index printed nothing".to_string());
+    };
+    let Some((name, rest)) = first.split_once(" (") else {
+        return Err(format!(
+            "pip index's first line `{first}` is not `{package} (VERSION)`"
+        ));
+    };
+    let Some(version) = rest.strip_suffix(')') else {
+        return Err(format!(
+            "pip index's first line `{first}` is not `{package} (VERSION)`"
+        ));
+    };
+    if pep503(name) != pep503(package) {
+        return Err(format!("pip index answered for `{name}`, not `{package}`"));
+    }
+    if !is_release(version) {
+        return Err(format!(
+            "pip index's newest `{version}` is not a release number"
+        ));
+    }
+    if let Some(listed) = lines.find_map(|l| l.strip_prefix("Available versions:")) {
+        let newest_listed = listed.split(',').next().unwrap_or_default().trim();
+        if newest_listed != version {
+            return Err(format!(
+                "pip index names {version} as the newest but lists `{newest_listed}` first"
+            ));
+        }
+    }
+    Ok(version.to_string())
+}
+
+/// A PyPI project name as PEP 503 compares them: lowercase, runs of `-`, `_`, `.` as one `-`.
+fn pep503(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            if !out.ends_with('-') {
+                out.push('-');
+            }
+        } else {
+            out.push(c.to_ascii_lowercase());
+        }
+    }
+    out
+}
+
+/// The releases to drift, each with what it is (`pinned`, `newest`, `--version`): the pinned one, then
+/// the other when it differs. `other` is `--version`, else the registry's answer (an error: pinned only).
+fn plan(
+    pinned: &str,
+    explicit: Option<&str>,
+    newest: &Result<String, String>,
+) -> Vec<(String, String)> {
+    let (other, role) = match (explicit, newest) {
+        (Some(version), _) => (version, "--version"),
+        (None, Ok(version)) => (version.as_str(), "newest"),
+        (None, Err(_)) => return vec![(pinned.to_string(), "pinned".to_string())],
+    };
+    if other == pinned {
+        vec![(pinned.to_string(), format!("pinned = {role}"))]
+    } else {
+        vec![
+            (pinned.to_string(), "pinned".to_string()),
+            (other.to_string(), role.to_string()),
+        ]
+    }
+}
+
+/// The scenario names each driver has (`--list`: one scenario per line, its name first).
+fn list_scenarios(agent: &str) -> Result<Vec<String>, String> {
+    let (script, args) = capture::driver(agent, &["--list".to_string()])
+        .ok_or_else(|| format!("unknown agent `{agent}`"))?;
+    let output = capture::python(&script)
+        .args(&args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|err| format!("cannot run python3: {err}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{script} --list failed ({}): {}",
+            output.status,
+            error_line(&String::from_utf8_lossy(&output.stderr))
+        ));
+    }
+    Ok(parse_list(&String::from_utf8_lossy(&output.stdout)))
+}
+
+fn parse_list(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Per agent, the wanted scenarios it has (empty: it has none of them). A name no agent has is an error.
+fn pick_scenarios(
+    wanted: &[String],
+    lists: &[(String, Vec<String>)],
+) -> Result<Vec<(String, Vec<String>)>, String> {
+    let unknown: Vec<&str> = wanted
+        .iter()
+        .filter(|w| !lists.iter().any(|(_, names)| names.contains(w)))
+        .map(String::as_str)
+        .collect();
+    if !unknown.is_empty() {
+        let agents: Vec<&str> = lists.iter().map(|(a, _)| a.as_str()).collect();
+        return Err(format!(
+            "unknown scenario(s) {} (not a scenario of {}; see cargo xtask capture --agent A --list)",
+            unknown.join(", "),
+            agents.join(", ")
+        ));
+    }
+    Ok(lists
+        .iter()
+        .map(|(agent, names)| {
+            let mine = wanted
+                .iter()
+                .filter(|w| names.contains(w))
+                .cloned()
+                .collect();
+            (agent.clone(), mine)
+        })
+        .collect())
+}
+
+/// What one driver run left besides its captures.
+#[derive(Debug, Default, PartialEq)]
+struct CaptureRun {
+    /// The scenario runs the driver reported as failed (`FAIL <name> <size>`).
+    failed: Vec<String>,
+    /// Why the driver stopped before reporting its scenarios (an install that failed, a crash).
+    error: Option<String>,
+}
+
+/// A scenario run the driver reports as failed: `FAIL <label><name> <WxH> …`.
+fn failed_run(line: &str) -> Option<String> {
+    line.strip_prefix("FAIL ")
+        .map(|rest| rest.trim().to_string())
+}
+
+/// Runs the agent's capture driver for one release into `out`, echoing its progress to stderr.
+fn capture(
+    agent: &str,
+    version: &str,
+    out: &Path,
+    scenarios: &[String],
+    jobs: Option<u32>,
+    offline: bool,
+) -> CaptureRun {
+    let mut flags = vec![
+        "--version".to_string(),
+        version.to_string(),
+        "--out".to_string(),
+        out.display().to_string(),
+    ];
+    if !scenarios.is_empty() {
+        flags.extend(["--scenario".to_string(), scenarios.join(",")]);
+    }
+    if let Some(jobs) = jobs {
+        flags.extend(["--jobs".to_string(), jobs.to_string()]);
+    }
+    let Some((script, args)) = capture::driver(agent, &flags) else {
+        return CaptureRun {
+            error: Some(format!("no capture driver for `{agent}`")),
+            ..CaptureRun::default()
+        };
+    };
+    let mut command = capture::python(&script);
+    command
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped());
+    if offline {
+        // The registry did not answer: an install can still come from npm's cache.
+        command.env("npm_config_prefer_offline", "true");
+    }
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(err) => {
+            return CaptureRun {
+                error: Some(format!("cannot run python3 {script}: {err}")),
+                ..CaptureRun::default()
+            };
+        }
+    };
+    let mut run = CaptureRun::default();
+    if let Some(stdout) = child.stdout.take() {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            eprintln!("  {line}");
+            run.failed.extend(failed_run(&line));
+        }
+    }
+    match child.wait() {
+        Ok(status) if !status.success() && run.failed.is_empty() => {
+            run.error = Some(format!("{script} --version {version} failed ({status})"));
+        }
+        Ok(_) => {}
+        Err(err) => run.error = Some(format!("cannot wait for {script}: {err}")),
+    }
+    run
+}
+
+/// One CLI release's drift: its replayed captures and what failed to capture.
+#[derive(Debug)]
+struct Drift {
+    agent: String,
+    version: String,
+    role: String,
+    report: golden::Report,
+    /// Failed scenario runs, a driver that stopped, cases that could not be loaded.
+    capture_failures: Vec<String>,
+    /// Cases whose `version:` is not the release asked for.
+    other_versions: Vec<String>,
+}
+
+impl Drift {
+    /// Classifies every capture in `dir` (a driver's `--out`) as `cargo xtask golden` does.
+    fn replay(agent: &str, version: &str, role: &str, dir: &Path, run: CaptureRun) -> Drift {
+        let (cases, load_errors) = golden::load_cases_in(dir);
+        let mut other_versions: Vec<String> = cases
+            .iter()
+            .filter(|case| case.version != version)
+            .map(|case| case.version.clone())
+            .collect();
+        other_versions.sort();
+        other_versions.dedup();
+        let report = golden::replay_cases(Ok(cases), golden::Snapshots::Skip);
+        let mut capture_failures: Vec<String> = run
+            .failed
+            .into_iter()
+            .map(|f| format!("scenario run {f}"))
+            .collect();
+        capture_failures.extend(run.error);
+        capture_failures.extend(load_errors);
+        Drift {
+            agent: agent.to_string(),
+            version: version.to_string(),
+            role: role.to_string(),
+            report,
+            capture_failures,
+            other_versions,
+        }
+    }
+
+    fn mismatches(&self) -> usize {
+        self.report.cases - self.report.matching_cases
+    }
+
+    fn is_clean(&self) -> bool {
+        self.mismatches() == 0 && self.capture_failures.is_empty()
+    }
+
+    fn render(&self) -> String {
+        let mut out = format!("== {} {} ({})\n", self.agent, self.version, self.role);
+        out.push_str(&golden::render_matrices(&self.report));
+        out.push_str(&golden::render_failures(&self.report));
+        for failure in &self.capture_failures {
+            let _ = writeln!(out, "CAPTURE FAILED {failure}");
+        }
+        if !self.other_versions.is_empty() {
+            let _ = writeln!(
+                out,
+                "note: captures say `version: {}`, not {}",
+                self.other_versions.join(", "),
+                self.version
+            );
+        }
+        let _ = writeln!(
+            out,
+            "drift: {} {}: {}/{} cases match, {} mismatches, {} capture failures",
+            self.agent,
+            self.version,
+            self.report.matching_cases,
+            self.report.cases,
+            self.mismatches(),
+            self.capture_failures.len()
+        );
+        out
+    }
+}
+
+pub fn run(args: &[String]) -> ExitCode {
+    let args = match parse_args(args) {
+        Ok(args) if args.help => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Ok(args) => args,
+        Err(err) => {
+            eprintln!("xtask drift: {err}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    for (tool, arg) in [
+        ("python3", "--version"),
+        ("tmux", "-V"),
+        ("npm", "--version"),
+    ] {
+        if !capture::have(tool, arg) {
+            eprintln!(
+                "xtask drift: `{tool}` is not installed (needed to install and drive the CLIs)"
+            );
+            return ExitCode::from(2);
+        }
+    }
+    if let Some(keep) = &args.keep
+        && std::fs::read_dir(keep).is_ok_and(|mut entries| entries.next().is_some())
+    {
+        eprintln!(
+            "xtask drift: `--keep {}` is not empty (drift writes <agent>/<version>/ there)",
+            keep.display()
+        );
+        return ExitCode::from(2);
+    }
+    let clis = match load_clis() {
+        Ok(clis) => clis,
+        Err(err) => {
+            eprintln!("xtask drift: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let selected: Vec<Cli> = if args.agents.is_empty() {
+        clis
+    } else {
+        let mut selected = Vec::new();
+        for agent in &args.agents {
+            match clis.iter().find(|cli| &cli.agent == agent) {
+                Some(cli) => selected.push(cli.clone()),
+                None => {
+                    eprintln!("xtask drift: capctx.PINNED names no release of `{agent}`");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        selected
+    };
+    let picked = if args.scenarios.is_empty() {
+        selected
+            .iter()
+            .map(|cli| (cli.agent.clone(), Vec::new()))
+            .collect()
+    } else {
+        let mut lists = Vec::new();
+        for cli in &selected {
+            match list_scenarios(&cli.agent) {
+                Ok(names) => lists.push((cli.agent.clone(), names)),
+                Err(err) => {
+                    eprintln!("xtask drift: {err}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        match pick_scenarios(&args.scenarios, &lists) {
+            Ok(picked) => picked,
+            Err(err) => {
+                eprintln!("xtask drift: {err}\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        }
+    };
+    // The captures live here until the end (a TempDir removes itself when dropped).
+    let temp;
+    let out_root = match &args.keep {
+        Some(keep) => keep.clone(),
+        None => match tempfile::Builder::new().prefix("bmb-drift-").tempdir() {
+            Ok(dir) => {
+                temp = dir;
+                temp.path().to_path_buf()
+            }
+            Err(err) => {
+                eprintln!("xtask drift: cannot make a temporary directory: {err}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    let mut drifts = Vec::new();
+    for (cli, (_, scenarios)) in selected.iter().zip(&picked) {
+        if !args.scenarios.is_empty() && scenarios.is_empty() {
+            println!(
+                "drift: {}: none of the named scenarios is one of its own; skipped",
+                cli.agent
+            );
+            continue;
+        }
+        let newest = if args.version.is_some() {
+            Err("not asked".to_string())
+        } else {
+            ask_newest(cli, registry_command(cli))
+        };
+        let offline = args.version.is_none() && newest.is_err();
+        match &newest {
+            Ok(version) if args.version.is_none() => println!(
+                "drift: {}: {} says the newest {} is {version}; pinned: {}",
+                cli.agent,
+                registry_name(cli.registry),
+                cli.package,
+                cli.pinned
+            ),
+            Err(err) if offline => println!(
+                "drift: {}: cannot ask {} for the newest {} ({err}); drifting the pinned {} only",
+                cli.agent,
+                registry_name(cli.registry),
+                cli.package,
+                cli.pinned
+            ),
+            _ => {}
+        }
+        for (version, role) in plan(&cli.pinned, args.version.as_deref(), &newest) {
+            let dir = out_root.join(&cli.agent).join(&version);
+            let run = match std::fs::create_dir_all(&dir) {
+                Ok(()) => capture(&cli.agent, &version, &dir, scenarios, args.jobs, offline),
+                Err(err) => CaptureRun {
+                    error: Some(format!("cannot make {}: {err}", dir.display())),
+                    ..CaptureRun::default()
+                },
+            };
+            let drift = Drift::replay(&cli.agent, &version, &role, &dir, run);
+            print!("{}", drift.render());
+            let _ = std::io::stdout().flush();
+            drifts.push(drift);
+        }
+    }
+    let drifted = drifts.iter().filter(|d| !d.is_clean()).count();
+    if drifted == 0 {
+        println!("drift: {} releases, every capture matches", drifts.len());
+    } else {
+        println!("drift: {drifted} of {} releases drifted", drifts.len());
+    }
+    if let Some(keep) = &args.keep {
+        println!("drift: captures kept in {}", keep.display());
+    }
+    if drifted == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
