@@ -272,18 +272,39 @@ fn ask_newest(cli: &Cli, mut command: Command) -> Result<String, String> {
     }
 }
 
-/// The line of a tool's stderr that says what went wrong: the first that says `error`, else the last.
+/// Words of a stderr line that says the network failed (npm's error codes, pip's and urllib3's wording).
+const NETWORK_WORDS: [&str; 8] = [
+    "ECONNREFUSED",
+    "ENOTFOUND",
+    "EAI_AGAIN",
+    "ETIMEDOUT",
+    "ENETUNREACH",
+    "Failed to establish a new connection",
+    "Temporary failure in name resolution",
+    "timed out",
+];
+
+/// The line of a tool's stderr that says what went wrong: one naming a network failure, else the
+/// first error line, else the last line; at most 200 characters.
 fn error_line(stderr: &str) -> String {
     let lines: Vec<&str> = stderr
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect();
-    lines
+    let is_error = |l: &&&str| {
+        let lower = l.to_ascii_lowercase();
+        lower.starts_with("error")
+            || lower.starts_with("npm error")
+            || lower.starts_with("npm err!")
+    };
+    let line = lines
         .iter()
-        .find(|l| l.to_ascii_lowercase().contains("error"))
+        .find(|l| NETWORK_WORDS.iter().any(|w| l.contains(w)))
+        .or_else(|| lines.iter().find(is_error))
         .or(lines.last())
-        .map_or_else(|| "no message".to_string(), |l| (*l).to_string())
+        .map_or("no message", |l| l);
+    line.chars().take(200).collect()
 }
 
 /// `npm view <package> version` prints one bare version.
@@ -745,5 +766,435 @@ pub fn run(args: &[String]) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::{
+        Args, CaptureRun, Cli, Drift, Registry, ask_newest, error_line, failed_run, is_release,
+        parse_args, parse_clis, parse_list, parse_npm_view, parse_pip_index, pick_scenarios, plan,
+        registry_command,
+    };
+
+    fn v(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| (*s).to_string()).collect()
+    }
+
+    #[test]
+    fn parses_the_command_line() {
+        assert_eq!(parse_args(&[]), Ok(Args::default()));
+        let args = parse_args(&v(&[
+            "--agent",
+            "claude",
+            "--agent=codex,claude",
+            "--scenario",
+            "welcome,text-answer",
+            "--scenario=perm-bash",
+            "--jobs",
+            "2",
+            "--keep",
+            "/tmp/k",
+        ]))
+        .unwrap();
+        assert_eq!(args.agents, v(&["claude", "codex"]));
+        assert_eq!(args.scenarios, v(&["welcome", "text-answer", "perm-bash"]));
+        assert_eq!(args.jobs, Some(2));
+        assert_eq!(args.keep, Some(PathBuf::from("/tmp/k")));
+        assert_eq!(args.version, None);
+        let one = parse_args(&v(&["--agent", "aider", "--version", "0.87.0"])).unwrap();
+        assert_eq!(one.version.as_deref(), Some("0.87.0"));
+        assert!(parse_args(&v(&["--help"])).unwrap().help);
+    }
+
+    #[test]
+    fn refuses_bad_command_lines_naming_what_is_wrong() {
+        let err = |a: &[&str]| parse_args(&v(a)).unwrap_err();
+        assert_eq!(err(&["--bogus"]), "unknown argument `--bogus`");
+        assert_eq!(err(&["--agent"]), "`--agent` needs a value");
+        assert_eq!(err(&["--jobs="]), "`--jobs` needs a value");
+        assert!(err(&["--agent", "cursor"]).starts_with("unknown agent `cursor`"));
+        assert_eq!(err(&["--jobs", "0"]), "`--jobs 0` is not a positive number");
+        assert_eq!(
+            err(&["--jobs", "two"]),
+            "`--jobs two` is not a positive number"
+        );
+        assert!(err(&["--version", "2.1.332"]).contains("exactly one `--agent`"));
+        assert!(err(&["--agent", "claude,codex", "--version", "1.0.0"]).contains("exactly one"));
+        assert_eq!(
+            err(&["--agent", "claude", "--version", "../../etc"]),
+            "`--version ../../etc` is not a release number"
+        );
+    }
+
+    #[test]
+    fn a_release_number_is_a_number_first_and_never_a_path() {
+        for ok in [
+            "2.1.332",
+            "0.86.2",
+            "1.0.0-rc.1",
+            "0.87.0rc1",
+            "1.2.3+build.5",
+        ] {
+            assert!(is_release(ok), "{ok}");
+        }
+        for bad in [
+            "", "latest", "2", "v2.1.0", "2..1", "2.1.", ".2.1", "2.1/3", "2.1 3", "1.0.0\n",
+        ] {
+            assert!(!is_release(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn reads_npm_view_and_names_what_is_odd() {
+        assert_eq!(parse_npm_view("2.1.332\n"), Ok("2.1.332".to_string()));
+        assert_eq!(
+            parse_npm_view(""),
+            Err("npm view printed no version".to_string())
+        );
+        assert_eq!(
+            parse_npm_view("<html>502 Bad Gateway</html>\n"),
+            Err(
+                "npm view printed `<html>502 Bad Gateway</html>`, not a release number".to_string()
+            )
+        );
+        assert!(
+            parse_npm_view("{\n  \"error\": {}\n}\n")
+                .unwrap_err()
+                .contains("3 lines, not one version")
+        );
+        // `npm view pkg@range version` answers one line per match
+        assert!(
+            parse_npm_view("pkg@1.0.0 '1.0.0'\npkg@1.1.0 '1.1.0'\n")
+                .unwrap_err()
+                .starts_with("npm view printed 2 lines")
+        );
+    }
+
+    #[test]
+    fn reads_pip_index_and_names_what_is_odd() {
+        let real = "aider-chat (0.86.2)\nAvailable versions: 0.86.2, 0.86.1, 0.86.0\n";
+        assert_eq!(
+            parse_pip_index(real, "aider-chat"),
+            Ok("0.86.2".to_string())
+        );
+        assert_eq!(
+            parse_pip_index("Aider_Chat (0.86.2)\n", "aider-chat"),
+            Ok("0.86.2".to_string())
+        );
+        assert_eq!(
+            parse_pip_index("", "aider-chat"),
+            Err("pip index printed nothing".to_string())
+        );
+        assert_eq!(
+            parse_pip_index("aider-chat 0.86.2\n", "aider-chat"),
+            Err(
+                "pip index's first line `aider-chat 0.86.2` is not `aider-chat (VERSION)`"
+                    .to_string()
+            )
+        );
+        assert_eq!(
+            parse_pip_index("aider (0.1.0)\n", "aider-chat"),
+            Err("pip index answered for `aider`, not `aider-chat`".to_string())
+        );
+        assert_eq!(
+            parse_pip_index("aider-chat (unknown)\n", "aider-chat"),
+            Err("pip index's newest `unknown` is not a release number".to_string())
+        );
+        assert_eq!(
+            parse_pip_index(
+                "aider-chat (0.86.2)\nAvailable versions: 0.90.0, 0.86.2\n",
+                "aider-chat"
+            ),
+            Err("pip index names 0.86.2 as the newest but lists `0.90.0` first".to_string())
+        );
+    }
+
+    #[test]
+    fn a_failing_registry_client_is_summed_up_by_its_network_line() {
+        let npm = "npm error code ECONNREFUSED\nnpm error syscall connect\nnpm error at x\n";
+        assert_eq!(error_line(npm), "npm error code ECONNREFUSED");
+        let pip = "WARNING: pip index is currently an experimental command.\n\
+                   WARNING: Retrying (...) after connection broken by 'NewConnectionError(...: Failed to establish a new connection: [Errno 111] Connection refused')'\n\
+                   ERROR: No matching distribution found for aider-chat\n";
+        assert!(error_line(pip).contains("Failed to establish a new connection"));
+        assert_eq!(
+            error_line("WARNING: x\nERROR: No matching distribution found for y\n"),
+            "ERROR: No matching distribution found for y"
+        );
+        assert_eq!(error_line("just this\n"), "just this");
+        assert_eq!(error_line(""), "no message");
+        assert_eq!(error_line(&"x".repeat(500)).len(), 200);
+    }
+
+    #[test]
+    fn an_unreachable_registry_is_an_answer_naming_why_not_a_release() {
+        // loopback port 1 refuses at once: what no network looks like, without a network
+        let npm = Cli {
+            agent: "claude".to_string(),
+            registry: Registry::Npm,
+            package: "@anthropic-ai/claude-code".to_string(),
+            pinned: "2.1.332".to_string(),
+        };
+        let mut command = registry_command(&npm);
+        command
+            .env("npm_config_registry", "http://127.0.0.1:1/")
+            .env("npm_config_fetch_retry_mintimeout", "100")
+            .env("npm_config_fetch_retry_maxtimeout", "200");
+        let err = ask_newest(&npm, command).unwrap_err();
+        assert!(!err.is_empty() && !is_release(&err), "{err}");
+        let pypi = Cli {
+            agent: "aider".to_string(),
+            registry: Registry::Pypi,
+            package: "aider-chat".to_string(),
+            pinned: "0.86.2".to_string(),
+        };
+        let mut command = registry_command(&pypi);
+        command.env("PIP_INDEX_URL", "http://127.0.0.1:1/simple");
+        let err = ask_newest(&pypi, command).unwrap_err();
+        assert!(!err.is_empty() && !is_release(&err), "{err}");
+    }
+
+    #[test]
+    fn reads_the_drivers_release_table() {
+        let clis = parse_clis(
+            "claude\tnpm\t@anthropic-ai/claude-code\t2.1.332\naider\tpypi\taider-chat\t0.86.2\n",
+        )
+        .unwrap();
+        assert_eq!(clis.len(), 2);
+        assert_eq!(clis[0].package, "@anthropic-ai/claude-code");
+        assert_eq!(clis[1].registry, Registry::Pypi);
+        assert_eq!(clis[1].pinned, "0.86.2");
+        assert!(parse_clis("").unwrap_err().contains("empty"));
+        assert!(
+            parse_clis("claude npm pkg 1.0.0\n")
+                .unwrap_err()
+                .contains("not agent, registry, package, pinned")
+        );
+        assert!(
+            parse_clis("x\tcargo\tp\t1.0.0\n")
+                .unwrap_err()
+                .contains("unknown registry `cargo`")
+        );
+        assert!(
+            parse_clis("x\tnpm\tp\tlatest\n")
+                .unwrap_err()
+                .contains("`latest` is not a release number")
+        );
+    }
+
+    #[test]
+    fn the_drivers_release_table_names_the_five_clis_each_with_a_driver() {
+        let clis = super::load_clis().unwrap();
+        for agent in ["claude", "codex", "gemini", "opencode", "aider"] {
+            assert!(clis.iter().any(|c| c.agent == agent), "{agent}: {clis:?}");
+        }
+        for cli in &clis {
+            assert!(super::capture::driver(&cli.agent, &[]).is_some(), "{cli:?}");
+        }
+    }
+
+    #[test]
+    fn plans_the_pinned_release_then_the_other_once() {
+        let newest = |v: &str| Ok(v.to_string());
+        assert_eq!(
+            plan("2.1.197", None, &newest("2.1.332")),
+            [
+                ("2.1.197".to_string(), "pinned".to_string()),
+                ("2.1.332".to_string(), "newest".to_string())
+            ]
+        );
+        assert_eq!(
+            plan("2.1.332", None, &newest("2.1.332")),
+            [("2.1.332".to_string(), "pinned = newest".to_string())]
+        );
+        assert_eq!(
+            plan("2.1.332", None, &Err("offline".to_string())),
+            [("2.1.332".to_string(), "pinned".to_string())]
+        );
+        assert_eq!(
+            plan("2.1.332", Some("2.1.300"), &Err("not asked".to_string()))[1],
+            ("2.1.300".to_string(), "--version".to_string())
+        );
+    }
+
+    #[test]
+    fn gives_each_driver_the_named_scenarios_it_has() {
+        let lists = vec![
+            (
+                "claude".to_string(),
+                parse_list("welcome 120x40 80x24\nperm-bash 120x40\n"),
+            ),
+            (
+                "codex".to_string(),
+                parse_list("welcome 120x40\nexec-approval 120x40\n"),
+            ),
+        ];
+        let picked = pick_scenarios(&v(&["welcome", "exec-approval"]), &lists).unwrap();
+        assert_eq!(picked[0], ("claude".to_string(), v(&["welcome"])));
+        assert_eq!(
+            picked[1],
+            ("codex".to_string(), v(&["welcome", "exec-approval"]))
+        );
+        let err = pick_scenarios(&v(&["welcome", "nope"]), &lists).unwrap_err();
+        assert!(
+            err.starts_with("unknown scenario(s) nope (not a scenario of claude, codex"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn reads_the_failed_runs_from_the_drivers_progress() {
+        assert_eq!(
+            failed_run(
+                "FAIL codex exec-approval 80x24 RuntimeError: timed out waiting for: dialog"
+            ),
+            Some(
+                "codex exec-approval 80x24 RuntimeError: timed out waiting for: dialog".to_string()
+            )
+        );
+        assert_eq!(failed_run("ok   welcome 120x40 3s"), None);
+        assert_eq!(failed_run("  captured FAILED-thing (STALLED)"), None);
+    }
+
+    /// A case of the corpus copied into `dir`, its meta edited by `edit`.
+    fn copy_case(name: &str, dir: &Path, edit: impl Fn(String) -> String) {
+        let from = super::golden::testdata_root().join("claude").join(name);
+        let to = dir.join(name);
+        std::fs::create_dir_all(&to).unwrap();
+        for file in ["plain.txt", "ansi.txt", "scrollback.txt"] {
+            std::fs::copy(from.join(file), to.join(file)).unwrap();
+        }
+        let meta = std::fs::read_to_string(from.join("meta")).unwrap();
+        std::fs::write(to.join("meta"), edit(meta)).unwrap();
+    }
+
+    fn as_captured(meta: String) -> String {
+        meta.replace("version: 2.1.197", "version: 2.1.332")
+    }
+
+    #[test]
+    fn reports_a_release_whose_captures_all_match() {
+        let dir = tempfile::tempdir().unwrap();
+        copy_case("idle-welcome", dir.path(), as_captured);
+        copy_case("question-permission-bash", dir.path(), as_captured);
+        let drift = Drift::replay(
+            "claude",
+            "2.1.332",
+            "pinned = newest",
+            dir.path(),
+            CaptureRun::default(),
+        );
+        let out = drift.render();
+        assert!(drift.is_clean(), "{out}");
+        assert!(
+            out.starts_with("== claude 2.1.332 (pinned = newest)\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("profile claude: expected (rows) vs classified (columns)"),
+            "{out}"
+        );
+        assert!(!out.contains("MISMATCH") && !out.contains("note:"), "{out}");
+        assert!(
+            out.ends_with(
+                "drift: claude 2.1.332: 2/2 cases match, 0 mismatches, 0 capture failures\n"
+            ),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn reports_mismatches_with_rule_and_evidence_and_every_capture_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        // still the corpus's release: the report notes it
+        copy_case("idle-welcome", dir.path(), |meta| meta);
+        // as if the new release had made the scenario's screen classify otherwise
+        copy_case("question-permission-bash", dir.path(), |meta| {
+            as_captured(meta).replace("expect: QUESTION", "expect: WORKING")
+        });
+        // a meta a broken driver could leave
+        copy_case("idle-after-text-answer", dir.path(), |meta| {
+            meta.replace("expect: STALLED", "expect: IDLE")
+        });
+        let run = CaptureRun {
+            failed: vec![
+                "perm-bash 80x24 RuntimeError: timed out waiting for: bash permission dialog"
+                    .to_string(),
+            ],
+            error: None,
+        };
+        let drift = Drift::replay("claude", "2.1.332", "newest", dir.path(), run);
+        let out = drift.render();
+        assert!(!drift.is_clean());
+        assert_eq!(drift.mismatches(), 1, "{out}");
+        // the matrix: one row per expected state, the wrong cell counted once per capture file
+        let working_row = out
+            .lines()
+            .find(|l| l.trim_start().starts_with("WORKING ") && l.ends_with(char::is_numeric))
+            .unwrap();
+        assert_eq!(
+            working_row.split_whitespace().collect::<Vec<_>>(),
+            ["WORKING", "0", "3", "0", "0"],
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "MISMATCH question-permission-bash/plain.txt: expected WORKING, got QUESTION by rule "
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains("Do you want to proceed?"),
+            "the evidence line: {out}"
+        );
+        assert!(
+            out.contains("CAPTURE FAILED scenario run perm-bash 80x24 RuntimeError: timed out waiting for: bash permission dialog"),
+            "{out}"
+        );
+        assert!(
+            out.contains("CAPTURE FAILED ") && out.contains("`expect: IDLE` is not a state"),
+            "{out}"
+        );
+        assert!(
+            out.contains("note: captures say `version: 2.1.197`, not 2.1.332"),
+            "{out}"
+        );
+        assert!(
+            out.ends_with(
+                "drift: claude 2.1.332: 1/2 cases match, 1 mismatches, 2 capture failures\n"
+            ),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_driver_that_captured_nothing_is_a_capture_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = CaptureRun {
+            failed: Vec::new(),
+            error: Some("scenarios.py --version 9.9.9 failed (exit status: 1)".to_string()),
+        };
+        let drift = Drift::replay(
+            "claude",
+            "9.9.9",
+            "--version",
+            &dir.path().join("absent"),
+            run,
+        );
+        let out = drift.render();
+        assert!(!drift.is_clean());
+        assert!(
+            out.contains("CAPTURE FAILED scenarios.py --version 9.9.9 failed"),
+            "{out}"
+        );
+        assert!(
+            out.ends_with(
+                "drift: claude 9.9.9: 0/0 cases match, 0 mismatches, 2 capture failures\n"
+            ),
+            "{out}"
+        );
     }
 }
