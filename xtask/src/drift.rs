@@ -757,16 +757,25 @@ pub fn run(args: &[String]) -> ExitCode {
             drifts.push(drift);
         }
     }
-    let drifted = drifts.iter().filter(|d| !d.is_clean()).count();
-    if drifted == 0 {
+    let drifted: Vec<String> = drifts
+        .iter()
+        .filter(|d| !d.is_clean())
+        .map(|d| format!("{} {}", d.agent, d.version))
+        .collect();
+    if drifted.is_empty() {
         println!("drift: {} releases, every capture matches", drifts.len());
     } else {
-        println!("drift: {drifted} of {} releases drifted", drifts.len());
+        println!(
+            "drift: {} of {} releases drifted: {}",
+            drifted.len(),
+            drifts.len(),
+            drifted.join(", ")
+        );
     }
     if let Some(keep) = &args.keep {
         println!("drift: captures kept in {}", keep.display());
     }
-    if drifted == 0 {
+    if drifted.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
