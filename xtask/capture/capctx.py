@@ -148,7 +148,8 @@ class Cli:
 
 
 class Ctx:
-    def __init__(self, cli, scenario, size, out_dir, binary, version, color=None, tag=None, extra_args=""):
+    def __init__(self, cli, scenario, size, out_dir, binary, version, color=None, tag=None, extra_args="",
+                 meta_extra=()):
         self.cli_spec = cli
         # The colour class the run asked for (None: the driver's own default) and a tag that names a
         # second rendering of the same scenario (`-<tag>` after the case name).
@@ -156,6 +157,8 @@ class Ctx:
         self.tag = tag
         # What `captured:` must repeat to regenerate the case (--version, --color, --tag, driver flags).
         self.extra_args = extra_args
+        # (key, value) meta lines a driver flag adds to every case (e.g. a setting that changes the rendering).
+        self.meta_extra = list(meta_extra)
         self.agent = cli.agent
         self.scenario = scenario
         self.size = SIZES[size] if size in SIZES else size
@@ -203,6 +206,7 @@ class Ctx:
         ]
         if self.color:
             meta.append(("terminal", f"{self.color} ({describe_color(self.color)})"))
+        meta += self.meta_extra
         if work is not None:
             meta.append(("work", str(work)))
         if shape:
@@ -262,9 +266,12 @@ def replay_args(a, agent, driver_flags=""):
     return out + driver_flags
 
 
-def run(a, table, cli, prepare, out_default=None, size_examples="80x24 or 120x40", label="", driver_flags=""):
+def run(a, table, cli, prepare, out_default=None, size_examples="80x24 or 120x40", label="", driver_flags="",
+        meta_extra=()):
     """`--list`, or: check the names and --size, prepare() -> (binary, version), then run every
-    (scenario, size) job in parallel. table: {name: (function, size keys)}. Returns the exit code."""
+    (scenario, size) job in parallel. table: {name: (function, size keys)}. driver_flags: what
+    `captured:` repeats of the driver's own flags; meta_extra: (key, value) lines they add to each
+    meta. Returns the exit code."""
     if a.tag and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", a.tag):
         print(f"--tag must be letters, digits, '.', '_' or '-' (got {a.tag!r})", file=sys.stderr)
         return 2
@@ -301,7 +308,8 @@ def run(a, table, cli, prepare, out_default=None, size_examples="80x24 or 120x40
     os.makedirs(out, exist_ok=True)
     failed = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        ctx = {"color": a.color, "tag": a.tag, "extra_args": replay_args(a, cli.agent, driver_flags)}
+        ctx = {"color": a.color, "tag": a.tag, "extra_args": replay_args(a, cli.agent, driver_flags),
+               "meta_extra": meta_extra}
         futs = [ex.submit(run_one, cli, table[n][0], n, k, out, binary, version, **ctx) for n, k in jobs]
         for f in concurrent.futures.as_completed(futs):
             name, sz, ok, saved, info = f.result()

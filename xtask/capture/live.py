@@ -13,12 +13,19 @@ failure is one line on stderr and exit 1, after the same clean-up.
 - permission: a Bash tool call waiting in its permission dialog.
 - stream: a many-line reply streaming slowly with the spinner row gone (the
   footer's `esc to interrupt` is then the only live sign on screen).
+- exited: Claude Code started from an interactive bash, as a user starts it,
+  answered one prompt and was left with `/exit`: bash is back in the
+  foreground, under the agent's last frame.
+- killed: the same, but the agent was killed with SIGKILL (a crash) at its
+  idle prompt, so its box and footer are still drawn above bash's prompt.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
+import signal
 import sys
 import time
 
@@ -29,6 +36,7 @@ from scenarios import (  # noqa: E402
     CLAUDE_BIN, ESC_TO_INTERRUPT, RULES, SPINNER_ROW, ensure_claude, must, start_and_prompt, text, tool,
 )
 from harness import Session  # noqa: E402
+from tmuxrun import descendants  # noqa: E402
 
 
 def permission():
@@ -56,7 +64,70 @@ def stream():
     return session, drive
 
 
-SITUATIONS = {"permission": permission, "stream": stream}
+class ShellSession(Session):
+    """Claude Code typed at an interactive bash in the pane, so that when it ends the shell is in front."""
+
+    def command(self):
+        return ["bash", "--norc", "--noprofile", "-i"]
+
+    def start(self):
+        super().start()
+        must(self.wait_text("bash-", 20), "the shell's prompt")
+        self.send_text(" ".join(shlex.quote(word) for word in Session.command(self)))
+        self.send_keys("Enter")
+
+    def agent_pid(self):
+        """The claude process under the pane's bash (its cmdline names the claude binary)."""
+        for pid in descendants(self.pane_pid()):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if b"claude" in f.read():
+                        return pid
+            except OSError:
+                continue
+        return None
+
+
+def back_to_the_shell(s, pid):
+    """The agent's process is gone and bash prints its prompt again."""
+    def gone():
+        return not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z"
+    end = time.time() + 30
+    while time.time() < end and not gone():
+        time.sleep(0.2)
+    must(gone(), f"claude (pid {pid}) to end")
+
+    def shell_in_front():
+        r = s.tmux("display-message", "-p", "-t", "cap", "#{pane_current_command}", check=False)
+        return r.stdout.strip() == "bash"
+    end = time.time() + 20
+    while time.time() < end and not shell_in_front():
+        time.sleep(0.2)
+    must(shell_in_front(), "bash back in the pane's foreground")
+
+
+def agent_then(ending):
+    def situation():
+        session = ShellSession(CLAUDE_BIN, steps=[{"blocks": [text("Done: the tests pass.")]}], name="live")
+
+        def drive(s):
+            must(s.wait_ready(60), "the idle input box")
+            s.submit("run the tests")
+            must(s.wait_text("the tests pass", 60), "the answer")
+            must(s.wait_ready(30), "idle after the answer")
+            pid = s.agent_pid()
+            must(pid, "the claude process under bash")
+            if ending == "exit":
+                s.submit("/exit")
+            else:
+                os.kill(pid, signal.SIGKILL)
+            back_to_the_shell(s, pid)
+        return session, drive
+    return situation
+
+
+SITUATIONS = {"permission": permission, "stream": stream, "exited": agent_then("exit"),
+              "killed": agent_then("kill")}
 
 
 def main(argv):

@@ -3,6 +3,8 @@
 
     python3 xtask/capture/scenarios_agents.py --agent codex|gemini [--scenario NAME[,NAME...]]
                                               [--size WxH] [--jobs N] [--out DIR] [--list]
+                                              [--version V] [--color truecolor|256|no-color] [--tag TAG]
+                                              [--no-background-color (gemini)]
 
 (`cargo xtask capture --agent codex|gemini` runs exactly this.) Each scenario starts the real CLI
 (installed by npm into target/capture/<agent>/<version>/ when missing) in a private tmux server against the
@@ -42,8 +44,21 @@ def ensure_installed(agent, version):
                        version)
 
 
-def cli_spec(agent):
-    return Cli(agent, lambda c, **kw: AGENTS[agent]["session"](c.bin, **kw), label=f"{agent}/")
+def merge_settings(base, extra):
+    """base with extra's sections merged in, one level deep (a settings.json section per key)."""
+    out = {k: dict(v) for k, v in (base or {}).items()}
+    for k, v in extra.items():
+        out.setdefault(k, {}).update(v)
+    return out
+
+
+def cli_spec(agent, settings=None):
+    """settings: Gemini settings.json sections every session of the run gets (a driver flag's)."""
+    def new_session(c, **kw):
+        if settings:
+            kw["settings"] = merge_settings(kw.get("settings"), settings)
+        return AGENTS[agent]["session"](c.bin, **kw)
+    return Cli(agent, new_session, label=f"{agent}/")
 
 
 # ---------------------------------------------------------------------------
@@ -270,6 +285,30 @@ def cx_interrupted(c):
               "Escape while a long reply streamed: the turn ends with `■ Conversation interrupted …`; idle")
 
 
+def cx_background_terminal(c):
+    """A turn that ends while the command it started keeps running: `exec_command` returns after
+    `yield_time_ms` with the process still alive (a session id), the model answers, the turn ends
+    (`Worked for …`), and `1 background terminal running · /ps to view · /stop to close` stays on
+    screen. Codex starts no turn when that terminal exits (openai/codex#33712): only a nudge wakes it."""
+    steps = [{"blocks": [text("Starting the slow check in the background."),
+                         tool("exec_command", cmd="sleep 900", yield_time_ms=1500)]},
+             {"when": "tool_result", "blocks": [text("The slow check is running in the background; "
+                                                     "I will look at its result when it finishes.")]}]
+    with c.session(steps=steps, sandbox="danger-full-access") as s:
+        codex_start(s, "start the slow check")
+        must(s.mock.wait_for("reply_done", 2, 40), "both replies")
+        must(codex_wait_idle(s), "idle after the turn")
+        must(s.wait_text("Worked for", 10), "the turn-end line")
+        must(s.wait_text("background terminal running", 10), "the background-terminal line")
+        time.sleep(3)
+        must(CODEX_BUSY not in s.screen() and "background terminal running" in s.screen(),
+             "still idle with the terminal running")
+        must(s.mock.main_requests == 2, "no turn started since")
+        c.cap(s, "idle-background-terminal", "STALLED",
+              "the turn ended (`Worked for …`) while its `sleep 900` keeps running as a background terminal; "
+              "Codex starts no turn when it exits, so this is a stop")
+
+
 CODEX_SCENARIOS = {
     "welcome": (cx_welcome, BOTH),
     "text-answer": (cx_text_answer, BOTH),
@@ -285,6 +324,7 @@ CODEX_SCENARIOS = {
     "request-user-input-multi": (cx_request_user_input_multi, BOTH),
     "plan-implement": (cx_plan_implement, BOTH),
     "interrupted": (cx_interrupted, BOTH),
+    "background-terminal": (cx_background_terminal, BOTH),
 }
 
 
@@ -533,14 +573,26 @@ def main(argv=None):
     ap = capctx.parser(__doc__, jobs=4,
                        size_help="WxH: run the named scenarios at this size; default: each scenario's own sizes")
     ap.add_argument("--agent", required=True, choices=sorted(AGENTS))
+    ap.add_argument("--no-background-color", action="store_true",
+                    help="gemini: settings.json `ui.useBackgroundColor: false` (the input box drawn with "
+                         "`────` rules whatever the colour class)")
     a = ap.parse_args(argv)
+    settings, flags, meta = None, "", ()
+    if a.no_background_color:
+        if a.agent != "gemini":
+            print("--no-background-color is a Gemini CLI setting (--agent gemini)", file=sys.stderr)
+            return 2
+        settings = {"ui": {"useBackgroundColor": False}}
+        flags = " --no-background-color"
+        meta = (("settings", "ui.useBackgroundColor=false"),)
 
     def prepare():
         binary = ensure_installed(a.agent, capctx.version_of(a, a.agent))
         return binary, cli_version(binary, "semver")
 
-    return capctx.run(a, SCENARIOS[a.agent], cli_spec(a.agent), prepare,
-                      out_default=os.path.join(ROOT, "testdata", "panes", a.agent), label=f"{a.agent} ")
+    return capctx.run(a, SCENARIOS[a.agent], cli_spec(a.agent, settings), prepare,
+                      out_default=os.path.join(ROOT, "testdata", "panes", a.agent), label=f"{a.agent} ",
+                      driver_flags=flags, meta_extra=meta)
 
 
 if __name__ == "__main__":

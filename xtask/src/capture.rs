@@ -15,7 +15,8 @@ use std::process::{Command, ExitCode};
 
 const USAGE: &str = "usage: cargo xtask capture [--agent claude|codex|gemini|opencode|aider] [--scenario NAME[,NAME...]]...
                            [--version V] [--color truecolor|256|no-color] [--tag TAG]
-                           [--permission-mode MODE (claude)] [--size WxH] [--jobs N] [--out DIR] [--list]
+                           [--permission-mode MODE (claude)] [--no-background-color (gemini)]
+                           [--size WxH] [--jobs N] [--out DIR] [--list]
 
 Runs a real agent CLI (default: Claude Code) in private tmux servers against a scripted loopback mock of
 its model API (xtask/capture/), and writes testdata/panes/<agent>/<case>/{plain.txt,ansi.txt,scrollback.txt,meta}
@@ -23,7 +24,8 @@ its model API (xtask/capture/), and writes testdata/panes/<agent>/<case>/{plain.
 Codex CLI, Gemini CLI and OpenCode from npm, Aider from PyPI into a venv. The release is always named:
 --version, else the one pinned in xtask/capture/capctx.py (PINNED), never an implicit `latest` (on Node 20
 npm's `latest` is the newest release whose engines allow Node 20). --color sets the terminal's colour class,
---tag appends -TAG to the case names (a second rendering beside the first). Needs tmux, python3 and npm.";
+--tag appends -TAG to the case names (a second rendering beside the first); --no-background-color sets
+Gemini CLI's `ui.useBackgroundColor: false`. Needs tmux, python3 and npm.";
 
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -46,7 +48,7 @@ fn check_args(args: &[String]) -> Result<(), String> {
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--list" => {}
+            "--list" | "--no-background-color" => {}
             "--scenario" | "--size" | "--jobs" | "--out" | "--claude" | "--agent" | "--version"
             | "--color" | "--tag" | "--permission-mode" => {
                 if it.next().is_none() {
@@ -170,6 +172,7 @@ mod tests {
         assert!(check_args(&v(&["--list"])).is_ok());
         assert!(check_args(&v(&["--jobs=3"])).is_ok());
         assert!(check_args(&v(&["--version", "2.1.332", "--color=256", "--tag", "v2"])).is_ok());
+        assert!(check_args(&v(&["--agent", "gemini", "--no-background-color"])).is_ok());
         assert!(check_args(&v(&["--version"])).is_err());
         assert!(check_args(&v(&["--scenario"])).is_err());
         assert!(check_args(&v(&["--bogus"])).is_err());

@@ -29,6 +29,10 @@ pub struct Case {
     pub source: String,
     /// The CLI release that was captured (`version:`).
     pub version: String,
+    /// `typing: unsafe`: a stop with no live input box on screen (a shell
+    /// after the agent exited, a pager, a dialog no profile knows), which a
+    /// monitor must never type into. Every other stop must read as safe.
+    pub typing_unsafe: bool,
 }
 
 impl Case {
@@ -87,6 +91,7 @@ impl Case {
             shape,
             source: one("source").unwrap_or_default(),
             version: one("version").unwrap_or_default(),
+            typing_unsafe: one("typing").as_deref() == Some("unsafe"),
         })
     }
 
@@ -221,7 +226,7 @@ pub fn replay_cases(cases: Result<Vec<Case>, Vec<String>>, snapshots: Snapshots)
             echo: &echo,
         };
         let captures = case.captures();
-        let mut matches = !captures.is_empty();
+        let mut case_matches = !captures.is_empty();
         if captures.is_empty() {
             report.failures.push(format!(
                 "{}: no capture file ({})",
@@ -235,7 +240,7 @@ pub fn replay_cases(cases: Result<Vec<Case>, Vec<String>>, snapshots: Snapshots)
             let cell = report.matrix.entry(verdict.profile.clone()).or_default();
             *cell.entry((case.expect, verdict.state)).or_default() += 1;
             if verdict.state != case.expect {
-                matches = false;
+                case_matches = false;
                 let evidence = verdict.evidence.as_ref().map_or("", |e| e.text.as_str());
                 report.failures.push(format!(
                     "{}/{file}: expected {}, got {} by rule {} on `{}`",
@@ -246,8 +251,20 @@ pub fn replay_cases(cases: Result<Vec<Case>, Vec<String>>, snapshots: Snapshots)
                     evidence.trim()
                 ));
             }
+            let stop = matches!(verdict.state, State::Stalled | State::Blocked);
+            if stop && verdict.typing_safe() == case.typing_unsafe {
+                case_matches = false;
+                let said = if case.typing_unsafe {
+                    "safe to type into, but the case says `typing: unsafe`"
+                } else {
+                    "not safe to type into (no live input box recognised), so a monitor would never nudge it"
+                };
+                report
+                    .failures
+                    .push(format!("{}/{file}: a stop read as {said}", case.name));
+            }
             if verdict.profile != case.agent {
-                matches = false;
+                case_matches = false;
                 report.failures.push(format!(
                     "{}/{file}: auto picked profile `{}`, the capture is `{}`",
                     case.name, verdict.profile, case.agent
@@ -265,7 +282,7 @@ pub fn replay_cases(cases: Result<Vec<Case>, Vec<String>>, snapshots: Snapshots)
             }
         }
         // A case matches on its classification; a snapshot only explains it.
-        report.matching_cases += usize::from(matches);
+        report.matching_cases += usize::from(case_matches);
     }
     report
 }

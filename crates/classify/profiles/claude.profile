@@ -1,5 +1,7 @@
 # Claude Code, as observed on 2.1.x in tmux (testdata/panes/claude/ holds the captures).
 # Format: `key = value`, one per line; regex keys may repeat (the values are alternatives).
+# One key is a regex and a text: `stop_note = REGEX => TEXT` never changes a state; on a stop whose live
+# chrome has a line matching REGEX, the verdict's note (what the nudge should add) is TEXT (see codex.profile).
 # Lines are matched after normalisation: escapes stripped, trailing blanks trimmed.
 name = claude
 agent = Claude Code

@@ -1,5 +1,6 @@
 # Codex CLI (npm @openai/codex), as observed on 0.171.0 in tmux (testdata/panes/codex/ holds the captures).
 # Format: see claude.profile. Lines are matched after normalisation: escapes stripped, trailing blanks trimmed.
+# `stop_note = REGEX => TEXT`: on a stop, a live-chrome line matching REGEX gives the verdict the note TEXT.
 name = codex
 agent = Codex CLI
 versions = 0.171.x
@@ -32,10 +33,17 @@ box_bottom = ^$
 prompt = ^›\s
 
 # Live chrome: the status row just above the composer, `• Working (6s • esc to interrupt)`, optionally
-# followed by ` · 1 background terminal running · /ps to view · /stop to close`.
+# followed by ` · 1 background terminal running · /ps to view · /stop to close` (working-exec-running):
+# the spinner reads that row whole, so the background terminal beside it is WORKING.
 spinner = ^[•◦]\s+\S.*\(\d[^)]*esc to interrupt\)
 busy = \(\d[^)]*esc to interrupt\)
-background = (?-u:\b)[1-9]\d* background terminals? running(?-u:\b)
+# No `background` key, on purpose. After a finished turn (`Worked for …`) the same words stand alone,
+# indented, above the composer: `  1 background terminal running · /ps to view · /stop to close`
+# (idle-background-terminal). Codex starts no turn when that terminal exits (openai/codex#33712), so
+# only a nudge wakes the agent: it is a stop (STALLED or BLOCKED by the work probe), and the nudge
+# should say to look at the terminal. (Claude Code starts a turn when a background task ends, so
+# claude.profile's `background` keeps its `N shells still running` WORKING.)
+stop_note = ^\s*[1-9]\d* background terminals? running(?: · |$) => a background terminal is still running: check it with /ps
 
 # While a reply streams, 0.171.0 shows NO status row at all (working-streaming-text): the transcript
 # ends in a `•` reply. Every finished turn leaves `Worked for <1s • 01:02` under it (or `■ …` when

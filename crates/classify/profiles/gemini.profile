@@ -7,6 +7,9 @@ versions = 0.61.x
 # Auto-detection: lines near the bottom that only this CLI prints.
 detect = ^▄{8,}$
 detect = ^▀{8,}$
+# With NO_COLOR (or `ui.useBackgroundColor: false`) the box's borders and the rule above the mode line are
+# `────` rows, as Claude Code's and Aider's are: counted here too, or the tie goes to Claude Code.
+detect = ^─{8,}$
 detect = ^ [>*!]\s+Type your message
 detect = Shift\+Tab to accept edits
 detect = YOLO Ctrl\+Y
@@ -14,16 +17,29 @@ detect = ^\s*workspace \(/directory\)
 detect = (?-u:\b)no sandbox(?-u:\b)
 detect = \(esc to cancel, [^)]*\)
 detect = Gemini CLI v\d
+detect = Warning: True color \(24-bit\) support not detected
 detect = ^\s*│\s*●\s*\d+\.\s
 detect = ^\s*│\s*\d+\.\s+(?:Allow for this session|No, suggest changes|Modify with external editor|Enter a custom value|Trust parent folder|Don't trust)
 detect = (?:Apply this change|Allow execution of .*|Do you trust the files in this folder)\?
 detect = ^\s*│\s*Answer Questions
 
-# The input box: a `▄▄▄` line, ` > ` (` * ` in YOLO mode, ` ! ` in shell mode) and the typed text,
-# a `▀▀▀` line, then the footer (`workspace (/directory) · branch · sandbox · /model` and values).
-# Submitted prompts stay in the history inside the same borders, so only the box at the bottom counts.
+# The input box: its first line is ` > ` (` * ` in YOLO mode, ` ! ` in shell mode) and the typed text,
+# then the footer (`workspace (/directory) · branch · sandbox · /model` and values). Its borders depend
+# on the terminal (HalfLinePaddedBox in the CLI's source), so each rendering is one alternative:
+# - truecolor (`COLORTERM=truecolor`/`24bit`): a `▄▄▄` row above and a `▀▀▀` row below, in the box's
+#   background colour (the `-truecolor` captures are the unsuffixed cases);
+# - 256 colours (tmux without COLORTERM, the usual pane): a BLANK row above and below, the box drawn as a
+#   background colour only (`ESC[48;5;240m`), so in plain text the borders are empty lines (`-256` cases);
+# - `NO_COLOR`, or the setting `ui.useBackgroundColor: false`: a `────` rule above and below
+#   (`-no-color` and `-no-bg` cases).
+# Submitted prompts stay in the history inside the same borders (with NO_COLOR: `> text` between blank
+# rows, no border), so only the box at the bottom counts.
 box_top = ^▄{8,}$
+box_top = ^─{8,}$
+box_top = ^$
 box_bottom = ^▀{8,}$
+box_bottom = ^─{8,}$
+box_bottom = ^$
 prompt = ^ [>*!]\s
 
 # Between the spinner row and the box: a `────` rule and the approval-mode line

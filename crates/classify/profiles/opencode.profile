@@ -21,6 +21,10 @@ detect = ^\s+[~/]\S*\s{4,}\d+\.\d+\.\d+$
 # transcript), so the engine reads the bottom lines instead: the footer under the box is the bottom
 # line while a session runs, and a dialog replaces the box and its footer.
 
+# The live box's bottom edge, `╹▀▀▀…`, near the bottom: a stop with it on screen has a live input
+# box to type into (a dialog replaces the box and its edge).
+input_edge = ^\s*╹▀{8,}$
+
 # Live chrome: the footer while a turn runs, `■■■■⬝⬝⬝⬝  esc interrupt   …  tab agents  ctrl+p commands`
 # (the progress bar moves; `esc interrupt`, with no `to`).
 busy = (?-u:\b)esc interrupt(?-u:\b)

@@ -4,7 +4,8 @@
 use crate::{Evidence, Profile, Verdict, Work};
 
 /// The state on the first line, then the rule, the profile, the work, the
-/// region and the evidence line, each on its own line; a QUESTION's dialog follows.
+/// region and the evidence line, each on its own line; a stop's note (the
+/// profile's `stop_note`) and a QUESTION's dialog follow.
 pub fn explain(pane: &str, verdict: &Verdict, work: Work, profile: Option<&Profile>) -> String {
     let line_of = |offset: usize| {
         Evidence {
@@ -34,6 +35,9 @@ pub fn explain(pane: &str, verdict: &Verdict, work: Work, profile: Option<&Profi
             )
         }
         None => out += "evidence: none (the pane is empty)\n",
+    }
+    if let Some(note) = &verdict.note {
+        out += &format!("note:     {note}\n");
     }
     for line in &verdict.dialog {
         out += &format!("dialog:   {line}\n");

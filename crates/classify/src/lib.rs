@@ -115,6 +115,35 @@ pub struct Verdict {
     /// For a QUESTION, the dialog's lines, top to bottom, as shown (the text
     /// to relay verbatim). Empty otherwise.
     pub dialog: Vec<String>,
+    /// The live input box (or input line) of the profile is on screen. Only
+    /// then can a keystroke land where the agent reads a prompt; anywhere
+    /// else (a dialog no profile knows, a pager, a shell, another CLI) it can
+    /// answer a dialog or run as a command.
+    pub input_box: bool,
+    /// For a stop, what the profile says the nudge should add (its
+    /// `stop_note` for a line of the live chrome, e.g. "a background
+    /// terminal is still running: check it with /ps"). `None` otherwise.
+    pub note: Option<String>,
+}
+
+impl Verdict {
+    /// Whether a nudge may be typed, as far as the pane tells: a stop, with
+    /// the live input box recognised. A monitor must also know that the agent
+    /// still runs in the pane (its last frame can outlive it, with a shell
+    /// under it): the pane alone cannot say that.
+    pub fn typing_safe(&self) -> bool {
+        matches!(self.state, State::Stalled | State::Blocked) && self.input_box
+    }
+
+    /// Why typing is not safe, as far as the pane tells; `None` when it is.
+    pub fn typing_refusal(&self) -> Option<&'static str> {
+        match self.state {
+            State::Working => Some("a turn is running"),
+            State::Question => Some("a dialog waits for a human"),
+            State::Stalled | State::Blocked if !self.input_box => Some("no input box recognised"),
+            State::Stalled | State::Blocked => None,
+        }
+    }
 }
 
 /// What the richer entry point needs beside the pane.

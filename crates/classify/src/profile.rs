@@ -7,6 +7,14 @@
 //! The rules engine reads regions of the pane and asks the profile which
 //! lines are which, so a new CLI is a new file, not a new branch.
 //!
+//! One key pairs a regex with a text: `stop_note = REGEX => TEXT` (the first
+//! ` => ` separates them; the key may repeat, and the first pair whose regex
+//! matches wins). It never changes a state: when the verdict is a stop and a
+//! line of the live chrome (the rows just above the input box and the status
+//! bar under it, or the bottom lines of a pane without a box) matches REGEX,
+//! the verdict's `note` is TEXT, for the nudge to add (Codex: a background
+//! terminal left running after the turn ended).
+//!
 //! Write word boundaries as `(?-u:\b)`: a Unicode `\b` makes the regex
 //! engine leave its DFA on every non-ASCII line (and panes are full of `─`
 //! and `❯`), which measured 15x slower on real captures.
@@ -68,6 +76,11 @@ pub struct Profile {
     /// line is a stop, `inline_question` is a question, anything else is output
     /// of a turn still printing.
     pub(crate) input_line: Option<Regex>,
+    /// A CLI whose input box has no rule above it (OpenCode): a line that
+    /// only the live box draws (its bottom edge), near the bottom. It does
+    /// not decide a state; it tells that a stop's input box is live, so a
+    /// nudge has somewhere to go.
+    pub(crate) input_edge: Option<Regex>,
     /// A yes/no question asked inline on the last line, where `input_line` would be.
     pub(crate) inline_question: Option<Regex>,
     /// Chrome between the live row and the input box, skipped like blank lines
@@ -83,6 +96,8 @@ pub struct Profile {
     pub(crate) task_done: Option<Regex>,
     pub(crate) task_active: Option<Regex>,
     pub(crate) task_open: Option<Regex>,
+    /// `stop_note = REGEX => TEXT` pairs, in file order (see the module docs).
+    pub(crate) stop_note: Vec<(Regex, String)>,
 }
 
 /// Why a profile file was refused: the file, the line, the key, and what is wrong.
@@ -111,6 +126,8 @@ impl fmt::Display for ProfileError {
 impl std::error::Error for ProfileError {}
 
 const TEXT_KEYS: &[&str] = &["name", "agent", "versions"];
+/// Keys whose value is `REGEX => TEXT`.
+const NOTE_KEYS: &[&str] = &["stop_note"];
 const REGEX_KEYS: &[&str] = &[
     "detect",
     "box_top",
@@ -124,6 +141,7 @@ const REGEX_KEYS: &[&str] = &[
     "dialog_option",
     "dialog_cursor",
     "input_line",
+    "input_edge",
     "inline_question",
     "live_skip",
     "turn_end",
@@ -146,6 +164,16 @@ impl Profile {
         let mut texts: Vec<(&str, String)> = Vec::new();
         let mut patterns: Vec<(&'static str, Vec<String>)> =
             REGEX_KEYS.iter().map(|&key| (key, Vec::new())).collect();
+        let mut stop_note = Vec::new();
+        let invalid = |err: regex::Error| {
+            let first = err
+                .to_string()
+                .lines()
+                .last()
+                .unwrap_or_default()
+                .to_string();
+            format!("not a valid regex: {first}")
+        };
         for (index, raw) in text.lines().enumerate() {
             let number = index + 1;
             let line = raw.trim();
@@ -164,19 +192,23 @@ impl Profile {
                     return Err(error(number, key, "given twice".to_string()));
                 }
                 texts.push((text_key, value.to_string()));
+            } else if NOTE_KEYS.contains(&key) {
+                let Some((pattern, note)) = value
+                    .split_once(" => ")
+                    .map(|(p, n)| (p.trim(), n.trim()))
+                    .filter(|(p, n)| !p.is_empty() && !n.is_empty())
+                else {
+                    return Err(error(number, key, "expected `REGEX => TEXT`".to_string()));
+                };
+                let regex = Regex::new(pattern).map_err(|err| error(number, key, invalid(err)))?;
+                stop_note.push((regex, note.to_string()));
             } else if let Some((_, values)) = patterns.iter_mut().find(|(k, _)| *k == key) {
                 if let Err(err) = Regex::new(value) {
-                    let first = err
-                        .to_string()
-                        .lines()
-                        .last()
-                        .unwrap_or_default()
-                        .to_string();
-                    return Err(error(number, key, format!("not a valid regex: {first}")));
+                    return Err(error(number, key, invalid(err)));
                 }
                 values.push(value.to_string());
             } else {
-                let known = [TEXT_KEYS, REGEX_KEYS].concat().join(", ");
+                let known = [TEXT_KEYS, REGEX_KEYS, NOTE_KEYS].concat().join(", ");
                 return Err(error(
                     number,
                     key,
@@ -244,6 +276,7 @@ impl Profile {
             dialog_option: regex("dialog_option")?,
             dialog_cursor: regex("dialog_cursor")?,
             input_line: regex("input_line")?,
+            input_edge: regex("input_edge")?,
             inline_question: regex("inline_question")?,
             live_skip: regex("live_skip")?,
             turn_end: regex("turn_end")?,
@@ -252,6 +285,7 @@ impl Profile {
             task_done: regex("task_done")?,
             task_active: regex("task_active")?,
             task_open: regex("task_open")?,
+            stop_note,
             name,
         })
     }
@@ -351,6 +385,27 @@ mod tests {
 
         let err = Profile::parse("mine.profile", "name = mine\njust words\n").unwrap_err();
         assert_eq!(err.line, 2);
+    }
+
+    #[test]
+    fn a_stop_note_is_a_regex_and_a_text() {
+        let p = Profile::parse("mine", "name = mine\nstop_note = ^a=b$ => look at a\n").unwrap();
+        assert_eq!(p.stop_note.len(), 1);
+        assert!(p.stop_note[0].0.is_match("a=b"));
+        assert_eq!(p.stop_note[0].1, "look at a");
+
+        for bad in [
+            "stop_note = no arrow",
+            "stop_note = x =>",
+            "stop_note = (x => t",
+        ] {
+            let err = Profile::parse("mine", &format!("name = mine\n{bad}\n")).unwrap_err();
+            assert_eq!(
+                (err.line, err.key.as_str()),
+                (2, "stop_note"),
+                "{bad}: {err}"
+            );
+        }
     }
 
     #[test]

@@ -203,8 +203,13 @@ pub(crate) fn classify(pane: &str, work: Work, context: &Context<'_>) -> Verdict
         region,
         evidence,
         dialog,
+        input_box,
     } = decision;
     let evidence = evidence.and_then(|i| reader.evidence(i));
+    let note = match state {
+        State::Stalled | State::Blocked => reader.stop_note(),
+        State::Working | State::Question => None,
+    };
     Verdict {
         state,
         profile: reader.profile.name.clone(),
@@ -212,6 +217,8 @@ pub(crate) fn classify(pane: &str, work: Work, context: &Context<'_>) -> Verdict
         region,
         evidence,
         dialog,
+        input_box,
+        note,
     }
 }
 
@@ -252,6 +259,8 @@ struct Decision {
     region: Region,
     evidence: Option<usize>,
     dialog: Vec<String>,
+    /// The profile's live input box (or input line) is on screen.
+    input_box: bool,
 }
 
 pub(crate) struct Reader<'a, 'p> {
@@ -286,7 +295,10 @@ impl Reader<'_, '_> {
             return self.stop(work, region, None);
         }
         match self.find_input_box() {
-            Some(input) => self.decide_with_box(work, input),
+            Some(input) => Decision {
+                input_box: true,
+                ..self.decide_with_box(work, input)
+            },
             None => self.decide_without_box(work),
         }
     }
@@ -348,7 +360,21 @@ impl Reader<'_, '_> {
             return decision;
         }
         let bottom = self.region(RegionKind::Bottom, 0, 0);
-        self.stop(work, bottom, Some(0))
+        let edge = (0..FOOTER_MAX_LINES).find(|&i| {
+            self.tail
+                .text(i)
+                .is_some_and(|t| matches_opt(&self.profile.input_edge, t))
+        });
+        match edge {
+            Some(i) => {
+                let region = self.region(RegionKind::InputBox, i, i);
+                Decision {
+                    input_box: true,
+                    ..self.stop(work, region, Some(i))
+                }
+            }
+            None => self.stop(work, bottom, Some(0)),
+        }
     }
 
     /// A question by structure in the lines `0..=top`, as a QUESTION verdict
@@ -374,6 +400,7 @@ impl Reader<'_, '_> {
             region,
             evidence: Some(evidence),
             dialog,
+            input_box: false,
         })
     }
 
@@ -509,7 +536,10 @@ impl Reader<'_, '_> {
         };
         if is_input {
             let region = self.region(RegionKind::InputBox, 0, 0);
-            return Some(self.stop(work, region, Some(0)));
+            return Some(Decision {
+                input_box: true,
+                ..self.stop(work, region, Some(0))
+            });
         }
         if is_question {
             // The question and the line above it (what it is about: a file, a command).
@@ -525,6 +555,7 @@ impl Reader<'_, '_> {
                 region: self.region(RegionKind::Bottom, 0, top),
                 evidence: Some(0),
                 dialog,
+                input_box: false,
             });
         }
         let region = self.region(RegionKind::Bottom, 0, 0);
@@ -540,6 +571,45 @@ impl Reader<'_, '_> {
     fn reply_without_turn_end(&mut self, input: InputBox) -> Option<usize> {
         self.profile.turn_end.as_ref()?;
         self.unterminated_reply(input)
+    }
+
+    /// The profile's `stop_note` for a stopped pane: the text of the first
+    /// pair whose regex matches a line of the live chrome, echo excluded.
+    /// The live chrome is the status bar under the input box and the rows
+    /// above it up to the first column-zero line (where `live_row` reads the
+    /// spinner), or, without a box, the bottom lines.
+    fn stop_note(&mut self) -> Option<String> {
+        let profile = self.profile;
+        if profile.stop_note.is_empty() {
+            return None;
+        }
+        let mut chrome = Vec::new();
+        match self.find_input_box() {
+            Some(input) => {
+                chrome.extend(0..input.bottom);
+                for i in input.top + 1..input.top + 1 + LIVE_ROWS_MAX_LINES {
+                    let Some(line) = self.tail.get(i) else { break };
+                    let column_zero = !line.is_blank() && !line.is_indented();
+                    chrome.push(i);
+                    if column_zero && !matches_opt(&profile.live_skip, &line.text) {
+                        break;
+                    }
+                }
+            }
+            None => chrome.extend(0..BOXLESS_CHROME_LINES),
+        }
+        for i in chrome {
+            let Some(text) = self.tail.text(i) else {
+                continue;
+            };
+            if self.echo.matches(text) {
+                continue;
+            }
+            if let Some((_, note)) = profile.stop_note.iter().find(|(r, _)| r.is_match(text)) {
+                return Some(note.clone());
+            }
+        }
+        None
     }
 
     /// The first rule whose marker matches line `i`, unless the line is our own echo.
@@ -637,6 +707,7 @@ impl Reader<'_, '_> {
             region,
             evidence: Some(evidence),
             dialog: Vec::new(),
+            input_box: false,
         }
     }
 
@@ -648,6 +719,7 @@ impl Reader<'_, '_> {
             region,
             evidence,
             dialog: Vec::new(),
+            input_box: false,
         }
     }
 

@@ -326,3 +326,126 @@ fn gemini_plan_approval_is_a_question() {
 fn gemini_high_demand_is_a_question() {
     check_shape("gemini-high-demand");
 }
+
+// ---------------------------------------------------------------------------
+// Gemini CLI in every terminal colour class, and Codex's background terminal
+// after a finished turn (testdata/README.md, the Gemini and Codex sections).
+
+/// Gemini CLI draws its input box per terminal colour class: `▄▄▄`/`▀▀▀`
+/// rows with truecolor (the unsuffixed cases), blank rows around a
+/// background colour with 256 colours (tmux without COLORTERM: `-256`), and
+/// `────` rules with NO_COLOR (`-no-color`). Every question shape the
+/// truecolor corpus holds is captured, and read as a question, in the other
+/// two renderings too (check_shape reads every case of a shape).
+#[test]
+fn every_gemini_question_shape_is_captured_in_every_colour_class() {
+    let gemini: Vec<(PathBuf, String)> = question_cases()
+        .into_iter()
+        .filter(|(dir, _)| dir.parent().and_then(Path::file_name) == Some("gemini".as_ref()))
+        .collect();
+    let shapes: std::collections::BTreeSet<&str> = gemini.iter().map(|(_, s)| s.as_str()).collect();
+    assert!(shapes.len() >= 8, "gemini shapes: {shapes:?}");
+    for shape in shapes {
+        for tag in ["-256", "-no-color"] {
+            let rendered = gemini.iter().any(|(dir, s)| {
+                let name = dir.file_name().unwrap_or_default().to_string_lossy();
+                s == shape && (name.ends_with(tag) || name.contains(&format!("{tag}-")))
+            });
+            assert!(rendered, "no `{tag}` capture of gemini shape {shape}");
+        }
+        check_shape(shape);
+    }
+}
+
+/// The cases of one agent whose folder name starts with `prefix`.
+fn cases_named(agent: &str, prefix: &str) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(corpus().join(agent))
+        .expect("the agent's captures exist")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
+        })
+        .collect();
+    dirs.sort();
+    assert!(!dirs.is_empty(), "no {agent}/{prefix}* capture");
+    dirs
+}
+
+/// Every capture file of the cases, classified with `work` and the auto profile.
+fn verdicts(dirs: &[PathBuf], work: &str) -> Vec<(String, classify::Verdict)> {
+    let mut out = Vec::new();
+    for dir in dirs {
+        for file in ["plain.txt", "ansi.txt", "scrollback.txt"] {
+            let Ok(bytes) = std::fs::read(dir.join(file)) else {
+                continue;
+            };
+            let pane = String::from_utf8_lossy(&bytes);
+            let verdict = classify::classify(&pane, Work::parse(work));
+            out.push((format!("{}/{file}", dir.display()), verdict));
+        }
+    }
+    out
+}
+
+/// Codex 0.171.0 starts no turn when a background terminal exits
+/// (openai/codex#33712): `1 background terminal running · /ps to view ·
+/// /stop to close` under a finished turn is a stop, and the verdict carries
+/// the profile's note so the nudge says to check the terminal.
+#[test]
+fn codex_background_terminal_after_a_finished_turn_is_a_stop_with_a_note() {
+    let dirs = cases_named("codex", "idle-background-terminal");
+    for (work, state, rule) in [
+        ("", State::Stalled, Rule::WorkUnknown),
+        ("2", State::Stalled, Rule::WorkAvailable),
+        ("0", State::Blocked, Rule::NoWork),
+    ] {
+        for (file, verdict) in verdicts(&dirs, work) {
+            assert_eq!(
+                (verdict.state, verdict.rule, verdict.profile.as_str()),
+                (state, rule, "codex"),
+                "{file}: {verdict:#?}"
+            );
+            let note = verdict.note.as_deref().unwrap_or_default();
+            assert!(
+                note.contains("background terminal") && note.contains("/ps"),
+                "{file}: the note says to check the terminal: {verdict:#?}"
+            );
+        }
+    }
+}
+
+/// The same words beside `• Working (… esc to interrupt)` are a turn running:
+/// WORKING, and no note (a note is for stops only).
+#[test]
+fn codex_background_terminal_beside_the_working_row_is_working() {
+    let dirs = cases_named("codex", "working-exec-running");
+    for (file, verdict) in verdicts(&dirs, "") {
+        assert_eq!(
+            (verdict.state, verdict.rule),
+            (State::Working, Rule::Spinner),
+            "{file}: {verdict:#?}"
+        );
+        let evidence = verdict.evidence.map(|e| e.text).unwrap_or_default();
+        assert!(
+            evidence.contains("background terminal running"),
+            "{file}: {evidence}"
+        );
+        assert_eq!(verdict.note, None, "{file}");
+    }
+}
+
+/// Claude Code starts a new turn when a background task ends, so its
+/// `N shell(s) still running` stays WORKING (claude.profile's `background`).
+#[test]
+fn claude_background_shells_after_a_finished_turn_stay_working() {
+    let dirs = cases_named("claude", "working-background-");
+    for (file, verdict) in verdicts(&dirs, "0") {
+        assert_eq!(
+            (verdict.state, verdict.rule, verdict.note),
+            (State::Working, Rule::BackgroundWork, None),
+            "{file}"
+        );
+    }
+}

@@ -116,6 +116,7 @@ pub fn run(args: Args) -> ExitCode {
                 out += &format!("combined: {state}: the two disagree; the pane's reading stands\n");
             }
         }
+        out += &format!("typing:   {}\n", describe_typing(&verdict));
         out
     } else {
         format!("{state}\n")
@@ -146,6 +147,18 @@ fn line_numbers(pane: &str, verdict: &Verdict) -> Lines {
     Lines {
         region: (line_of(verdict.region.first), line_of(verdict.region.last)),
         evidence: verdict.evidence.as_ref().map(|e| e.line_number(pane)),
+    }
+}
+
+/// Whether a nudge could be typed into this pane, as far as the pane tells
+/// (a monitor also checks that the agent still runs in it).
+fn describe_typing(verdict: &Verdict) -> String {
+    match verdict.typing_refusal() {
+        None => format!(
+            "safe as far as the pane tells (the {} input box is live)",
+            verdict.profile
+        ),
+        Some(why) => format!("not safe: {why}"),
     }
 }
 
@@ -189,6 +202,9 @@ fn render_json(
         },
         "evidence": evidence,
         "dialog": verdict.dialog,
+        "input_box": verdict.input_box,
+        "typing_safe": verdict.typing_safe(),
+        "typing_refusal": verdict.typing_refusal(),
     });
     format!("{object}\n")
 }

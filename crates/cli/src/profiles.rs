@@ -9,19 +9,82 @@ use classify::{Profile, Profiles};
 /// stderr and skipped, so the built-ins stay in force; a malformed file named
 /// on the command line is an error the caller turns into exit 2.
 pub fn load(explicit: &[Utf8PathBuf]) -> Result<Profiles, String> {
-    let mut extra = Vec::new();
-    if let Some(dir) = user_profile_dir() {
-        for path in profile_files(&dir) {
-            match read(&path) {
-                Ok(profile) => extra.push(profile),
-                Err(message) => eprintln!("bmb-monitor: ignoring profile: {message}"),
-            }
-        }
+    let (mut extra, errors) = user_dir_profiles(user_profile_dir().as_deref());
+    for message in errors {
+        eprintln!("bmb-monitor: ignoring profile: {message}");
     }
     for path in explicit {
         extra.push(read(path)?);
     }
     Ok(Profiles::with(extra))
+}
+
+/// The user's profile folder as a long-running monitor sees it: read at
+/// start and again whenever a file in it is added, removed or changed, so a
+/// fixed profile takes effect without a restart. A malformed file is
+/// reported once per change, with its line and key, and the rest stay in force.
+#[derive(Debug, Default)]
+pub struct UserProfiles {
+    /// What the folder looked like when last read: each file's name, size
+    /// and modification time.
+    seen: Option<Vec<(Utf8PathBuf, u64, Option<std::time::SystemTime>)>>,
+    /// Every malformed-profile message already said, so each is said once.
+    said: std::collections::BTreeSet<String>,
+}
+
+impl UserProfiles {
+    /// The profiles, when the folder changed since the last call (the first
+    /// call always reads it); `None` when nothing changed.
+    pub fn reload_if_changed(&mut self) -> Option<std::sync::Arc<Profiles>> {
+        let dir = user_profile_dir();
+        let now: Vec<_> = dir
+            .as_deref()
+            .map(profile_files)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|path| {
+                let meta = std::fs::metadata(&path).ok();
+                let size = meta.as_ref().map_or(0, std::fs::Metadata::len);
+                let modified = meta.and_then(|m| m.modified().ok());
+                (path, size, modified)
+            })
+            .collect();
+        if self.seen.as_ref() == Some(&now) {
+            return None;
+        }
+        let first = self.seen.is_none();
+        self.seen = Some(now);
+        let (extra, errors) = user_dir_profiles(dir.as_deref());
+        for message in errors {
+            if self.said.insert(message.clone()) {
+                eprintln!("bmb-monitor: ignoring profile: {message}");
+            }
+        }
+        if let Some(dir) = &dir
+            && !first
+        {
+            let names: Vec<&str> = extra.iter().map(|p| p.name.as_str()).collect();
+            let with = if names.is_empty() {
+                "the built-ins only".to_string()
+            } else {
+                format!("{} and the built-ins", names.join(", "))
+            };
+            eprintln!("bmb-monitor: profiles in {dir} changed; reading panes with {with}");
+        }
+        Some(std::sync::Arc::new(Profiles::with(extra)))
+    }
+}
+
+/// The profiles of the user's folder, and why each malformed one was skipped.
+fn user_dir_profiles(dir: Option<&Utf8Path>) -> (Vec<Profile>, Vec<String>) {
+    let (mut profiles, mut errors) = (Vec::new(), Vec::new());
+    for path in dir.map(profile_files).unwrap_or_default() {
+        match read(&path) {
+            Ok(profile) => profiles.push(profile),
+            Err(message) => errors.push(message),
+        }
+    }
+    (profiles, errors)
 }
 
 fn read(path: &Utf8Path) -> Result<Profile, String> {

@@ -19,10 +19,11 @@ use probes::lock::LockError;
 use probes::run::{Invocation, Limits, Outcome, run};
 use probes::tmux::PaneCapture;
 use watchdog::session::{
-    Action, Alert, DEFAULT_NUDGE_TEXT, Observation, PollReport, SessionConfig, TargetMonitor,
+    Action, Alert, DEFAULT_NUDGE_TEXT, Foreground, Observation, PollReport, SessionConfig,
+    TargetMonitor,
 };
 use watchdog::target::Target;
-use watchdog::witness::Witness;
+use watchdog::witness::{Witness, session_version};
 
 use crate::server_args::ServerArgs;
 
@@ -142,6 +143,8 @@ struct Watch<'a> {
     watched: Vec<Watched>,
     probe_errors: BTreeMap<String, String>,
     cycle: u64,
+    /// The user's profile folder as last read; re-read when it changes.
+    profiles: crate::profiles::UserProfiles,
 }
 
 impl<'a> Watch<'a> {
@@ -194,18 +197,41 @@ impl<'a> Watch<'a> {
                 _lock: lock,
             });
         }
-        Ok(Watch {
+        let mut watch = Watch {
             args,
             watched,
             probe_errors: BTreeMap::new(),
             cycle: 0,
-        })
+            profiles: crate::profiles::UserProfiles::default(),
+        };
+        watch.reload_profiles();
+        Ok(watch)
+    }
+
+    /// The user's profiles reach every monitor, and a change to their folder
+    /// (a profile added, fixed or removed) takes effect without a restart.
+    fn reload_profiles(&mut self) {
+        if let Some(profiles) = self.profiles.reload_if_changed() {
+            for watched in &mut self.watched {
+                watched.monitor.set_profiles(profiles.clone());
+            }
+        }
     }
 
     fn cycle(&mut self) {
         self.cycle += 1;
+        self.reload_profiles();
         let captures = self.capture_all();
         let witnesses = self.witnesses(&captures);
+        let foregrounds: Vec<Option<Foreground>> = captures
+            .iter()
+            .enumerate()
+            .map(|(index, capture)| {
+                let capture = capture.as_ref().ok()?;
+                let local = self.watched[index].target.host.is_none();
+                foreground(capture, local)
+            })
+            .collect();
         let works = self.probe_all(self.args.work_probe.as_deref(), "work");
         let progresses = self.probe_all(self.args.progress_probe.as_deref(), "progress");
         for (index, capture) in captures.into_iter().enumerate() {
@@ -219,7 +245,11 @@ impl<'a> Watch<'a> {
                     .map_err(String::as_str),
                 work,
                 progress,
-                witness: witnesses[index].as_ref(),
+                witness: witnesses[index].as_ref().map(|(witness, _)| witness),
+                foreground: foregrounds[index].as_ref(),
+                cli_version: witnesses[index]
+                    .as_ref()
+                    .and_then(|(_, version)| version.as_deref()),
             };
             let (report, actions) = watched.monitor.poll(observation);
             if let Some(error) = &report.error {
@@ -233,10 +263,14 @@ impl<'a> Watch<'a> {
     }
 
     /// The agent's own account of each pane, where its session file can be
-    /// found among the pane's processes: read directly on this machine, and
-    /// with one bounded ssh call per remote host.
-    fn witnesses(&self, captures: &[Result<PaneCapture, String>]) -> Vec<Option<Witness>> {
-        let mut witnesses: Vec<Option<Witness>> = vec![None; captures.len()];
+    /// found among the pane's processes, with the CLI version it records:
+    /// read directly on this machine, and with one bounded ssh call per
+    /// remote host.
+    fn witnesses(
+        &self,
+        captures: &[Result<PaneCapture, String>],
+    ) -> Vec<Option<(Witness, Option<String>)>> {
+        let mut witnesses: Vec<Option<(Witness, Option<String>)>> = vec![None; captures.len()];
         if self.args.no_witness {
             return witnesses;
         }
@@ -264,14 +298,20 @@ impl<'a> Watch<'a> {
                 .unwrap_or_default();
             for (index, pane_pid) in panes {
                 let witness = match found.iter().find(|(root, _)| *root == pane_pid) {
-                    Some((_, file)) => Witness::from_session_file(&file.text, file.start_ticks),
+                    Some((_, file)) => (
+                        Witness::from_session_file(&file.text, file.start_ticks),
+                        session_version(&file.text),
+                    ),
                     None if outcome.success_stdout().is_some() => {
-                        Witness::Absent(NO_SESSION_FILE.to_string())
+                        (Witness::Absent(NO_SESSION_FILE.to_string()), None)
                     }
-                    None => Witness::Absent(format!(
-                        "the session-file search on {host} {}",
-                        outcome.describe()
-                    )),
+                    None => (
+                        Witness::Absent(format!(
+                            "the session-file search on {host} {}",
+                            outcome.describe()
+                        )),
+                        None,
+                    ),
                 };
                 witnesses[index] = Some(witness);
             }
@@ -406,12 +446,31 @@ fn printable_excerpt(text: &str) -> String {
 
 const NO_SESSION_FILE: &str = "no Claude Code session file among the pane's processes";
 
-/// Claude Code's session file for a local pane, read as a witness.
-fn local_witness(pane_pid: u32) -> Witness {
+/// Claude Code's session file for a local pane, read as a witness, and the
+/// version it records.
+fn local_witness(pane_pid: u32) -> (Witness, Option<String>) {
     match probes::claude::find_session_file(pane_pid) {
-        Some(file) => Witness::from_session_file(&file.text, file.start_ticks),
-        None => Witness::Absent(NO_SESSION_FILE.to_string()),
+        Some(file) => (
+            Witness::from_session_file(&file.text, file.start_ticks),
+            session_version(&file.text),
+        ),
+        None => (Witness::Absent(NO_SESSION_FILE.to_string()), None),
     }
+}
+
+/// The pane's foreground: tmux's `#{pane_current_command}`, and on this
+/// machine whether anything runs under it (from `/proc`). A remote pane's
+/// children are not read, so a shell in front of one counts as idle.
+fn foreground(capture: &PaneCapture, local: bool) -> Option<Foreground> {
+    let command = capture.current_command.clone()?;
+    let has_children = match (local, capture.pane_pid) {
+        (true, Some(pid)) => probes::procfs::foreground_has_children(pid),
+        _ => None,
+    };
+    Some(Foreground {
+        command,
+        has_children,
+    })
 }
 
 fn execute(args: &Args, watched: &mut Watched, action: Action) {
@@ -524,6 +583,9 @@ fn print_report(report: &PollReport, json: bool) {
             "pane_state": report.pane_state.map(|s| s.as_str()),
             "witness": report.witness,
             "disagreements": report.disagreements,
+            "typing_safe": report.typing_safe,
+            "not_typed_because": report.refusal.map(|r| r.word()),
+            "unrecognised": report.unrecognised,
             "time": clock,
         });
         value.to_string()

@@ -126,3 +126,61 @@ fn a_real_reply_streaming_with_the_spinner_row_gone_is_working_by_both_witnesses
         "nothing is done to a working pane: {report}"
     );
 }
+
+/// Watches a live session whose agent has gone (`exited` or `killed`) for
+/// four polls of the real loop, under a nudge that would create a file if it
+/// ever ran as a shell command: no key, one escalation, saying why.
+fn an_agent_gone_to_its_shell_gets_no_key_and_one_escalation(situation: &str) {
+    let live = Live::start(situation);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let typed = dir.path().join("typed");
+    let alerts = dir.path().join("alerts");
+    let alert_cmd = format!(
+        "printf '%s %s\\n' \"$BMB_STATE\" \"$BMB_REASON\" >> '{}'; cat >> '{}.messages'",
+        alerts.display(),
+        alerts.display()
+    );
+    let nudge = format!("touch {}", typed.display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bmb-monitor"))
+        .args(["watch", "-L", &live.socket, &live.session, "--json"])
+        .args(["--interval", "1", "--work-probe", "echo 3"])
+        .args(["--nudge-text", &nudge, "--alert-cmd", &alert_cmd])
+        .env("XDG_STATE_HOME", dir.path())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("bmb-monitor runs");
+    let lines = BufReader::new(child.stdout.take().expect("stdout"));
+    let reports: Vec<serde_json::Value> = lines
+        .lines()
+        .take(4)
+        .map(|line| serde_json::from_str(&line.expect("read")).expect("JSON"))
+        .collect();
+    child.kill().expect("kill the monitor");
+    child.wait().expect("wait");
+    assert_eq!(reports.len(), 4);
+    for report in &reports {
+        assert_eq!(report["state"], "STALLED", "{report}");
+        assert_eq!(report["typing_safe"], false, "{report}");
+        assert_eq!(report["not_typed_because"], "agent_exited", "{report}");
+        assert_eq!(report["nudges"], 0, "{report}");
+    }
+    let said = std::fs::read_to_string(&alerts).unwrap_or_default();
+    assert_eq!(said, "STALLED agent_exited\n", "exactly one escalation");
+    let message =
+        std::fs::read_to_string(format!("{}.messages", alerts.display())).unwrap_or_default();
+    assert!(
+        message.contains("a shell (bash) is in the foreground"),
+        "{message}"
+    );
+    assert!(!typed.exists(), "the nudge ran as a shell command");
+}
+
+#[test]
+fn a_real_claude_code_left_with_exit_gets_no_key_and_one_escalation() {
+    an_agent_gone_to_its_shell_gets_no_key_and_one_escalation("exited");
+}
+
+#[test]
+fn a_real_claude_code_killed_at_its_prompt_gets_no_key_and_one_escalation() {
+    an_agent_gone_to_its_shell_gets_no_key_and_one_escalation("killed");
+}

@@ -44,6 +44,9 @@ pub enum EscalationKind {
     Blocked,
     /// The nudge budget ran out without progress: `escalate_to_human`.
     BudgetSpent,
+    /// A stop that could not be typed into (no input box recognised, or the
+    /// agent exited); the key says which.
+    Unreadable,
 }
 
 /// A target's memory, as replayed from its records.

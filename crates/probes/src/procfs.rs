@@ -49,6 +49,33 @@ pub fn parse_stat(line: &[u8]) -> Option<ProcStat> {
     })
 }
 
+/// Whether the process in the foreground of `pid`'s terminal has a child,
+/// from `/proc`: `pid`'s `tpgid` names the terminal's foreground process
+/// group, and its leader's `children` lists tell. A shell there with no
+/// child means whatever ran in the pane has ended; a wrapper (`bash -c
+/// claude`) has the agent as its child. `None` when it cannot be read (no
+/// such process, no terminal, the leader gone).
+pub fn foreground_has_children(pid: u32) -> Option<bool> {
+    foreground_has_children_in(Path::new("/proc"), pid)
+}
+
+/// As [`foreground_has_children`], with `/proc` at `root` (tests).
+pub fn foreground_has_children_in(root: &Path, pid: u32) -> Option<bool> {
+    let stat = std::fs::read(root.join(pid.to_string()).join("stat")).ok()?;
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    let rest = std::str::from_utf8(stat.get(close + 1..)?).ok()?;
+    // After the name: state ppid pgrp session tty_nr tpgid.
+    let tpgid: i64 = rest.split_ascii_whitespace().nth(5)?.parse().ok()?;
+    let leader = u32::try_from(tpgid).ok().filter(|&l| l > 0)?;
+    let tasks = std::fs::read_dir(root.join(leader.to_string()).join("task")).ok()?;
+    let mut any = false;
+    for task in tasks.filter_map(Result::ok) {
+        let children = std::fs::read_to_string(task.path().join("children")).ok()?;
+        any |= !children.trim().is_empty();
+    }
+    Some(any)
+}
+
 /// The whole process table at one moment.
 #[derive(Debug, Clone, Default)]
 pub struct ProcessTable {
@@ -194,6 +221,31 @@ mod tests {
         let table = ProcessTable::from_stats([stat(10, 1, 500, 7), stat(11, 10, 3, 4)]);
         let clocks = table.descendants_cpu(Pid::new(10).unwrap());
         assert_eq!(clocks, BTreeMap::from([(10, 7), (11, 7)]));
+    }
+
+    #[test]
+    fn the_foreground_of_a_fake_proc_is_read_from_tpgid_and_its_leaders_children() {
+        let root = tempfile::tempdir().unwrap();
+        let write = |rel: &str, text: &str| {
+            let path = root.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        // The pane's shell (pid 10) with tpgid 20: process 20, named `a) b`, is in front.
+        write("10/stat", "10 (bash) S 1 10 10 34816 20 4194560 0 0");
+        write("20/stat", "20 (a) b) S 10 20 10 34816 20 4194560 0 0");
+        write("20/task/20/children", "");
+        write("20/task/21/children", "");
+        assert_eq!(foreground_has_children_in(root.path(), 10), Some(false));
+        write("20/task/21/children", "30 ");
+        assert_eq!(foreground_has_children_in(root.path(), 10), Some(true));
+        // No terminal (tpgid -1), a missing leader, garbage: unknown.
+        write("11/stat", "11 (daemon) S 1 11 11 0 -1 0");
+        write("12/stat", "12 (x) S 1 12 12 34816 99 0");
+        write("13/stat", "seven");
+        for pid in [11, 12, 13, 14] {
+            assert_eq!(foreground_has_children_in(root.path(), pid), None, "{pid}");
+        }
     }
 
     #[test]

@@ -34,11 +34,15 @@ pub struct PaneRow {
     pub dead: bool,
 }
 
-/// One captured pane: its text, and its first process's pid as tmux reports it.
+/// One captured pane: its text, its first process's pid, and the name of
+/// the process in its terminal's foreground, as tmux reports them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PaneCapture {
     pub text: String,
     pub pane_pid: Option<u32>,
+    /// `#{pane_current_command}`: `bash` after the agent exited, `claude` or
+    /// `node` while it runs.
+    pub current_command: Option<String>,
 }
 
 /// A tmux client for one server, with the wall clock each call runs under.
@@ -162,10 +166,11 @@ impl Tmux {
             .iter()
             .map(|(i, _)| format!("BMB-{nonce}-{i}"))
             .collect();
-        // The marker line also carries the pane's first process, for the second witness.
+        // The marker line also carries the pane's first process (for the
+        // second witness) and its foreground command (is the agent still there?).
         let formats: Vec<String> = markers
             .iter()
-            .map(|m| format!("{m} #{{pane_pid}}"))
+            .map(|m| format!("{m} #{{pane_pid}} #{{pane_current_command}}"))
             .collect();
         let mut args: Vec<&str> = Vec::new();
         for ((_, target), marker) in wanted.iter().zip(&formats) {
@@ -223,15 +228,23 @@ impl Tmux {
             let bare = line.trim_end_matches('\n');
             let marked = markers.iter().enumerate().find_map(|(at, m)| {
                 let rest = bare.strip_prefix(m.as_str())?;
-                (rest.is_empty() || rest.starts_with(' ')).then(|| (at, rest.trim().parse().ok()))
+                (rest.is_empty() || rest.starts_with(' ')).then_some((at, rest))
             });
-            if let Some((at, pane_pid)) = marked {
+            if let Some((at, rest)) = marked {
                 finished.extend(current.take());
+                let mut fields = rest.trim_start().splitn(2, ' ');
+                let pane_pid = fields.next().and_then(|pid| pid.parse().ok());
+                let current_command = fields
+                    .next()
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_string);
                 current = Some((
                     wanted[at].0,
                     PaneCapture {
                         text: String::new(),
                         pane_pid,
+                        current_command,
                     },
                 ));
             } else if let Some((_, capture)) = current.as_mut() {

@@ -53,6 +53,59 @@ pub struct Observation<'a> {
     pub progress: Option<u64>,
     /// The agent's own account of its state, where one was found (`crate::witness`).
     pub witness: Option<&'a Witness>,
+    /// What runs in the foreground of the pane's terminal, where it could be read.
+    pub foreground: Option<&'a Foreground>,
+    /// The agent CLI's version, where its own files give it (Claude Code's session file).
+    pub cli_version: Option<&'a str>,
+}
+
+/// The foreground of a pane's terminal: the process tmux names
+/// (`#{pane_current_command}`) and, where the process table can be read,
+/// whether anything runs under it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Foreground {
+    pub command: String,
+    /// `Some(false)`: the foreground process has no child. `None`: unknown
+    /// (a remote pane whose processes were not read).
+    pub has_children: Option<bool>,
+}
+
+/// Interactive shells: in the foreground with nothing under them, the agent
+/// that ran in the pane has exited or crashed, whatever its last frame shows.
+pub const SHELLS: &[&str] = &[
+    "bash", "zsh", "sh", "dash", "fish", "ksh", "mksh", "tcsh", "csh", "ash",
+];
+
+impl Foreground {
+    /// The shell, when one is in the foreground with nothing running under
+    /// it. A wrapper (`bash -c claude`) keeps the agent as its child, so it
+    /// counts as the agent running; an unknown child count on a shell is
+    /// read as exited (a keystroke into a shell runs as a command).
+    pub fn idle_shell(&self) -> Option<&str> {
+        let name = self.command.trim_start_matches('-');
+        let name = name.rsplit('/').next().unwrap_or(name);
+        let shell = SHELLS.iter().find(|&&shell| shell == name)?;
+        (self.has_children != Some(true)).then_some(*shell)
+    }
+}
+
+/// Why a stop is not typed into: escalated once, never nudged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// No input box the pane's profile knows is on screen.
+    NoInputBox,
+    /// A shell is in the foreground with nothing under it: the agent exited or crashed.
+    AgentExited,
+}
+
+impl Refusal {
+    /// The machine word (`BMB_REASON`, `--json`).
+    pub fn word(self) -> &'static str {
+        match self {
+            Refusal::NoInputBox => "unreadable",
+            Refusal::AgentExited => "agent_exited",
+        }
+    }
 }
 
 /// What the loop must do, in this order.
@@ -70,7 +123,8 @@ pub enum Action {
 pub struct Alert {
     /// The verdict that caused it (`BMB_STATE`).
     pub state: State,
-    /// A short machine word (`BMB_REASON`): `question`, `blocked`, `escalate_to_human`, `failure`.
+    /// A short machine word (`BMB_REASON`): `question`, `blocked`,
+    /// `escalate_to_human`, `failure`, `unreadable`, `agent_exited`.
     pub reason: &'static str,
     /// The message, unsanitised: the sink strips or escapes it for its medium.
     pub message: String,
@@ -110,6 +164,13 @@ pub struct PollReport {
     pub witness: Option<&'static str>,
     /// Polls so far where the pane and the witness disagreed.
     pub disagreements: u64,
+    /// Whether a nudge could be typed this poll: a stop, the live input box
+    /// recognised, the agent still running. `false` when no pane was read.
+    pub typing_safe: bool,
+    /// Why a stop was not typed into, if it was not.
+    pub refusal: Option<Refusal>,
+    /// Polls so far whose stop showed no input box the profile knows.
+    pub unrecognised: u64,
 }
 
 impl PollReport {
@@ -158,6 +219,14 @@ pub struct TargetMonitor {
     unchanged_polls: u32,
     /// The agent CLI last recognised in this pane.
     profile: Option<String>,
+    /// Polls whose stop showed no input box the profile knows.
+    pub unrecognised: u64,
+    /// This pane's input box was recognised at least once, so a screen that
+    /// is not recognised later is likely a UI change (said once).
+    box_seen: bool,
+    ui_change_said: bool,
+    /// The profiles the pane is read with (the built-ins, or the user's too).
+    profiles: std::sync::Arc<Profiles>,
 }
 
 impl TargetMonitor {
@@ -183,11 +252,23 @@ impl TargetMonitor {
             last_disagreement: None,
             unchanged_polls: 0,
             profile: None,
+            unrecognised: 0,
+            box_seen: false,
+            ui_change_said: false,
+            profiles: builtin_profiles(),
         }
     }
 
     pub fn memory(&self) -> &SessionMemory {
         &self.memory
+    }
+
+    /// Reads the pane with these profiles from the next poll on (the user's
+    /// profile folder changed); the pane is classified afresh.
+    pub fn set_profiles(&mut self, profiles: std::sync::Arc<Profiles>) {
+        self.profiles = profiles;
+        self.last_hash = None;
+        self.last_verdict = None;
     }
 
     /// An alert that could not be delivered did not reach anyone: undo its
@@ -222,6 +303,9 @@ impl TargetMonitor {
             pane_state: None,
             witness: observation.witness.map(Witness::word),
             disagreements: self.disagreements,
+            typing_safe: false,
+            refusal: None,
+            unrecognised: self.unrecognised,
         };
         let pane = match observation.capture {
             Ok(pane) => {
@@ -240,12 +324,55 @@ impl TargetMonitor {
             }
         };
         let verdict = self.verdict(pane, observation.work);
-        let state = self.second_witness(verdict.state, observation.witness, &mut done);
+        let mut state = self.second_witness(verdict.state, observation.witness, &mut done);
+        let exited = observation.foreground.and_then(Foreground::idle_shell);
+        if exited.is_some() {
+            // Whatever the last frame shows (a spinner, a dialog), nothing
+            // runs there any more: it is a stop, and the work probe says which.
+            state = observation.work.stop().0;
+        }
+        let stop = matches!(state, State::Stalled | State::Blocked);
+        let refusal = if !stop {
+            None
+        } else if exited.is_some() {
+            Some(Refusal::AgentExited)
+        } else if !verdict.input_box {
+            Some(Refusal::NoInputBox)
+        } else {
+            None
+        };
+        if verdict.input_box && exited.is_none() {
+            self.box_seen = true;
+        }
+        if refusal == Some(Refusal::NoInputBox) {
+            self.unrecognised += 1;
+        }
+        report.typing_safe = stop && refusal.is_none();
+        report.refusal = refusal;
+        report.unrecognised = self.unrecognised;
         report.state = Some(state);
         report.pane_state = Some(verdict.state);
         report.rule = Some(verdict.rule.name());
         report.evidence = verdict.evidence.as_ref().map(|e| e.text.clone());
-        self.rearm(state, &mut actions);
+        self.rearm(state, refusal, &mut actions);
+        if let Some(refusal) = refusal {
+            self.on_refused(
+                &verdict,
+                refusal,
+                exited,
+                observation,
+                pane,
+                &mut actions,
+                &mut done,
+            );
+            if self.polls_since_classify == 0 {
+                self.report_new_failures(pane, &mut actions, &mut done);
+            }
+            report.nudges_used = self.memory.nudges_used;
+            report.disagreements = self.disagreements;
+            report.done = done;
+            return (report, actions);
+        }
         match state {
             State::Working => {}
             State::Question if verdict.state != State::Question => {
@@ -266,7 +393,12 @@ impl TargetMonitor {
                 }
             }
             State::Question => self.on_question(&verdict, &mut actions, &mut done),
-            State::Stalled => self.on_stalled(observation, &mut actions, &mut done),
+            State::Stalled => self.on_stalled(
+                observation,
+                verdict.note.as_deref(),
+                &mut actions,
+                &mut done,
+            ),
             State::Blocked => self.on_blocked(pane, observation.work, &mut actions, &mut done),
         }
         if self.polls_since_classify == 0 {
@@ -358,7 +490,7 @@ impl TargetMonitor {
         }
         // The profile that last recognised this pane stays in force while no
         // profile's markers are on screen (a long reply fills the bottom lines).
-        let profiles = Profiles::builtin();
+        let profiles = &*self.profiles;
         let detected = classify::detect_profile(pane, profiles);
         if let Some(profile) = detected {
             self.profile = Some(profile.name.clone());
@@ -413,16 +545,89 @@ impl TargetMonitor {
         }
     }
 
-    /// An escalation may be sent again once the pane shows another verdict.
-    fn rearm(&mut self, state: State, actions: &mut Vec<Action>) {
-        for (kind, held_by) in [
-            (EscalationKind::Question, State::Question),
-            (EscalationKind::Blocked, State::Blocked),
+    /// An escalation may be sent again once the pane shows another verdict
+    /// (for a refused stop: another verdict, or a stop that can be typed into).
+    fn rearm(&mut self, state: State, refusal: Option<Refusal>, actions: &mut Vec<Action>) {
+        for (kind, held) in [
+            (EscalationKind::Question, state == State::Question),
+            (EscalationKind::Blocked, state == State::Blocked),
+            (EscalationKind::Unreadable, refusal.is_some()),
         ] {
-            if state != held_by && self.memory.escalated.contains_key(&kind) {
+            if !held && self.memory.escalated.contains_key(&kind) {
                 self.record(SessionRecord::Rearmed { kind }, actions);
             }
         }
+    }
+
+    /// A stop that must not be typed into: never nudged, escalated once per
+    /// reason with the screen's bottom lines verbatim (the sink sanitises
+    /// them). The state word stays the work probe's, as the seed has it.
+    #[allow(clippy::too_many_arguments)]
+    fn on_refused(
+        &mut self,
+        verdict: &Verdict,
+        refusal: Refusal,
+        shell: Option<&str>,
+        observation: Observation<'_>,
+        pane: &str,
+        actions: &mut Vec<Action>,
+        done: &mut Vec<String>,
+    ) {
+        let why = match refusal {
+            Refusal::NoInputBox => "no input box recognised".to_string(),
+            Refusal::AgentExited => format!(
+                "the agent exited: a shell ({}) is in the foreground",
+                shell.unwrap_or("?")
+            ),
+        };
+        let ui_change = refusal == Refusal::NoInputBox && self.box_seen && !self.ui_change_said;
+        if ui_change {
+            self.ui_change_said = true;
+            let version = observation
+                .cli_version
+                .map_or_else(String::new, |v| format!(" (version {v})"));
+            done.push(format!(
+                "likely UI change: the {} profile read this pane's input box before and cannot now{version}",
+                verdict.profile
+            ));
+        }
+        let key = refusal.word().to_string();
+        if self.memory.escalated.get(&EscalationKind::Unreadable) == Some(&key) {
+            done.push(format!("not nudged ({why})"));
+            return;
+        }
+        self.record(
+            SessionRecord::Escalated {
+                kind: EscalationKind::Unreadable,
+                key,
+            },
+            actions,
+        );
+        let state = observation.work.stop().0;
+        let mut message = format!(
+            "{state} on {}: {why}, so it was NOT typed into (a keystroke could answer a dialog or run as a command). \
+             work={}. This needs a human.",
+            self.target,
+            observation.work.display()
+        );
+        if ui_change {
+            message.push_str(&format!(
+                "\nLikely UI change: the {} profile recognised this pane's input box before.",
+                verdict.profile
+            ));
+            if let Some(version) = observation.cli_version {
+                message.push_str(&format!(" The CLI reports version {version}."));
+            }
+        }
+        message.push_str("\n\nThe bottom of the screen:\n");
+        message.push_str(&bottom_lines(pane, 15).join("\n"));
+        actions.push(Action::Alert(Alert {
+            state,
+            reason: refusal.word(),
+            message,
+            latch: Latch::Escalation(EscalationKind::Unreadable),
+        }));
+        done.push(format!("not nudged ({why}), escalated"));
     }
 
     fn on_question(
@@ -457,16 +662,22 @@ impl TargetMonitor {
         done.push("escalated to the operator, NOT answered".to_string());
     }
 
+    /// `note`: what the pane's profile says this stop's nudge should add
+    /// (Codex's background terminal: check it with /ps).
     fn on_stalled(
         &mut self,
         observation: Observation<'_>,
+        note: Option<&str>,
         actions: &mut Vec<Action>,
         done: &mut Vec<String>,
     ) {
         let budget = self.config.budget;
         if self.memory.nudges_used < budget {
             let used = self.memory.nudges_used + 1;
-            let text = self.config.nudge_text.clone();
+            let text = match note {
+                Some(note) => format!("{} Note: {note}.", self.config.nudge_text),
+                None => self.config.nudge_text.clone(),
+            };
             // Into the echo ledger BEFORE it is sent, so it can never come back as a signal.
             self.record(SessionRecord::Sent { text: text.clone() }, actions);
             self.record(SessionRecord::Nudged { used }, actions);
@@ -527,7 +738,7 @@ impl TargetMonitor {
         );
         let context = Context {
             profile: None,
-            profiles: Profiles::builtin(),
+            profiles: &self.profiles,
             echo: &self.echo,
         };
         let transition = classify::signals(pane, &context).transition;
@@ -557,7 +768,7 @@ impl TargetMonitor {
     ) {
         let context = Context {
             profile: None,
-            profiles: Profiles::builtin(),
+            profiles: &self.profiles,
             echo: &self.echo,
         };
         let failures = classify::signals(pane, &context).failures;
@@ -588,6 +799,14 @@ impl TargetMonitor {
             done.push(format!("new failure ({signal}): {text}"));
         }
     }
+}
+
+/// The built-in profiles, shared by every monitor that has no others.
+fn builtin_profiles() -> std::sync::Arc<Profiles> {
+    static BUILTIN: std::sync::OnceLock<std::sync::Arc<Profiles>> = std::sync::OnceLock::new();
+    BUILTIN
+        .get_or_init(|| std::sync::Arc::new(Profiles::builtin().clone()))
+        .clone()
 }
 
 /// The last `count` non-blank lines of a pane, top to bottom.

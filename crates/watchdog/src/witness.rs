@@ -33,6 +33,18 @@ pub enum Witness {
     Absent(String),
 }
 
+/// The CLI version a session file records (`"version": "2.1.332"`), if any,
+/// for saying which release a screen the profile no longer reads came from.
+pub fn session_version(text: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    let version = value.get("version")?.as_str()?;
+    let plain = version.len() <= 64
+        && version
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '_'));
+    plain.then(|| version.to_string())
+}
+
 impl Witness {
     /// The word for reports: `busy`, `idle`, `waiting`, `none`.
     pub fn word(&self) -> &'static str {

@@ -6,7 +6,7 @@ use std::path::Path;
 use classify::{State, Work};
 use ledger::session::{SessionMemory, SessionRecord};
 use proptest::prelude::*;
-use watchdog::session::{Action, Observation, SessionConfig, TargetMonitor};
+use watchdog::session::{Action, Foreground, Observation, SessionConfig, TargetMonitor};
 
 fn capture(case: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -43,6 +43,8 @@ fn observe(pane: &str, work: Work, progress: Option<u64>) -> Observation<'_> {
         work,
         progress,
         witness: None,
+        foreground: None,
+        cli_version: None,
     }
 }
 
@@ -219,14 +221,19 @@ fn a_nudge_that_contains_the_question_hint_never_comes_back_as_a_question() {
         nudge_text: hint.to_string(),
         ..SessionConfig::default()
     };
-    let mut m = TargetMonitor::new("sess", config, SessionMemory::default());
-    // A bare shell pane: no input box to hide the echo behind.
-    let (report, _) = m.poll(observe("$ ", Work::Available(2), None));
-    assert_eq!(report.state, Some(State::Stalled));
+    // The hint was typed as a nudge while the pane still had its input box.
+    let memory = SessionMemory::replay(&[SessionRecord::Sent {
+        text: hint.to_string(),
+    }]);
+    let mut m = TargetMonitor::new("sess", config, memory);
+    // A bare shell pane now: no input box to hide the echo behind.
     let echoed = format!("$ {hint}\n$ ");
     let (report, actions) = m.poll(observe(&echoed, Work::Available(2), None));
     assert_eq!(report.state, Some(State::Stalled), "{report:?}");
-    assert_eq!(sends(&actions), 1);
+    // No input box, so not typed into: escalated as unreadable, not as a question.
+    assert_eq!(sends(&actions), 0);
+    let reasons: Vec<&str> = alerts(&actions).iter().map(|a| a.reason).collect();
+    assert_eq!(reasons, ["unreadable"]);
 }
 
 #[test]
@@ -302,6 +309,8 @@ fn a_capture_error_is_rendered_once_per_change_and_polling_goes_on() {
         work: Work::Unknown,
         progress: None,
         witness: None,
+        foreground: None,
+        cli_version: None,
     };
     let (report, actions) = m.poll(failed);
     assert_eq!(report.state, None);
@@ -366,6 +375,8 @@ proptest! {
                 work: Work::parse(&work.to_string()),
                 progress,
                 witness: None,
+                foreground: None,
+                cli_version: None,
             };
             if let (Some(now), Some(before)) = (progress, last_progress) && now > before {
                 nudges_since_progress = 0;
@@ -404,6 +415,8 @@ fn with_witness<'a>(pane: &'a str, witness: &'a watchdog::witness::Witness) -> O
         work: Work::Available(3),
         progress: None,
         witness: Some(witness),
+        foreground: None,
+        cli_version: None,
     }
 }
 
@@ -594,5 +607,235 @@ fn activity_inferred_from_a_screen_that_never_moves_is_not_believed_for_ever() {
     }
     assert_eq!(states.first(), Some(&State::Working));
     assert_eq!(states.last(), Some(&State::Stalled), "{states:?}");
-    assert_eq!(nudged, 1);
+    // Its input line is gone, so the stop is escalated, never typed into.
+    assert_eq!(nudged, 0);
+}
+
+fn observe_with<'a>(
+    pane: &'a str,
+    work: Work,
+    foreground: Option<&'a Foreground>,
+    cli_version: Option<&'a str>,
+) -> Observation<'a> {
+    Observation {
+        foreground,
+        cli_version,
+        ..observe(pane, work, None)
+    }
+}
+
+fn shell(command: &str, has_children: Option<bool>) -> Foreground {
+    Foreground {
+        command: command.to_string(),
+        has_children,
+    }
+}
+
+/// Runs the polls and returns (nudges typed, alert reasons, last report).
+fn run_polls<'a>(
+    m: &mut TargetMonitor,
+    polls: impl IntoIterator<Item = Observation<'a>>,
+) -> (usize, Vec<&'static str>, watchdog::session::PollReport) {
+    let (mut typed, mut reasons, mut last) = (0, Vec::new(), None);
+    for observation in polls {
+        let (report, actions) = m.poll(observation);
+        typed += sends(&actions);
+        reasons.extend(alerts(&actions).iter().map(|a| a.reason));
+        last = Some(report);
+    }
+    (typed, reasons, last.expect("at least one poll"))
+}
+
+#[test]
+fn a_shell_in_the_foreground_means_the_agent_exited_whatever_its_last_frame_shows() {
+    // Each of the agent's last frames, with an idle bash under it in the foreground.
+    for (frame, state_word) in [
+        (idle(), "an idle box"),
+        (working(), "a running turn"),
+        (question(), "a dialog"),
+    ] {
+        for (shell_name, work, state) in [
+            ("bash", Work::Available(3), State::Stalled),
+            ("-zsh", Work::None, State::Blocked),
+            ("/bin/sh", Work::Unknown, State::Stalled),
+        ] {
+            let fg = shell(shell_name, Some(false));
+            let mut m = monitor(5);
+            let polls = (0..4).map(|_| observe_with(&frame, work, Some(&fg), None));
+            let (typed, reasons, report) = run_polls(&mut m, polls);
+            let what = format!("{state_word} over {shell_name}");
+            assert_eq!(typed, 0, "{what}: typed into");
+            assert_eq!(reasons, ["agent_exited"], "{what}");
+            assert_eq!(report.state, Some(state), "{what}");
+            assert_eq!(
+                report.refusal,
+                Some(watchdog::session::Refusal::AgentExited)
+            );
+            assert!(!report.typing_safe);
+            assert!(
+                report.done.iter().any(|d| d.contains("the agent exited")),
+                "{what}: {report:?}"
+            );
+            assert_eq!(m.memory().nudges_used, 0, "{what}: budget spent");
+        }
+    }
+}
+
+#[test]
+fn a_wrapper_shell_with_the_agent_under_it_is_the_agent_running() {
+    // `bash -c claude`: bash is the foreground, the agent is its child.
+    let fg = shell("bash", Some(true));
+    let mut m = monitor(5);
+    let pane = idle();
+    let (typed, reasons, report) = run_polls(
+        &mut m,
+        [observe_with(&pane, Work::Available(1), Some(&fg), None)],
+    );
+    assert_eq!((typed, reasons.len()), (1, 0));
+    assert!(report.typing_safe);
+    // A remote shell whose children were not read is not assumed to be a wrapper.
+    let unknown = shell("bash", None);
+    let mut m = monitor(5);
+    let (typed, reasons, _) = run_polls(
+        &mut m,
+        [observe_with(
+            &pane,
+            Work::Available(1),
+            Some(&unknown),
+            None,
+        )],
+    );
+    assert_eq!((typed, reasons), (0, vec!["agent_exited"]));
+    // Another foreground program (the agent itself, `node`) is no shell.
+    let node = shell("node", Some(true));
+    let mut m = monitor(5);
+    let (typed, _, _) = run_polls(
+        &mut m,
+        [observe_with(&pane, Work::Available(1), Some(&node), None)],
+    );
+    assert_eq!(typed, 1);
+}
+
+#[test]
+fn a_screen_with_no_input_box_is_escalated_once_and_never_typed_into() {
+    let less = "NAME\n       less - opposite of more\n\nSYNOPSIS\n       less -?\n:".to_string();
+    let dialog = "╭────────────────╮\n│ Something new  │\n│ [Continue]     │\n╰────────────────╯\n  Esc to cancel".to_string();
+    for pane in [
+        less,
+        dialog,
+        "$ some-other-agent\n? Pick a model\n  gpt\n".to_string(),
+    ] {
+        let mut m = monitor(2);
+        let polls: Vec<String> = vec![pane.clone(); 8];
+        let (typed, reasons, report) = run_polls(
+            &mut m,
+            polls.iter().map(|p| observe(p, Work::Available(4), None)),
+        );
+        assert_eq!(typed, 0, "typed into {pane:?}");
+        assert_eq!(reasons, ["unreadable"], "{pane:?}");
+        assert_eq!(report.state, Some(State::Stalled));
+        assert_eq!(report.unrecognised, 8);
+        assert!(
+            report
+                .done
+                .iter()
+                .any(|d| d == "not nudged (no input box recognised)")
+        );
+        assert_eq!(m.memory().nudges_used, 0);
+    }
+}
+
+#[test]
+fn the_escalation_carries_the_reason_and_the_bottom_lines_verbatim() {
+    let pane = "line one\nSave to file: tep of your plan.\n:";
+    let mut m = monitor(5);
+    let (_, actions) = m.poll(observe(pane, Work::Available(2), None));
+    let alert = alerts(&actions)[0].clone();
+    assert_eq!(alert.state, State::Stalled);
+    assert!(
+        alert.message.contains("no input box recognised"),
+        "{}",
+        alert.message
+    );
+    assert!(alert.message.contains("NOT typed into"));
+    assert!(
+        alert
+            .message
+            .ends_with("line one\nSave to file: tep of your plan.\n:")
+    );
+}
+
+#[test]
+fn the_box_coming_back_rearms_and_a_new_unreadable_screen_is_said_again_as_a_ui_change() {
+    let idle = idle();
+    let unknown = "A new dialog this profile has never seen\n  Esc to cancel".to_string();
+    let mut m = monitor(5);
+    let polls = [
+        observe_with(&idle, Work::Available(1), None, Some("2.1.332")),
+        observe_with(&unknown, Work::Available(1), None, Some("2.1.332")),
+        observe_with(&unknown, Work::Available(1), None, Some("2.1.332")),
+    ];
+    let (typed, reasons, report) = run_polls(&mut m, polls);
+    assert_eq!((typed, reasons.clone()), (1, vec!["unreadable"]));
+    let (_, actions) = m.poll(observe_with(&unknown, Work::Available(1), None, None));
+    assert!(alerts(&actions).is_empty());
+    assert!(
+        !report.done.iter().any(|d| d.contains("likely UI change")),
+        "said once, on the first unreadable poll: {report:?}"
+    );
+    // The first unreadable poll said it, naming the profile and the version.
+    let mut m = monitor(5);
+    m.poll(observe(&idle, Work::Available(1), None));
+    let (report, actions) = m.poll(observe_with(
+        &unknown,
+        Work::Available(1),
+        None,
+        Some("2.1.332"),
+    ));
+    let said: Vec<&String> = report
+        .done
+        .iter()
+        .filter(|d| d.contains("likely UI change"))
+        .collect();
+    assert_eq!(said.len(), 1, "{report:?}");
+    assert!(
+        said[0].contains("claude profile") && said[0].contains("2.1.332"),
+        "{said:?}"
+    );
+    assert!(alerts(&actions)[0].message.contains("Likely UI change"));
+    // The box comes back: typed into again; a later unreadable screen is escalated again.
+    let (typed, reasons, _) = run_polls(
+        &mut m,
+        [
+            observe(&idle, Work::Available(1), None),
+            observe(&unknown, Work::Available(1), None),
+        ],
+    );
+    assert_eq!((typed, reasons), (1, vec!["unreadable"]));
+}
+
+#[test]
+fn a_codex_stop_with_a_background_terminal_is_nudged_to_check_it() {
+    let pane = agent_capture("codex", "idle-background-terminal");
+    let mut m = monitor(5);
+    let (report, actions) = m.poll(observe(&pane, Work::Available(1), None));
+    assert_eq!(report.state, Some(State::Stalled), "{report:?}");
+    let sent: Vec<&String> = actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Send(text) => Some(text),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sent.len(), 1);
+    assert!(sent[0].starts_with(watchdog::session::DEFAULT_NUDGE_TEXT));
+    assert!(sent[0].contains("check it with /ps"), "{sent:?}");
+    // Claude Code's background shells stay WORKING: never nudged.
+    let (report, actions) = m.poll(observe(
+        &capture("working-bash-sleep"),
+        Work::Available(1),
+        None,
+    ));
+    assert_eq!(report.state, Some(State::Working));
+    assert_eq!(sends(&actions), 0);
 }
