@@ -313,7 +313,8 @@ def run(a, table, cli, prepare, out_default=None, size_examples="80x24 or 120x40
         futs = [ex.submit(run_one, cli, table[n][0], n, k, out, binary, version, **ctx) for n, k in jobs]
         for f in concurrent.futures.as_completed(futs):
             name, sz, ok, saved, info = f.result()
-            print(f"{'ok  ' if ok else 'FAIL'} {label}{name} {sz} {info if ok else ''}", flush=True)
+            # a FAIL line ends with the exception's first line (the traceback goes to stderr)
+            print(f"{'ok  ' if ok else 'FAIL'} {label}{name} {sz} {info if ok else info.splitlines()[0]}", flush=True)
             if not ok:
                 failed += 1
                 print(info, file=sys.stderr, flush=True)

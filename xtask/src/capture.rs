@@ -27,14 +27,14 @@ npm's `latest` is the newest release whose engines allow Node 20). --color sets 
 --tag appends -TAG to the case names (a second rendering beside the first); --no-background-color sets
 Gemini CLI's `ui.useBackgroundColor: false`. Needs tmux, python3 and npm.";
 
-fn workspace_root() -> PathBuf {
+pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-fn have(tool: &str, arg: &str) -> bool {
+pub fn have(tool: &str, arg: &str) -> bool {
     Command::new(tool)
         .arg(arg)
         .stdout(std::process::Stdio::null())
@@ -84,17 +84,11 @@ pub fn run(args: &[String]) -> ExitCode {
     let agent = agent.unwrap_or_else(|| "claude".to_string());
     // Each driver installs its CLI under target/capture when missing (npm, or
     // PyPI into a venv for Aider) and writes testdata/panes/<agent>/.
-    let (script, script_args) = match agent.as_str() {
-        "claude" => ("scenarios.py".to_string(), rest),
-        "opencode" | "aider" => (format!("scenarios_{agent}.py"), rest),
-        // scenarios_agents.py takes `--agent` itself.
-        "codex" | "gemini" => ("scenarios_agents.py".to_string(), args.to_vec()),
-        other => {
-            eprintln!(
-                "xtask capture: unknown agent `{other}` (claude, codex, gemini, opencode, aider)"
-            );
-            return ExitCode::from(2);
-        }
+    let Some((script, script_args)) = driver(&agent, &rest) else {
+        eprintln!(
+            "xtask capture: unknown agent `{agent}` (claude, codex, gemini, opencode, aider)"
+        );
+        return ExitCode::from(2);
     };
     for (tool, arg) in [
         ("python3", "--version"),
@@ -108,13 +102,7 @@ pub fn run(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let root = workspace_root();
-    let status = Command::new("python3")
-        .arg(root.join("xtask").join("capture").join(&script))
-        .args(&script_args)
-        .current_dir(&root)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .status();
+    let status = python(&script).args(&script_args).status();
     match status {
         Ok(s) if s.success() => ExitCode::SUCCESS,
         Ok(s) => {
@@ -126,6 +114,32 @@ pub fn run(args: &[String]) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The capture driver of an agent (a script in xtask/capture/) and its arguments: `args` are the
+/// driver flags without `--agent` (scenarios_agents.py drives two CLIs and takes `--agent` itself).
+pub fn driver(agent: &str, args: &[String]) -> Option<(String, Vec<String>)> {
+    match agent {
+        "claude" => Some(("scenarios.py".to_string(), args.to_vec())),
+        "opencode" | "aider" => Some((format!("scenarios_{agent}.py"), args.to_vec())),
+        "codex" | "gemini" => {
+            let mut with_agent = vec!["--agent".to_string(), agent.to_string()];
+            with_agent.extend_from_slice(args);
+            Some(("scenarios_agents.py".to_string(), with_agent))
+        }
+        _ => None,
+    }
+}
+
+/// `python3 xtask/capture/<script>` run from the workspace root, writing no bytecode.
+pub fn python(script: &str) -> Command {
+    let root = workspace_root();
+    let mut command = Command::new("python3");
+    command
+        .arg(root.join("xtask").join("capture").join(script))
+        .current_dir(&root)
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    command
 }
 
 /// The value of `--agent NAME` / `--agent=NAME`, and the other arguments.

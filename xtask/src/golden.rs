@@ -27,6 +27,8 @@ pub struct Case {
     pub echo: Vec<String>,
     pub shape: Option<String>,
     pub source: String,
+    /// The CLI release that was captured (`version:`).
+    pub version: String,
     /// `typing: unsafe`: a stop with no live input box on screen (a shell
     /// after the agent exited, a pager, a dialog no profile knows), which a
     /// monitor must never type into. Every other stop must read as safe.
@@ -88,6 +90,7 @@ impl Case {
             echo: values.get("echo").cloned().unwrap_or_default(),
             shape,
             source: one("source").unwrap_or_default(),
+            version: one("version").unwrap_or_default(),
             typing_unsafe: one("typing").as_deref() == Some("unsafe"),
         })
     }
@@ -110,16 +113,42 @@ pub fn load_cases(root: &Path) -> Result<Vec<Case>, Vec<String>> {
     let agents =
         std::fs::read_dir(root).map_err(|err| vec![format!("{}: {err}", root.display())])?;
     for agent in agents.filter_map(Result::ok) {
-        let Ok(cases) = std::fs::read_dir(agent.path()) else {
-            continue;
-        };
-        dirs.extend(
-            cases
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.join("meta").is_file()),
-        );
+        dirs.extend(case_dirs(&agent.path()));
     }
+    load_dirs(dirs)
+}
+
+/// The cases directly under `dir` (a capture driver's `--out`), sorted by path, and what could not
+/// be loaded (an unreadable folder or `meta`), one line each.
+pub fn load_cases_in(dir: &Path) -> (Vec<Case>, Vec<String>) {
+    if let Err(err) = std::fs::read_dir(dir) {
+        return (Vec::new(), vec![format!("{}: {err}", dir.display())]);
+    }
+    load_each(case_dirs(dir))
+}
+
+/// The folders under `dir` that hold a `meta`.
+fn case_dirs(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("meta").is_file())
+        .collect()
+}
+
+fn load_dirs(dirs: Vec<PathBuf>) -> Result<Vec<Case>, Vec<String>> {
+    let (cases, errors) = load_each(dirs);
+    if errors.is_empty() {
+        Ok(cases)
+    } else {
+        Err(errors)
+    }
+}
+
+fn load_each(mut dirs: Vec<PathBuf>) -> (Vec<Case>, Vec<String>) {
     dirs.sort();
     let (mut cases, mut errors) = (Vec::new(), Vec::new());
     for dir in dirs {
@@ -128,11 +157,7 @@ pub fn load_cases(root: &Path) -> Result<Vec<Case>, Vec<String>> {
             Err(err) => errors.push(err),
         }
     }
-    if errors.is_empty() {
-        Ok(cases)
-    } else {
-        Err(errors)
-    }
+    (cases, errors)
 }
 
 /// What a replay found.
@@ -142,6 +167,8 @@ pub struct Report {
     pub matrix: BTreeMap<String, BTreeMap<(State, State), usize>>,
     pub failures: Vec<String>,
     pub cases: usize,
+    /// Cases whose every capture classified to the expected state with the case's own profile.
+    pub matching_cases: usize,
     pub captures: usize,
     /// Per agent: cases that are real captures (not reconstructions).
     pub real_cases: BTreeMap<String, usize>,
@@ -154,10 +181,31 @@ pub fn testdata_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/panes")
 }
 
+/// What happens to the `--explain` snapshots (`explain.txt`) during a replay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Snapshots {
+    /// A missing or different snapshot is a failure (`cargo xtask golden`).
+    Check,
+    /// Rewrite the snapshots that differ (`UPDATE_EXPECT=1`).
+    Update,
+    /// Fresh captures (`cargo xtask drift`) have no snapshot to hold them to.
+    Skip,
+}
+
 /// Replays the corpus. With `update`, rewrites the `--explain` snapshots.
 pub fn replay(root: &Path, update: bool) -> Report {
+    let snapshots = if update {
+        Snapshots::Update
+    } else {
+        Snapshots::Check
+    };
+    replay_cases(load_cases(root), snapshots)
+}
+
+/// Classifies every capture of the loaded cases, as the monitor would with `--profile auto`.
+pub fn replay_cases(cases: Result<Vec<Case>, Vec<String>>, snapshots: Snapshots) -> Report {
     let mut report = Report::default();
-    let cases = match load_cases(root) {
+    let cases = match cases {
         Ok(cases) => cases,
         Err(errors) => {
             report.failures = errors;
@@ -178,6 +226,7 @@ pub fn replay(root: &Path, update: bool) -> Report {
             echo: &echo,
         };
         let captures = case.captures();
+        let mut case_matches = !captures.is_empty();
         if captures.is_empty() {
             report.failures.push(format!(
                 "{}: no capture file ({})",
@@ -191,6 +240,7 @@ pub fn replay(root: &Path, update: bool) -> Report {
             let cell = report.matrix.entry(verdict.profile.clone()).or_default();
             *cell.entry((case.expect, verdict.state)).or_default() += 1;
             if verdict.state != case.expect {
+                case_matches = false;
                 let evidence = verdict.evidence.as_ref().map_or("", |e| e.text.as_str());
                 report.failures.push(format!(
                     "{}/{file}: expected {}, got {} by rule {} on `{}`",
@@ -203,6 +253,7 @@ pub fn replay(root: &Path, update: bool) -> Report {
             }
             let stop = matches!(verdict.state, State::Stalled | State::Blocked);
             if stop && verdict.typing_safe() == case.typing_unsafe {
+                case_matches = false;
                 let said = if case.typing_unsafe {
                     "safe to type into, but the case says `typing: unsafe`"
                 } else {
@@ -213,17 +264,25 @@ pub fn replay(root: &Path, update: bool) -> Report {
                     .push(format!("{}/{file}: a stop read as {said}", case.name));
             }
             if verdict.profile != case.agent {
+                case_matches = false;
                 report.failures.push(format!(
                     "{}/{file}: auto picked profile `{}`, the capture is `{}`",
                     case.name, verdict.profile, case.agent
                 ));
             }
-            if *file == CAPTURE_FILES[0] {
+            if *file == CAPTURE_FILES[0] && snapshots != Snapshots::Skip {
                 let explained =
                     classify::explain(pane, &verdict, case.work, profiles.get(&verdict.profile));
-                check_snapshot(case, &explained, update, &mut report);
+                check_snapshot(
+                    case,
+                    &explained,
+                    snapshots == Snapshots::Update,
+                    &mut report,
+                );
             }
         }
+        // A case matches on its classification; a snapshot only explains it.
+        report.matching_cases += usize::from(case_matches);
     }
     report
 }
@@ -254,8 +313,38 @@ fn check_snapshot(case: &Case, explained: &str, update: bool, report: &mut Repor
     ));
 }
 
-/// The confusion matrix of each profile, expected states down, verdicts across.
+/// The golden replay's report: the matrices, the totals, every mismatch.
 pub fn render(report: &Report) -> String {
+    let mut out = render_matrices(report);
+    let _ = writeln!(
+        out,
+        "{} cases, {} captures, {} mismatches",
+        report.cases,
+        report.captures,
+        report.failures.len()
+    );
+    out.push_str(&render_failures(report));
+    if report.snapshots_written > 0 {
+        let _ = writeln!(
+            out,
+            "re-blessed {} --explain snapshots",
+            report.snapshots_written
+        );
+    }
+    out
+}
+
+/// One `MISMATCH …` line per failure: the case and file, expected and classified state, the rule, the evidence line.
+pub fn render_failures(report: &Report) -> String {
+    let mut out = String::new();
+    for failure in &report.failures {
+        let _ = writeln!(out, "MISMATCH {failure}");
+    }
+    out
+}
+
+/// The confusion matrix of each profile, expected states down, verdicts across.
+pub fn render_matrices(report: &Report) -> String {
     let mut out = String::new();
     for (profile, cells) in &report.matrix {
         let _ = writeln!(
@@ -276,23 +365,6 @@ pub fn render(report: &Report) -> String {
             out.push('\n');
         }
         out.push('\n');
-    }
-    let _ = writeln!(
-        out,
-        "{} cases, {} captures, {} mismatches",
-        report.cases,
-        report.captures,
-        report.failures.len()
-    );
-    for failure in &report.failures {
-        let _ = writeln!(out, "MISMATCH {failure}");
-    }
-    if report.snapshots_written > 0 {
-        let _ = writeln!(
-            out,
-            "re-blessed {} --explain snapshots",
-            report.snapshots_written
-        );
     }
     out
 }

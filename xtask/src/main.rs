@@ -1,6 +1,7 @@
-//! Project chores: `cargo xtask golden`, `cargo xtask capture`, `cargo xtask bench`.
+//! Project chores: `cargo xtask golden`, `cargo xtask capture`, `cargo xtask drift`, `cargo xtask bench`.
 
 mod capture;
+mod drift;
 mod golden;
 
 use std::process::ExitCode;
@@ -10,6 +11,7 @@ const USAGE: &str = "usage: cargo xtask <task>
 tasks:
   golden     replay testdata/panes through the classifier; UPDATE_EXPECT=1 re-blesses --explain snapshots
   capture    regenerate real captures (see testdata/README.md)
+  drift      replay the capture scenarios with the pinned and the newest release of each CLI, print the matrices
   bench      measure the classifier on real captures (writes figures for PERFORMANCE.md)";
 
 fn main() -> ExitCode {
@@ -21,6 +23,7 @@ fn main() -> ExitCode {
     match task.as_str() {
         "golden" => run_golden(),
         "capture" => capture::run(&args[1..]),
+        "drift" => drift::run(&args[1..]),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             ExitCode::SUCCESS
