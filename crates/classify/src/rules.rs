@@ -434,7 +434,9 @@ impl Reader<'_, '_> {
     fn live_row(&mut self, input: InputBox) -> Option<(Rule, usize)> {
         let profile = self.profile;
         let mut read = 0;
-        for i in input.top + 1.. {
+        // Blank rows are not counted, but the walk is still bounded by the
+        // tail (a scrollback of blank lines costs this much, not its length).
+        for i in input.top + 1..input.top + 1 + BOX_MAX_LINES {
             let line = self.tail.get(i)?;
             // `live_skip`: chrome between the live row and the box (Gemini's rule and mode line).
             // Skipped rows are not counted: Claude Code 2.1.332 pins its box to the bottom of a
