@@ -134,6 +134,9 @@ struct Watched {
     monitor: TargetMonitor,
     journal: FindingsLog,
     journal_error: Option<String>,
+    /// The pane this cycle read (`%N`): a nudge goes there, not to whatever
+    /// pane of the session is active by the time it is sent.
+    pane_id: Option<String>,
     /// Held while this process watches the target.
     _lock: Option<probes::lock::Lock>,
 }
@@ -194,6 +197,7 @@ impl<'a> Watch<'a> {
                 monitor,
                 journal: FindingsLog::new(path),
                 journal_error: None,
+                pane_id: None,
                 _lock: lock,
             });
         }
@@ -221,20 +225,24 @@ impl<'a> Watch<'a> {
     fn cycle(&mut self) {
         self.cycle += 1;
         self.reload_profiles();
+        // The probes first: they may take seconds, and the screen must be
+        // read as close as possible to the keys that act on it.
+        let works = self.probe_all(self.args.work_probe.as_deref(), "work");
+        let progresses = self.probe_all(self.args.progress_probe.as_deref(), "progress");
         let captures = self.capture_all();
         let processes = self.pane_processes(&captures);
         let foregrounds: Vec<Option<Foreground>> = captures
             .iter()
             .zip(&processes)
             .map(|(capture, processes)| {
+                let front = processes.foreground.as_ref();
                 Some(Foreground {
                     command: capture.as_ref().ok()?.current_command.clone()?,
-                    has_children: processes.has_children,
+                    process: front.map(|f| f.comm.clone()),
+                    running_child: front.map(|f| f.running_child),
                 })
             })
             .collect();
-        let works = self.probe_all(self.args.work_probe.as_deref(), "work");
-        let progresses = self.probe_all(self.args.progress_probe.as_deref(), "progress");
         for (index, capture) in captures.into_iter().enumerate() {
             let work = works[index].as_deref().map_or(Work::Unknown, Work::parse);
             let progress = progresses[index].as_deref().and_then(parse_count);
@@ -256,6 +264,7 @@ impl<'a> Watch<'a> {
                     .as_ref()
                     .and_then(|(_, version)| version.as_deref()),
             };
+            watched.pane_id = capture.as_ref().ok().and_then(|c| c.pane_id.clone());
             let (report, actions) = watched.monitor.poll(observation);
             if let Some(error) = &report.error {
                 eprintln!("bmb-monitor: watch: {}: {error}", watched.target);
@@ -284,7 +293,7 @@ impl<'a> Watch<'a> {
             };
             match self.watched[index].target.host.as_deref() {
                 None => {
-                    found[index].has_children = probes::procfs::foreground_has_children(pane_pid);
+                    found[index].foreground = probes::procfs::foreground_of(pane_pid);
                     if !self.args.no_witness {
                         found[index].witness = Some(local_witness(pane_pid));
                     }
@@ -294,29 +303,7 @@ impl<'a> Watch<'a> {
         }
         for (host, panes) in remote {
             let pids: Vec<u32> = panes.iter().map(|&(_, pid)| pid).collect();
-            // Children matter only where a shell is in front.
-            let shells: Vec<u32> = panes
-                .iter()
-                .filter(|&&(index, _)| {
-                    let command = captures[index]
-                        .as_ref()
-                        .ok()
-                        .and_then(|c| c.current_command.clone());
-                    command.is_some_and(|command| {
-                        Foreground {
-                            command,
-                            has_children: None,
-                        }
-                        .idle_shell()
-                        .is_some()
-                    })
-                })
-                .map(|&(_, pid)| pid)
-                .collect();
-            if shells.is_empty() && self.args.no_witness {
-                continue;
-            }
-            let mut script = probes::procfs::remote_foreground_script(&shells);
+            let mut script = probes::procfs::remote_foreground_script(&pids);
             if !self.args.no_witness {
                 script.push_str(&probes::claude::remote_script(&pids));
             }
@@ -330,15 +317,15 @@ impl<'a> Watch<'a> {
                 .as_deref()
                 .map(probes::claude::parse_remote)
                 .unwrap_or_default();
-            let children = text
+            let mut fronts = text
                 .as_deref()
                 .map(probes::procfs::parse_remote_foreground)
                 .unwrap_or_default();
             for (index, pane_pid) in panes {
-                found[index].has_children = children
+                found[index].foreground = fronts
                     .iter()
-                    .find(|(pid, _)| *pid == pane_pid)
-                    .map(|&(_, kids)| kids);
+                    .position(|(pid, _)| *pid == pane_pid)
+                    .map(|at| fronts.swap_remove(at).1);
                 if self.args.no_witness {
                     continue;
                 }
@@ -509,10 +496,10 @@ struct PaneProcesses {
     /// The session file's account and the CLI version it records; `None`
     /// with `--no-witness` or when the pane had no pid.
     witness: Option<(Witness, Option<String>)>,
-    /// Whether the foreground process has a child; `None` when not read
-    /// (a shell in front of a remote pane whose processes could not be read
-    /// then counts as idle: typing into a shell runs a command).
-    has_children: Option<bool>,
+    /// The process in the pane's foreground as `/proc` tells it; `None`
+    /// when not read (a shell in front of a pane whose processes could not
+    /// be read then counts as idle: typing into a shell runs a command).
+    foreground: Option<probes::procfs::ForegroundProcess>,
 }
 
 fn execute(args: &Args, watched: &mut Watched, action: Action) {
@@ -534,7 +521,10 @@ fn execute(args: &Args, watched: &mut Watched, action: Action) {
                 watched.target.host.as_deref(),
                 Duration::from_secs(args.capture_timeout),
             );
-            let pane = format!("={}:", watched.target.session);
+            let pane = watched
+                .pane_id
+                .clone()
+                .unwrap_or_else(|| format!("={}:", watched.target.session));
             if let Err(error) = tmux.send_line(&pane, &text) {
                 eprintln!(
                     "bmb-monitor: watch: {}: nudge not delivered: {error}",

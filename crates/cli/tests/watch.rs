@@ -1140,3 +1140,122 @@ fn a_probe_answer_cut_at_the_byte_limit_is_unknown_not_the_number_it_starts_with
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("its answer was cut"), "{stderr}");
 }
+
+/// An interactive bash whose screen shows an idle Claude Code frame after
+/// `setup` ran at its prompt (`setup` is typed, then Enter).
+fn bash_in_front_of_a_frame(world: &World, session: &str, setup: &str) {
+    world
+        .tmux
+        .session(session, "exec bash --norc --noprofile -i");
+    world.tmux.wait_for(session, |pane| pane.contains("bash-"));
+    let target = format!("={session}:");
+    let frame = capture_path("idle-after-tool-turn");
+    let line = format!("{setup}clear; cat '{}'", frame.display());
+    world.tmux.tmux(&["send-keys", "-t", &target, "-l", &line]);
+    world.tmux.tmux(&["send-keys", "-t", &target, "Enter"]);
+    world
+        .tmux
+        .wait_for(session, |pane| pane.contains("? for shortcuts"));
+}
+
+#[test]
+fn a_shell_with_a_background_job_or_a_suspended_agent_is_still_an_exited_agent() {
+    for (name, setup, suspend) in [("bgjob", "sleep 600 & ", false), ("suspended", "", true)] {
+        let world = World::new();
+        if suspend {
+            // The "agent" runs in front, then is suspended with Ctrl-Z.
+            world.tmux.session(name, "exec bash --norc --noprofile -i");
+            world.tmux.wait_for(name, |pane| pane.contains("bash-"));
+            let target = format!("={name}:");
+            let line = format!(
+                "clear; cat '{}'; sleep 600",
+                capture_path("idle-after-tool-turn").display()
+            );
+            world.tmux.tmux(&["send-keys", "-t", &target, "-l", &line]);
+            world.tmux.tmux(&["send-keys", "-t", &target, "Enter"]);
+            world
+                .tmux
+                .wait_for(name, |pane| pane.contains("? for shortcuts"));
+            world.tmux.tmux(&["send-keys", "-t", &target, "C-z"]);
+            world.tmux.wait_for(name, |pane| pane.contains("Stopped"));
+        } else {
+            bash_in_front_of_a_frame(&world, name, setup);
+        }
+        let reports = poll_unsafe_pane(&world, name, 3);
+        assert_escalated_once_never_typed(&world, &reports, "agent_exited", "the agent exited");
+        // Leave nothing behind: the server's end takes the jobs with it.
+    }
+}
+
+#[test]
+fn a_shell_renamed_with_exec_a_is_still_a_shell() {
+    let world = World::new();
+    world.tmux.session(
+        "renamed",
+        "exec bash -c 'exec -a agentsh bash --norc --noprofile -i'",
+    );
+    world
+        .tmux
+        .wait_for("renamed", |pane| pane.contains("agentsh-"));
+    let target = "=renamed:";
+    let line = format!(
+        "clear; cat '{}'",
+        capture_path("idle-after-tool-turn").display()
+    );
+    world.tmux.tmux(&["send-keys", "-t", target, "-l", &line]);
+    world.tmux.tmux(&["send-keys", "-t", target, "Enter"]);
+    world
+        .tmux
+        .wait_for("renamed", |pane| pane.contains("? for shortcuts"));
+    let reports = poll_unsafe_pane(&world, "renamed", 2);
+    assert_escalated_once_never_typed(&world, &reports, "agent_exited", "a shell (bash)");
+}
+
+#[test]
+fn a_nudge_goes_to_the_pane_that_was_read_even_if_another_became_active() {
+    let world = World::new();
+    let received = world.path("read.received");
+    // Window 0: the agent's idle screen, recording what it is sent.
+    world.tmux.session(
+        "race",
+        &format!(
+            "stty -echo; cat '{}'; exec cat > '{}'",
+            capture_path("idle-after-tool-turn").display(),
+            received.display()
+        ),
+    );
+    world
+        .tmux
+        .wait_for("race", |pane| pane.contains("? for shortcuts"));
+    // Window 1: a shell that would run the nudge; made active once the pane was read.
+    world.tmux.tmux(&[
+        "new-window",
+        "-d",
+        "-t",
+        "=race:",
+        "exec bash --norc --noprofile -i",
+    ]);
+    let typed = world.path("typed");
+    let switch = format!(
+        "tmux -S '{}' select-window -t '=race:1'",
+        world.tmux.socket.display()
+    );
+    // The work probe runs before the capture, so the switch it makes is seen:
+    // the window read is window 1's shell, and nothing is typed at all.
+    let line = report(&world.watch_once(&[
+        "race",
+        "--json",
+        "--work-probe",
+        &format!("{switch}; echo 3"),
+        "--nudge-text",
+        &format!("touch {}", typed.display()),
+    ]));
+    assert_eq!(line["not_typed_because"], "agent_exited", "{line}");
+    assert!(!typed.exists());
+    // Switched back, the recorded pane is read and nudged, by its pane id.
+    world.tmux.tmux(&["select-window", "-t", "=race:0"]);
+    let line = report(&world.watch_once(&["race", "--json", "--work-probe", "echo 3"]));
+    assert_eq!(line["typing_safe"], true, "{line}");
+    assert_eq!(received_lines(&received, 1).len(), 1);
+    assert!(!typed.exists());
+}

@@ -177,12 +177,19 @@ fn a_remote_stalled_pane_is_captured_and_nudged_through_ssh_text_then_enter_apar
     let calls = std::fs::read_to_string(&log).unwrap();
     let sends = lines_with(&calls, "[send-keys]");
     assert_eq!(sends.len(), 2, "{calls}");
+    // Both to the pane that was captured (`%N`), not to whatever is active by then.
+    let pane = calls
+        .split("[send-keys][-t][")
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .unwrap_or("");
+    assert!(pane.starts_with('%'), "{calls}");
     assert!(
-        sends[0].ends_with(&format!("[send-keys][-t][=stall:][-l][--][{NUDGE}]")),
+        sends[0].ends_with(&format!("[send-keys][-t][{pane}][-l][--][{NUDGE}]")),
         "{calls}"
     );
     assert!(
-        sends[1].ends_with("[send-keys][-t][=stall:][Enter]"),
+        sends[1].ends_with(&format!("[send-keys][-t][{pane}][Enter]")),
         "{calls}"
     );
     assert_eq!(

@@ -49,35 +49,69 @@ pub fn parse_stat(line: &[u8]) -> Option<ProcStat> {
     })
 }
 
-/// Whether the process in the foreground of `pid`'s terminal has a child,
-/// from `/proc`: `pid`'s `tpgid` names the terminal's foreground process
-/// group, and its leader's `children` lists tell. A shell there with no
-/// child means whatever ran in the pane has ended; a wrapper (`bash -c
-/// claude`) has the agent as its child. `None` when it cannot be read (no
-/// such process, no terminal, the leader gone).
-pub fn foreground_has_children(pid: u32) -> Option<bool> {
-    foreground_has_children_in(Path::new("/proc"), pid)
+/// The process in the foreground of a terminal, as `/proc` tells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForegroundProcess {
+    /// Its name from `/proc/<pid>/stat` (the executable's, whatever `argv[0]`
+    /// says: `exec -a agentsh bash` is still `bash` here).
+    pub comm: String,
+    /// A child of it runs in the foreground process group (not stopped, not a
+    /// zombie). A wrapper (`bash -c claude`) has the agent there; an
+    /// interactive shell's background and stopped jobs are in groups of their
+    /// own, so they do not count: the shell itself reads the terminal.
+    pub running_child: bool,
 }
 
-/// As [`foreground_has_children`], with `/proc` at `root` (tests).
-pub fn foreground_has_children_in(root: &Path, pid: u32) -> Option<bool> {
-    let stat = std::fs::read(root.join(pid.to_string()).join("stat")).ok()?;
-    let close = stat.iter().rposition(|&b| b == b')')?;
-    let rest = std::str::from_utf8(stat.get(close + 1..)?).ok()?;
-    // After the name: state ppid pgrp session tty_nr tpgid.
-    let tpgid: i64 = rest.split_ascii_whitespace().nth(5)?.parse().ok()?;
+/// The foreground of `pid`'s terminal: `pid`'s `tpgid` names the terminal's
+/// foreground process group, whose leader is asked for its name and its
+/// children. `None` when it cannot be read (no such process, no terminal,
+/// the leader gone).
+pub fn foreground_of(pid: u32) -> Option<ForegroundProcess> {
+    foreground_of_in(Path::new("/proc"), pid)
+}
+
+/// As [`foreground_of`], with `/proc` at `root` (tests).
+pub fn foreground_of_in(root: &Path, pid: u32) -> Option<ForegroundProcess> {
+    let fields = |pid: u32| -> Option<(String, Vec<String>)> {
+        let stat = std::fs::read(root.join(pid.to_string()).join("stat")).ok()?;
+        let open = stat.iter().position(|&b| b == b'(')?;
+        let close = stat.iter().rposition(|&b| b == b')')?;
+        let comm = String::from_utf8_lossy(stat.get(open + 1..close)?).into_owned();
+        let rest = std::str::from_utf8(stat.get(close + 1..)?).ok()?;
+        Some((
+            comm,
+            rest.split_ascii_whitespace().map(str::to_string).collect(),
+        ))
+    };
+    // After the name: state(0) ppid(1) pgrp(2) session(3) tty_nr(4) tpgid(5).
+    let (_, pane) = fields(pid)?;
+    let tpgid: i64 = pane.get(5)?.parse().ok()?;
     let leader = u32::try_from(tpgid).ok().filter(|&l| l > 0)?;
+    let (comm, _) = fields(leader)?;
     let tasks = std::fs::read_dir(root.join(leader.to_string()).join("task")).ok()?;
-    let mut any = false;
+    let mut running_child = false;
     for task in tasks.filter_map(Result::ok) {
         let children = std::fs::read_to_string(task.path().join("children")).ok()?;
-        any |= !children.trim().is_empty();
+        for child in children
+            .split_ascii_whitespace()
+            .filter_map(|c| c.parse().ok())
+        {
+            let Some((_, stat)) = fields(child) else {
+                continue;
+            };
+            let state = stat.first().map(String::as_str).unwrap_or("");
+            let in_front = stat.get(2).and_then(|g| g.parse::<i64>().ok()) == Some(tpgid);
+            running_child |= in_front && !matches!(state, "T" | "t" | "Z" | "X");
+        }
     }
-    Some(any)
+    Some(ForegroundProcess {
+        comm,
+        running_child,
+    })
 }
 
-/// [`foreground_has_children`] on another machine: a POSIX shell script for
-/// the REMOTE shell that prints `BMB-FG <pid> <0|1>` for each pid whose
+/// [`foreground_of`] on another machine: a POSIX shell script for the
+/// REMOTE shell that prints `BMB-FG <pid> <0|1> <name>` for each pid whose
 /// terminal foreground it could read; [`parse_remote_foreground`] reads them.
 /// It ends without `exit`, so another script may follow it in one ssh call.
 pub fn remote_foreground_script(pids: &[u32]) -> String {
@@ -87,29 +121,39 @@ pub fn remote_foreground_script(pids: &[u32]) -> String {
   fg=$(sed 's/.*) //' /proc/$root/stat 2>/dev/null | cut -d ' ' -f 6)
   case "$fg" in ''|*[!0-9]*|0) continue ;; esac
   [ -d /proc/$fg/task ] || continue
-  if [ -n "$(cat /proc/$fg/task/*/children 2>/dev/null | tr -d ' 
-')" ]; then kids=1; else kids=0; fi
-  printf 'BMB-FG %s %s
-' "$root" "$kids"
+  kids=0
+  for c in $(cat /proc/$fg/task/*/children 2>/dev/null); do
+    set -- $(sed 's/.*) //' /proc/$c/stat 2>/dev/null)
+    case "$1" in T|t|Z|X|'') ;; *) [ "$3" = "$fg" ] && kids=1 ;; esac
+  done
+  name=$(sed -n 's/^[^(]*(\(.*\)).*$/\1/p' /proc/$fg/stat 2>/dev/null)
+  printf 'BMB-FG %s %s %s\n' "$root" "$kids" "$name"
 done
 "#,
         pids = pids.join(" ")
     )
 }
 
-/// Reads [`remote_foreground_script`]'s lines: (pid, the foreground has a child).
-pub fn parse_remote_foreground(output: &str) -> Vec<(u32, bool)> {
+/// Reads [`remote_foreground_script`]'s lines: (pid, its foreground).
+pub fn parse_remote_foreground(output: &str) -> Vec<(u32, ForegroundProcess)> {
     output
         .lines()
         .filter_map(|line| {
-            let mut fields = line.strip_prefix("BMB-FG ")?.split(' ');
+            let mut fields = line.strip_prefix("BMB-FG ")?.splitn(3, ' ');
             let pid = fields.next()?.parse().ok()?;
-            let kids = match fields.next()? {
+            let running_child = match fields.next()? {
                 "0" => false,
                 "1" => true,
                 _ => return None,
             };
-            fields.next().is_none().then_some((pid, kids))
+            let comm = fields.next().unwrap_or("").to_string();
+            Some((
+                pid,
+                ForegroundProcess {
+                    comm,
+                    running_child,
+                },
+            ))
         })
         .collect()
 }
@@ -262,27 +306,40 @@ mod tests {
     }
 
     #[test]
-    fn the_foreground_of_a_fake_proc_is_read_from_tpgid_and_its_leaders_children() {
+    fn the_foreground_of_a_fake_proc_is_its_leaders_name_and_its_children_in_front() {
         let root = tempfile::tempdir().unwrap();
         let write = |rel: &str, text: &str| {
             let path = root.path().join(rel);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         };
-        // The pane's shell (pid 10) with tpgid 20: process 20, named `a) b`, is in front.
+        let front = |running_child| {
+            Some(ForegroundProcess {
+                comm: "a) b".to_string(),
+                running_child,
+            })
+        };
+        // The pane's first process (10) with tpgid 20: process 20, named `a) b`, is in front.
         write("10/stat", "10 (bash) S 1 10 10 34816 20 4194560 0 0");
         write("20/stat", "20 (a) b) S 10 20 10 34816 20 4194560 0 0");
         write("20/task/20/children", "");
         write("20/task/21/children", "");
-        assert_eq!(foreground_has_children_in(root.path(), 10), Some(false));
-        write("20/task/21/children", "30 ");
-        assert_eq!(foreground_has_children_in(root.path(), 10), Some(true));
+        assert_eq!(foreground_of_in(root.path(), 10), front(false));
+        // A background job (its own group 30) and a stopped job do not count.
+        write("20/task/21/children", "30 31");
+        write("30/stat", "30 (sleep) S 20 30 10 34816 20 0");
+        write("31/stat", "31 (claude) T 20 20 10 34816 20 0");
+        assert_eq!(foreground_of_in(root.path(), 10), front(false));
+        // A running child in the foreground group (a wrapper's agent) does.
+        write("20/task/20/children", "32");
+        write("32/stat", "32 (claude) S 20 20 10 34816 20 0");
+        assert_eq!(foreground_of_in(root.path(), 10), front(true));
         // No terminal (tpgid -1), a missing leader, garbage: unknown.
         write("11/stat", "11 (daemon) S 1 11 11 0 -1 0");
         write("12/stat", "12 (x) S 1 12 12 34816 99 0");
         write("13/stat", "seven");
         for pid in [11, 12, 13, 14] {
-            assert_eq!(foreground_has_children_in(root.path(), pid), None, "{pid}");
+            assert_eq!(foreground_of_in(root.path(), pid), None, "{pid}");
         }
     }
 
@@ -299,16 +356,18 @@ mod tests {
             .output()
             .unwrap();
         let found = parse_remote_foreground(&String::from_utf8_lossy(&output.stdout));
-        for (pid, kids) in &found {
-            assert_eq!(foreground_has_children(*pid), Some(*kids), "pid {pid}");
+        for (pid, front) in &found {
+            assert_eq!(foreground_of(*pid).as_ref(), Some(front), "pid {pid}");
         }
         assert!(found.iter().all(|(pid, _)| *pid != 999_999_999));
-        assert_eq!(
-            parse_remote_foreground(
-                "BMB-FG 12 1\nBMB-FG 13 0\nBMB-FG x 1\nBMB-FG 14 2\nBMB-FG 15 1 z\nnoise"
-            ),
-            [(12, true), (13, false)]
+        let parsed = parse_remote_foreground(
+            "BMB-FG 12 1 claude\nBMB-FG 13 0 a b\nBMB-FG x 1 sh\nBMB-FG 14 2 sh\nnoise",
         );
+        let names: Vec<(u32, bool, &str)> = parsed
+            .iter()
+            .map(|(pid, f)| (*pid, f.running_child, f.comm.as_str()))
+            .collect();
+        assert_eq!(names, [(12, true, "claude"), (13, false, "a b")]);
     }
 
     #[test]

@@ -60,14 +60,17 @@ pub struct Observation<'a> {
 }
 
 /// The foreground of a pane's terminal: the process tmux names
-/// (`#{pane_current_command}`) and, where the process table can be read,
-/// whether anything runs under it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// (`#{pane_current_command}`, from its `argv[0]`) and, where the process
+/// table can be read, its executable's name and whether a child of it runs
+/// in the foreground process group.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Foreground {
     pub command: String,
-    /// `Some(false)`: the foreground process has no child. `None`: unknown
-    /// (a remote pane whose processes were not read).
-    pub has_children: Option<bool>,
+    /// The name `/proc` gives it (`exec -a agentsh bash` is still `bash`).
+    pub process: Option<String>,
+    /// `Some(true)`: a child runs in the foreground group (a wrapper's
+    /// agent). `None`: unknown (its processes were not read).
+    pub running_child: Option<bool>,
 }
 
 /// Interactive shells: in the foreground with nothing under them, the agent
@@ -76,16 +79,49 @@ pub const SHELLS: &[&str] = &[
     "bash", "zsh", "sh", "dash", "fish", "ksh", "mksh", "tcsh", "csh", "ash",
 ];
 
+/// Programs that show another terminal's screen and pass keys on to it: what
+/// runs behind them cannot be checked from here, so nothing is typed through
+/// them (watch the inner session itself, `host:session`).
+pub const RELAYS: &[&str] = &[
+    "tmux",
+    "screen",
+    "ssh",
+    "mosh-client",
+    "mosh",
+    "et",
+    "telnet",
+    "sshpass",
+    "autossh",
+];
+
 impl Foreground {
-    /// The shell, when one is in the foreground with nothing running under
-    /// it. A wrapper (`bash -c claude`) keeps the agent as its child, so it
-    /// counts as the agent running; an unknown child count on a shell is
-    /// read as exited (a keystroke into a shell runs as a command).
-    pub fn idle_shell(&self) -> Option<&str> {
-        let name = self.command.trim_start_matches('-');
-        let name = name.rsplit('/').next().unwrap_or(name);
-        let shell = SHELLS.iter().find(|&&shell| shell == name)?;
-        (self.has_children != Some(true)).then_some(*shell)
+    /// The names it goes by, without a login shell's `-` or a path.
+    fn names(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.command.as_str())
+            .chain(self.process.as_deref())
+            .map(|name| {
+                let name = name.trim_start_matches('-');
+                name.rsplit('/').next().unwrap_or(name)
+            })
+    }
+
+    /// The shell, when one is in the foreground with nothing running in
+    /// front under it: its background or stopped jobs (a suspended agent)
+    /// do not count, a wrapper's agent (`bash -c claude`) does; an unknown
+    /// child count on a shell is read as exited (a keystroke into a shell
+    /// runs as a command).
+    pub fn idle_shell(&self) -> Option<&'static str> {
+        let shell = self
+            .names()
+            .find_map(|name| SHELLS.iter().find(|&&shell| shell == name))?;
+        (self.running_child != Some(true)).then_some(*shell)
+    }
+
+    /// The relay in front, if one is.
+    pub fn relay(&self) -> Option<&'static str> {
+        self.names()
+            .find_map(|name| RELAYS.iter().find(|&&relay| relay == name))
+            .copied()
     }
 }
 
@@ -96,6 +132,8 @@ pub enum Refusal {
     NoInputBox,
     /// A shell is in the foreground with nothing under it: the agent exited or crashed.
     AgentExited,
+    /// A relay (ssh, a nested tmux) is in the foreground: the screen behind it cannot be checked.
+    Relay,
 }
 
 impl Refusal {
@@ -104,6 +142,7 @@ impl Refusal {
         match self {
             Refusal::NoInputBox => "unreadable",
             Refusal::AgentExited => "agent_exited",
+            Refusal::Relay => "relay",
         }
     }
 }
@@ -221,9 +260,10 @@ pub struct TargetMonitor {
     profile: Option<String>,
     /// Polls whose stop showed no input box the profile knows.
     pub unrecognised: u64,
-    /// This pane's input box was recognised at least once, so a screen that
-    /// is not recognised later is likely a UI change (said once).
-    box_seen: bool,
+    /// The foreground program (tmux's name for it) the last time this pane's
+    /// input box was recognised: a screen not recognised later with the same
+    /// program in front is likely a UI change (said once).
+    box_seen: Option<Option<String>>,
     ui_change_said: bool,
     /// The profiles the pane is read with (the built-ins, or the user's too).
     profiles: std::sync::Arc<Profiles>,
@@ -253,7 +293,7 @@ impl TargetMonitor {
             unchanged_polls: 0,
             profile: None,
             unrecognised: 0,
-            box_seen: false,
+            box_seen: None,
             ui_change_said: false,
             profiles: builtin_profiles(),
         }
@@ -326,6 +366,7 @@ impl TargetMonitor {
         let verdict = self.verdict(pane, observation.work);
         let mut state = self.second_witness(verdict.state, observation.witness, &mut done);
         let exited = observation.foreground.and_then(Foreground::idle_shell);
+        let relay = observation.foreground.and_then(Foreground::relay);
         if exited.is_some() {
             // Whatever the last frame shows (a spinner, a dialog), nothing
             // runs there any more: it is a stop, and the work probe says which.
@@ -336,13 +377,16 @@ impl TargetMonitor {
             None
         } else if exited.is_some() {
             Some(Refusal::AgentExited)
+        } else if relay.is_some() {
+            Some(Refusal::Relay)
         } else if !verdict.input_box {
             Some(Refusal::NoInputBox)
         } else {
             None
         };
-        if verdict.input_box && exited.is_none() {
-            self.box_seen = true;
+        let front = observation.foreground.map(|f| f.command.clone());
+        if verdict.input_box && refusal.is_none() {
+            self.box_seen = Some(front.clone());
         }
         if refusal == Some(Refusal::NoInputBox) {
             self.unrecognised += 1;
@@ -356,10 +400,25 @@ impl TargetMonitor {
         report.evidence = verdict.evidence.as_ref().map(|e| e.text.clone());
         self.rearm(state, refusal, &mut actions);
         if let Some(refusal) = refusal {
+            // A screen the profile read before, unreadable now while the
+            // same program is in front: the CLI changed how it draws.
+            let ui_change =
+                refusal == Refusal::NoInputBox && self.box_seen.as_ref() == Some(&front);
+            let why = match refusal {
+                Refusal::NoInputBox => "no input box recognised".to_string(),
+                Refusal::AgentExited => format!(
+                    "the agent exited: a shell ({}) is in the foreground with nothing running under it",
+                    exited.unwrap_or("?")
+                ),
+                Refusal::Relay => format!(
+                    "the pane runs {}, which relays a terminal this monitor cannot check (watch that session itself)",
+                    relay.unwrap_or("?")
+                ),
+            };
             self.on_refused(
                 &verdict,
-                refusal,
-                exited,
+                (refusal, &why),
+                ui_change,
                 observation,
                 pane,
                 &mut actions,
@@ -559,28 +618,22 @@ impl TargetMonitor {
         }
     }
 
-    /// A stop that must not be typed into: never nudged, escalated once per
-    /// reason with the screen's bottom lines verbatim (the sink sanitises
-    /// them). The state word stays the work probe's, as the seed has it.
+    /// A stop that must not be typed into: never nudged, escalated once (one
+    /// latch whatever the reason, so a screen that flips between two reasons
+    /// is not paged twice) with the screen's bottom lines verbatim (the sink
+    /// sanitises them). The state word stays the work probe's, as the seed has it.
     #[allow(clippy::too_many_arguments)]
     fn on_refused(
         &mut self,
         verdict: &Verdict,
-        refusal: Refusal,
-        shell: Option<&str>,
+        (refusal, why): (Refusal, &str),
+        ui_change: bool,
         observation: Observation<'_>,
         pane: &str,
         actions: &mut Vec<Action>,
         done: &mut Vec<String>,
     ) {
-        let why = match refusal {
-            Refusal::NoInputBox => "no input box recognised".to_string(),
-            Refusal::AgentExited => format!(
-                "the agent exited: a shell ({}) is in the foreground",
-                shell.unwrap_or("?")
-            ),
-        };
-        let ui_change = refusal == Refusal::NoInputBox && self.box_seen && !self.ui_change_said;
+        let ui_change = ui_change && !self.ui_change_said;
         if ui_change {
             self.ui_change_said = true;
             let version = observation
@@ -591,8 +644,12 @@ impl TargetMonitor {
                 verdict.profile
             ));
         }
-        let key = refusal.word().to_string();
-        if self.memory.escalated.get(&EscalationKind::Unreadable) == Some(&key) {
+        let key = REFUSED_KEY.to_string();
+        if self
+            .memory
+            .escalated
+            .contains_key(&EscalationKind::Unreadable)
+        {
             done.push(format!("not nudged ({why})"));
             return;
         }
@@ -800,6 +857,9 @@ impl TargetMonitor {
         }
     }
 }
+
+/// The one key of a refused stop's escalation, whatever its reason.
+const REFUSED_KEY: &str = "refused";
 
 /// The built-in profiles, shared by every monitor that has no others.
 fn builtin_profiles() -> std::sync::Arc<Profiles> {

@@ -624,10 +624,11 @@ fn observe_with<'a>(
     }
 }
 
-fn shell(command: &str, has_children: Option<bool>) -> Foreground {
+fn shell(command: &str, running_child: Option<bool>) -> Foreground {
     Foreground {
         command: command.to_string(),
-        has_children,
+        process: None,
+        running_child,
     }
 }
 
@@ -838,4 +839,83 @@ fn a_codex_stop_with_a_background_terminal_is_nudged_to_check_it() {
     ));
     assert_eq!(report.state, Some(State::Working));
     assert_eq!(sends(&actions), 0);
+}
+
+#[test]
+fn a_renamed_shell_is_known_by_its_process_and_a_relay_is_never_typed_through() {
+    let pane = idle();
+    // `exec -a agentsh bash`: tmux says `agentsh`, /proc says `bash`.
+    let renamed = Foreground {
+        command: "agentsh".to_string(),
+        process: Some("bash".to_string()),
+        running_child: Some(false),
+    };
+    let mut m = monitor(5);
+    let (typed, reasons, _) = run_polls(
+        &mut m,
+        [observe_with(
+            &pane,
+            Work::Available(1),
+            Some(&renamed),
+            None,
+        )],
+    );
+    assert_eq!((typed, reasons), (0, vec!["agent_exited"]));
+    // ssh or a nested tmux in front: the screen behind it cannot be checked.
+    for relay in ["ssh", "tmux", "mosh-client"] {
+        let fg = shell(relay, Some(true));
+        let mut m = monitor(5);
+        let (typed, reasons, report) = run_polls(
+            &mut m,
+            [observe_with(&pane, Work::Available(1), Some(&fg), None)],
+        );
+        assert_eq!((typed, reasons), (0, vec!["relay"]), "{relay}");
+        assert!(
+            report.done[0].contains(&format!("the pane runs {relay}")),
+            "{report:?}"
+        );
+    }
+}
+
+#[test]
+fn a_screen_flipping_between_two_refusals_is_escalated_once() {
+    let blank = "\n".to_string();
+    let reading = shell("bash", Some(true));
+    let idle_bash = shell("bash", Some(false));
+    let mut m = monitor(5);
+    let polls = (0..8).map(|i| {
+        let fg = if i % 2 == 0 { &reading } else { &idle_bash };
+        observe_with(&blank, Work::Available(1), Some(fg), None)
+    });
+    let (typed, reasons, _) = run_polls(&mut m, polls);
+    assert_eq!(typed, 0);
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+}
+
+#[test]
+fn another_program_in_front_of_a_recognised_pane_is_no_ui_change() {
+    let idle = idle();
+    let agent = shell("claude", Some(true));
+    let vim = shell("vim", Some(false));
+    let unknown = "~\n~\n\"/etc/hostname\" [readonly] 1L, 5B".to_string();
+    let mut m = monitor(5);
+    m.poll(observe_with(&idle, Work::Available(1), Some(&agent), None));
+    let (report, _) = m.poll(observe_with(&unknown, Work::Available(1), Some(&vim), None));
+    assert!(
+        !report.done.iter().any(|d| d.contains("UI change")),
+        "{report:?}"
+    );
+    // The same program in front, drawing what its profile cannot read: that is one.
+    let mut m = monitor(5);
+    m.poll(observe_with(&idle, Work::Available(1), Some(&agent), None));
+    let (report, _) = m.poll(observe_with(
+        &unknown,
+        Work::Available(1),
+        Some(&agent),
+        None,
+    ));
+    assert!(
+        report.done.iter().any(|d| d.contains("likely UI change")),
+        "{report:?}"
+    );
 }
