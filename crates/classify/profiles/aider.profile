@@ -9,7 +9,9 @@ versions = 0.86.x
 # prompt; Claude Code's box has two such rules, so the rule counts for both and the others decide.
 detect = ^─{8,}$
 detect = ^You can skip this check with --no-
-detect = ^(?:[a-z-]+)?>(?:\s|$)
+# Not its `>` prompt: every REPL has one (`sqlite>`, node's `>`, `mysql>`), and a profile picked
+# from a prompt alone called them Aider's input line and typed into them. `input_line` reads the
+# prompt once something only Aider prints has picked this profile (a watch keeps it per pane).
 detect = \(Y\)es/\(N\)o
 detect = ^Tokens: \S+ sent, \S+ received\.
 detect = ^Aider v\d

@@ -389,3 +389,23 @@ fn detection_says_when_no_profile_is_on_screen() {
         None
     );
 }
+
+#[test]
+fn a_repl_prompt_alone_is_no_agent_input_box_to_type_into() {
+    for pane in [
+        "Welcome to Node.js v20.20.2.\nType \".help\" for more information.\n> ",
+        "SQLite version 3.40.1\nEnter \".help\" for usage hints.\nsqlite> ",
+        "mysql> ",
+        "sftp> ",
+        "ghci> ",
+        "Python 3.11.7\n>>> ",
+        "> query\n  4/120\n> src/main.rs",
+    ] {
+        let verdict = classify::classify(pane, Work::Available(2));
+        assert!(
+            !verdict.typing_safe(),
+            "{pane:?} read as safe to type into: {verdict:#?}"
+        );
+        assert_eq!(verdict.typing_refusal(), Some("no input box recognised"));
+    }
+}

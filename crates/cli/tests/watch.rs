@@ -342,12 +342,15 @@ fn less_an_unknown_dialog_and_a_cli_with_no_profile_get_no_key_and_one_escalatio
         ("pager", manual, "less"),
         ("dialog", dialog, "cat"),
         ("othercli", other_cli, "cat"),
+        // A REPL's `> ` prompt is no agent's input line (it was read as Aider's).
+        ("repl", "> ", "node"),
     ] {
         let world = World::new();
         let file = world.path("screen.txt");
         std::fs::write(&file, screen).unwrap();
         let script = match program {
             "less" => format!("exec less '{}'", file.display()),
+            "node" => "exec node".to_string(),
             _ => format!(
                 "cat '{}'; exec cat > '{}'",
                 file.display(),
