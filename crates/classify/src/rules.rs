@@ -296,7 +296,7 @@ impl Reader<'_, '_> {
         }
         match self.find_input_box() {
             Some(input) => Decision {
-                input_box: true,
+                input_box: !self.foreign_under_box(input),
                 ..self.decide_with_box(work, input)
             },
             None => self.decide_without_box(work),
@@ -340,6 +340,18 @@ impl Reader<'_, '_> {
         self.stop(work, region, Some(input.top - 1))
     }
 
+    /// Under a live box a CLI draws only its footer, indented; a line at
+    /// column zero there is something else drawing over the agent's last
+    /// frame (a shell prompt after it exited, `[1]+ Stopped`), so the box
+    /// cannot be trusted to take a keystroke.
+    fn foreign_under_box(&mut self, input: InputBox) -> bool {
+        (0..input.bottom).any(|i| {
+            self.tail
+                .get(i)
+                .is_some_and(|line| !line.is_blank() && !line.is_indented())
+        })
+    }
+
     fn decide_without_box(&mut self, work: Work) -> Decision {
         let chrome = self.region(RegionKind::Bottom, 0, BOXLESS_CHROME_LINES - 1);
         for i in 0..BOXLESS_CHROME_LINES {
@@ -368,8 +380,9 @@ impl Reader<'_, '_> {
         match edge {
             Some(i) => {
                 let region = self.region(RegionKind::InputBox, i, i);
+                let under = InputBox { bottom: i, top: i };
                 Decision {
-                    input_box: true,
+                    input_box: !self.foreign_under_box(under),
                     ..self.stop(work, region, Some(i))
                 }
             }

@@ -409,3 +409,26 @@ fn a_repl_prompt_alone_is_no_agent_input_box_to_type_into() {
         assert_eq!(verdict.typing_refusal(), Some("no input box recognised"));
     }
 }
+
+#[test]
+fn a_line_at_column_zero_under_the_box_means_the_box_is_no_longer_live() {
+    let idle = screen(TURN_ENDED, "", "", IDLE_FOOTER);
+    assert!(classify::classify(&idle, Work::Available(1)).typing_safe());
+    // What a shell leaves under the agent's last frame once the agent is gone.
+    for under in [
+        "root@h:~# ",
+        "[1]+  Stopped                 claude",
+        "Connection to host closed.",
+    ] {
+        let pane = format!("{idle}{under}\n");
+        let verdict = classify::classify(&pane, Work::Available(1));
+        assert_eq!(verdict.state, State::Stalled, "{pane}");
+        assert!(
+            !verdict.typing_safe(),
+            "{under:?} under the footer: {verdict:#?}"
+        );
+    }
+    // The footer's own rows (indented) keep it live: a background agent listed under it.
+    let listed = format!("{idle}  ◯ general-purpose  Survey monitor.rs   3s · ↑ 1.2k tokens\n");
+    assert!(classify::classify(&listed, Work::Available(1)).typing_safe());
+}
