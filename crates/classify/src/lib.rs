@@ -158,13 +158,26 @@ pub struct Context<'a> {
 }
 
 /// The text as a terminal would show it, line by line: escape sequences,
-/// carriage returns and control characters removed (what the rules read).
-/// For relaying pane text to a human or a chat without any of them.
+/// carriage returns and control characters removed (what the rules read),
+/// and the bidirectional overrides and isolates too, which would let pane text
+/// reorder what a human reads in a relay. For relaying pane text to a human
+/// or a chat without any of them.
 pub fn plain_text(text: &str) -> String {
     text.split('\n')
-        .map(tail::normalize)
+        .map(|line| {
+            tail::normalize(line)
+                .chars()
+                .filter(|c| !is_bidi_control(*c))
+                .collect::<String>()
+        })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// U+202A-U+202E (embeddings, overrides), U+2066-U+2069 (isolates), the
+/// marks U+200E, U+200F and U+061C.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}')
 }
 
 /// Classifies a pane with the auto profile and no echo slices (the seed's entry point).

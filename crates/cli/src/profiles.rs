@@ -28,7 +28,7 @@ pub struct UserProfiles {
     /// What the folder looked like when last read: each file's name, size
     /// and modification time.
     seen: Option<Vec<(Utf8PathBuf, u64, Option<std::time::SystemTime>)>>,
-    /// Every malformed-profile message already said, so each is said once.
+    /// The malformed-profile messages said and still true, so each is said once.
     said: std::collections::BTreeSet<String>,
 }
 
@@ -55,6 +55,8 @@ impl UserProfiles {
         let first = self.seen.is_none();
         self.seen = Some(now);
         let (extra, errors) = user_dir_profiles(dir.as_deref());
+        // A mistake is said once while it lasts; fixed and made again, it is said again.
+        self.said.retain(|message| errors.contains(message));
         for message in errors {
             if self.said.insert(message.clone()) {
                 eprintln!("bmb-monitor: ignoring profile: {message}");

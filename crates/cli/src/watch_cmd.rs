@@ -835,6 +835,11 @@ mod tests {
             sanitize_text("\u{1b}]0;pwned\u{7}title\u{1b}]8;;x\u{1b}\\link\nok"),
             "titlelink\nok"
         );
+        // A right-to-left override would make `No` read as `oN`-spoofed text in a chat.
+        assert_eq!(
+            sanitize_text("Allow \u{202e}?seY\u{202c} \u{2066}x\u{2069}"),
+            "Allow ?seY x"
+        );
         assert_eq!(
             escape_html("<b>\"x\" & 'y'</b>"),
             "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;"
