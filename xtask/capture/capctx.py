@@ -270,7 +270,7 @@ def run(a, table, cli, prepare, out_default=None, size_examples="80x24 or 120x40
         meta_extra=()):
     """`--list`, or: check the names and --size, prepare() -> (binary, version), then run every
     (scenario, size) job in parallel. table: {name: (function, size keys)}. driver_flags: what
-    `captured:` repeats of the driver's own flags; meta_extra: (key, value) lines they add to each
+    `captured:` repeats of the driver's own flags (a string, or a function called after prepare()); meta_extra: (key, value) lines they add to each
     meta. Returns the exit code."""
     if a.tag and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", a.tag):
         print(f"--tag must be letters, digits, '.', '_' or '-' (got {a.tag!r})", file=sys.stderr)
@@ -308,7 +308,9 @@ def run(a, table, cli, prepare, out_default=None, size_examples="80x24 or 120x40
     os.makedirs(out, exist_ok=True)
     failed = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        ctx = {"color": a.color, "tag": a.tag, "extra_args": replay_args(a, cli.agent, driver_flags),
+        # driver_flags may be a function: the driver settles some flags in prepare().
+        flags = driver_flags() if callable(driver_flags) else driver_flags
+        ctx = {"color": a.color, "tag": a.tag, "extra_args": replay_args(a, cli.agent, flags),
                "meta_extra": meta_extra}
         futs = [ex.submit(run_one, cli, table[n][0], n, k, out, binary, version, **ctx) for n, k in jobs]
         for f in concurrent.futures.as_completed(futs):

@@ -15,7 +15,10 @@ Claude Code do, never by a classifier.
 --permission-mode MODE starts every session with `claude --permission-mode MODE` (the release's
 own choices, from its --help: 2.1.332 has acceptEdits, auto, bypassPermissions, manual, dontAsk,
 plan; 2.1.197 has `default` where 2.1.332 has `manual`), except in the scenarios that choose a mode
-of their own (plan, acceptEdits, bypass). Each case's meta records the mode its session ran in.
+of their own (plan, acceptEdits, bypass, the auto-check ones). Without it, a release that has
+`manual` runs in manual mode: the scenarios were written for a mode that asks before each tool,
+and 2.1.283+ starts in auto mode, where they would wait for dialogs that never come (so
+`cargo xtask drift` replays them as written). Each case's meta records the mode its session ran in.
 """
 
 from __future__ import annotations
@@ -1069,23 +1072,31 @@ def main(argv=None):
     ap.add_argument("--claude", help="path to a claude binary to run instead of installing --version")
     ap.add_argument("--permission-mode", metavar="MODE",
                     help="start claude with --permission-mode MODE (one of the release's own choices; "
-                         "scenarios that choose their own mode keep it); default: the release's default")
+                         "scenarios that choose their own mode keep it); default: manual where the release "
+                         "has it (the scenarios were written for a mode that asks before each tool), else "
+                         "the release's default")
     a = ap.parse_args(argv)
     global PERMISSION_MODE
     PERMISSION_MODE = a.permission_mode
 
     def prepare():
+        global PERMISSION_MODE
         binary = a.claude or ensure_claude(capctx.version_of(a, "claude"))
         version = claude_version(binary)
+        modes = permission_modes(binary)
+        if not a.permission_mode and "manual" in modes:
+            # 2.1.283+ starts in auto mode, where most tools never ask: the
+            # permission scenarios would wait for a dialog that never comes.
+            a.permission_mode = PERMISSION_MODE = "manual"
         if a.permission_mode:
-            modes = permission_modes(binary)
             if a.permission_mode not in modes:
                 print(f"--permission-mode {a.permission_mode}: Claude Code {version} has no such mode "
                       f"(its --permission-mode choices: {', '.join(modes) or 'none listed'})", file=sys.stderr)
                 raise SystemExit(2)
         return binary, version
 
-    flags = f" --permission-mode {a.permission_mode}" if a.permission_mode else ""
+    def flags():
+        return f" --permission-mode {a.permission_mode}" if a.permission_mode else ""
     return capctx.run(a, SCENARIOS, CLI, prepare, size_examples="80x24, 120x40 or 200x50", driver_flags=flags)
 
 
