@@ -343,12 +343,14 @@ impl Reader<'_, '_> {
     /// Under a live box a CLI draws only its footer, indented; a line at
     /// column zero there is something else drawing over the agent's last
     /// frame (a shell prompt after it exited, `[1]+ Stopped`), so the box
-    /// cannot be trusted to take a keystroke.
+    /// cannot be trusted to take a keystroke. Our own typed text echoed
+    /// there (a terminal in cooked mode) is no other program's (seed defect 1).
     fn foreign_under_box(&mut self, input: InputBox) -> bool {
+        let echo = self.echo;
         (0..input.bottom).any(|i| {
-            self.tail
-                .get(i)
-                .is_some_and(|line| !line.is_blank() && !line.is_indented())
+            self.tail.get(i).is_some_and(|line| {
+                !line.is_blank() && !line.is_indented() && !echo.matches(&line.text)
+            })
         })
     }
 
