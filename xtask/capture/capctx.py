@@ -28,9 +28,28 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 SIZES = {"s": (80, 24), "m": (120, 40), "l": (200, 50)}
 
 # The release of each CLI that `cargo xtask capture` and the live tests run unless `--version` names
-# another, named exactly: on Node 20 an unpinned `npm install` resolves to the newest release whose
-# `engines` allow Node 20 (for Claude Code 2.1.197), not to the current one (2.1.332, Node >= 22).
-PINNED = {"claude": "2.1.332", "codex": "0.171.0", "gemini": "0.61.0", "opencode": "1.18.33", "aider": "0.86.2"}
+# another, as the registry spec that installs it: always a named release, since on Node 20 an
+# unpinned `npm install` resolves to the newest release whose `engines` allow Node 20 (for Claude
+# Code 2.1.197), not to the current one (2.1.332, Node >= 22).
+RELEASES = {
+    "claude": "@anthropic-ai/claude-code@2.1.332",
+    "codex": "@openai/codex@0.171.0",
+    "gemini": "@google/gemini-cli@0.61.0",
+    "opencode": "opencode-ai@1.18.33",
+    "aider": "aider-chat==0.86.2",
+}
+
+
+def split_release(spec):
+    """(package, version) of `name@version`, `@scope/name@version` or `name==version`."""
+    if "==" in spec:
+        return tuple(spec.split("==", 1))
+    name, _, version = spec.rpartition("@")
+    return name, version
+
+
+PACKAGES = {agent: split_release(spec)[0] for agent, spec in RELEASES.items()}
+PINNED = {agent: split_release(spec)[1] for agent, spec in RELEASES.items()}
 
 # The terminal colour classes a user's pane can have. `256` is a tmux pane started by nobody in
 # particular: TERM=xterm-256color (tmux's own) and no COLORTERM, because the variable is inherited

@@ -37,7 +37,7 @@ from capctx import (LOREM, ROOT, Cli, cli_version, must, npm_install, simple_sce
                     wait_settled)
 from harness import Session, has_input_box  # noqa: E402
 
-NPM_PACKAGE = "@anthropic-ai/claude-code"
+NPM_PACKAGE = capctx.PACKAGES["claude"]
 
 
 def claude_bin(version=capctx.PINNED["claude"]):

@@ -28,8 +28,8 @@ from capctx import (LOREM, ROOT, Cli, cli_version, must, npm_install, simple_sce
 from harness_agents import CodexSession, GeminiSession  # noqa: E402
 
 AGENTS = {
-    "codex": {"package": "@openai/codex", "bin": "codex", "session": CodexSession},
-    "gemini": {"package": "@google/gemini-cli", "bin": "gemini", "session": GeminiSession},
+    "codex": {"package": capctx.PACKAGES["codex"], "bin": "codex", "session": CodexSession},
+    "gemini": {"package": capctx.PACKAGES["gemini"], "bin": "gemini", "session": GeminiSession},
 }
 
 BOTH = ("m", "s")

@@ -31,7 +31,7 @@ import capctx  # noqa: E402
 from capctx import ROOT, cli_version, must, simple_scenario, text, wait_settled  # noqa: E402
 
 AGENT = "aider"
-PIP_PACKAGE = "aider-chat"
+PIP_PACKAGE = capctx.PACKAGES["aider"]
 ALL = ("m", "s")
 
 

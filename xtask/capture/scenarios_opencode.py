@@ -28,7 +28,7 @@ import capctx  # noqa: E402
 from capctx import ROOT, cli_version, must, npm_install, simple_scenario, text, tool, wait_settled  # noqa: E402
 
 AGENT = "opencode"
-NPM_PACKAGE = "opencode-ai"
+NPM_PACKAGE = capctx.PACKAGES["opencode"]
 ALL = ("m", "s")
 
 BUSY = "esc interrupt"

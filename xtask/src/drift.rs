@@ -888,38 +888,35 @@ mod tests {
 
     #[test]
     fn reads_pip_index_and_names_what_is_odd() {
-        let real = "aider-chat (0.86.2)\nAvailable versions: 0.86.2, 0.86.1, 0.86.0\n";
+        let real = "some-tool (0.86.2)\nAvailable versions: 0.86.2, 0.86.1, 0.86.0\n";
+        assert_eq!(parse_pip_index(real, "some-tool"), Ok("0.86.2".to_string()));
         assert_eq!(
-            parse_pip_index(real, "aider-chat"),
+            parse_pip_index("Some_Tool (0.86.2)\n", "some-tool"),
             Ok("0.86.2".to_string())
         );
         assert_eq!(
-            parse_pip_index("Aider_Chat (0.86.2)\n", "aider-chat"),
-            Ok("0.86.2".to_string())
-        );
-        assert_eq!(
-            parse_pip_index("", "aider-chat"),
+            parse_pip_index("", "some-tool"),
             Err("pip index printed nothing".to_string())
         );
         assert_eq!(
-            parse_pip_index("aider-chat 0.86.2\n", "aider-chat"),
+            parse_pip_index("some-tool 0.86.2\n", "some-tool"),
             Err(
-                "pip index's first line `aider-chat 0.86.2` is not `aider-chat (VERSION)`"
+                "pip index's first line `some-tool 0.86.2` is not `some-tool (VERSION)`"
                     .to_string()
             )
         );
         assert_eq!(
-            parse_pip_index("aider (0.1.0)\n", "aider-chat"),
-            Err("pip index answered for `aider`, not `aider-chat`".to_string())
+            parse_pip_index("some (0.1.0)\n", "some-tool"),
+            Err("pip index answered for `some`, not `some-tool`".to_string())
         );
         assert_eq!(
-            parse_pip_index("aider-chat (unknown)\n", "aider-chat"),
+            parse_pip_index("some-tool (unknown)\n", "some-tool"),
             Err("pip index's newest `unknown` is not a release number".to_string())
         );
         assert_eq!(
             parse_pip_index(
-                "aider-chat (0.86.2)\nAvailable versions: 0.90.0, 0.86.2\n",
-                "aider-chat"
+                "some-tool (0.86.2)\nAvailable versions: 0.90.0, 0.86.2\n",
+                "some-tool"
             ),
             Err("pip index names 0.86.2 as the newest but lists `0.90.0` first".to_string())
         );
@@ -948,7 +945,7 @@ mod tests {
         let npm = Cli {
             agent: "claude".to_string(),
             registry: Registry::Npm,
-            package: "@anthropic-ai/claude-code".to_string(),
+            package: "@example/agent-cli".to_string(),
             pinned: "2.1.332".to_string(),
         };
         let mut command = registry_command(&npm);
@@ -961,7 +958,7 @@ mod tests {
         let pypi = Cli {
             agent: "aider".to_string(),
             registry: Registry::Pypi,
-            package: "aider-chat".to_string(),
+            package: "some-tool".to_string(),
             pinned: "0.86.2".to_string(),
         };
         let mut command = registry_command(&pypi);
@@ -973,11 +970,11 @@ mod tests {
     #[test]
     fn reads_the_drivers_release_table() {
         let clis = parse_clis(
-            "claude\tnpm\t@anthropic-ai/claude-code\t2.1.332\naider\tpypi\taider-chat\t0.86.2\n",
+            "claude\tnpm\t@example/agent-cli\t2.1.332\naider\tpypi\tsome-tool\t0.86.2\n",
         )
         .unwrap();
         assert_eq!(clis.len(), 2);
-        assert_eq!(clis[0].package, "@anthropic-ai/claude-code");
+        assert_eq!(clis[0].package, "@example/agent-cli");
         assert_eq!(clis[1].registry, Registry::Pypi);
         assert_eq!(clis[1].pinned, "0.86.2");
         assert!(parse_clis("").unwrap_err().contains("empty"));
