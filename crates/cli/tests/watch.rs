@@ -1144,16 +1144,22 @@ fn a_probe_answer_cut_at_the_byte_limit_is_unknown_not_the_number_it_starts_with
     assert!(stderr.contains("its answer was cut"), "{stderr}");
 }
 
-/// An interactive bash whose screen shows an idle Claude Code frame after
-/// `setup` ran at its prompt (`setup` is typed, then Enter).
-fn bash_in_front_of_a_frame(world: &World, session: &str, setup: &str) {
-    world
-        .tmux
-        .session(session, "exec bash --norc --noprofile -i");
-    world.tmux.wait_for(session, |pane| pane.contains("bash-"));
+/// A session running `shell` (an interactive bash, by whatever name), at
+/// whose prompt an idle Claude Code frame was printed: `{before}clear; cat
+/// FRAME{after}` is typed, then Enter. Returns once the frame is on screen.
+fn frame_at_a_shell(
+    world: &World,
+    session: &str,
+    shell: &str,
+    prompt: &str,
+    before: &str,
+    after: &str,
+) {
+    world.tmux.session(session, shell);
+    world.tmux.wait_for(session, |pane| pane.contains(prompt));
     let target = format!("={session}:");
     let frame = capture_path("idle-after-tool-turn");
-    let line = format!("{setup}clear; cat '{}'", frame.display());
+    let line = format!("{before}clear; cat '{}'{after}", frame.display());
     world.tmux.tmux(&["send-keys", "-t", &target, "-l", &line]);
     world.tmux.tmux(&["send-keys", "-t", &target, "Enter"]);
     world
@@ -1161,55 +1167,34 @@ fn bash_in_front_of_a_frame(world: &World, session: &str, setup: &str) {
         .wait_for(session, |pane| pane.contains("? for shortcuts"));
 }
 
+const BASH: &str = "exec bash --norc --noprofile -i";
+
 #[test]
 fn a_shell_with_a_background_job_or_a_suspended_agent_is_still_an_exited_agent() {
-    for (name, setup, suspend) in [("bgjob", "sleep 600 & ", false), ("suspended", "", true)] {
+    // A job left in the background; an "agent" in front, then suspended with Ctrl-Z.
+    for (name, before, after) in [
+        ("bgjob", "sleep 600 & ", ""),
+        ("suspended", "", "; sleep 600"),
+    ] {
         let world = World::new();
-        if suspend {
-            // The "agent" runs in front, then is suspended with Ctrl-Z.
-            world.tmux.session(name, "exec bash --norc --noprofile -i");
-            world.tmux.wait_for(name, |pane| pane.contains("bash-"));
-            let target = format!("={name}:");
-            let line = format!(
-                "clear; cat '{}'; sleep 600",
-                capture_path("idle-after-tool-turn").display()
-            );
-            world.tmux.tmux(&["send-keys", "-t", &target, "-l", &line]);
-            world.tmux.tmux(&["send-keys", "-t", &target, "Enter"]);
+        frame_at_a_shell(&world, name, BASH, "bash-", before, after);
+        if name == "suspended" {
             world
                 .tmux
-                .wait_for(name, |pane| pane.contains("? for shortcuts"));
-            world.tmux.tmux(&["send-keys", "-t", &target, "C-z"]);
+                .tmux(&["send-keys", "-t", &format!("={name}:"), "C-z"]);
             world.tmux.wait_for(name, |pane| pane.contains("Stopped"));
-        } else {
-            bash_in_front_of_a_frame(&world, name, setup);
         }
         let reports = poll_unsafe_pane(&world, name, 3);
         assert_escalated_once_never_typed(&world, &reports, "agent_exited", "the agent exited");
-        // Leave nothing behind: the server's end takes the jobs with it.
+        // The jobs end with the private server when `world` is dropped.
     }
 }
 
 #[test]
 fn a_shell_renamed_with_exec_a_is_still_a_shell() {
     let world = World::new();
-    world.tmux.session(
-        "renamed",
-        "exec bash -c 'exec -a agentsh bash --norc --noprofile -i'",
-    );
-    world
-        .tmux
-        .wait_for("renamed", |pane| pane.contains("agentsh-"));
-    let target = "=renamed:";
-    let line = format!(
-        "clear; cat '{}'",
-        capture_path("idle-after-tool-turn").display()
-    );
-    world.tmux.tmux(&["send-keys", "-t", target, "-l", &line]);
-    world.tmux.tmux(&["send-keys", "-t", target, "Enter"]);
-    world
-        .tmux
-        .wait_for("renamed", |pane| pane.contains("? for shortcuts"));
+    let renamed = "exec bash -c 'exec -a agentsh bash --norc --noprofile -i'";
+    frame_at_a_shell(&world, "renamed", renamed, "agentsh-", "", "");
     let reports = poll_unsafe_pane(&world, "renamed", 2);
     assert_escalated_once_never_typed(&world, &reports, "agent_exited", "a shell (bash)");
 }
@@ -1231,13 +1216,7 @@ fn a_nudge_goes_to_the_pane_that_was_read_even_if_another_became_active() {
         .tmux
         .wait_for("race", |pane| pane.contains("? for shortcuts"));
     // Window 1: a shell that would run the nudge; made active once the pane was read.
-    world.tmux.tmux(&[
-        "new-window",
-        "-d",
-        "-t",
-        "=race:",
-        "exec bash --norc --noprofile -i",
-    ]);
+    world.tmux.tmux(&["new-window", "-d", "-t", "=race:", BASH]);
     let typed = world.path("typed");
     let switch = format!(
         "tmux -S '{}' select-window -t '=race:1'",
