@@ -48,7 +48,7 @@ fn scrollback_of(screen: &str, history: &str) -> String {
 fn main() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/panes/claude");
     println!(
-        "{:<34} {:>10} {:>12} {:>12} {:>7}",
+        "{:<52} {:>10} {:>12} {:>12} {:>7}",
         "capture (120x40)", "state", "screen ns", "10k-line ns", "ratio"
     );
     for case in [
@@ -56,6 +56,12 @@ fn main() {
         "question-permission-bash",
         "idle-after-tool-turn",
         "question-ask-single",
+        // Claude Code 2.1.332: a full-screen frame, the box pinned to the
+        // bottom with blank rows above it; and the auto-mode dialog.
+        "working-bash-sleep-v2.1.332-auto",
+        "question-permission-bash-v2.1.332-manual",
+        "idle-after-tool-turn-v2.1.332-auto",
+        "question-auto-mode-check-unavailable-v2.1.332-auto",
     ] {
         let dir = corpus.join(case);
         let (Ok(screen), Ok(history)) = (
@@ -74,7 +80,7 @@ fn main() {
         );
         let (short_ns, long_ns) = (median_ns(&screen), median_ns(&long));
         println!(
-            "{case:<34} {:>10} {short_ns:>12.0} {long_ns:>12.0} {:>7.2}",
+            "{case:<52} {:>10} {short_ns:>12.0} {long_ns:>12.0} {:>7.2}",
             state.as_str(),
             long_ns / short_ns
         );

@@ -236,10 +236,13 @@ impl<'a> Watch<'a> {
             .zip(&processes)
             .map(|(capture, processes)| {
                 let front = processes.foreground.as_ref();
+                let capture = capture.as_ref().ok()?;
                 Some(Foreground {
-                    command: capture.as_ref().ok()?.current_command.clone()?,
+                    command: capture.current_command.clone()?,
                     process: front.map(|f| f.comm.clone()),
                     running_child: front.map(|f| f.running_child),
+                    dead: capture.dead,
+                    in_mode: capture.in_mode,
                 })
             })
             .collect();

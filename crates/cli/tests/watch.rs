@@ -1241,3 +1241,60 @@ fn a_nudge_goes_to_the_pane_that_was_read_even_if_another_became_active() {
     assert_eq!(received_lines(&received, 1).len(), 1);
     assert!(!typed.exists());
 }
+
+#[test]
+fn a_shell_on_a_terminal_of_its_own_or_with_a_job_from_its_startup_file_is_an_exited_agent() {
+    let world = World::new();
+    // `script` gives the shell a terminal of its own (as sudo's use_pty and
+    // `poetry shell` do): the pane's foreground is `script`, the shell is behind it.
+    let script = format!("exec script -q /dev/null -c '{}'", &BASH["exec ".len()..]);
+    frame_at_a_shell(&world, "scripted", &script, "bash-", "", "");
+    let reports = poll_unsafe_pane(&world, "scripted", 2);
+    assert_escalated_once_never_typed(&world, &reports, "agent_exited", "a shell (bash)");
+
+    // A job started by the startup file, before job control: in the shell's own group.
+    let world = World::new();
+    let rc = world.path("rc.sh");
+    std::fs::write(&rc, "PS1='rcsh# '\nsleep 600 &\n").unwrap();
+    let shell = format!("exec bash --noprofile --rcfile '{}' -i", rc.display());
+    frame_at_a_shell(&world, "rcjob", &shell, "rcsh#", "", "");
+    let reports = poll_unsafe_pane(&world, "rcjob", 2);
+    assert_escalated_once_never_typed(&world, &reports, "agent_exited", "a shell (bash)");
+}
+
+#[test]
+fn a_pane_in_copy_mode_or_a_dead_pane_gets_no_key_and_one_escalation() {
+    let world = World::new();
+    let received = world.replay("copying", "idle-after-tool-turn");
+    world.tmux.tmux(&["copy-mode", "-t", "=copying:"]);
+    let reports = poll_unsafe_pane(&world, "copying", 3);
+    assert_escalated_once_never_typed(&world, &reports, "pane_in_mode", "copy mode");
+    world
+        .tmux
+        .tmux(&["send-keys", "-t", "=copying:", "-X", "cancel"]);
+    let line = report(&world.watch_once(&["copying", "--json", "--work-probe", "echo 3"]));
+    assert_eq!(line["typing_safe"], true, "out of copy mode: {line}");
+    assert_eq!(received_lines(&received, 1).len(), 1);
+
+    // The agent was the pane's own program, and the pane stayed after it ended.
+    let world = World::new();
+    world.tmux.session("keeper", "exec sleep 600");
+    world
+        .tmux
+        .tmux(&["set-option", "-g", "remain-on-exit", "on"]);
+    world.tmux.session(
+        "dead",
+        &format!(
+            "cat '{}'; exit 0",
+            capture_path("idle-after-tool-turn").display()
+        ),
+    );
+    world.tmux.wait_for("dead", |_| {
+        let out = world
+            .tmux
+            .tmux(&["display-message", "-p", "-t", "=dead:", "#{pane_dead}"]);
+        String::from_utf8_lossy(&out.stdout).trim() == "1"
+    });
+    let reports = poll_unsafe_pane(&world, "dead", 2);
+    assert_escalated_once_never_typed(&world, &reports, "agent_exited", "its pane is dead");
+}

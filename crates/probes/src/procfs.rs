@@ -63,15 +63,22 @@ pub struct ForegroundProcess {
 }
 
 /// The foreground of `pid`'s terminal: `pid`'s `tpgid` names the terminal's
-/// foreground process group, whose leader is asked for its name and its
-/// children. `None` when it cannot be read (no such process, no terminal,
-/// the leader gone).
+/// foreground process group, whose leader is asked for its name, its
+/// children and what it waits on. A leader whose child runs on a terminal of
+/// its own (`script`, python's `pty.spawn`, sudo's `use_pty`, `poetry shell`)
+/// shows that terminal, so its foreground is followed, a few levels deep.
+/// `None` when it cannot be read (no such process, no terminal, the leader
+/// gone).
 pub fn foreground_of(pid: u32) -> Option<ForegroundProcess> {
     foreground_of_in(Path::new("/proc"), pid)
 }
 
+/// How many terminals inside terminals are followed.
+const MAX_NESTED_TERMINALS: usize = 4;
+
 /// As [`foreground_of`], with `/proc` at `root` (tests).
 pub fn foreground_of_in(root: &Path, pid: u32) -> Option<ForegroundProcess> {
+    // After the name: state(0) ppid(1) pgrp(2) session(3) tty_nr(4) tpgid(5).
     let fields = |pid: u32| -> Option<(String, Vec<String>)> {
         let stat = std::fs::read(root.join(pid.to_string()).join("stat")).ok()?;
         let open = stat.iter().position(|&b| b == b'(')?;
@@ -83,31 +90,64 @@ pub fn foreground_of_in(root: &Path, pid: u32) -> Option<ForegroundProcess> {
             rest.split_ascii_whitespace().map(str::to_string).collect(),
         ))
     };
-    // After the name: state(0) ppid(1) pgrp(2) session(3) tty_nr(4) tpgid(5).
-    let (_, pane) = fields(pid)?;
-    let tpgid: i64 = pane.get(5)?.parse().ok()?;
-    let leader = u32::try_from(tpgid).ok().filter(|&l| l > 0)?;
-    let (comm, _) = fields(leader)?;
-    let tasks = std::fs::read_dir(root.join(leader.to_string()).join("task")).ok()?;
-    let mut running_child = false;
-    for task in tasks.filter_map(Result::ok) {
-        let children = std::fs::read_to_string(task.path().join("children")).ok()?;
-        for child in children
-            .split_ascii_whitespace()
-            .filter_map(|c| c.parse().ok())
-        {
-            let Some((_, stat)) = fields(child) else {
-                continue;
-            };
-            let state = stat.first().map(String::as_str).unwrap_or("");
-            let in_front = stat.get(2).and_then(|g| g.parse::<i64>().ok()) == Some(tpgid);
-            running_child |= in_front && !matches!(state, "T" | "t" | "Z" | "X");
+    let number = |stat: &[String], at: usize| stat.get(at).and_then(|v| v.parse::<i64>().ok());
+    let mut at = pid;
+    let mut found = None;
+    for _ in 0..=MAX_NESTED_TERMINALS {
+        let Some((_, stat)) = fields(at) else { break };
+        let (Some(tty), Some(tpgid)) = (number(&stat, 4), number(&stat, 5)) else {
+            break;
+        };
+        let Some(leader) = u32::try_from(tpgid).ok().filter(|&l| l > 0) else {
+            break;
+        };
+        let Some((comm, _)) = fields(leader) else {
+            break;
+        };
+        let Ok(tasks) = std::fs::read_dir(root.join(leader.to_string()).join("task")) else {
+            break;
+        };
+        let mut child_in_front = false;
+        let mut nested = None;
+        for task in tasks.filter_map(Result::ok) {
+            let children =
+                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            for child in children
+                .split_ascii_whitespace()
+                .filter_map(|c| c.parse().ok())
+            {
+                let Some((_, stat)) = fields(child) else {
+                    continue;
+                };
+                let state = stat.first().map(String::as_str).unwrap_or("");
+                let running = !matches!(state, "T" | "t" | "Z" | "X");
+                child_in_front |= running && number(&stat, 2) == Some(tpgid);
+                let own_terminal = number(&stat, 4).is_some_and(|t| t != 0 && t != tty);
+                if running && own_terminal && nested.is_none() {
+                    nested = Some(child);
+                }
+            }
+        }
+        // A shell waiting for its child (`do_wait`) runs a program in front
+        // of it; one reading the terminal is at its prompt, whatever it
+        // started in the background from a startup file (before job control).
+        let wchan = std::fs::read_to_string(root.join(leader.to_string()).join("wchan"))
+            .ok()
+            .filter(|w| !w.is_empty() && w != "0");
+        let running_child = match &wchan {
+            Some(wchan) => child_in_front && wchan.starts_with("do_wait"),
+            None => child_in_front,
+        };
+        found = Some(ForegroundProcess {
+            comm,
+            running_child,
+        });
+        match nested {
+            Some(child) => at = child,
+            None => break,
         }
     }
-    Some(ForegroundProcess {
-        comm,
-        running_child,
-    })
+    found
 }
 
 /// [`foreground_of`] on another machine: a POSIX shell script for the
@@ -126,6 +166,7 @@ pub fn remote_foreground_script(pids: &[u32]) -> String {
     set -- $(sed 's/.*) //' /proc/$c/stat 2>/dev/null)
     case "$1" in T|t|Z|X|'') ;; *) [ "$3" = "$fg" ] && kids=1 ;; esac
   done
+  case "$(cat /proc/$fg/wchan 2>/dev/null)" in ''|0|do_wait*) ;; *) kids=0 ;; esac
   name=$(sed -n 's/^[^(]*(\(.*\)).*$/\1/p' /proc/$fg/stat 2>/dev/null)
   printf 'BMB-FG %s %s %s\n' "$root" "$kids" "$name"
 done
@@ -334,6 +375,22 @@ mod tests {
         write("20/task/20/children", "32");
         write("32/stat", "32 (claude) S 20 20 10 34816 20 0");
         assert_eq!(foreground_of_in(root.path(), 10), front(true));
+        // Waiting for that child, it is a wrapper; at its prompt (reading the
+        // terminal), the child is a job it started before job control.
+        write("20/wchan", "do_wait");
+        assert_eq!(foreground_of_in(root.path(), 10), front(true));
+        write("20/wchan", "poll_schedule_timeout.constprop.0");
+        assert_eq!(foreground_of_in(root.path(), 10), front(false));
+        // `script` (40) in front runs bash (41) on a terminal of its own
+        // (tty 34817): what the pane shows is that terminal's foreground.
+        write("15/stat", "15 (sh) S 1 15 15 34816 40 0");
+        write("40/stat", "40 (script) S 15 40 15 34816 40 0");
+        write("40/task/40/children", "41");
+        write("41/stat", "41 (bash) S 40 41 41 34817 41 0");
+        write("41/task/41/children", "");
+        write("41/wchan", "n_tty_read");
+        let inner = foreground_of_in(root.path(), 15).unwrap();
+        assert_eq!((inner.comm.as_str(), inner.running_child), ("bash", false));
         // No terminal (tpgid -1), a missing leader, garbage: unknown.
         write("11/stat", "11 (daemon) S 1 11 11 0 -1 0");
         write("12/stat", "12 (x) S 1 12 12 34816 99 0");

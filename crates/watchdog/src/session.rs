@@ -71,12 +71,17 @@ pub struct Foreground {
     /// `Some(true)`: a child runs in the foreground group (a wrapper's
     /// agent). `None`: unknown (its processes were not read).
     pub running_child: Option<bool>,
+    /// tmux says the pane's program ended (`#{pane_dead}`, remain-on-exit).
+    pub dead: bool,
+    /// tmux says the pane is in copy mode or another mode (`#{pane_in_mode}`).
+    pub in_mode: bool,
 }
 
 /// Interactive shells: in the foreground with nothing under them, the agent
 /// that ran in the pane has exited or crashed, whatever its last frame shows.
 pub const SHELLS: &[&str] = &[
-    "bash", "zsh", "sh", "dash", "fish", "ksh", "mksh", "tcsh", "csh", "ash",
+    "bash", "rbash", "zsh", "sh", "dash", "fish", "ksh", "ksh93", "mksh", "pdksh", "tcsh", "csh",
+    "ash", "yash", "posh", "nu", "elvish", "pwsh",
 ];
 
 /// Programs that show another terminal's screen and pass keys on to it: what
@@ -117,6 +122,20 @@ impl Foreground {
         (self.running_child != Some(true)).then_some(*shell)
     }
 
+    /// Why the agent is gone, if it is: the pane's program ended, or an idle
+    /// shell is in front.
+    pub fn gone(&self) -> Option<String> {
+        if self.dead {
+            return Some(format!(
+                "the pane's program ({}) ended and its pane is dead",
+                self.command
+            ));
+        }
+        self.idle_shell().map(|shell| {
+            format!("a shell ({shell}) is in the foreground with nothing running under it")
+        })
+    }
+
     /// The relay in front, if one is.
     pub fn relay(&self) -> Option<&'static str> {
         self.names()
@@ -134,6 +153,8 @@ pub enum Refusal {
     AgentExited,
     /// A relay (ssh, a nested tmux) is in the foreground: the screen behind it cannot be checked.
     Relay,
+    /// The pane is in copy mode (or another tmux mode), which takes the keys.
+    PaneInMode,
 }
 
 impl Refusal {
@@ -143,6 +164,7 @@ impl Refusal {
             Refusal::NoInputBox => "unreadable",
             Refusal::AgentExited => "agent_exited",
             Refusal::Relay => "relay",
+            Refusal::PaneInMode => "pane_in_mode",
         }
     }
 }
@@ -365,8 +387,9 @@ impl TargetMonitor {
         };
         let verdict = self.verdict(pane, observation.work);
         let mut state = self.second_witness(verdict.state, observation.witness, &mut done);
-        let exited = observation.foreground.and_then(Foreground::idle_shell);
+        let exited = observation.foreground.and_then(Foreground::gone);
         let relay = observation.foreground.and_then(Foreground::relay);
+        let in_mode = observation.foreground.is_some_and(|f| f.in_mode);
         if exited.is_some() {
             // Whatever the last frame shows (a spinner, a dialog), nothing
             // runs there any more: it is a stop, and the work probe says which.
@@ -379,6 +402,8 @@ impl TargetMonitor {
             Some(Refusal::AgentExited)
         } else if relay.is_some() {
             Some(Refusal::Relay)
+        } else if in_mode {
+            Some(Refusal::PaneInMode)
         } else if !verdict.input_box {
             Some(Refusal::NoInputBox)
         } else {
@@ -406,10 +431,11 @@ impl TargetMonitor {
                 refusal == Refusal::NoInputBox && self.box_seen.as_ref() == Some(&front);
             let why = match refusal {
                 Refusal::NoInputBox => "no input box recognised".to_string(),
-                Refusal::AgentExited => format!(
-                    "the agent exited: a shell ({}) is in the foreground with nothing running under it",
-                    exited.unwrap_or("?")
-                ),
+                Refusal::AgentExited => format!("the agent exited: {}", exited.unwrap_or_default()),
+                Refusal::PaneInMode => {
+                    "the pane is in a tmux mode (copy mode): keys would go to the mode, not the agent"
+                        .to_string()
+                }
                 Refusal::Relay => format!(
                     "the pane runs {}, which relays a terminal this monitor cannot check (watch that session itself)",
                     relay.unwrap_or("?")

@@ -627,8 +627,8 @@ fn observe_with<'a>(
 fn shell(command: &str, running_child: Option<bool>) -> Foreground {
     Foreground {
         command: command.to_string(),
-        process: None,
         running_child,
+        ..Foreground::default()
     }
 }
 
@@ -849,6 +849,7 @@ fn a_renamed_shell_is_known_by_its_process_and_a_relay_is_never_typed_through() 
         command: "agentsh".to_string(),
         process: Some("bash".to_string()),
         running_child: Some(false),
+        ..Foreground::default()
     };
     let mut m = monitor(5);
     let (typed, reasons, _) = run_polls(
@@ -918,4 +919,35 @@ fn another_program_in_front_of_a_recognised_pane_is_no_ui_change() {
         report.done.iter().any(|d| d.contains("likely UI change")),
         "{report:?}"
     );
+}
+
+#[test]
+fn a_dead_pane_or_one_in_copy_mode_is_never_typed_into() {
+    let pane = idle();
+    let dead = Foreground {
+        command: "python3".to_string(),
+        dead: true,
+        ..Foreground::default()
+    };
+    let mut m = monitor(5);
+    let (typed, reasons, report) = run_polls(
+        &mut m,
+        [observe_with(&pane, Work::Available(1), Some(&dead), None)],
+    );
+    assert_eq!((typed, reasons), (0, vec!["agent_exited"]));
+    assert!(report.done[0].contains("its pane is dead"), "{report:?}");
+    // Copy mode takes the keys: the budget would burn on nudges that never arrive.
+    let copying = Foreground {
+        command: "claude".to_string(),
+        running_child: Some(true),
+        in_mode: true,
+        ..Foreground::default()
+    };
+    let mut m = monitor(5);
+    let (typed, reasons, _) = run_polls(
+        &mut m,
+        (0..3).map(|_| observe_with(&pane, Work::Available(1), Some(&copying), None)),
+    );
+    assert_eq!((typed, reasons), (0, vec!["pane_in_mode"]));
+    assert_eq!(m.memory().nudges_used, 0);
 }
