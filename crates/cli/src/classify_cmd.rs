@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use camino::Utf8PathBuf;
 use classify::{Context, Echo, Profile, Verdict, Work};
+use watchdog::session::Foreground;
 use watchdog::witness::{Witness, combine};
 
 use crate::profiles;
@@ -39,6 +40,11 @@ pub struct Args {
     /// is WORKING or a pending QUESTION; both readings are shown.
     #[arg(long, value_name = "FILE")]
     session_state: Option<std::path::PathBuf>,
+    /// What runs in the pane's foreground (tmux's `#{pane_current_command}`):
+    /// a shell there means the agent exited, a relay (ssh, tmux) shows a
+    /// screen that cannot be checked, and either makes typing unsafe.
+    #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
+    pane_command: Option<String>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -97,7 +103,14 @@ pub fn run(args: Args) -> ExitCode {
     let combined = witness.as_ref().map(|w| combine(verdict.state, w));
     let state = combined.map_or(verdict.state, |c| c.state);
     let out = if args.json {
-        render_json(&pane, &verdict, work, chosen, witness.as_ref())
+        render_json(
+            &pane,
+            &verdict,
+            work,
+            chosen,
+            witness.as_ref(),
+            args.pane_command.as_deref(),
+        )
     } else if args.explain {
         let mut out = classify::explain(&pane, &verdict, work, chosen);
         if let (Some(witness), Some(combined)) = (&witness, combined) {
@@ -117,7 +130,10 @@ pub fn run(args: Args) -> ExitCode {
                 out += &format!("combined: {state}: the two disagree; the pane's reading stands\n");
             }
         }
-        out += &format!("typing:   {}\n", describe_typing(&verdict));
+        out += &format!(
+            "typing:   {}\n",
+            describe_typing(&verdict, args.pane_command.as_deref())
+        );
         out
     } else {
         format!("{state}\n")
@@ -151,10 +167,30 @@ fn line_numbers(pane: &str, verdict: &Verdict) -> Lines {
     }
 }
 
-/// Whether a nudge could be typed into this pane, as far as the pane tells
-/// (a monitor also checks that the agent still runs in it).
-fn describe_typing(verdict: &Verdict) -> String {
-    match verdict.typing_refusal() {
+/// Why typing into this pane is not safe, if it is not: the pane's own
+/// reading, then what runs in front of it (`--pane-command`, read as the
+/// monitor reads it when it cannot see the process table: a shell there is
+/// idle).
+fn typing_refusal(verdict: &Verdict, pane_command: Option<&str>) -> Option<String> {
+    let front = pane_command.map(|command| Foreground {
+        command: command.to_string(),
+        ..Foreground::default()
+    });
+    if let Some(gone) = front.as_ref().and_then(Foreground::gone) {
+        return Some(format!("the agent exited: {gone}"));
+    }
+    if let Some(relay) = front.as_ref().and_then(Foreground::relay) {
+        return Some(format!(
+            "the pane runs {relay}, a relay to a screen that cannot be checked"
+        ));
+    }
+    verdict.typing_refusal().map(str::to_string)
+}
+
+/// Whether a nudge could be typed into this pane (a monitor also checks
+/// that the agent still runs in it: `--pane-command`).
+fn describe_typing(verdict: &Verdict, pane_command: Option<&str>) -> String {
+    match typing_refusal(verdict, pane_command) {
         None => format!(
             "safe as far as the pane tells (the {} input box is live)",
             verdict.profile
@@ -178,6 +214,7 @@ fn render_json(
     work: Work,
     profile: Option<&Profile>,
     witness: Option<&Witness>,
+    pane_command: Option<&str>,
 ) -> String {
     let lines = line_numbers(pane, verdict);
     let evidence = match (&verdict.evidence, lines.evidence) {
@@ -204,8 +241,8 @@ fn render_json(
         "evidence": evidence,
         "dialog": verdict.dialog,
         "input_box": verdict.input_box,
-        "typing_safe": verdict.typing_safe(),
-        "typing_refusal": verdict.typing_refusal(),
+        "typing_safe": verdict.typing_safe() && typing_refusal(verdict, pane_command).is_none(),
+        "typing_refusal": typing_refusal(verdict, pane_command),
     });
     format!("{object}\n")
 }

@@ -277,3 +277,47 @@ fn a_session_file_is_a_second_witness_shown_beside_the_pane() {
     let output = classify(&["--session-state", "/nonexistent/x.json"], &idle);
     assert_eq!(output.status.code(), Some(2));
 }
+
+#[test]
+fn json_and_explain_say_whether_typing_is_safe_with_what_runs_in_front() {
+    let idle = std::fs::read(testdata("idle-after-tool-turn")).unwrap();
+    let verdict = |args: &[&str]| -> serde_json::Value {
+        serde_json::from_str(&stdout(&classify(args, &idle))).expect("one JSON object")
+    };
+    let alone = verdict(&["--json", "--work", "2"]);
+    assert_eq!(
+        (alone["typing_safe"].clone(), alone["input_box"].clone()),
+        (true.into(), true.into())
+    );
+    assert_eq!(
+        verdict(&["--json", "--work", "2", "--pane-command", "claude"])["typing_safe"],
+        true
+    );
+    for (front, why) in [
+        ("bash", "the agent exited"),
+        ("-zsh", "the agent exited"),
+        ("ssh", "relay"),
+    ] {
+        let read = verdict(&["--json", "--work", "2", "--pane-command", front]);
+        assert_eq!(read["typing_safe"], false, "{front}: {read}");
+        assert!(
+            read["typing_refusal"].as_str().unwrap().contains(why),
+            "{front}: {read}"
+        );
+        // The state word is the seed's, whatever is in front.
+        assert_eq!(read["state"], "STALLED");
+    }
+    let explained = stdout(&classify(&["--explain", "--pane-command", "bash"], &idle));
+    assert!(
+        explained
+            .lines()
+            .any(|l| l.starts_with("typing:   not safe: the agent exited")),
+        "{explained}"
+    );
+    let question = std::fs::read(testdata("question-permission-bash")).unwrap();
+    let explained = stdout(&classify(&["--explain"], &question));
+    assert!(
+        explained.contains("typing:   not safe: a dialog waits for a human"),
+        "{explained}"
+    );
+}
