@@ -87,6 +87,11 @@ pub fn commits_since_base(worktree: &Path, timeout: Duration) -> Result<u64, Str
     })
 }
 
+/// The most a loose ref, `.git` file or `commondir` holds.
+const REF_MAX_BYTES: u64 = 4096;
+/// The most a `packed-refs` file is read (a ref is a line of about 80 bytes).
+const PACKED_REFS_MAX_BYTES: u64 = 64 << 20;
+
 /// `origin/HEAD`'s target when it is a symbolic ref, else `origin/main`, read
 /// from the repository's ref files (loose or packed). No such ref is
 /// unanswerable: counting against nothing would count all of history.
@@ -97,8 +102,11 @@ pub fn commits_since_base(worktree: &Path, timeout: Duration) -> Result<u64, Str
 /// which is unanswerable (nothing published), never a count against main.
 pub fn local_base_ref(worktree: &Path) -> Result<String, String> {
     let common = common_git_dir(worktree)?;
-    let loose = |name: &str| std::fs::read_to_string(common.join(name)).ok();
-    let packed = std::fs::read_to_string(common.join("packed-refs")).unwrap_or_default();
+    // A ref file is one line and packed-refs one line a ref; a FIFO or a
+    // device there must not block the worker (crate::file).
+    let loose = |name: &str| crate::file::read_regular_text(&common.join(name), REF_MAX_BYTES).ok();
+    let packed = crate::file::read_regular_text(&common.join("packed-refs"), PACKED_REFS_MAX_BYTES)
+        .unwrap_or_default();
     let exists = |name: &str| {
         loose(name).is_some_and(|v| !v.trim().is_empty())
             || packed
@@ -133,17 +141,19 @@ fn common_git_dir(worktree: &Path) -> Result<PathBuf, String> {
             return Ok(dot_git);
         }
         if dot_git.is_file() {
-            let text = std::fs::read_to_string(&dot_git)
-                .map_err(|e| format!("cannot read {}: {e}", dot_git.display()))?;
+            let text = crate::file::read_regular_text(&dot_git, REF_MAX_BYTES)
+                .map_err(|e| format!("cannot read {}: it {e}", dot_git.display()))?;
             let gitdir = text
                 .trim()
                 .strip_prefix("gitdir: ")
                 .ok_or_else(|| format!("{} does not name a gitdir", dot_git.display()))?;
             let gitdir = here.join(gitdir);
-            return Ok(match std::fs::read_to_string(gitdir.join("commondir")) {
-                Ok(common) => gitdir.join(common.trim()),
-                Err(_) => gitdir,
-            });
+            return Ok(
+                match crate::file::read_regular_text(&gitdir.join("commondir"), REF_MAX_BYTES) {
+                    Ok(common) => gitdir.join(common.trim()),
+                    Err(_) => gitdir,
+                },
+            );
         }
         dir = here.parent();
     }
