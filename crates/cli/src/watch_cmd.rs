@@ -137,6 +137,7 @@ struct Watched {
     /// The pane this cycle read (`%N`): a nudge goes there, not to whatever
     /// pane of the session is active by the time it is sent.
     pane_id: Option<String>,
+
     /// Held while this process watches the target.
     _lock: Option<probes::lock::Lock>,
 }
@@ -250,6 +251,7 @@ impl<'a> Watch<'a> {
             let work = works[index].as_deref().map_or(Work::Unknown, Work::parse);
             let progress = progresses[index].as_deref().and_then(parse_count);
             let watched = &mut self.watched[index];
+            watched.pane_id = capture.as_ref().ok().and_then(|c| c.pane_id.clone());
             let observation = Observation {
                 capture: capture
                     .as_ref()
@@ -266,8 +268,8 @@ impl<'a> Watch<'a> {
                     .witness
                     .as_ref()
                     .and_then(|(_, version)| version.as_deref()),
+                pane_id: watched.pane_id.as_deref(),
             };
-            watched.pane_id = capture.as_ref().ok().and_then(|c| c.pane_id.clone());
             let (report, actions) = watched.monitor.poll(observation);
             if let Some(error) = &report.error {
                 eprintln!("bmb-monitor: watch: {}: {error}", watched.target);
@@ -369,11 +371,18 @@ impl<'a> Watch<'a> {
         let capture_host = |host: Option<&str>, indices: &[usize]| {
             let timeout = Duration::from_secs(self.args.capture_timeout);
             let tmux = self.args.server.tmux(host, timeout);
-            let sessions: Vec<String> = indices
+            let targets: Vec<(String, Option<String>)> = indices
                 .iter()
-                .map(|&i| self.watched[i].target.session.clone())
+                .map(|&i| {
+                    let watched = &self.watched[i];
+                    // The pane the agent was last seen in, whichever pane is
+                    // active (a split, a second window): looking at another
+                    // pane is no "agent exited".
+                    let agent_pane = watched.monitor.memory().agent_pane.clone();
+                    (watched.target.session.clone(), agent_pane)
+                })
                 .collect();
-            match tmux.capture_sessions(&sessions, &nonce) {
+            match tmux.capture_panes(&targets, &nonce) {
                 Ok(captures) => captures,
                 Err(error) => vec![Err(error); indices.len()],
             }

@@ -1298,3 +1298,33 @@ fn a_pane_in_copy_mode_or_a_dead_pane_gets_no_key_and_one_escalation() {
     let reports = poll_unsafe_pane(&world, "dead", 2);
     assert_escalated_once_never_typed(&world, &reports, "agent_exited", "its pane is dead");
 }
+
+#[test]
+fn the_pane_the_agent_was_seen_in_is_read_whichever_pane_the_user_makes_active() {
+    let world = World::new();
+    let received = world.replay("split", "idle-after-tool-turn");
+    let alert = world.alert_cmd();
+    let poll = || {
+        report(&world.watch_once(&[
+            "split",
+            "--json",
+            "--work-probe",
+            "echo 3",
+            "--alert-cmd",
+            &alert,
+        ]))
+    };
+    assert_eq!(poll()["done"][0], "nudged (1/5)");
+    // The user opens a second window and works in a shell there (a split
+    // would too, but it resizes the replayed frame, which a real agent redraws).
+    world.tmux.tmux(&["new-window", "-t", "=split:", BASH]);
+    world.tmux.wait_for("split", |pane| pane.contains("bash-"));
+    let line = poll();
+    assert_eq!(line["done"][0], "nudged (2/5)", "{line}");
+    assert_eq!(received_lines(&received, 2).len(), 2);
+    assert!(
+        world.read("alerts").is_empty(),
+        "a false page: {}",
+        world.read("alerts")
+    );
+}

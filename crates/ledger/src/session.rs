@@ -34,6 +34,9 @@ pub enum SessionRecord {
     FailureReported { signal: String, text: String },
     /// The report of a failure never reached anyone (its alert failed): it is due again.
     FailureRetracted { signal: String },
+    /// The pane (`%N`) the agent was last seen in, read from then on while it
+    /// belongs to the session, whichever pane is active.
+    AgentPane { pane: String },
 }
 
 /// What an escalation was about. One latch per kind (seed defect 2).
@@ -62,6 +65,8 @@ pub struct SessionMemory {
     pub escalated: BTreeMap<EscalationKind, String>,
     /// The failure text last reported, per signal.
     pub failures: BTreeMap<String, String>,
+    /// The pane the agent was last seen in.
+    pub agent_pane: Option<String>,
 }
 
 impl SessionMemory {
@@ -104,6 +109,7 @@ impl SessionMemory {
             SessionRecord::FailureRetracted { signal } => {
                 self.failures.remove(signal);
             }
+            SessionRecord::AgentPane { pane } => self.agent_pane = Some(pane.clone()),
         }
     }
 }

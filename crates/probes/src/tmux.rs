@@ -176,16 +176,40 @@ impl Tmux {
         sessions: &[String],
         nonce: &str,
     ) -> Result<Vec<Result<PaneCapture, String>>, String> {
-        let existing = self.list_sessions()?;
-        let mut results: Vec<Result<PaneCapture, String>> = sessions
+        let targets: Vec<(String, Option<String>)> =
+            sessions.iter().map(|s| (s.clone(), None)).collect();
+        self.capture_panes(&targets, nonce)
+    }
+
+    /// As [`Tmux::capture_sessions`], where a session may name the pane to
+    /// read (`%N`, the one its agent was seen in): that pane while it still
+    /// belongs to the session, else the session's active pane. Still two
+    /// invocations: the first lists the panes instead of the sessions.
+    pub fn capture_panes(
+        &self,
+        targets: &[(String, Option<String>)],
+        nonce: &str,
+    ) -> Result<Vec<Result<PaneCapture, String>>, String> {
+        let panes: Vec<(String, String)> = if targets.iter().any(|(_, pane)| pane.is_some()) {
+            self.list_all_panes()?
+        } else {
+            let sessions = self.list_sessions()?;
+            sessions.into_iter().map(|s| (s, String::new())).collect()
+        };
+        let mut results: Vec<Result<PaneCapture, String>> = targets
             .iter()
-            .map(|s| Err(format!("no tmux session named `{s}`{}", self.where_())))
+            .map(|(s, _)| Err(format!("no tmux session named `{s}`{}", self.where_())))
             .collect();
-        let wanted: Vec<(usize, String)> = sessions
+        let wanted: Vec<(usize, String)> = targets
             .iter()
             .enumerate()
-            .filter(|(_, s)| existing.contains(s))
-            .map(|(i, s)| (i, format!("={s}:")))
+            .filter(|(_, (s, _))| panes.iter().any(|(session, _)| session == s))
+            .map(|(i, (s, pane))| {
+                let kept = pane
+                    .as_ref()
+                    .filter(|p| panes.iter().any(|(session, id)| session == s && id == *p));
+                (i, kept.cloned().unwrap_or_else(|| format!("={s}:")))
+            })
             .collect();
         if wanted.is_empty() {
             return Ok(results);
@@ -319,6 +343,26 @@ impl Tmux {
             }
         }
         Ok(results)
+    }
+
+    /// Every pane of the server: (session name, `%N`). A server that is not
+    /// running has none.
+    fn list_all_panes(&self) -> Result<Vec<(String, String)>, String> {
+        let inv = self.command(&["list-panes", "-a", "-F", "#{pane_id} #{session_name}"]);
+        let outcome = run(&inv, &Limits::with_timeout(self.timeout));
+        if let Some(out) = outcome.success_stdout() {
+            return Ok(out
+                .text()
+                .lines()
+                .filter_map(|line| line.split_once(' '))
+                .map(|(id, session)| (session.to_owned(), id.to_owned()))
+                .collect());
+        }
+        let described = outcome.describe();
+        if NO_SERVER.iter().any(|phrase| described.contains(phrase)) {
+            return Ok(Vec::new());
+        }
+        Err(format!("`{}` {described}", inv.display()))
     }
 
     /// Starts a detached session running `command` (argv, no shell).

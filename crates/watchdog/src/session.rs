@@ -57,6 +57,8 @@ pub struct Observation<'a> {
     pub foreground: Option<&'a Foreground>,
     /// The agent CLI's version, where its own files give it (Claude Code's session file).
     pub cli_version: Option<&'a str>,
+    /// The pane that was read (`%N`), where tmux said.
+    pub pane_id: Option<&'a str>,
 }
 
 /// The foreground of a pane's terminal: the process tmux names
@@ -232,6 +234,10 @@ pub struct PollReport {
     pub refusal: Option<Refusal>,
     /// Polls so far whose stop showed no input box the profile knows.
     pub unrecognised: u64,
+    /// The pane's profile read its live input box this poll, with nothing
+    /// refusing it: the pane the agent is in, which a caller may keep reading
+    /// when another pane of the session becomes active.
+    pub agent_seen: bool,
 }
 
 impl PollReport {
@@ -368,6 +374,7 @@ impl TargetMonitor {
             typing_safe: false,
             refusal: None,
             unrecognised: self.unrecognised,
+            agent_seen: false,
         };
         let pane = match observation.capture {
             Ok(pane) => {
@@ -417,6 +424,14 @@ impl TargetMonitor {
             self.unrecognised += 1;
         }
         report.typing_safe = stop && refusal.is_none();
+        report.agent_seen = verdict.input_box && exited.is_none() && relay.is_none();
+        if let Some(pane) = observation.pane_id
+            && report.agent_seen
+            && self.memory.agent_pane.as_deref() != Some(pane)
+        {
+            let pane = pane.to_string();
+            self.record(SessionRecord::AgentPane { pane }, &mut actions);
+        }
         report.refusal = refusal;
         report.unrecognised = self.unrecognised;
         report.state = Some(state);

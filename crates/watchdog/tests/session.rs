@@ -45,6 +45,7 @@ fn observe(pane: &str, work: Work, progress: Option<u64>) -> Observation<'_> {
         witness: None,
         foreground: None,
         cli_version: None,
+        pane_id: None,
     }
 }
 
@@ -311,6 +312,7 @@ fn a_capture_error_is_rendered_once_per_change_and_polling_goes_on() {
         witness: None,
         foreground: None,
         cli_version: None,
+        pane_id: None,
     };
     let (report, actions) = m.poll(failed);
     assert_eq!(report.state, None);
@@ -377,6 +379,7 @@ proptest! {
                 witness: None,
                 foreground: None,
                 cli_version: None,
+                pane_id: None,
             };
             if let (Some(now), Some(before)) = (progress, last_progress) && now > before {
                 nudges_since_progress = 0;
@@ -417,6 +420,7 @@ fn with_witness<'a>(pane: &'a str, witness: &'a watchdog::witness::Witness) -> O
         witness: Some(witness),
         foreground: None,
         cli_version: None,
+        pane_id: None,
     }
 }
 
