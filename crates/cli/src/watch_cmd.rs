@@ -545,8 +545,12 @@ fn execute(args: &Args, watched: &mut Watched, action: Action) {
             }
         }
         Action::Alert(alert) => {
-            if !send_alert(args, &watched.target, &alert) {
-                // Nobody got it: the monitor sends it again next poll.
+            if send_alert(args, &watched.target, &alert) {
+                // Delivered: only now is it "sent" across a restart.
+                execute(args, watched, Action::Record(alert.record));
+            } else {
+                // Nobody got it: the monitor sends it again next poll (and
+                // the journal never said it was sent).
                 for record in watched.monitor.alert_failed(&alert) {
                     execute(args, watched, Action::Record(record));
                 }

@@ -1328,3 +1328,86 @@ fn the_pane_the_agent_was_seen_in_is_read_whichever_pane_the_user_makes_active()
         world.read("alerts")
     );
 }
+
+#[test]
+fn a_monitor_killed_while_its_alert_runs_relays_the_question_after_a_restart() {
+    let world = World::new();
+    world.replay("asks", "question-ask-single");
+    // An alert command that hangs: its pid is noted, then it sleeps.
+    let hung_pid = world.path("hung.pid");
+    let hung = format!("echo $$ > '{}'; exec sleep 600", hung_pid.display());
+    let monitor = Background::start(&world, &["asks", "--alert-cmd", &hung], "out");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let pid: u32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&hung_pid)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the alert command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    monitor.signal("KILL");
+    drop(monitor);
+    // The alert never got through (end the one this test started, by its pid).
+    let _ = Command::new("kill")
+        .arg("-KILL")
+        .arg(pid.to_string())
+        .status();
+    let alert = world.alert_cmd();
+    let text = stdout(&world.watch_once(&["asks", "--alert-cmd", &alert]));
+    assert!(
+        text.contains("escalated to the operator, NOT answered"),
+        "{text}"
+    );
+    let alerts = world.read("alerts");
+    assert_eq!(
+        alerts.lines().collect::<Vec<_>>(),
+        ["asks QUESTION question"],
+        "{alerts}"
+    );
+    // And once delivered, a further restart does not page again.
+    let text = stdout(&world.watch_once(&["asks", "--alert-cmd", &alert]));
+    assert!(!text.contains("escalated"), "{text}");
+    assert_eq!(world.read("alerts").lines().count(), 1);
+}
+
+#[test]
+fn a_journal_ending_in_a_torn_multibyte_write_keeps_every_whole_record() {
+    let world = World::new();
+    world.replay("asks", "question-ask-single");
+    let alert = world.alert_cmd();
+    let text = stdout(&world.watch_once(&["asks", "--alert-cmd", &alert]));
+    assert!(text.contains("escalated to the operator"), "{text}");
+    // The journal's last write was cut inside a multibyte character.
+    let journal = walk(world.state.path())
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .expect("the target's journal");
+    let mut torn = std::fs::read(&journal).unwrap();
+    torn.extend_from_slice(b"{\"record\":\"sent\",\"text\":\"caf\xc3");
+    std::fs::write(&journal, torn).unwrap();
+    let output = world.watch_once(&["asks", "--alert-cmd", &alert]);
+    assert!(
+        !stdout(&output).contains("escalated"),
+        "re-paged after a torn write"
+    );
+    assert_eq!(world.read("alerts").lines().count(), 1);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("that record is skipped"), "{stderr}");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}

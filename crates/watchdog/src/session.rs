@@ -175,6 +175,7 @@ impl Refusal {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// Persist this record (the monitor has already applied it to its memory).
+    /// An alert's latch is not one of these: it travels with its [`Alert`].
     Record(SessionRecord),
     /// Type this text into the pane, then Enter as a separate call.
     Send(String),
@@ -194,6 +195,11 @@ pub struct Alert {
     /// What the monitor latched when it decided to send this; a delivery
     /// that fails is handed back to [`TargetMonitor::alert_failed`].
     pub latch: Latch,
+    /// The record of that latch, already applied to the monitor's memory:
+    /// the loop journals it only once the alert was delivered, so a crash
+    /// while the alert runs (or one that failed) leaves it due after a
+    /// restart, never "sent" when nobody got it.
+    pub record: SessionRecord,
 }
 
 /// The memory an alert set, one per signal (seed defect 2).
@@ -694,13 +700,11 @@ impl TargetMonitor {
             done.push(format!("not nudged ({why})"));
             return;
         }
-        self.record(
-            SessionRecord::Escalated {
-                kind: EscalationKind::Unreadable,
-                key,
-            },
-            actions,
-        );
+        let latch_record = SessionRecord::Escalated {
+            kind: EscalationKind::Unreadable,
+            key,
+        };
+        self.memory.apply(&latch_record);
         let state = observation.work.stop().0;
         let mut message = format!(
             "{state} on {}: {why}, so it was NOT typed into (a keystroke could answer a dialog or run as a command). \
@@ -724,6 +728,7 @@ impl TargetMonitor {
             reason: refusal.word(),
             message,
             latch: Latch::Escalation(EscalationKind::Unreadable),
+            record: latch_record,
         }));
         done.push(format!("not nudged ({why}), escalated"));
     }
@@ -739,13 +744,11 @@ impl TargetMonitor {
         if self.memory.escalated.get(&EscalationKind::Question) == Some(&key) {
             return;
         }
-        self.record(
-            SessionRecord::Escalated {
-                kind: EscalationKind::Question,
-                key,
-            },
-            actions,
-        );
+        let latch_record = SessionRecord::Escalated {
+            kind: EscalationKind::Question,
+            key,
+        };
+        self.memory.apply(&latch_record);
         let message = format!(
             "QUESTION on {}: the agent is waiting for a human. It was NOT answered.\n\n{}",
             self.target,
@@ -756,6 +759,7 @@ impl TargetMonitor {
             reason: "question",
             message,
             latch: Latch::Escalation(EscalationKind::Question),
+            record: latch_record,
         }));
         done.push("escalated to the operator, NOT answered".to_string());
     }
@@ -791,13 +795,11 @@ impl TargetMonitor {
             return;
         }
         let key = budget.to_string();
-        self.record(
-            SessionRecord::Escalated {
-                kind: EscalationKind::BudgetSpent,
-                key,
-            },
-            actions,
-        );
+        let latch_record = SessionRecord::Escalated {
+            kind: EscalationKind::BudgetSpent,
+            key,
+        };
+        self.memory.apply(&latch_record);
         let progress = observation
             .progress
             .or(self.memory.progress)
@@ -813,6 +815,7 @@ impl TargetMonitor {
             reason: "escalate_to_human",
             message,
             latch: Latch::Escalation(EscalationKind::BudgetSpent),
+            record: latch_record,
         }));
         done.push("not nudged, escalated".to_string());
     }
@@ -827,13 +830,11 @@ impl TargetMonitor {
         if self.memory.escalated.contains_key(&EscalationKind::Blocked) {
             return;
         }
-        self.record(
-            SessionRecord::Escalated {
-                kind: EscalationKind::Blocked,
-                key: work.display(),
-            },
-            actions,
-        );
+        let latch_record = SessionRecord::Escalated {
+            kind: EscalationKind::Blocked,
+            key: work.display(),
+        };
+        self.memory.apply(&latch_record);
         let context = Context {
             profile: None,
             profiles: &self.profiles,
@@ -853,6 +854,7 @@ impl TargetMonitor {
             reason: "blocked",
             message,
             latch: Latch::Escalation(EscalationKind::Blocked),
+            record: latch_record,
         }));
         done.push("not nudged, escalated".to_string());
     }
@@ -876,13 +878,11 @@ impl TargetMonitor {
             if self.memory.failures.get(&signal) == Some(&text) {
                 continue;
             }
-            self.record(
-                SessionRecord::FailureReported {
-                    signal: signal.clone(),
-                    text: text.clone(),
-                },
-                actions,
-            );
+            let latch_record = SessionRecord::FailureReported {
+                signal: signal.clone(),
+                text: text.clone(),
+            };
+            self.memory.apply(&latch_record);
             let state = self
                 .last_verdict
                 .as_ref()
@@ -893,6 +893,7 @@ impl TargetMonitor {
                 reason: "failure",
                 message,
                 latch: Latch::Failure(signal.clone()),
+                record: latch_record,
             }));
             done.push(format!("new failure ({signal}): {text}"));
         }

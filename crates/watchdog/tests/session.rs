@@ -49,6 +49,19 @@ fn observe(pane: &str, work: Work, progress: Option<u64>) -> Observation<'_> {
     }
 }
 
+/// What the loop journals when every alert is delivered: the records, and
+/// each delivered alert's latch.
+fn delivered(actions: Vec<Action>) -> Vec<SessionRecord> {
+    actions
+        .into_iter()
+        .filter_map(|a| match a {
+            Action::Record(record) => Some(record),
+            Action::Alert(alert) => Some(alert.record),
+            Action::Send(_) => None,
+        })
+        .collect()
+}
+
 fn sends(actions: &[Action]) -> usize {
     actions
         .iter()
@@ -243,17 +256,11 @@ fn a_restarted_monitor_neither_repages_nor_gets_a_fresh_budget() {
     let mut journal = Vec::new();
     for pane in [question(), idle(), idle()] {
         let (_, actions) = m.poll(observe(&pane, Work::Available(1), None));
-        journal.extend(actions.into_iter().filter_map(|a| match a {
-            Action::Record(record) => Some(record),
-            _ => None,
-        }));
+        journal.extend(delivered(actions));
     }
     // The idle polls re-armed the question; show it again so it is escalated, then restart.
     let (_, actions) = m.poll(observe(&question(), Work::Available(1), None));
-    journal.extend(actions.into_iter().filter_map(|a| match a {
-        Action::Record(record) => Some(record),
-        _ => None,
-    }));
+    journal.extend(delivered(actions));
     let config = SessionConfig {
         budget: 2,
         ..SessionConfig::default()
@@ -954,4 +961,38 @@ fn a_dead_pane_or_one_in_copy_mode_is_never_typed_into() {
     );
     assert_eq!((typed, reasons), (0, vec!["pane_in_mode"]));
     assert_eq!(m.memory().nudges_used, 0);
+}
+
+#[test]
+fn a_crash_while_an_alert_runs_leaves_it_due_and_a_delivered_one_is_never_repeated() {
+    let question = question();
+    for delivered_before_the_crash in [false, true] {
+        let mut m = monitor(5);
+        let (_, actions) = m.poll(observe(&question, Work::Available(1), None));
+        // What the journal holds when the process dies: the plain records,
+        // and an alert's latch only if that alert got through.
+        let journal: Vec<SessionRecord> = if delivered_before_the_crash {
+            delivered(actions)
+        } else {
+            actions
+                .into_iter()
+                .filter_map(|a| match a {
+                    Action::Record(record) => Some(record),
+                    _ => None,
+                })
+                .collect()
+        };
+        let mut restarted = TargetMonitor::new(
+            "host:sess",
+            SessionConfig::default(),
+            SessionMemory::replay(&journal),
+        );
+        let (_, actions) = restarted.poll(observe(&question, Work::Available(1), None));
+        let sent_again = alerts(&actions).len();
+        assert_eq!(
+            sent_again,
+            usize::from(!delivered_before_the_crash),
+            "delivered before the crash: {delivered_before_the_crash}"
+        );
+    }
 }
