@@ -232,6 +232,12 @@ impl<'a> Watch<'a> {
         let progresses = self.probe_all(self.args.progress_probe.as_deref(), "progress");
         let captures = self.capture_all();
         let processes = self.pane_processes(&captures);
+        if probes::signals::stop_requested() {
+            // A SIGTERM cut this cycle's probes or captures short: what they
+            // said is not an answer (an unknown work count would be read as
+            // work and nudged), so act on none of it.
+            return;
+        }
         let foregrounds: Vec<Option<Foreground>> = captures
             .iter()
             .zip(&processes)

@@ -1411,3 +1411,49 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     found
 }
+
+#[test]
+fn sigterm_while_a_probe_hangs_ends_the_monitor_at_once_acting_on_nothing() {
+    let world = World::new();
+    let received = world.replay("agent", "idle-after-tool-turn");
+    let pids = world.path("pids");
+    // The work probe hangs for far longer than the test; its pids are noted.
+    let probe = format!(
+        "sleep 300 & echo $! > '{0}'; echo $$ >> '{0}'; wait",
+        pids.display()
+    );
+    let mut child = world
+        .command(&["agent", "--work-probe", &probe, "--probe-timeout", "600"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starts");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while world.read("pids").lines().count() < 2 {
+        assert!(Instant::now() < deadline, "the probe never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    // Ends on its own: a hang guard of 60 s, far above the probe timeout's
+    // grace, and far below the 600 s the probe was allowed.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "SIGTERM did not end the monitor");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0));
+    assert_all_gone(&world, "pids", "probe");
+    // The cut cycle did nothing: no nudge, no line.
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    assert!(out.is_empty(), "{out}");
+    assert!(received_lines(&received, 0).is_empty());
+}

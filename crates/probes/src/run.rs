@@ -159,9 +159,12 @@ pub enum Outcome {
         stdout: Captured,
         stderr: Captured,
     },
-    /// The wall clock ran out; the whole process group was terminated.
+    /// The wall clock ran out, or the monitor is stopping (SIGTERM, SIGINT):
+    /// the whole process group was terminated.
     TimedOut {
         after: Duration,
+        /// Ended because a stop was requested, not by the clock.
+        stopping: bool,
         stdout: Captured,
         stderr: Captured,
     },
@@ -210,6 +213,9 @@ impl Outcome {
             }
             Outcome::Exited { signal, .. } => {
                 format!("killed by signal {}", signal.unwrap_or(0))
+            }
+            Outcome::TimedOut { stopping: true, .. } => {
+                "was ended because the monitor is stopping".to_string()
             }
             Outcome::TimedOut { after, .. } => {
                 format!("timed out after {:.1}s", after.as_secs_f64())
@@ -293,6 +299,7 @@ pub fn run(what: &Invocation, limits: &Limits) -> Outcome {
         terminate_group(&mut child, group, limits.grace);
         return Outcome::TimedOut {
             after: started.elapsed(),
+            stopping: crate::signals::stop_requested(),
             stdout: collect(stdout, Instant::now() + limits.grace),
             stderr: collect(stderr, Instant::now() + limits.grace),
         };
@@ -379,12 +386,24 @@ fn collect(reader: Reader, deadline: Instant) -> Captured {
     })
 }
 
+/// How often a wait looks at the stop flag: a SIGTERM ends a monitor
+/// within this, plus the child group's grace, whatever it is waiting for.
+const STOP_CHECK: Duration = Duration::from_millis(100);
+
+/// The child's exit status, or `None` when the deadline passed or the
+/// process is stopping (SIGTERM, SIGINT: see [`crate::signals`]).
 fn wait_until(child: &mut Child, deadline: Instant) -> Option<std::process::ExitStatus> {
     loop {
+        if crate::signals::stop_requested() {
+            return None;
+        }
         let left = deadline.saturating_duration_since(Instant::now());
-        match child.wait_timeout(left) {
+        if left.is_zero() {
+            return None;
+        }
+        match child.wait_timeout(left.min(STOP_CHECK)) {
             Ok(Some(status)) => return Some(status),
-            Ok(None) => return None,
+            Ok(None) => continue,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => return None,
         }
