@@ -564,7 +564,7 @@ impl Sandbox {
                 // Only our own server's pid, and only while it is still tmux.
                 let _ = run(
                     &Invocation::new("kill").args(["-KILL", &pid.to_string()]),
-                    &Limits::with_timeout(Duration::from_secs(2)),
+                    &Limits::with_timeout(Duration::from_secs(2)).for_cleanup(),
                 );
                 if is_tmux(pid) {
                     problems.push(format!("the tmux server (pid {pid}) is still running"));

@@ -78,8 +78,17 @@ impl ServerArgs {
         args
     }
 
-    /// A key for the state folder that tells tmux servers apart.
+    /// A key for the state folder that tells tmux servers apart by the
+    /// socket file they listen on, however it was spelled (`-L r`, `-S
+    /// /tmp/tmux-0/r`): one server, one folder, one lock per target.
     pub fn state_key(&self) -> String {
+        let socket = self.server().socket_file();
+        format!("S-{}", hex(&socket.to_string_lossy()))
+    }
+
+    /// The key this folder had when it went by the spelling (before the
+    /// socket file named it), so a monitor upgraded in place keeps its memory.
+    pub fn legacy_state_key(&self) -> String {
         match (&self.socket.socket_name, &self.socket.socket_path) {
             (Some(name), _) => format!("L-{}", hex(name)),
             (None, Some(path)) => format!("S-{}", hex(path)),

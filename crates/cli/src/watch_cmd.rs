@@ -166,6 +166,19 @@ impl<'a> Watch<'a> {
             ..SessionConfig::default()
         };
         let dir = state_dir.join("session").join(args.server.state_key());
+        let legacy = state_dir
+            .join("session")
+            .join(args.server.legacy_state_key());
+        if legacy != dir && legacy.is_dir() && !dir.exists() {
+            // Memory kept under the spelling's key before the socket named it.
+            if let Err(err) = std::fs::rename(&legacy, &dir) {
+                eprintln!(
+                    "bmb-monitor: watch: cannot move the saved state {} to {}: {err}",
+                    legacy.display(),
+                    dir.display()
+                );
+            }
+        }
         if let Err(err) = std::fs::create_dir_all(&dir) {
             eprintln!(
                 "bmb-monitor: watch: cannot create the state folder {}: {err}; state will not survive a restart",

@@ -1457,3 +1457,50 @@ fn sigterm_while_a_probe_hangs_ends_the_monitor_at_once_acting_on_nothing() {
     assert!(out.is_empty(), "{out}");
     assert!(received_lines(&received, 0).is_empty());
 }
+
+#[test]
+fn one_server_spelled_two_ways_is_one_server_for_the_lock_and_the_memory() {
+    let world = World::new();
+    world.replay("asks", "question-ask-single");
+    // `-L alias` with TMUX_TMPDIR pointing where `alias` is this test's socket.
+    let tmpdir = tempfile::tempdir().unwrap();
+    let uid = String::from_utf8(Command::new("id").arg("-u").output().unwrap().stdout).unwrap();
+    let socket_dir = tmpdir.path().join(format!("tmux-{}", uid.trim()));
+    std::fs::create_dir(&socket_dir).unwrap();
+    // tmux refuses a socket folder others can enter.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&socket_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::os::unix::fs::symlink(&world.tmux.socket, socket_dir.join("alias")).unwrap();
+    let by_name = |args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_bmb-monitor"));
+        command
+            .args(["watch", "-L", "alias"])
+            .args(args)
+            .env("TMUX_TMPDIR", tmpdir.path())
+            .env("XDG_STATE_HOME", world.state.path());
+        command.output().expect("runs")
+    };
+    let alert = world.alert_cmd();
+    let text = stdout(&world.watch_once(&["asks", "--alert-cmd", &alert]));
+    assert!(text.contains("escalated to the operator"), "{text}");
+    // Restarted under the other spelling: the same memory, so no second page.
+    let output = by_name(&["asks", "--once", "--alert-cmd", &alert]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout(&output).contains("asks · QUESTION"),
+        "{}",
+        stdout(&output)
+    );
+    assert_eq!(world.read("alerts").lines().count(), 1, "re-paged under -L");
+    // And while one spelling watches, the other is refused.
+    let first = Background::start(&world, &["asks"], "first");
+    first.wait_line(0, |l| l.contains(" · QUESTION · "));
+    let output = by_name(&["asks", "--once"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("already watched"));
+}

@@ -112,6 +112,10 @@ pub struct Limits {
     pub grace: Duration,
     /// Per stream; the rest is drained and dropped.
     pub max_output: usize,
+    /// A stop request (SIGTERM, SIGINT: [`crate::signals`]) ends the run at
+    /// once, so a monitor ends within two seconds whatever it waits on. Off
+    /// for the clean-up a stopping process still has to do.
+    pub stops_with_the_process: bool,
 }
 
 impl Default for Limits {
@@ -120,6 +124,7 @@ impl Default for Limits {
             timeout: Duration::from_secs(10),
             grace: Duration::from_millis(500),
             max_output: 1 << 20,
+            stops_with_the_process: true,
         }
     }
 }
@@ -129,6 +134,15 @@ impl Limits {
         Limits {
             timeout,
             ..Limits::default()
+        }
+    }
+
+    /// The same limits for clean-up that must run while the process stops
+    /// (ending a server it started): only its own wall clock ends it.
+    pub fn for_cleanup(self) -> Self {
+        Limits {
+            stops_with_the_process: false,
+            ..self
         }
     }
 }
@@ -294,12 +308,13 @@ pub fn run(what: &Invocation, limits: &Limits) -> Outcome {
     let stdout = spawn_reader(child.stdout.take(), limits.max_output);
     let stderr = spawn_reader(child.stderr.take(), limits.max_output);
 
-    let status = wait_until(&mut child, deadline);
+    let stops = limits.stops_with_the_process;
+    let status = wait_until(&mut child, deadline, stops);
     let Some(status) = status else {
         terminate_group(&mut child, group, limits.grace);
         return Outcome::TimedOut {
             after: started.elapsed(),
-            stopping: crate::signals::stop_requested(),
+            stopping: stops && crate::signals::stop_requested(),
             stdout: collect(stdout, Instant::now() + limits.grace),
             stderr: collect(stderr, Instant::now() + limits.grace),
         };
@@ -390,11 +405,15 @@ fn collect(reader: Reader, deadline: Instant) -> Captured {
 /// within this, plus the child group's grace, whatever it is waiting for.
 const STOP_CHECK: Duration = Duration::from_millis(100);
 
-/// The child's exit status, or `None` when the deadline passed or the
-/// process is stopping (SIGTERM, SIGINT: see [`crate::signals`]).
-fn wait_until(child: &mut Child, deadline: Instant) -> Option<std::process::ExitStatus> {
+/// The child's exit status, or `None` when the deadline passed or, with
+/// `stops`, the process is stopping (SIGTERM, SIGINT: see [`crate::signals`]).
+fn wait_until(
+    child: &mut Child,
+    deadline: Instant,
+    stops: bool,
+) -> Option<std::process::ExitStatus> {
     loop {
-        if crate::signals::stop_requested() {
+        if stops && crate::signals::stop_requested() {
             return None;
         }
         let left = deadline.saturating_duration_since(Instant::now());
@@ -632,6 +651,7 @@ mod tests {
             timeout: Duration::from_millis(300),
             grace: Duration::from_millis(100),
             max_output: 1024,
+            ..Limits::default()
         };
         let outcome = run(&Invocation::shell(script), &limits);
         let grandchild: libc::pid_t = std::fs::read_to_string(&pid_file)
@@ -664,6 +684,7 @@ mod tests {
             timeout: Duration::from_millis(300),
             grace: Duration::from_millis(100),
             max_output: 1024,
+            ..Limits::default()
         };
         let outcome = run(&Invocation::shell(script), &limits);
         let grandchild: libc::pid_t = std::fs::read_to_string(&pid_file)
