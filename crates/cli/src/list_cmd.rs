@@ -45,9 +45,22 @@ pub fn run_list(args: ListArgs) -> ExitCode {
         .clone()
         .map(PathBuf::from)
         .or_else(probes::ssh::user_config_path);
-    let aliases = config_path
+    let all_aliases = config_path
         .map(|path| probes::ssh::host_aliases_in(&path))
         .unwrap_or_default();
+    // An alias `watch` would refuse as a host is not listed, and is named
+    // without the characters that made it unsafe.
+    let (aliases, refused): (Vec<String>, Vec<String>) =
+        all_aliases.into_iter().partition(|alias| {
+            Target::parse(&format!("{alias}:s"))
+                .is_ok_and(|t| t.host.as_deref() == Some(alias.as_str()))
+        });
+    for alias in refused {
+        eprintln!(
+            "bmb-monitor: list: skipping the ssh alias {:?}: not a host name watch accepts",
+            sanitize_text(&alias)
+        );
+    }
     let remote: Vec<(String, Result<Vec<String>, String>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = aliases
             .iter()

@@ -669,3 +669,47 @@ fn a_remote_agent_gone_to_its_shell_is_not_typed_into_and_a_remote_wrapper_still
     }
     assert!(!typed.exists(), "the nudge ran in the remote shell");
 }
+
+#[test]
+fn list_skips_an_alias_watch_would_refuse_and_names_it_without_its_escapes() {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start("box", &[]);
+    let server = PrivateTmux::new();
+    server.session("alpha", "exec cat");
+    let config = dir.path().join("ssh_config");
+    std::fs::write(
+        &config,
+        format!(
+            "Include {}\nHost evil\u{1b}]0;pwned\u{7}$(id)\n  HostName 127.0.0.1\n",
+            sshd.config().display()
+        ),
+    )
+    .unwrap();
+    let ran = monitor(
+        &[
+            "list",
+            "--ssh-config",
+            config.to_str().unwrap(),
+            "-S",
+            socket(&server),
+        ],
+        &[],
+    );
+    assert_eq!(ran.code, Some(0), "stderr: {}", ran.stderr);
+    assert!(
+        ran.stdout.lines().any(|l| l.starts_with("box:alpha\t")),
+        "{}",
+        ran.stdout
+    );
+    assert!(!ran.stdout.contains("evil"), "{}", ran.stdout);
+    assert!(
+        ran.stderr.contains("skipping the ssh alias"),
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        !ran.stderr.contains('\u{1b}') && !ran.stderr.contains('\u{7}'),
+        "{:?}",
+        ran.stderr
+    );
+}

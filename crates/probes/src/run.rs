@@ -217,8 +217,8 @@ impl Outcome {
                 stderr,
                 ..
             } => {
-                let first = stderr.text();
-                let first = first.lines().next().unwrap_or("").trim();
+                let text = stderr.text();
+                let first = printable_line(text.lines().next().unwrap_or(""));
                 if first.is_empty() {
                     format!("exited with code {code}")
                 } else {
@@ -237,6 +237,40 @@ impl Outcome {
             Outcome::FailedToSpawn { error } => format!("failed to start: {error}"),
         }
     }
+}
+
+/// A subprocess's line as it may reach a terminal: escape sequences and
+/// control characters dropped (a hostile program's stderr can carry a title,
+/// clear-screen or clipboard escape), at most 300 characters.
+fn printable_line(line: &str) -> String {
+    let mut out = String::new();
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            // ESC [ … final byte, or ESC ] … BEL / ST: the whole sequence goes.
+            '\u{1b}' => match chars.next() {
+                Some('[') => {
+                    for c in chars.by_ref() {
+                        if ('@'..='~').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+                Some(']' | 'P' | '_' | '^' | 'X') => {
+                    while let Some(c) = chars.next() {
+                        if c == '\u{7}' || (c == '\u{1b}' && chars.peek() == Some(&'\\')) {
+                            chars.next_if_eq(&'\\');
+                            break;
+                        }
+                    }
+                }
+                _ => {}
+            },
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out.trim().chars().take(300).collect()
 }
 
 /// Subprocesses started by this process so far, counted so that tests and
@@ -585,6 +619,14 @@ mod tests {
             "{}",
             outcome.describe()
         );
+    }
+
+    #[test]
+    fn a_programs_stderr_reaches_an_error_line_without_escapes() {
+        let script =
+            r"printf '\033]0;pwned\007\033[2Jbad\033]52;c;eHh4\007 \001thing\n' >&2; exit 3";
+        let outcome = run(&Invocation::shell(script), &Limits::default());
+        assert_eq!(outcome.describe(), "exited with code 3: bad thing");
     }
 
     #[test]
