@@ -263,6 +263,8 @@ impl<'a> Watch<'a> {
                     running_child: front.map(|f| f.running_child),
                     dead: capture.dead,
                     in_mode: capture.in_mode,
+                    synchronized: capture.synchronized,
+                    in_front: front.map(|f| f.in_front.clone()).unwrap_or_default(),
                 })
             })
             .collect();
@@ -288,6 +290,7 @@ impl<'a> Watch<'a> {
                     .as_ref()
                     .and_then(|(_, version)| version.as_deref()),
                 pane_id: watched.pane_id.as_deref(),
+                pane_pid: capture.as_ref().ok().and_then(|c| c.pane_pid),
             };
             let (report, actions) = watched.monitor.poll(observation);
             if let Some(error) = &report.error {
@@ -390,7 +393,7 @@ impl<'a> Watch<'a> {
         let capture_host = |host: Option<&str>, indices: &[usize]| {
             let timeout = Duration::from_secs(self.args.capture_timeout);
             let tmux = self.args.server.tmux(host, timeout);
-            let targets: Vec<(String, Option<String>)> = indices
+            let targets: Vec<(String, Option<probes::tmux::KnownPane>)> = indices
                 .iter()
                 .map(|&i| {
                     let watched = &self.watched[i];
@@ -398,7 +401,8 @@ impl<'a> Watch<'a> {
                     // active (a split, a second window): looking at another
                     // pane is no "agent exited".
                     let agent_pane = watched.monitor.memory().agent_pane.clone();
-                    (watched.target.session.clone(), agent_pane)
+                    let known = agent_pane.map(|(id, pid)| probes::tmux::KnownPane { id, pid });
+                    (watched.target.session.clone(), known)
                 })
                 .collect();
             match tmux.capture_panes(&targets, &nonce) {

@@ -1504,3 +1504,97 @@ fn one_server_spelled_two_ways_is_one_server_for_the_lock_and_the_memory() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("already watched"));
 }
+
+#[test]
+fn a_relay_a_wrapper_runs_and_synchronised_panes_are_never_typed_through() {
+    // `sh -c 'frame; ssh …; bash'`: the shell waits in front, ssh is its child.
+    let world = World::new();
+    let bin = world.path("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::copy("/bin/cat", bin.join("ssh")).unwrap();
+    world.tmux.session(
+        "wrapped",
+        &format!(
+            "cat '{}'; '{}' > '{}'; echo bye",
+            capture_path("idle-after-tool-turn").display(),
+            bin.join("ssh").display(),
+            world.path("received").display()
+        ),
+    );
+    world
+        .tmux
+        .wait_for("wrapped", |pane| pane.contains("? for shortcuts"));
+    let reports = poll_unsafe_pane(&world, "wrapped", 2);
+    assert_escalated_once_never_typed(&world, &reports, "relay", "the pane runs ssh");
+    assert!(world.read("received").is_empty());
+
+    // synchronize-panes copies a key into every pane of the window.
+    let world = World::new();
+    world.replay("synced", "idle-after-tool-turn");
+    world
+        .tmux
+        .tmux(&["split-window", "-d", "-t", "=synced:", BASH]);
+    world.tmux.tmux(&[
+        "set-window-option",
+        "-t",
+        "=synced:",
+        "synchronize-panes",
+        "on",
+    ]);
+    let reports = poll_unsafe_pane(&world, "synced", 2);
+    assert_escalated_once_never_typed(&world, &reports, "synchronized", "synchronize-panes");
+}
+
+#[test]
+fn a_zsh_wrapper_is_the_agent_running() {
+    let world = World::new();
+    let received = world.path("received");
+    world.tmux.session(
+        "zw",
+        &format!(
+            "exec zsh -f -c \"cat '{}'; cat > '{}'; echo\"",
+            capture_path("idle-after-tool-turn").display(),
+            received.display()
+        ),
+    );
+    world
+        .tmux
+        .wait_for("zw", |pane| pane.contains("? for shortcuts"));
+    let line = report(&world.watch_once(&["zw", "--json", "--work-probe", "echo 3"]));
+    assert_eq!(line["typing_safe"], true, "{line}");
+    assert_eq!(received_lines(&received, 1).len(), 1);
+}
+
+#[test]
+fn a_remembered_pane_after_a_server_restart_is_a_new_pane() {
+    let world = World::new();
+    world.replay("agent", "idle-after-tool-turn");
+    assert_eq!(
+        report(&world.watch_once(&["agent", "--json", "--work-probe", "echo 3"]))["typing_safe"],
+        true
+    );
+    // The server restarts: %0 is now a shell, the agent runs in a second window.
+    world.tmux.tmux(&["kill-server"]);
+    world.tmux.session("agent", BASH);
+    world.tmux.wait_for("agent", |pane| pane.contains("bash-"));
+    let received = world.path("again.received");
+    world.tmux.tmux(&[
+        "new-window",
+        "-t",
+        "=agent:",
+        &format!(
+            "cat '{}'; exec cat > '{}'",
+            capture_path("idle-after-tool-turn").display(),
+            received.display()
+        ),
+    ]);
+    world
+        .tmux
+        .wait_for("agent", |pane| pane.contains("? for shortcuts"));
+    let line = report(&world.watch_once(&["agent", "--json", "--work-probe", "echo 3"]));
+    assert_eq!(
+        line["typing_safe"], true,
+        "the new agent was not read: {line}"
+    );
+    assert_eq!(received_lines(&received, 1).len(), 1);
+}

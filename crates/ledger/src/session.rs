@@ -34,9 +34,18 @@ pub enum SessionRecord {
     FailureReported { signal: String, text: String },
     /// The report of a failure never reached anyone (its alert failed): it is due again.
     FailureRetracted { signal: String },
-    /// The pane (`%N`) the agent was last seen in, read from then on while it
-    /// belongs to the session, whichever pane is active.
-    AgentPane { pane: String },
+    /// The pane (`%N`) the agent was last seen in, and that pane's first
+    /// process, read from then on while the pane belongs to the session and
+    /// still has that process (a restarted tmux server reuses pane ids),
+    /// whichever pane is active.
+    AgentPane {
+        pane: String,
+        #[serde(default)]
+        pid: Option<u32>,
+    },
+    /// The agent left that pane (it exited there): the session's active pane
+    /// is read again.
+    AgentPaneForgotten,
 }
 
 /// What an escalation was about. One latch per kind (seed defect 2).
@@ -65,8 +74,8 @@ pub struct SessionMemory {
     pub escalated: BTreeMap<EscalationKind, String>,
     /// The failure text last reported, per signal.
     pub failures: BTreeMap<String, String>,
-    /// The pane the agent was last seen in.
-    pub agent_pane: Option<String>,
+    /// The pane the agent was last seen in, and its first process.
+    pub agent_pane: Option<(String, Option<u32>)>,
 }
 
 impl SessionMemory {
@@ -109,7 +118,8 @@ impl SessionMemory {
             SessionRecord::FailureRetracted { signal } => {
                 self.failures.remove(signal);
             }
-            SessionRecord::AgentPane { pane } => self.agent_pane = Some(pane.clone()),
+            SessionRecord::AgentPane { pane, pid } => self.agent_pane = Some((pane.clone(), *pid)),
+            SessionRecord::AgentPaneForgotten => self.agent_pane = None,
         }
     }
 }

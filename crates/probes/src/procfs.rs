@@ -60,6 +60,11 @@ pub struct ForegroundProcess {
     /// interactive shell's background and stopped jobs are in groups of their
     /// own, so they do not count: the shell itself reads the terminal.
     pub running_child: bool,
+    /// The names of every process found in front on the way here: the
+    /// leaders of outer terminals and the running children in each front
+    /// group (`ssh` under `bash -c 'ssh box; bash'`), so a relay run by a
+    /// wrapper is seen.
+    pub in_front: Vec<String>,
 }
 
 /// The foreground of `pid`'s terminal: `pid`'s `tpgid` names the terminal's
@@ -93,6 +98,7 @@ pub fn foreground_of_in(root: &Path, pid: u32) -> Option<ForegroundProcess> {
     let number = |stat: &[String], at: usize| stat.get(at).and_then(|v| v.parse::<i64>().ok());
     let mut at = pid;
     let mut found = None;
+    let mut in_front = Vec::new();
     for _ in 0..=MAX_NESTED_TERMINALS {
         let Some((_, stat)) = fields(at) else { break };
         let (Some(tty), Some(tpgid)) = (number(&stat, 4), number(&stat, 5)) else {
@@ -116,31 +122,36 @@ pub fn foreground_of_in(root: &Path, pid: u32) -> Option<ForegroundProcess> {
                 .split_ascii_whitespace()
                 .filter_map(|c| c.parse().ok())
             {
-                let Some((_, stat)) = fields(child) else {
+                let Some((name, stat)) = fields(child) else {
                     continue;
                 };
                 let state = stat.first().map(String::as_str).unwrap_or("");
                 let running = !matches!(state, "T" | "t" | "Z" | "X");
-                child_in_front |= running && number(&stat, 2) == Some(tpgid);
+                let front = running && number(&stat, 2) == Some(tpgid);
+                child_in_front |= front;
+                if front {
+                    in_front.push(name);
+                }
                 let own_terminal = number(&stat, 4).is_some_and(|t| t != 0 && t != tty);
                 if running && own_terminal && nested.is_none() {
                     nested = Some(child);
                 }
             }
         }
-        // A shell waiting for its child (`do_wait`) runs a program in front
-        // of it; one reading the terminal is at its prompt, whatever it
-        // started in the background from a startup file (before job control).
+        // A shell reading or polling its terminal is at its prompt, whatever
+        // it started in the background from a startup file (before job
+        // control); one waiting for its child (bash `do_wait`, zsh
+        // `sigsuspend`, fish a futex) runs a program in front of it.
         let wchan = std::fs::read_to_string(root.join(leader.to_string()).join("wchan"))
             .ok()
             .filter(|w| !w.is_empty() && w != "0");
-        let running_child = match &wchan {
-            Some(wchan) => child_in_front && wchan.starts_with("do_wait"),
-            None => child_in_front,
-        };
+        let at_prompt = wchan.as_deref().is_some_and(reads_the_terminal);
+        let running_child = child_in_front && !at_prompt;
+        in_front.push(comm.clone());
         found = Some(ForegroundProcess {
             comm,
             running_child,
+            in_front: in_front.clone(),
         });
         match nested {
             Some(child) => at = child,
@@ -148,6 +159,22 @@ pub fn foreground_of_in(root: &Path, pid: u32) -> Option<ForegroundProcess> {
         }
     }
     found
+}
+
+/// Kernel wait channels of a process blocked reading or polling a terminal
+/// (readline, zle, fish's reader): a shell there is at its prompt.
+const TERMINAL_READ_WCHANS: &[&str] = &[
+    "n_tty_read",
+    "wait_woken",
+    "poll_schedule_timeout",
+    "do_select",
+    "do_sys_poll",
+    "core_sys_select",
+    "ep_poll",
+];
+
+fn reads_the_terminal(wchan: &str) -> bool {
+    TERMINAL_READ_WCHANS.iter().any(|w| wchan.starts_with(w))
 }
 
 /// [`foreground_of`] on another machine: a POSIX shell script for the
@@ -166,7 +193,9 @@ pub fn remote_foreground_script(pids: &[u32]) -> String {
     set -- $(sed 's/.*) //' /proc/$c/stat 2>/dev/null)
     case "$1" in T|t|Z|X|'') ;; *) [ "$3" = "$fg" ] && kids=1 ;; esac
   done
-  case "$(cat /proc/$fg/wchan 2>/dev/null)" in ''|0|do_wait*) ;; *) kids=0 ;; esac
+  case "$(cat /proc/$fg/wchan 2>/dev/null)" in
+    n_tty_read*|wait_woken*|poll_schedule_timeout*|do_select*|do_sys_poll*|core_sys_select*|ep_poll*) kids=0 ;;
+  esac
   name=$(sed -n 's/^[^(]*(\(.*\)).*$/\1/p' /proc/$fg/stat 2>/dev/null)
   printf 'BMB-FG %s %s %s\n' "$root" "$kids" "$name"
 done
@@ -191,6 +220,7 @@ pub fn parse_remote_foreground(output: &str) -> Vec<(u32, ForegroundProcess)> {
             Some((
                 pid,
                 ForegroundProcess {
+                    in_front: vec![comm.clone()],
                     comm,
                     running_child,
                 },
@@ -354,33 +384,35 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         };
-        let front = |running_child| {
-            Some(ForegroundProcess {
-                comm: "a) b".to_string(),
-                running_child,
-            })
-        };
+        let front = |running_child| Some(("a) b".to_string(), running_child));
+        let read = || foreground_of_in(root.path(), 10).map(|f| (f.comm, f.running_child));
         // The pane's first process (10) with tpgid 20: process 20, named `a) b`, is in front.
         write("10/stat", "10 (bash) S 1 10 10 34816 20 4194560 0 0");
         write("20/stat", "20 (a) b) S 10 20 10 34816 20 4194560 0 0");
         write("20/task/20/children", "");
         write("20/task/21/children", "");
-        assert_eq!(foreground_of_in(root.path(), 10), front(false));
+        assert_eq!(read(), front(false));
         // A background job (its own group 30) and a stopped job do not count.
         write("20/task/21/children", "30 31");
         write("30/stat", "30 (sleep) S 20 30 10 34816 20 0");
         write("31/stat", "31 (claude) T 20 20 10 34816 20 0");
-        assert_eq!(foreground_of_in(root.path(), 10), front(false));
+        assert_eq!(read(), front(false));
         // A running child in the foreground group (a wrapper's agent) does.
         write("20/task/20/children", "32");
         write("32/stat", "32 (claude) S 20 20 10 34816 20 0");
-        assert_eq!(foreground_of_in(root.path(), 10), front(true));
-        // Waiting for that child, it is a wrapper; at its prompt (reading the
-        // terminal), the child is a job it started before job control.
-        write("20/wchan", "do_wait");
-        assert_eq!(foreground_of_in(root.path(), 10), front(true));
+        assert_eq!(read(), front(true));
+        // What runs in front under the wrapper is named (a relay there is one).
+        let names = foreground_of_in(root.path(), 10).unwrap().in_front;
+        assert_eq!(names, ["claude", "a) b"]);
+        // Waiting for that child, it is a wrapper (bash, zsh, fish each wait
+        // their own way); at its prompt (reading the terminal), the child is
+        // a job it started before job control.
+        for waiting in ["do_wait", "sigsuspend", "futex_do_wait"] {
+            write("20/wchan", waiting);
+            assert_eq!(read(), front(true), "{waiting}");
+        }
         write("20/wchan", "poll_schedule_timeout.constprop.0");
-        assert_eq!(foreground_of_in(root.path(), 10), front(false));
+        assert_eq!(read(), front(false));
         // `script` (40) in front runs bash (41) on a terminal of its own
         // (tty 34817): what the pane shows is that terminal's foreground.
         write("15/stat", "15 (sh) S 1 15 15 34816 40 0");

@@ -57,8 +57,9 @@ pub struct Observation<'a> {
     pub foreground: Option<&'a Foreground>,
     /// The agent CLI's version, where its own files give it (Claude Code's session file).
     pub cli_version: Option<&'a str>,
-    /// The pane that was read (`%N`), where tmux said.
+    /// The pane that was read (`%N`) and its first process, where tmux said.
     pub pane_id: Option<&'a str>,
+    pub pane_pid: Option<u32>,
 }
 
 /// The foreground of a pane's terminal: the process tmux names
@@ -77,6 +78,13 @@ pub struct Foreground {
     pub dead: bool,
     /// tmux says the pane is in copy mode or another mode (`#{pane_in_mode}`).
     pub in_mode: bool,
+    /// tmux copies the pane's keys to every pane of its window
+    /// (`#{synchronize-panes}`): a nudge would reach them all.
+    pub synchronized: bool,
+    /// Every other process seen in front (the running children of a
+    /// wrapper, the outer levels of nested terminals): a relay among them is
+    /// a relay in front.
+    pub in_front: Vec<String>,
 }
 
 /// Interactive shells: in the foreground with nothing under them, the agent
@@ -138,9 +146,11 @@ impl Foreground {
         })
     }
 
-    /// The relay in front, if one is.
+    /// The relay in front, if one is: the front program itself, or one a
+    /// wrapper runs (`bash -c 'ssh box; bash'`).
     pub fn relay(&self) -> Option<&'static str> {
         self.names()
+            .chain(self.in_front.iter().map(String::as_str))
             .find_map(|name| RELAYS.iter().find(|&&relay| relay == name))
             .copied()
     }
@@ -157,6 +167,8 @@ pub enum Refusal {
     Relay,
     /// The pane is in copy mode (or another tmux mode), which takes the keys.
     PaneInMode,
+    /// The window's panes are synchronised: a key would reach every one of them.
+    Synchronized,
 }
 
 impl Refusal {
@@ -167,6 +179,7 @@ impl Refusal {
             Refusal::AgentExited => "agent_exited",
             Refusal::Relay => "relay",
             Refusal::PaneInMode => "pane_in_mode",
+            Refusal::Synchronized => "synchronized",
         }
     }
 }
@@ -403,6 +416,7 @@ impl TargetMonitor {
         let exited = observation.foreground.and_then(Foreground::gone);
         let relay = observation.foreground.and_then(Foreground::relay);
         let in_mode = observation.foreground.is_some_and(|f| f.in_mode);
+        let synchronized = observation.foreground.is_some_and(|f| f.synchronized);
         if exited.is_some() {
             // Whatever the last frame shows (a spinner, a dialog), nothing
             // runs there any more: it is a stop, and the work probe says which.
@@ -417,6 +431,8 @@ impl TargetMonitor {
             Some(Refusal::Relay)
         } else if in_mode {
             Some(Refusal::PaneInMode)
+        } else if synchronized {
+            Some(Refusal::Synchronized)
         } else if !verdict.input_box {
             Some(Refusal::NoInputBox)
         } else {
@@ -431,12 +447,23 @@ impl TargetMonitor {
         }
         report.typing_safe = stop && refusal.is_none();
         report.agent_seen = verdict.input_box && exited.is_none() && relay.is_none();
-        if let Some(pane) = observation.pane_id
-            && report.agent_seen
-            && self.memory.agent_pane.as_deref() != Some(pane)
-        {
-            let pane = pane.to_string();
-            self.record(SessionRecord::AgentPane { pane }, &mut actions);
+        let remembered = self
+            .memory
+            .agent_pane
+            .as_ref()
+            .map(|(pane, _)| pane.as_str());
+        if let Some(pane) = observation.pane_id {
+            let here = (pane.to_string(), observation.pane_pid);
+            if report.agent_seen && self.memory.agent_pane.as_ref() != Some(&here) {
+                let (pane, pid) = here;
+                self.record(SessionRecord::AgentPane { pane, pid }, &mut actions);
+            } else if remembered == Some(pane)
+                && matches!(refusal, Some(Refusal::AgentExited | Refusal::Relay))
+            {
+                // The agent left the pane it was seen in: read the session's
+                // active pane again from the next poll (once this is said).
+                self.record(SessionRecord::AgentPaneForgotten, &mut actions);
+            }
         }
         report.refusal = refusal;
         report.unrecognised = self.unrecognised;
@@ -455,6 +482,10 @@ impl TargetMonitor {
                 Refusal::AgentExited => format!("the agent exited: {}", exited.unwrap_or_default()),
                 Refusal::PaneInMode => {
                     "the pane is in a tmux mode (copy mode): keys would go to the mode, not the agent"
+                        .to_string()
+                }
+                Refusal::Synchronized => {
+                    "the window's panes are synchronised (synchronize-panes): a key would reach every pane"
                         .to_string()
                 }
                 Refusal::Relay => format!(

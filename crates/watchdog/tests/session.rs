@@ -46,6 +46,7 @@ fn observe(pane: &str, work: Work, progress: Option<u64>) -> Observation<'_> {
         foreground: None,
         cli_version: None,
         pane_id: None,
+        pane_pid: None,
     }
 }
 
@@ -320,6 +321,7 @@ fn a_capture_error_is_rendered_once_per_change_and_polling_goes_on() {
         foreground: None,
         cli_version: None,
         pane_id: None,
+        pane_pid: None,
     };
     let (report, actions) = m.poll(failed);
     assert_eq!(report.state, None);
@@ -387,6 +389,7 @@ proptest! {
                 foreground: None,
                 cli_version: None,
                 pane_id: None,
+                pane_pid: None,
             };
             if let (Some(now), Some(before)) = (progress, last_progress) && now > before {
                 nudges_since_progress = 0;
@@ -428,6 +431,7 @@ fn with_witness<'a>(pane: &'a str, witness: &'a watchdog::witness::Witness) -> O
         foreground: None,
         cli_version: None,
         pane_id: None,
+        pane_pid: None,
     }
 }
 
