@@ -104,6 +104,12 @@ pub fn fresh_nonce() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// A chain is cut before it passes this many bytes of arguments.
+const CHAIN_MAX_BYTES: usize = 10 * 1024;
+/// What one pane adds to a chain besides its target (twice): the commands,
+/// the marker and its format.
+const CHAIN_ENTRY_BYTES: usize = 160;
+
 /// A pane a caller has seen before: its id (`%N`) and its first process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KnownPane {
@@ -205,9 +211,10 @@ impl Tmux {
     }
 
     /// Captures the active pane of each session (`capture-pane -p -t '=NAME:'`)
-    /// in at most two invocations whatever their number: `list-sessions`, then
+    /// in two invocations for up to about 60 sessions: `list-sessions`, then
     /// one chained command (`;`) for the sessions that exist, each capture
-    /// preceded by a marker line carrying `nonce` so the output can be split.
+    /// preceded by a marker line carrying `nonce` so the output can be split
+    /// (tmux caps a command at 16 KiB, so each further batch costs one more).
     /// Per session: its pane text, or why it could not be captured.
     ///
     /// `nonce` must be one no process can predict, fresh per call
@@ -264,9 +271,33 @@ impl Tmux {
                 (i, kept.map_or_else(|| format!("={s}:"), |k| k.id.clone()))
             })
             .collect();
-        if wanted.is_empty() {
-            return Ok(results);
+        // tmux refuses a command longer than its message size (16 KiB), so
+        // a long chain is split: two invocations for up to about 80 panes,
+        // one more for each further such batch.
+        let mut start = 0;
+        while start < wanted.len() {
+            let mut end = start;
+            let mut bytes = 0;
+            while end < wanted.len() && (end == start || bytes < CHAIN_MAX_BYTES) {
+                bytes += 2 * wanted[end].1.len() + CHAIN_ENTRY_BYTES;
+                end += 1;
+            }
+            self.capture_chain(targets, &wanted[start..end], nonce, &mut results);
+            start = end;
         }
+        Ok(results)
+    }
+
+    /// One chained invocation capturing `wanted` (indices into `targets`,
+    /// and the tmux target to read for each), its results written into
+    /// `results`.
+    fn capture_chain(
+        &self,
+        targets: &[(String, Option<KnownPane>)],
+        wanted: &[(usize, String)],
+        nonce: &str,
+        results: &mut [Result<PaneCapture, String>],
+    ) {
         let markers: Vec<String> = wanted
             .iter()
             .map(|(i, _)| format!("BMB-{nonce}-{i}"))
@@ -403,13 +434,12 @@ impl Tmux {
             }
         }
         if let Some(failure) = failure {
-            for (index, _) in &wanted {
+            for (index, _) in wanted {
                 if results[*index].is_err() {
                     results[*index] = Err(failure.clone());
                 }
             }
         }
-        Ok(results)
     }
 
     /// Every pane of the server: (session name, the pane). A server that is
@@ -561,6 +591,35 @@ mod tests {
             Server::Path(link.to_string_lossy().into_owned()).socket_file(),
             real.canonicalize().unwrap()
         );
+    }
+
+    #[test]
+    fn more_sessions_than_one_tmux_command_holds_are_all_captured() {
+        let names: Vec<String> = (0..130).map(|i| format!("s{i}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let server = PrivateServer::start(&refs);
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let results = server.tmux.capture_sessions(&names, "many").unwrap();
+            let read = results
+                .iter()
+                .zip(&names)
+                .filter(|(r, name)| {
+                    r.as_ref()
+                        .is_ok_and(|c| c.text.starts_with(&format!("pane of {name}\n")))
+                })
+                .count();
+            if read == names.len() {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{read} of {} read: {:?}",
+                names.len(),
+                results.iter().find(|r| r.is_err())
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     #[test]
