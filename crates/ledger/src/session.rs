@@ -59,6 +59,8 @@ pub enum EscalationKind {
     /// A stop that could not be typed into (no input box recognised, or the
     /// agent exited); the key says which.
     Unreadable,
+    /// The pane could not be captured for several polls in a row.
+    CaptureFailed,
 }
 
 /// A target's memory, as replayed from its records.

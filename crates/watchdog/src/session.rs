@@ -25,6 +25,9 @@ pub const RECLASSIFY_EVERY: u32 = 5;
 /// activity read from the transcript's shape, not the session file
 /// overruling a stop (a turn that runs changes the screen).
 pub const STILL_PANE_PATIENCE: u32 = 3;
+/// Polls in a row whose capture failed after which the operator is told
+/// (a server restarting, a host rebooting are a poll or two).
+pub const CAPTURE_FAILURE_PATIENCE: u32 = 3;
 
 #[derive(Debug, Clone)]
 pub struct SessionConfig {
@@ -307,6 +310,8 @@ pub struct TargetMonitor {
     profile: Option<String>,
     /// Polls whose stop showed no input box the profile knows.
     pub unrecognised: u64,
+    /// Polls in a row whose capture failed.
+    failed_captures: u32,
     /// The foreground program (tmux's name for it) the last time this pane's
     /// input box was recognised: a screen not recognised later with the same
     /// program in front is likely a UI change (said once).
@@ -340,6 +345,7 @@ impl TargetMonitor {
             unchanged_polls: 0,
             profile: None,
             unrecognised: 0,
+            failed_captures: 0,
             box_seen: None,
             ui_change_said: false,
             profiles: builtin_profiles(),
@@ -348,6 +354,45 @@ impl TargetMonitor {
 
     pub fn memory(&self) -> &SessionMemory {
         &self.memory
+    }
+
+    /// A pane that cannot be read for [`CAPTURE_FAILURE_PATIENCE`] polls in a
+    /// row is watched by nobody: said once through the funnel, re-armed by
+    /// the next capture that works (a silence nothing bounds is the one
+    /// failure the seed forbids).
+    fn on_capture_failing(
+        &mut self,
+        error: &str,
+        actions: &mut Vec<Action>,
+        done: &mut Vec<String>,
+    ) {
+        let patient = self.failed_captures < CAPTURE_FAILURE_PATIENCE;
+        if patient
+            || self
+                .memory
+                .escalated
+                .contains_key(&EscalationKind::CaptureFailed)
+        {
+            return;
+        }
+        let latch_record = SessionRecord::Escalated {
+            kind: EscalationKind::CaptureFailed,
+            key: String::new(),
+        };
+        self.memory.apply(&latch_record);
+        let message = format!(
+            "{} cannot be read: {} polls in a row failed to capture its pane, so nothing watches it. \
+             The last error: {error}",
+            self.target, self.failed_captures
+        );
+        actions.push(Action::Alert(Alert {
+            state: State::Stalled,
+            reason: "capture_failed",
+            message,
+            latch: Latch::Escalation(EscalationKind::CaptureFailed),
+            record: latch_record,
+        }));
+        done.push("escalated: the pane cannot be read".to_string());
     }
 
     /// Reads the pane with these profiles from the next poll on (the user's
@@ -398,6 +443,17 @@ impl TargetMonitor {
         let pane = match observation.capture {
             Ok(pane) => {
                 self.last_error = None;
+                self.failed_captures = 0;
+                if self
+                    .memory
+                    .escalated
+                    .contains_key(&EscalationKind::CaptureFailed)
+                {
+                    let record = SessionRecord::Rearmed {
+                        kind: EscalationKind::CaptureFailed,
+                    };
+                    self.record(record, &mut actions);
+                }
                 pane
             }
             Err(error) => {
@@ -407,6 +463,8 @@ impl TargetMonitor {
                     self.last_error = Some(error.to_string());
                 }
                 done.push("capture failed".to_string());
+                self.failed_captures += 1;
+                self.on_capture_failing(error, &mut actions, &mut done);
                 report.done = done;
                 return (report, actions);
             }

@@ -1000,3 +1000,32 @@ fn a_crash_while_an_alert_runs_leaves_it_due_and_a_delivered_one_is_never_repeat
         );
     }
 }
+
+#[test]
+fn a_pane_that_cannot_be_read_for_three_polls_is_said_once_and_rearmed_by_a_capture() {
+    let failed = |m: &mut TargetMonitor| {
+        let (_, actions) = m.poll(Observation {
+            capture: Err("no tmux session named `sess`"),
+            ..observe("", Work::Unknown, None)
+        });
+        alerts(&actions)
+            .iter()
+            .map(|a| a.reason)
+            .collect::<Vec<_>>()
+    };
+    let mut m = monitor(5);
+    let said: Vec<Vec<&str>> = (0..6).map(|_| failed(&mut m)).collect();
+    let expected: Vec<Vec<&str>> = vec![
+        vec![],
+        vec![],
+        vec!["capture_failed"],
+        vec![],
+        vec![],
+        vec![],
+    ];
+    assert_eq!(said, expected);
+    // A capture that works re-arms it; three more failures say it again.
+    m.poll(observe(&idle(), Work::Available(1), None));
+    let again: Vec<&str> = (0..3).flat_map(|_| failed(&mut m)).collect();
+    assert_eq!(again, ["capture_failed"]);
+}
