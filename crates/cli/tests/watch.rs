@@ -313,23 +313,24 @@ fn an_agent_that_exited_to_a_real_shell_gets_no_key_and_one_escalation() {
 
 #[test]
 fn a_wrapper_shell_with_the_agent_under_it_is_still_nudged() {
-    let world = World::new();
-    let received = world.path("agent.received");
-    // `sh -c '…; cat'` without exec: the shell waits in front, the program is its child.
-    world.tmux.session(
-        "agent",
-        &format!(
+    // `sh -c '…; cat; true'` and its zsh twin, without exec: the shell waits
+    // in front (sh and bash in do_wait, zsh in sigsuspend), the program is its child.
+    for (name, shell) in [("sh", "sh -c"), ("zsh", "exec zsh -f -c")] {
+        let world = World::new();
+        let received = world.path("agent.received");
+        let inner = format!(
             "cat '{}'; cat > '{}'; true",
             capture_path("idle-after-tool-turn").display(),
             received.display()
-        ),
-    );
-    world
-        .tmux
-        .wait_for("agent", |pane| pane.contains("? for shortcuts"));
-    let line = report(&world.watch_once(&["agent", "--json", "--work-probe", "echo 3"]));
-    assert_eq!(line["typing_safe"], true, "{line}");
-    assert_eq!(received_lines(&received, 1).len(), 1);
+        );
+        world.tmux.session(name, &format!("{shell} \"{inner}\""));
+        world
+            .tmux
+            .wait_for(name, |pane| pane.contains("? for shortcuts"));
+        let line = report(&world.watch_once(&[name, "--json", "--work-probe", "echo 3"]));
+        assert_eq!(line["typing_safe"], true, "{name}: {line}");
+        assert_eq!(received_lines(&received, 1).len(), 1, "{name}");
+    }
 }
 
 #[test]
@@ -1543,26 +1544,6 @@ fn a_relay_a_wrapper_runs_and_synchronised_panes_are_never_typed_through() {
     ]);
     let reports = poll_unsafe_pane(&world, "synced", 2);
     assert_escalated_once_never_typed(&world, &reports, "synchronized", "synchronize-panes");
-}
-
-#[test]
-fn a_zsh_wrapper_is_the_agent_running() {
-    let world = World::new();
-    let received = world.path("received");
-    world.tmux.session(
-        "zw",
-        &format!(
-            "exec zsh -f -c \"cat '{}'; cat > '{}'; echo\"",
-            capture_path("idle-after-tool-turn").display(),
-            received.display()
-        ),
-    );
-    world
-        .tmux
-        .wait_for("zw", |pane| pane.contains("? for shortcuts"));
-    let line = report(&world.watch_once(&["zw", "--json", "--work-probe", "echo 3"]));
-    assert_eq!(line["typing_safe"], true, "{line}");
-    assert_eq!(received_lines(&received, 1).len(), 1);
 }
 
 #[test]

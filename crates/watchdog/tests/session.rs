@@ -662,6 +662,18 @@ fn run_polls<'a>(
     (typed, reasons, last.expect("at least one poll"))
 }
 
+/// One poll of a fresh monitor over `pane` (work left) with `front` in the foreground.
+fn poll_once_in_front(
+    pane: &str,
+    front: &Foreground,
+) -> (usize, Vec<&'static str>, watchdog::session::PollReport) {
+    let mut m = monitor(5);
+    run_polls(
+        &mut m,
+        [observe_with(pane, Work::Available(1), Some(front), None)],
+    )
+}
+
 #[test]
 fn a_shell_in_the_foreground_means_the_agent_exited_whatever_its_last_frame_shows() {
     // Each of the agent's last frames, with an idle bash under it in the foreground.
@@ -711,16 +723,7 @@ fn a_wrapper_shell_with_the_agent_under_it_is_the_agent_running() {
     assert!(report.typing_safe);
     // A remote shell whose children were not read is not assumed to be a wrapper.
     let unknown = shell("bash", None);
-    let mut m = monitor(5);
-    let (typed, reasons, _) = run_polls(
-        &mut m,
-        [observe_with(
-            &pane,
-            Work::Available(1),
-            Some(&unknown),
-            None,
-        )],
-    );
+    let (typed, reasons, _) = poll_once_in_front(&pane, &unknown);
     assert_eq!((typed, reasons), (0, vec!["agent_exited"]));
     // Another foreground program (the agent itself, `node`) is no shell.
     let node = shell("node", Some(true));
@@ -866,25 +869,12 @@ fn a_renamed_shell_is_known_by_its_process_and_a_relay_is_never_typed_through() 
         running_child: Some(false),
         ..Foreground::default()
     };
-    let mut m = monitor(5);
-    let (typed, reasons, _) = run_polls(
-        &mut m,
-        [observe_with(
-            &pane,
-            Work::Available(1),
-            Some(&renamed),
-            None,
-        )],
-    );
+    let (typed, reasons, _) = poll_once_in_front(&pane, &renamed);
     assert_eq!((typed, reasons), (0, vec!["agent_exited"]));
     // ssh or a nested tmux in front: the screen behind it cannot be checked.
     for relay in ["ssh", "tmux", "mosh-client"] {
         let fg = shell(relay, Some(true));
-        let mut m = monitor(5);
-        let (typed, reasons, report) = run_polls(
-            &mut m,
-            [observe_with(&pane, Work::Available(1), Some(&fg), None)],
-        );
+        let (typed, reasons, report) = poll_once_in_front(&pane, &fg);
         assert_eq!((typed, reasons), (0, vec!["relay"]), "{relay}");
         assert!(
             report.done[0].contains(&format!("the pane runs {relay}")),
@@ -944,11 +934,7 @@ fn a_dead_pane_or_one_in_copy_mode_is_never_typed_into() {
         dead: true,
         ..Foreground::default()
     };
-    let mut m = monitor(5);
-    let (typed, reasons, report) = run_polls(
-        &mut m,
-        [observe_with(&pane, Work::Available(1), Some(&dead), None)],
-    );
+    let (typed, reasons, report) = poll_once_in_front(&pane, &dead);
     assert_eq!((typed, reasons), (0, vec!["agent_exited"]));
     assert!(report.done[0].contains("its pane is dead"), "{report:?}");
     // Copy mode takes the keys: the budget would burn on nudges that never arrive.
