@@ -68,6 +68,15 @@ pub fn run(args: Args) -> ExitCode {
         let _ = writeln!(std::io::stderr().lock(), "bmb-monitor: lead: {message}");
         return ExitCode::from(crate::EXIT_USAGE);
     }
+    // One lead per bmb-dir: two would each send the Consultant every event.
+    // The lock lives in the folder itself, so any spelling of it finds it.
+    let _lock = match lock_bmb_dir(&args.bmb_dir) {
+        Ok(lock) => lock,
+        Err(message) => {
+            let _ = writeln!(std::io::stderr().lock(), "bmb-monitor: lead: {message}");
+            return ExitCode::from(crate::EXIT_USAGE);
+        }
+    };
     let inbox = args
         .inbox
         .clone()
@@ -274,6 +283,31 @@ impl Inbox {
             shutdown |= apply(monitor, line, Source::Inbox(name.to_owned()), sinks);
         }
         shutdown
+    }
+}
+
+/// The lock of `<bmb-dir>/monitor.lock`; another lead holding it is an
+/// error, a lock that cannot be taken at all (a read-only folder) a warning.
+fn lock_bmb_dir(bmb_dir: &Path) -> Result<Option<probes::lock::Lock>, String> {
+    if let Err(err) = fs::create_dir_all(bmb_dir) {
+        return Err(format!("cannot create {}: {err}", bmb_dir.display()));
+    }
+    match probes::lock::try_lock(&bmb_dir.join("monitor.lock")) {
+        Ok(lock) => Ok(Some(lock)),
+        Err(probes::lock::LockError::Held(pid)) => {
+            let by = pid.map_or_else(String::new, |pid| format!(" (pid {pid})"));
+            Err(format!(
+                "{} is already watched by another bmb-monitor lead{by}",
+                bmb_dir.display()
+            ))
+        }
+        Err(probes::lock::LockError::Failed(why)) => {
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "bmb-monitor: lead: {why}; not guarded against a second lead"
+            );
+            Ok(None)
+        }
     }
 }
 

@@ -1127,3 +1127,26 @@ fn agent_panes_registered_at_startup_are_never_called_untracked() {
         m.err()
     );
 }
+
+#[test]
+fn a_second_lead_on_one_bmb_dir_however_spelled_is_refused() {
+    let d = dirs();
+    let mut first = Monitor::start(&args_ref(&base_args(&d)), &[]);
+    assert!(
+        wait_until(30, || d.bmb.join("monitor.lock").exists()),
+        "the first lead never took its lock"
+    );
+    // The same folder by another spelling: `<root>/./.bmb/`.
+    let other = format!("{}/./.bmb/", d.root.display());
+    let mut second = Monitor::start(&["--interval", "1", "--no-sweep", "--bmb-dir", &other], &[]);
+    let status = second.wait_exit(30).expect("the second lead exits");
+    assert_eq!(status.code(), Some(2));
+    assert!(
+        wait_until(10, || second.err().iter().any(
+            |l| l.contains("already watched by another bmb-monitor lead (pid ")
+        )),
+        "{:?}",
+        second.err()
+    );
+    assert_eq!(first.shutdown().code(), Some(0));
+}
