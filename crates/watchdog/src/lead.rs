@@ -537,27 +537,28 @@ impl LeadMonitor {
             self.report(i, report, port, ts, out);
         }
 
-        // 4. Timeout checkpoints, once each, while the agent is still at work.
+        // 4. Timeout checkpoints, once each and in order, while the agent is
+        // still at work. One pass can cross both (a 9 s timeout, passes at 8 s
+        // and 9 s): the Consultant, told only of the imminent one, must hear
+        // it before the exceeded one, never instead of it.
         let tracked = &mut self.items[i];
+        let mut reports = Vec::new();
         if matches!(condition, Condition::Running | Condition::Stalled) {
             let timeout = tracked.item.timeout_sec;
             let elapsed = now.saturating_sub(tracked.item.started_at_epoch).max(0) as u64;
-            let report = if elapsed >= timeout && !tracked.timeout_warned_100 {
-                tracked.timeout_warned_100 = true;
-                tracked.timeout_warned_90 = true;
-                Some(Report::TimeoutExceeded { elapsed, timeout })
-            } else if elapsed.saturating_mul(10) >= timeout.saturating_mul(9)
-                && !tracked.timeout_warned_90
+            if elapsed.saturating_mul(10) >= timeout.saturating_mul(9) && !tracked.timeout_warned_90
             {
                 tracked.timeout_warned_90 = true;
-                Some(Report::TimeoutImminent { elapsed, timeout })
-            } else {
-                None
-            };
-            if let Some(report) = report {
-                tracked.last_state = Some(report.state());
-                self.report(i, report, port, ts, out);
+                reports.push(Report::TimeoutImminent { elapsed, timeout });
             }
+            if elapsed >= timeout && !tracked.timeout_warned_100 {
+                tracked.timeout_warned_100 = true;
+                reports.push(Report::TimeoutExceeded { elapsed, timeout });
+            }
+        }
+        for report in reports {
+            self.items[i].last_state = Some(report.state());
+            self.report(i, report, port, ts, out);
         }
     }
 

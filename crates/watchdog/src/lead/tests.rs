@@ -454,12 +454,19 @@ fn timeout_warnings_fire_at_90_and_100_percent_once_each() {
 }
 
 #[test]
-fn a_late_registration_past_the_deadline_gets_only_the_exceeded_alert() {
+fn one_pass_past_both_checkpoints_reports_imminent_then_exceeded_each_once() {
+    // A late registration, or a pass interval longer than the last tenth of
+    // the timeout: the Consultant hears only of the imminent timeout, so it
+    // must come, and first.
     let mut h = Harness::new();
     h.watch("executor", "3", r#","idle_stall_sec":100000"#);
     assert_eq!(
         h.pass_at(1500),
-        ["L [MONITOR] agent=executor step=3 state=timeout_exceeded elapsed=1500/1000s ts=00:25"]
+        [
+            "L [MONITOR] agent=executor step=3 state=timeout_imminent elapsed=1500/1000s ts=00:25",
+            r#"C {"event":"monitor_timeout_imminent","step":"3","agent":"executor","elapsed_sec":1500,"timeout_sec":1000,"ts":"00:25","source":"monitor"}"#,
+            "L [MONITOR] agent=executor step=3 state=timeout_exceeded elapsed=1500/1000s ts=00:25",
+        ]
     );
     assert_eq!(h.pass_at(1600), Vec::<String>::new());
 }
