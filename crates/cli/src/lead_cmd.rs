@@ -265,6 +265,31 @@ impl Inbox {
         false
     }
 
+    /// Moves a claimed entry that cannot be read to `.rejected/` (a free
+    /// name there), and says where it went.
+    fn move_aside(&self, name: &str) -> String {
+        let rejected = self.dir.join(".rejected");
+        let _ = fs::create_dir_all(&rejected);
+        let free = (0..100)
+            .map(|n| match n {
+                0 => rejected.join(name),
+                n => rejected.join(format!("{name}.{n}")),
+            })
+            .find(|path| fs::symlink_metadata(path).is_err());
+        let from = self.claimed.join(name);
+        match free.map(|to| fs::rename(&from, &to).map(|()| to)) {
+            Some(Ok(to)) => format!("moved aside to {}", to.display()),
+            Some(Err(e)) => {
+                let _ = fs::remove_file(&from);
+                format!("cannot move it aside ({e}); removed")
+            }
+            None => {
+                let _ = fs::remove_file(&from);
+                "removed (100 of its name are already aside)".to_string()
+            }
+        }
+    }
+
     fn apply_claimed(&self, name: &str, monitor: &mut LeadMonitor, sinks: &mut Sinks) -> bool {
         let path = self.claimed.join(name);
         // A control message is a line of JSON; a FIFO named `*.json` hung
@@ -272,8 +297,9 @@ impl Inbox {
         let text = match probes::file::read_regular_text(&path, INBOX_MAX_BYTES) {
             Ok(text) => text,
             Err(e) => {
-                sinks.error(&format!("lead: inbox file {name}: it {e}; removed"));
-                let _ = fs::remove_file(&path);
+                // Moved aside once, never retried and never lost.
+                let aside = self.move_aside(name);
+                sinks.error(&format!("lead: inbox file {name}: it {e}; {aside}"));
                 return false;
             }
         };

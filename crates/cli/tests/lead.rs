@@ -1150,3 +1150,43 @@ fn a_second_lead_on_one_bmb_dir_however_spelled_is_refused() {
     );
     assert_eq!(first.shutdown().code(), Some(0));
 }
+
+#[test]
+fn a_fifo_or_a_folder_named_json_in_the_inbox_is_moved_aside_once_and_nothing_hangs() {
+    let d = dirs();
+    let inbox = d.bmb.join("monitor-inbox");
+    std::fs::create_dir_all(inbox.join("a-folder.json")).unwrap();
+    let fifo = std::ffi::CString::new(inbox.join("b-fifo.json").to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let mut m = Monitor::start(&args_ref(&base_args(&d)), &[]);
+    let named = |m: &Monitor, file: &str| {
+        m.err()
+            .iter()
+            .filter(|l| {
+                l.contains(&format!("inbox file {file}: it is a")) && l.contains("moved aside")
+            })
+            .count()
+    };
+    assert!(
+        wait_until(30, || named(&m, "a-folder.json") == 1
+            && named(&m, "b-fifo.json") == 1),
+        "{:?}",
+        m.err()
+    );
+    // A message dropped in after them is still applied: the inbox did not hang.
+    std::fs::write(inbox.join("c.json"), r#"{"type":"shutdown_request"}"#).unwrap();
+    let status = m
+        .wait_exit(30)
+        .expect("the lead applies the next message and exits");
+    assert_eq!(status.code(), Some(0));
+    // Each was said once and kept aside, never retried.
+    assert_eq!(
+        (named(&m, "a-folder.json"), named(&m, "b-fifo.json")),
+        (1, 1),
+        "{:?}",
+        m.err()
+    );
+    assert!(inbox.join(".rejected/a-folder.json").is_dir());
+    assert!(inbox.join(".rejected/b-fifo.json").exists());
+}
