@@ -187,7 +187,7 @@ impl<'a> Watch<'a> {
         }
         let mut watched = Vec::new();
         for target in targets {
-            let key = target.to_string().replace(':', "~");
+            let key = state_file_key(&target);
             let lock = match probes::lock::try_lock(&dir.join(format!("{key}.lock"))) {
                 Ok(lock) => Some(lock),
                 Err(LockError::Held(pid)) => {
@@ -690,6 +690,22 @@ fn load_memory(path: &std::path::Path) -> SessionMemory {
         );
     }
     SessionMemory::replay(&records)
+}
+
+/// The name of a target's journal and lock files: the target with `:` as
+/// `~`, or, for a name too long for a file name (255 bytes with the
+/// extension), its first 100 bytes and a hash of the whole, so every target
+/// tmux accepts gets files that can be created.
+fn state_file_key(target: &Target) -> String {
+    let key = target.to_string().replace(':', "~");
+    if key.len() <= 200 {
+        return key;
+    }
+    let mut cut = 100;
+    while !key.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}-{}", &key[..cut], watchdog::session::fingerprint(&key))
 }
 
 /// `$XDG_STATE_HOME/bmb-monitor`, else `~/.local/state/bmb-monitor`.

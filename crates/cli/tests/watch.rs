@@ -1579,3 +1579,24 @@ fn a_remembered_pane_after_a_server_restart_is_a_new_pane() {
     );
     assert_eq!(received_lines(&received, 1).len(), 1);
 }
+
+#[test]
+fn a_session_name_too_long_for_a_file_name_still_keeps_its_memory() {
+    let world = World::new();
+    // Too long with `.jsonl` for one file name (255 bytes).
+    let name = "s".repeat(300);
+    let received = world.path("received");
+    world
+        .tmux
+        .replay(&name, &capture_path("idle-after-tool-turn"), &received);
+    for poll in 1..=2 {
+        let output = world.watch_once(&[&name, "--work-probe", "echo 3"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("state not saved"), "{stderr}");
+        assert!(
+            stdout(&output).contains(&format!("nudged ({poll}/5)")),
+            "{}",
+            stdout(&output)
+        );
+    }
+}

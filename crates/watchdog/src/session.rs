@@ -1040,8 +1040,9 @@ fn question_text(dialog: &str) -> String {
         .join("\n")
 }
 
-/// A stable key for a question's text (FNV-1a, so it survives a restart).
-fn fingerprint(text: &str) -> String {
+/// A stable key for a text (FNV-1a, so it survives a restart and a
+/// rebuild): a question's, or a target's too long for a file name.
+pub fn fingerprint(text: &str) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in text.trim().bytes() {
         hash ^= u64::from(byte);
