@@ -689,7 +689,42 @@ fn load_memory(path: &std::path::Path) -> SessionMemory {
             path.display()
         );
     }
-    SessionMemory::replay(&records)
+    let memory = SessionMemory::replay(&records);
+    if records.len() > COMPACT_AFTER_RECORDS {
+        compact(path, &memory);
+    }
+    memory
+}
+
+/// A journal longer than this is rewritten, at start, as the few records
+/// that replay to the same memory, so replay stays bounded however long a
+/// target is watched.
+const COMPACT_AFTER_RECORDS: usize = 1000;
+
+/// Replaces the journal with `memory`'s compacted records: written beside it
+/// and renamed over it, so a crash leaves one or the other, whole.
+fn compact(path: &std::path::Path, memory: &SessionMemory) {
+    let mut text = String::new();
+    for record in memory.compacted() {
+        text.push_str(&record_line(&record));
+        text.push('\n');
+    }
+    let fresh = path.with_extension("jsonl.compact");
+    let written = std::fs::File::create(&fresh)
+        .and_then(|mut file| {
+            file.write_all(text.as_bytes())?;
+            // On disk before it replaces the journal, or a power cut could
+            // leave an empty one.
+            file.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&fresh, path));
+    if let Err(err) = written {
+        let _ = std::fs::remove_file(&fresh);
+        eprintln!(
+            "bmb-monitor: watch: cannot compact {}: {err}; it is replayed whole",
+            path.display()
+        );
+    }
 }
 
 /// The name of a target's journal and lock files: the target with `:` as

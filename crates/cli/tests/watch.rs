@@ -1600,3 +1600,36 @@ fn a_session_name_too_long_for_a_file_name_still_keeps_its_memory() {
         );
     }
 }
+
+#[test]
+fn a_long_journal_is_compacted_at_start_and_keeps_its_memory() {
+    let world = World::new();
+    world.replay("asks", "question-ask-single");
+    let alert = world.alert_cmd();
+    stdout(&world.watch_once(&["asks", "--alert-cmd", &alert]));
+    let journal = walk(world.state.path())
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .expect("the target's journal");
+    // Years of polls: progress readings that never advanced.
+    let mut long = std::fs::read_to_string(&journal).unwrap();
+    for _ in 0..5000 {
+        long.push_str("{\"record\":\"progress\",\"value\":7}\n");
+    }
+    std::fs::write(&journal, &long).unwrap();
+    let text = stdout(&world.watch_once(&["asks", "--alert-cmd", &alert]));
+    assert!(
+        !text.contains("escalated"),
+        "re-paged after compaction: {text}"
+    );
+    let compacted = std::fs::read_to_string(&journal).unwrap();
+    assert!(
+        compacted.lines().count() < 10,
+        "{} lines",
+        compacted.lines().count()
+    );
+    // And the compacted journal still knows the question was relayed.
+    let text = stdout(&world.watch_once(&["asks", "--alert-cmd", &alert]));
+    assert!(!text.contains("escalated"), "{text}");
+    assert_eq!(world.read("alerts").lines().count(), 1);
+}

@@ -126,6 +126,49 @@ impl SessionMemory {
     }
 }
 
+impl SessionMemory {
+    /// The fewest records that replay to this memory: what a journal is
+    /// compacted to, so replay stays bounded however long a monitor runs.
+    pub fn compacted(&self) -> Vec<SessionRecord> {
+        let mut records: Vec<SessionRecord> = self
+            .sent
+            .iter()
+            .map(|text| SessionRecord::Sent { text: text.clone() })
+            .collect();
+        if let Some(value) = self.progress {
+            records.push(SessionRecord::Progress { value });
+        }
+        if self.nudges_used > 0 {
+            records.push(SessionRecord::Nudged {
+                used: self.nudges_used,
+            });
+        }
+        records.extend(
+            self.escalated
+                .iter()
+                .map(|(kind, key)| SessionRecord::Escalated {
+                    kind: *kind,
+                    key: key.clone(),
+                }),
+        );
+        records.extend(
+            self.failures
+                .iter()
+                .map(|(signal, text)| SessionRecord::FailureReported {
+                    signal: signal.clone(),
+                    text: text.clone(),
+                }),
+        );
+        if let Some((pane, pid)) = &self.agent_pane {
+            records.push(SessionRecord::AgentPane {
+                pane: pane.clone(),
+                pid: *pid,
+            });
+        }
+        records
+    }
+}
+
 /// Parses a journal's lines. A line that does not parse (a torn last write, a
 /// hand edit) is skipped and reported; the rest still count.
 pub fn parse_records(text: &str) -> (Vec<SessionRecord>, Vec<String>) {
@@ -152,6 +195,45 @@ pub fn record_line(record: &SessionRecord) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn any_record() -> impl Strategy<Value = SessionRecord> {
+        let kind = prop_oneof![
+            Just(EscalationKind::Question),
+            Just(EscalationKind::Blocked),
+            Just(EscalationKind::BudgetSpent),
+            Just(EscalationKind::Unreadable),
+            Just(EscalationKind::CaptureFailed),
+        ];
+        let text = "[a-c ]{0,3}";
+        prop_oneof![
+            text.prop_map(|text| SessionRecord::Sent { text }),
+            (0u32..7).prop_map(|used| SessionRecord::Nudged { used }),
+            (0u64..5, 0u64..5).prop_map(|(from, to)| SessionRecord::BudgetReset { from, to }),
+            (0u64..5).prop_map(|value| SessionRecord::Progress { value }),
+            (kind.clone(), text).prop_map(|(kind, key)| SessionRecord::Escalated { kind, key }),
+            kind.prop_map(|kind| SessionRecord::Rearmed { kind }),
+            ("[xy]", text)
+                .prop_map(|(signal, text)| SessionRecord::FailureReported { signal, text }),
+            "[xy]".prop_map(|signal| SessionRecord::FailureRetracted { signal }),
+            ("%[0-3]", proptest::option::of(1u32..4))
+                .prop_map(|(pane, pid)| SessionRecord::AgentPane { pane, pid }),
+            Just(SessionRecord::AgentPaneForgotten),
+        ]
+    }
+
+    proptest! {
+        /// However long the journal, its compacted form replays to the same memory.
+        #[test]
+        fn a_compacted_journal_replays_to_the_same_memory(
+            records in proptest::collection::vec(any_record(), 0..200)
+        ) {
+            let memory = SessionMemory::replay(&records);
+            let compacted = memory.compacted();
+            prop_assert!(compacted.len() <= ECHO_LEDGER_CAP + 5 + 5 + 2 + 1 + 1);
+            prop_assert_eq!(SessionMemory::replay(&compacted), memory);
+        }
+    }
 
     #[test]
     fn records_round_trip_through_journal_lines() {
