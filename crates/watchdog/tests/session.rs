@@ -1015,3 +1015,73 @@ fn a_pane_that_cannot_be_read_for_three_polls_is_said_once_and_rearmed_by_a_capt
     let again: Vec<&str> = (0..3).flat_map(|_| failed(&mut m)).collect();
     assert_eq!(again, ["capture_failed"]);
 }
+
+/// One run of a monitor over `screens` (a pane each poll, work left, no
+/// progress), crashing after the `crashes`' action counts and restarting
+/// from what was journaled, with alerts that fail where `failing` says (per
+/// alert, in order). Returns (question alerts delivered, nudges typed).
+fn run_with_crashes(
+    screens: &[&str],
+    crashes: &[usize],
+    failing: &[bool],
+    budget: u32,
+) -> (usize, usize) {
+    let config = SessionConfig {
+        budget,
+        ..SessionConfig::default()
+    };
+    let mut journal: Vec<SessionRecord> = Vec::new();
+    let mut m = TargetMonitor::new("t", config.clone(), SessionMemory::default());
+    let (mut delivered, mut typed, mut executed, mut alerts_seen) = (0, 0, 0usize, 0usize);
+    for pane in screens {
+        let (_, actions) = m.poll(observe(pane, Work::Available(1), None));
+        for action in actions {
+            if crashes.contains(&executed) {
+                // The process dies here: everything not journaled is gone.
+                m = TargetMonitor::new("t", config.clone(), SessionMemory::replay(&journal));
+                executed += 1;
+                break;
+            }
+            executed += 1;
+            match action {
+                Action::Record(record) => journal.push(record),
+                Action::Send(_) => typed += 1,
+                Action::Alert(alert) => {
+                    let fails = failing.get(alerts_seen).copied().unwrap_or(false);
+                    alerts_seen += 1;
+                    if fails {
+                        journal.extend(m.alert_failed(&alert));
+                    } else {
+                        delivered += usize::from(alert.reason == "question");
+                        journal.push(alert.record);
+                    }
+                }
+            }
+        }
+    }
+    (delivered, typed)
+}
+
+proptest! {
+    /// Crash points anywhere between journal writes and actions, alerts
+    /// that fail: a question shown throughout is delivered exactly once (never
+    /// re-paged once delivered, never skipped while undelivered), and a stall
+    /// never gets more nudges than its budget.
+    #[test]
+    fn a_crash_at_any_point_repeats_nothing_and_loses_nothing(
+        crashes in proptest::collection::vec(0usize..40, 0..6),
+        failing in proptest::collection::vec(any::<bool>(), 0..6),
+        budget in 1u32..4,
+    ) {
+        let question = question();
+        // Enough polls after the last crash and failure for a delivery.
+        let screens: Vec<&str> = (0..30).map(|_| question.as_str()).collect();
+        let (delivered, typed) = run_with_crashes(&screens, &crashes, &failing, budget);
+        prop_assert_eq!(delivered, 1);
+        prop_assert_eq!(typed, 0);
+        let idle = idle();
+        let screens: Vec<&str> = (0..30).map(|_| idle.as_str()).collect();
+        let (_, typed) = run_with_crashes(&screens, &crashes, &failing, budget);
+        prop_assert!(typed <= budget as usize, "{typed} nudges for a budget of {budget}");
+    }
+}
