@@ -136,6 +136,13 @@ pub fn run(args: Args) -> ExitCode {
                 break;
             }
         }
+        let overlong = stdin.overlong();
+        if overlong > 0 {
+            sinks.error(&format!(
+                "lead: bad control message (stdin): {overlong} line(s) longer than {} bytes, skipped",
+                probes::input::MAX_LINE_BYTES
+            ));
+        }
         if !shutdown {
             shutdown = inbox.consume(&mut monitor, &mut sinks);
         }

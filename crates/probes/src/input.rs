@@ -15,7 +15,18 @@ pub struct Lines {
     file: Option<File>,
     /// Bytes read after the last newline.
     partial: Vec<u8>,
+    /// Dropping the rest of a line longer than [`MAX_LINE_BYTES`].
+    skipping: bool,
+    /// Lines dropped for their length since [`Lines::overlong`] was asked.
+    overlong: u64,
 }
+
+/// The longest line kept (a control message is a few hundred bytes); a
+/// longer one is dropped whole and counted, so a line with no end costs
+/// this much memory, not its length.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+/// Reading stops for this call once this much is waiting to be split.
+const MAX_PENDING_BYTES: usize = 4 << 20;
 
 impl Lines {
     /// This process's stdin (a duplicate of fd 0; a closed stdin is at EOF).
@@ -24,6 +35,8 @@ impl Lines {
         Lines {
             file: fd.map(File::from),
             partial: Vec::new(),
+            skipping: false,
+            overlong: 0,
         }
     }
 
@@ -31,6 +44,8 @@ impl Lines {
         Lines {
             file: Some(File::from(fd)),
             partial: Vec::new(),
+            skipping: false,
+            overlong: 0,
         }
     }
 
@@ -45,12 +60,12 @@ impl Lines {
     pub fn available(&mut self) -> Vec<String> {
         let mut buf = [0u8; 64 * 1024];
         while let Some(file) = &self.file {
-            if !readable(file, Duration::ZERO) {
+            if self.partial.len() > MAX_PENDING_BYTES || !readable(file, Duration::ZERO) {
                 break;
             }
             match (&*file).read(&mut buf) {
                 Ok(0) | Err(_) => self.file = None,
-                Ok(n) => self.partial.extend_from_slice(&buf[..n]),
+                Ok(n) => self.take(&buf[..n]),
             }
         }
         let mut lines = Vec::new();
@@ -67,6 +82,36 @@ impl Lines {
             self.partial.clear();
         }
         lines
+    }
+
+    /// How many lines were dropped for being longer than [`MAX_LINE_BYTES`]
+    /// since the last call.
+    pub fn overlong(&mut self) -> u64 {
+        std::mem::take(&mut self.overlong)
+    }
+
+    /// Adds read bytes, dropping the rest of a line that grew past the cap.
+    fn take(&mut self, mut data: &[u8]) {
+        if self.skipping {
+            match data.iter().position(|&b| b == b'\n') {
+                None => return,
+                Some(at) => {
+                    self.skipping = false;
+                    data = &data[at + 1..];
+                }
+            }
+        }
+        self.partial.extend_from_slice(data);
+        let tail = self
+            .partial
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |at| at + 1);
+        if self.partial.len() - tail > MAX_LINE_BYTES {
+            self.partial.truncate(tail);
+            self.skipping = true;
+            self.overlong += 1;
+        }
     }
 
     /// Waits up to `timeout` for something to read (or end of file). Returns
@@ -98,6 +143,33 @@ fn readable(file: &File, timeout: Duration) -> bool {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn a_line_with_no_end_costs_the_cap_and_is_counted_once() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let mut lines = Lines::from_fd(OwnedFd::from(reader));
+        let writer_thread = std::thread::spawn(move || {
+            writer.write_all(b"before\n").unwrap();
+            let chunk = vec![b'x'; 64 * 1024];
+            for _ in 0..(3 * MAX_LINE_BYTES / chunk.len()) {
+                writer.write_all(&chunk).unwrap();
+            }
+            writer.write_all(b"tail\nafter\n").unwrap();
+        });
+        let mut got = Vec::new();
+        while lines.is_open() || !got.contains(&"after".to_string()) {
+            got.extend(lines.available());
+            assert!(lines.partial.len() <= MAX_PENDING_BYTES + MAX_LINE_BYTES);
+            if got.contains(&"after".to_string()) {
+                break;
+            }
+            lines.wait(Duration::from_millis(50));
+        }
+        writer_thread.join().unwrap();
+        assert_eq!(got, ["before", "after"]);
+        assert_eq!(lines.overlong(), 1);
+        assert_eq!(lines.overlong(), 0);
+    }
 
     #[test]
     fn lines_already_in_the_pipe_are_all_there_without_blocking() {
