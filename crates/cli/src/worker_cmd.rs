@@ -120,11 +120,13 @@ fn settings(args: Args) -> Result<Settings, String> {
         .trim()
         .parse::<f64>()
         .ok()
-        .filter(|s| s.is_finite() && *s > 0.0 && *s <= crate::MAX_SECS as f64)
+        // Under a second, the passes (a /proc scan and git calls each) would
+        // be most of a core; the seed's default is 30.
+        .filter(|s| s.is_finite() && (1.0..=crate::MAX_SECS as f64).contains(s))
         .map(Duration::from_secs_f64)
         .ok_or_else(|| {
             format!(
-                "interval (--interval / PLOT_MONITOR_INTERVAL) must be a positive number of seconds up to {}, got {interval_text:?}",
+                "interval (--interval / PLOT_MONITOR_INTERVAL) must be a number of seconds from 1 to {}, got {interval_text:?}",
                 crate::MAX_SECS
             )
         })?;

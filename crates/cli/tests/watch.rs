@@ -602,6 +602,7 @@ fn absurd_durations_for_lead_and_worker_exit_2_naming_the_flag() {
         ),
         (&["lead", "--ack-timeout", "99999999999"], "--ack-timeout"),
         (&["worker", "--once", "--interval=-1"], "interval"),
+        (&["worker", "--once", "--interval", "0.5"], "interval"),
         (&["worker", "--once", "--interval", "1e300"], "interval"),
         (
             &[

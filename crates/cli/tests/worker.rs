@@ -23,7 +23,7 @@ use serde_json::Value;
 const BIN: &str = env!("CARGO_BIN_EXE_bmb-monitor");
 /// Only a guard against a hung test; never an assertion about speed.
 const HANG_GUARD: Duration = Duration::from_secs(90);
-const IDLE_EVIDENCE_TAIL: &str = "is alive but its transcript has been silent for over 900s with no child process burning CPU behind it, across two consecutive passes ~0.3s apart, the tree is unchanged between them, and the branch already carries commits";
+const IDLE_EVIDENCE_TAIL: &str = "is alive but its transcript has been silent for over 900s with no child process burning CPU behind it, across two consecutive passes ~1s apart, the tree is unchanged between them, and the branch already carries commits";
 
 // ---- fixtures --------------------------------------------------------------
 
@@ -144,7 +144,7 @@ impl Desk {
         vec![
             ("PLOT_BRANCH", "feature/x".to_owned()),
             ("PLOT_WORKTREE", self.worktree.display().to_string()),
-            ("PLOT_MONITOR_INTERVAL", "0.3".to_owned()),
+            ("PLOT_MONITOR_INTERVAL", "1".to_owned()),
             ("CLAUDE_CONFIG_DIR", self.claude.display().to_string()),
             ("RUST_LOG", "debug".to_owned()),
         ]
@@ -578,7 +578,7 @@ fn once_with_flags_takes_one_sample_and_never_says_idle() {
         "--findings",
         findings.to_str().unwrap(),
         "--interval",
-        "0.3",
+        "1",
         "--quiet-seconds",
         "60",
         "--claude-dir",
@@ -713,7 +713,7 @@ fn with_only_a_pid_file_and_a_findings_file_it_runs_as_the_seed_and_still_says_g
     let env = [
         ("PLOT_PID_FILE", pid_file.display().to_string()),
         ("PLOT_MONITOR_FILE", findings.display().to_string()),
-        ("PLOT_MONITOR_INTERVAL", "0.3".to_owned()),
+        ("PLOT_MONITOR_INTERVAL", "1".to_owned()),
         ("RUST_LOG", "debug".to_owned()),
     ];
     let mut monitor = Monitor::start(&env, &[]);
@@ -746,7 +746,7 @@ fn a_bad_configuration_is_one_line_and_exit_2() {
         (
             vec![("PLOT_WORKTREE", "/tmp".to_owned())],
             vec!["--once", "--interval", "soon"],
-            "must be a positive number of seconds",
+            "must be a number of seconds from 1 to",
         ),
         (
             vec![
