@@ -264,7 +264,10 @@ impl<'a> Watch<'a> {
                     dead: capture.dead,
                     in_mode: capture.in_mode,
                     synchronized: capture.synchronized,
-                    in_front: front.map(|f| f.in_front.clone()).unwrap_or_default(),
+                    children_in_front: front
+                        .map(|f| f.children_in_front.clone())
+                        .unwrap_or_default(),
+                    outer: front.map(|f| f.outer.clone()).unwrap_or_default(),
                 })
             })
             .collect();
@@ -320,7 +323,10 @@ impl<'a> Watch<'a> {
             };
             match self.watched[index].target.host.as_deref() {
                 None => {
-                    found[index].foreground = probes::procfs::foreground_of(pane_pid);
+                    found[index].foreground = probes::procfs::foreground_of(
+                        pane_pid,
+                        watchdog::session::TERMINAL_WRAPPERS,
+                    );
                     if !self.args.no_witness {
                         found[index].witness = Some(local_witness(pane_pid));
                     }

@@ -1634,3 +1634,58 @@ fn a_long_journal_is_compacted_at_start_and_keeps_its_memory() {
     assert!(!text.contains("escalated"), "{text}");
     assert_eq!(world.read("alerts").lines().count(), 1);
 }
+
+#[test]
+fn an_agents_own_terminal_or_ssh_child_is_its_business_not_the_panes() {
+    // An agent (here python) that runs a shell on a terminal of its own, as
+    // Codex's background terminals and pexpect harnesses do: the pane shows
+    // the agent, not that shell.
+    let world = World::new();
+    let received = world.path("received");
+    let agent = world.path("agent.py");
+    std::fs::write(
+        &agent,
+        format!(
+            "import os, pty, sys, time\n\
+             pid, fd = pty.fork()\n\
+             if pid == 0:\n    os.execvp('bash', ['bash', '--norc', '--noprofile', '-i'])\n\
+             os.system('stty -echo')\n\
+             sys.stdout.write(open({frame:?}).read()); sys.stdout.flush()\n\
+             with open({received:?}, 'w') as out:\n    for line in sys.stdin:\n        out.write(line); out.flush()\n",
+            frame = capture_path("idle-after-tool-turn").display().to_string(),
+            received = received.display().to_string(),
+        ),
+    )
+    .unwrap();
+    world
+        .tmux
+        .session("own", &format!("exec python3 '{}'", agent.display()));
+    world
+        .tmux
+        .wait_for("own", |pane| pane.contains("? for shortcuts"));
+    let line = report(&world.watch_once(&["own", "--json", "--work-probe", "echo 3"]));
+    assert_eq!(line["typing_safe"], true, "{line}");
+    assert_eq!(received_lines(&received, 1).len(), 1);
+
+    // A child named ssh (an MCP server, a tool call) in the agent's group.
+    let world = World::new();
+    let bin = world.path("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::copy("/bin/sleep", bin.join("ssh")).unwrap();
+    let received = world.path("received");
+    world.tmux.session(
+        "mcp",
+        &format!(
+            "stty -echo; cat '{}'; '{}' 600 & exec cat > '{}'",
+            capture_path("idle-after-tool-turn").display(),
+            bin.join("ssh").display(),
+            received.display()
+        ),
+    );
+    world
+        .tmux
+        .wait_for("mcp", |pane| pane.contains("? for shortcuts"));
+    let line = report(&world.watch_once(&["mcp", "--json", "--work-probe", "echo 3"]));
+    assert_eq!(line["typing_safe"], true, "{line}");
+    assert_eq!(received_lines(&received, 1).len(), 1);
+}

@@ -60,29 +60,35 @@ pub struct ForegroundProcess {
     /// interactive shell's background and stopped jobs are in groups of their
     /// own, so they do not count: the shell itself reads the terminal.
     pub running_child: bool,
-    /// The names of every process found in front on the way here: the
-    /// leaders of outer terminals and the running children in each front
-    /// group (`ssh` under `bash -c 'ssh box; bash'`), so a relay run by a
-    /// wrapper is seen.
-    pub in_front: Vec<String>,
+    /// The names of its running children in the front group (`ssh` under
+    /// `bash -c 'ssh box; bash'`, the agent under a wrapper).
+    pub children_in_front: Vec<String>,
+    /// The terminal wrappers it was found behind, outermost first (`script`).
+    pub outer: Vec<String>,
 }
 
 /// The foreground of `pid`'s terminal: `pid`'s `tpgid` names the terminal's
 /// foreground process group, whose leader is asked for its name, its
-/// children and what it waits on. A leader whose child runs on a terminal of
-/// its own (`script`, python's `pty.spawn`, sudo's `use_pty`, `poetry shell`)
-/// shows that terminal, so its foreground is followed, a few levels deep.
+/// children and what it waits on. A leader named in `follow_through` (a
+/// terminal wrapper: `script`, sudo's `use_pty`, `poetry shell`) whose child
+/// runs on a terminal of its own shows that terminal, so its foreground is
+/// followed, a few levels deep; any other program's own terminals (an
+/// agent's background shells) are its business, not what the pane shows.
 /// `None` when it cannot be read (no such process, no terminal, the leader
 /// gone).
-pub fn foreground_of(pid: u32) -> Option<ForegroundProcess> {
-    foreground_of_in(Path::new("/proc"), pid)
+pub fn foreground_of(pid: u32, follow_through: &[&str]) -> Option<ForegroundProcess> {
+    foreground_of_in(Path::new("/proc"), pid, follow_through)
 }
 
 /// How many terminals inside terminals are followed.
 const MAX_NESTED_TERMINALS: usize = 4;
 
 /// As [`foreground_of`], with `/proc` at `root` (tests).
-pub fn foreground_of_in(root: &Path, pid: u32) -> Option<ForegroundProcess> {
+pub fn foreground_of_in(
+    root: &Path,
+    pid: u32,
+    follow_through: &[&str],
+) -> Option<ForegroundProcess> {
     // After the name: state(0) ppid(1) pgrp(2) session(3) tty_nr(4) tpgid(5).
     let fields = |pid: u32| -> Option<(String, Vec<String>)> {
         let stat = std::fs::read(root.join(pid.to_string()).join("stat")).ok()?;
@@ -98,7 +104,7 @@ pub fn foreground_of_in(root: &Path, pid: u32) -> Option<ForegroundProcess> {
     let number = |stat: &[String], at: usize| stat.get(at).and_then(|v| v.parse::<i64>().ok());
     let mut at = pid;
     let mut found = None;
-    let mut in_front = Vec::new();
+    let mut outer: Vec<String> = Vec::new();
     for _ in 0..=MAX_NESTED_TERMINALS {
         let Some((_, stat)) = fields(at) else { break };
         let (Some(tty), Some(tpgid)) = (number(&stat, 4), number(&stat, 5)) else {
@@ -113,7 +119,7 @@ pub fn foreground_of_in(root: &Path, pid: u32) -> Option<ForegroundProcess> {
         let Ok(tasks) = std::fs::read_dir(root.join(leader.to_string()).join("task")) else {
             break;
         };
-        let mut child_in_front = false;
+        let mut children_in_front = Vec::new();
         let mut nested = None;
         for task in tasks.filter_map(Result::ok) {
             let children =
@@ -127,10 +133,8 @@ pub fn foreground_of_in(root: &Path, pid: u32) -> Option<ForegroundProcess> {
                 };
                 let state = stat.first().map(String::as_str).unwrap_or("");
                 let running = !matches!(state, "T" | "t" | "Z" | "X");
-                let front = running && number(&stat, 2) == Some(tpgid);
-                child_in_front |= front;
-                if front {
-                    in_front.push(name);
+                if running && number(&stat, 2) == Some(tpgid) {
+                    children_in_front.push(name);
                 }
                 let own_terminal = number(&stat, 4).is_some_and(|t| t != 0 && t != tty);
                 if running && own_terminal && nested.is_none() {
@@ -146,15 +150,19 @@ pub fn foreground_of_in(root: &Path, pid: u32) -> Option<ForegroundProcess> {
             .ok()
             .filter(|w| !w.is_empty() && w != "0");
         let at_prompt = wchan.as_deref().is_some_and(reads_the_terminal);
-        let running_child = child_in_front && !at_prompt;
-        in_front.push(comm.clone());
+        let running_child = !children_in_front.is_empty() && !at_prompt;
+        let wrapper = follow_through.contains(&comm.as_str());
         found = Some(ForegroundProcess {
-            comm,
+            comm: comm.clone(),
             running_child,
-            in_front: in_front.clone(),
+            children_in_front,
+            outer: outer.clone(),
         });
-        match nested {
-            Some(child) => at = child,
+        match nested.filter(|_| wrapper) {
+            Some(child) => {
+                outer.push(comm);
+                at = child;
+            }
             None => break,
         }
     }
@@ -220,9 +228,10 @@ pub fn parse_remote_foreground(output: &str) -> Vec<(u32, ForegroundProcess)> {
             Some((
                 pid,
                 ForegroundProcess {
-                    in_front: vec![comm.clone()],
                     comm,
                     running_child,
+                    children_in_front: Vec::new(),
+                    outer: Vec::new(),
                 },
             ))
         })
@@ -385,7 +394,8 @@ mod tests {
             std::fs::write(path, text).unwrap();
         };
         let front = |running_child| Some(("a) b".to_string(), running_child));
-        let read = || foreground_of_in(root.path(), 10).map(|f| (f.comm, f.running_child));
+        let read =
+            || foreground_of_in(root.path(), 10, &["script"]).map(|f| (f.comm, f.running_child));
         // The pane's first process (10) with tpgid 20: process 20, named `a) b`, is in front.
         write("10/stat", "10 (bash) S 1 10 10 34816 20 4194560 0 0");
         write("20/stat", "20 (a) b) S 10 20 10 34816 20 4194560 0 0");
@@ -402,8 +412,10 @@ mod tests {
         write("32/stat", "32 (claude) S 20 20 10 34816 20 0");
         assert_eq!(read(), front(true));
         // What runs in front under the wrapper is named (a relay there is one).
-        let names = foreground_of_in(root.path(), 10).unwrap().in_front;
-        assert_eq!(names, ["claude", "a) b"]);
+        let names = foreground_of_in(root.path(), 10, &[])
+            .unwrap()
+            .children_in_front;
+        assert_eq!(names, ["claude"]);
         // Waiting for that child, it is a wrapper (bash, zsh, fish each wait
         // their own way); at its prompt (reading the terminal), the child is
         // a job it started before job control.
@@ -421,14 +433,18 @@ mod tests {
         write("41/stat", "41 (bash) S 40 41 41 34817 41 0");
         write("41/task/41/children", "");
         write("41/wchan", "n_tty_read");
-        let inner = foreground_of_in(root.path(), 15).unwrap();
+        let inner = foreground_of_in(root.path(), 15, &["script"]).unwrap();
         assert_eq!((inner.comm.as_str(), inner.running_child), ("bash", false));
+        assert_eq!(inner.outer, ["script"]);
+        // Any other program's own terminal (an agent's background shell) is not followed.
+        let agent = foreground_of_in(root.path(), 15, &[]).unwrap();
+        assert_eq!(agent.comm, "script");
         // No terminal (tpgid -1), a missing leader, garbage: unknown.
         write("11/stat", "11 (daemon) S 1 11 11 0 -1 0");
         write("12/stat", "12 (x) S 1 12 12 34816 99 0");
         write("13/stat", "seven");
         for pid in [11, 12, 13, 14] {
-            assert_eq!(foreground_of_in(root.path(), pid), None, "{pid}");
+            assert_eq!(foreground_of_in(root.path(), pid, &[]), None, "{pid}");
         }
     }
 
@@ -446,7 +462,12 @@ mod tests {
             .unwrap();
         let found = parse_remote_foreground(&String::from_utf8_lossy(&output.stdout));
         for (pid, front) in &found {
-            assert_eq!(foreground_of(*pid).as_ref(), Some(front), "pid {pid}");
+            let local = foreground_of(*pid, &[]);
+            assert_eq!(
+                local.map(|f| (f.comm, f.running_child)),
+                Some((front.comm.clone(), front.running_child)),
+                "pid {pid}"
+            );
         }
         assert!(found.iter().all(|(pid, _)| *pid != 999_999_999));
         let parsed = parse_remote_foreground(

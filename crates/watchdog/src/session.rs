@@ -84,10 +84,11 @@ pub struct Foreground {
     /// tmux copies the pane's keys to every pane of its window
     /// (`#{synchronize-panes}`): a nudge would reach them all.
     pub synchronized: bool,
-    /// Every other process seen in front (the running children of a
-    /// wrapper, the outer levels of nested terminals): a relay among them is
-    /// a relay in front.
-    pub in_front: Vec<String>,
+    /// The running children of the front process in its group (what a
+    /// wrapper shell waits on: `ssh` under `bash -c 'ssh box; bash'`).
+    pub children_in_front: Vec<String>,
+    /// The terminal wrappers the front process was found behind (`script`).
+    pub outer: Vec<String>,
 }
 
 /// Interactive shells: in the foreground with nothing under them, the agent
@@ -95,6 +96,22 @@ pub struct Foreground {
 pub const SHELLS: &[&str] = &[
     "bash", "rbash", "zsh", "sh", "dash", "fish", "ksh", "ksh93", "mksh", "pdksh", "tcsh", "csh",
     "ash", "yash", "posh", "nu", "elvish", "pwsh",
+];
+
+/// Programs that give what they run a terminal of their own and pass the
+/// pane's keys and screen through: the pane shows that inner terminal, so
+/// its foreground is what is judged (an idle shell behind `script` or sudo is
+/// an idle shell).
+pub const TERMINAL_WRAPPERS: &[&str] = &[
+    "script",
+    "sudo",
+    "su",
+    "unbuffer",
+    "poetry",
+    "pipenv",
+    "asciinema",
+    "ttyrec",
+    "expect",
 ];
 
 /// Programs that show another terminal's screen and pass keys on to it: what
@@ -149,11 +166,20 @@ impl Foreground {
         })
     }
 
-    /// The relay in front, if one is: the front program itself, or one a
-    /// wrapper runs (`bash -c 'ssh box; bash'`).
+    /// The relay in front, if one is: the front program itself, a wrapper
+    /// it was found behind, or what a shell in front waits on (`bash -c 'ssh
+    /// box; bash'`). An agent's own children are its business: an MCP server
+    /// started as `ssh` is no relay of the pane's.
     pub fn relay(&self) -> Option<&'static str> {
+        let shell_in_front = self.names().any(|name| SHELLS.contains(&name));
+        let waited_on = self
+            .children_in_front
+            .iter()
+            .filter(|_| shell_in_front)
+            .map(String::as_str);
         self.names()
-            .chain(self.in_front.iter().map(String::as_str))
+            .chain(self.outer.iter().map(String::as_str))
+            .chain(waited_on)
             .find_map(|name| RELAYS.iter().find(|&&relay| relay == name))
             .copied()
     }
