@@ -137,6 +137,9 @@ struct Watched {
     /// The pane this cycle read (`%N`): a nudge goes there, not to whatever
     /// pane of the session is active by the time it is sent.
     pane_id: Option<String>,
+    /// The session's panes were searched for the agent once (at the first
+    /// cycle that found no agent in the active pane and none remembered).
+    searched: bool,
 
     /// Held while this process watches the target.
     _lock: Option<probes::lock::Lock>,
@@ -149,6 +152,8 @@ struct Watch<'a> {
     cycle: u64,
     /// The user's profile folder as last read; re-read when it changes.
     profiles: crate::profiles::UserProfiles,
+    /// The profiles in force (the built-ins and the user's).
+    current_profiles: std::sync::Arc<classify::Profiles>,
 }
 
 impl<'a> Watch<'a> {
@@ -212,6 +217,7 @@ impl<'a> Watch<'a> {
                 journal: FindingsLog::new(path),
                 journal_error: None,
                 pane_id: None,
+                searched: false,
                 _lock: lock,
             });
         }
@@ -221,6 +227,7 @@ impl<'a> Watch<'a> {
             probe_errors: BTreeMap::new(),
             cycle: 0,
             profiles: crate::profiles::UserProfiles::default(),
+            current_profiles: std::sync::Arc::new(classify::Profiles::builtin().clone()),
         };
         watch.reload_profiles();
         Ok(watch)
@@ -233,6 +240,7 @@ impl<'a> Watch<'a> {
             for watched in &mut self.watched {
                 watched.monitor.set_profiles(profiles.clone());
             }
+            self.current_profiles = profiles;
         }
     }
 
@@ -243,7 +251,8 @@ impl<'a> Watch<'a> {
         // read as close as possible to the keys that act on it.
         let works = self.probe_all(self.args.work_probe.as_deref(), "work");
         let progresses = self.probe_all(self.args.progress_probe.as_deref(), "progress");
-        let captures = self.capture_all();
+        let mut captures = self.capture_all();
+        self.find_agent_panes(&mut captures);
         let processes = self.pane_processes(&captures);
         if probes::signals::stop_requested() {
             // A SIGTERM cut this cycle's probes or captures short: what they
@@ -380,6 +389,60 @@ impl<'a> Watch<'a> {
             }
         }
         found
+    }
+
+    /// Once per target, when no pane is remembered for it and its active
+    /// pane shows no agent any profile knows (the user's focus on a shell
+    /// beside the agent, when the monitor starts), the session's other panes
+    /// are read and the first where a profile recognises an agent is taken:
+    /// otherwise the shell in front would be paged as an exited agent and the
+    /// agent never watched. Costs two invocations, once.
+    fn find_agent_panes(&mut self, captures: &mut [Result<PaneCapture, String>]) {
+        let profiles = self.current_profiles.clone();
+        for (index, capture) in captures.iter_mut().enumerate() {
+            let watched = &mut self.watched[index];
+            if watched.searched || watched.monitor.memory().agent_pane.is_some() {
+                continue;
+            }
+            watched.searched = true;
+            let Ok(shown) = capture.as_ref() else {
+                continue;
+            };
+            if classify::detect_profile(&shown.text, &profiles).is_some() && !shows_a_shell(shown) {
+                continue;
+            }
+            let tmux = self.args.server.tmux(
+                watched.target.host.as_deref(),
+                Duration::from_secs(self.args.capture_timeout),
+            );
+            let Ok(panes) = tmux.session_panes(&watched.target.session) else {
+                continue;
+            };
+            let targets: Vec<(String, Option<probes::tmux::KnownPane>)> = panes
+                .iter()
+                .filter(|id| shown.pane_id.as_ref() != Some(*id))
+                .map(|id| {
+                    let known = probes::tmux::KnownPane {
+                        id: id.clone(),
+                        pid: None,
+                    };
+                    (watched.target.session.clone(), Some(known))
+                })
+                .collect();
+            if targets.is_empty() {
+                continue;
+            }
+            let nonce = probes::tmux::fresh_nonce();
+            let Ok(others) = tmux.capture_panes(&targets, &nonce) else {
+                continue;
+            };
+            let agent = others.into_iter().flatten().find(|other| {
+                classify::detect_profile(&other.text, &profiles).is_some() && !shows_a_shell(other)
+            });
+            if let Some(agent) = agent {
+                *capture = Ok(agent);
+            }
+        }
     }
 
     /// Every target's pane, grouped by host so each server costs two invocations.
@@ -529,6 +592,18 @@ fn local_witness(pane_pid: u32) -> (Witness, Option<String>) {
         ),
         None => (Witness::Absent(NO_SESSION_FILE.to_string()), None),
     }
+}
+
+/// tmux says a shell is the pane's foreground program.
+fn shows_a_shell(capture: &PaneCapture) -> bool {
+    capture.current_command.as_ref().is_some_and(|command| {
+        Foreground {
+            command: command.clone(),
+            ..Foreground::default()
+        }
+        .idle_shell()
+        .is_some()
+    })
 }
 
 /// What a pane's processes told this cycle.

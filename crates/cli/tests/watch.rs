@@ -1689,3 +1689,33 @@ fn an_agents_own_terminal_or_ssh_child_is_its_business_not_the_panes() {
     assert_eq!(line["typing_safe"], true, "{line}");
     assert_eq!(received_lines(&received, 1).len(), 1);
 }
+
+#[test]
+fn at_first_sight_the_agent_is_found_beside_the_shell_the_user_is_in() {
+    let world = World::new();
+    let received = world.replay("work", "idle-after-tool-turn");
+    // The user's shell has the focus, in a window beside the agent's (a
+    // split works the same, but it re-wraps a replayed frame, which a real
+    // agent would redraw), at the agent's size so the frame is not re-wrapped.
+    world
+        .tmux
+        .tmux(&["set-option", "-g", "default-size", "120x40"]);
+    world.tmux.tmux(&["new-window", "-t", "=work:", BASH]);
+    world.tmux.wait_for("work", |pane| pane.contains("bash-"));
+    let alert = world.alert_cmd();
+    let line = report(&world.watch_once(&[
+        "work",
+        "--json",
+        "--work-probe",
+        "echo 3",
+        "--alert-cmd",
+        &alert,
+    ]));
+    assert_eq!(line["typing_safe"], true, "{line}");
+    assert_eq!(received_lines(&received, 1).len(), 1);
+    assert!(
+        world.read("alerts").is_empty(),
+        "a false page: {}",
+        world.read("alerts")
+    );
+}

@@ -183,6 +183,20 @@ impl Tmux {
             .collect()
     }
 
+    /// Every pane of a session, all its windows (`list-panes -s`): `%N` each.
+    /// For a monitor looking for the pane its agent runs in.
+    pub fn session_panes(&self, session: &str) -> Result<Vec<String>, String> {
+        let target = format!("={session}:");
+        let inv = self.command(&["list-panes", "-s", "-t", &target, "-F", "#{pane_id}"]);
+        let out = self.call(inv)?;
+        Ok(out
+            .lines()
+            .map(str::trim)
+            .filter(|id| id.starts_with('%'))
+            .map(str::to_string)
+            .collect())
+    }
+
     /// Types `text` literally into `pane`, then presses Enter in a SEPARATE
     /// call: sent together, a fast TUI can take the Enter as part of a paste.
     pub fn send_line(&self, pane: &str, text: &str) -> Result<(), String> {
