@@ -1558,6 +1558,13 @@ fn a_remembered_pane_after_a_server_restart_is_a_new_pane() {
     );
     // The server restarts: %0 is now a shell, the agent runs in a second window.
     world.tmux.tmux(&["kill-server"]);
+    // The old server is gone before the new one starts on its socket.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while world.tmux.try_tmux(&["list-sessions"]).status.success() {
+        assert!(Instant::now() < deadline, "the tmux server never ended");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = std::fs::remove_file(&world.tmux.socket);
     world.tmux.session("agent", BASH);
     world.tmux.wait_for("agent", |pane| pane.contains("bash-"));
     let received = world.path("again.received");
@@ -1719,4 +1726,26 @@ fn at_first_sight_the_agent_is_found_beside_the_shell_the_user_is_in() {
         "a false page: {}",
         world.read("alerts")
     );
+}
+
+#[test]
+fn a_probe_whose_child_left_its_group_keeps_its_answer_and_leaves_nothing() {
+    let world = World::new();
+    world.replay("agent", "idle-after-tool-turn");
+    let pid_file = world.path("escaped.pid");
+    let probe = format!(
+        "setsid sh -c 'echo $$ > {}; exec sleep 300' & echo 3",
+        pid_file.display()
+    );
+    let line = stdout(&world.watch_once(&["agent", "--work-probe", &probe]));
+    assert!(line.contains(" · STALLED · work=3 · "), "{line}");
+    let escaped: i32 = world.read("escaped.pid").trim().parse().expect("the pid");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !is_gone(escaped) {
+        assert!(
+            Instant::now() < deadline,
+            "the escaped sleep {escaped} outlived the run"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

@@ -299,8 +299,16 @@ pub fn run(what: &Invocation, limits: &Limits) -> Outcome {
     let started = Instant::now();
     let deadline = started + limits.timeout;
 
+    // A tag every descendant inherits, so one that left the process group
+    // (`setsid`, a daemon) is still found and ended with the run.
+    let tag = format!(
+        "{}.{}",
+        std::process::id(),
+        RUN_TAGS.fetch_add(1, Ordering::Relaxed)
+    );
     let mut command = Command::new(&what.program);
     command
+        .env(RUN_TAG_VAR, &tag)
         .args(&what.args)
         // A new group whose id is the child's pid: the unit we signal on timeout.
         .process_group(0)
@@ -346,6 +354,7 @@ pub fn run(what: &Invocation, limits: &Limits) -> Outcome {
     let status = wait_until(&mut child, deadline, stops);
     let Some(status) = status else {
         terminate_group(&mut child, group, limits.grace);
+        kill_tagged(&tag);
         return Outcome::TimedOut {
             after: started.elapsed(),
             stopping: stops && crate::signals::stop_requested(),
@@ -354,13 +363,17 @@ pub fn run(what: &Invocation, limits: &Limits) -> Outcome {
         };
     };
 
-    // The child has exited, but a grandchild it left in the background may
-    // still hold the pipes open. Wait for end of output until the deadline,
-    // then kill what is left of the group so nothing outlives the run.
-    let stdout_done = await_reader(&stdout, deadline);
-    let stderr_done = await_reader(&stderr, deadline);
+    // The child has exited, but a descendant it left behind may still hold
+    // the pipes open. Its answer is what it printed before it exited: give
+    // the pipes a grace to close, then end what is left (the group, and any
+    // descendant that left it) so nothing outlives the run and the readers
+    // see the end of what was written.
+    let settle = deadline.min(Instant::now() + limits.grace);
+    let stdout_done = await_reader(&stdout, settle);
+    let stderr_done = await_reader(&stderr, settle);
     if !(stdout_done && stderr_done) {
         signal_group(group, libc::SIGKILL);
+        kill_tagged(&tag);
     }
     Outcome::Exited {
         code: status.code(),
@@ -535,6 +548,45 @@ fn terminate_group(child: &mut Child, group: libc::pid_t, grace: Duration) {
     let _ = child.wait();
 }
 
+/// The environment variable that tags a run's descendants.
+const RUN_TAG_VAR: &str = "BMB_RUN";
+static RUN_TAGS: AtomicU64 = AtomicU64::new(0);
+
+/// SIGKILL to every process whose environment carries this run's tag: the
+/// descendants that left its process group. One scan of `/proc`, only when a
+/// run left something behind.
+fn kill_tagged(tag: &str) {
+    let wanted = format!("{RUN_TAG_VAR}={tag}");
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(environ) = crate::file::read_regular(&entry.path().join("environ"), 1 << 20) else {
+            continue;
+        };
+        if environ
+            .split(|&b| b == 0)
+            .any(|var| var == wanted.as_bytes())
+        {
+            // SAFETY: kill(2) on a pid; no memory-safety preconditions.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            }
+        }
+    }
+}
+
 fn signal_group(group: libc::pid_t, signal: libc::c_int) {
     if group > 0 {
         // SAFETY: kill(2) with a negative pid signals a process group; it has
@@ -619,6 +671,41 @@ mod tests {
             "{}",
             outcome.describe()
         );
+    }
+
+    #[test]
+    fn a_descendant_that_left_the_group_neither_loses_the_answer_nor_outlives_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("escaped.pid");
+        let script = format!(
+            "setsid sh -c 'echo $$ > {}; exec sleep 300' & echo 3",
+            pid_file.display()
+        );
+        let limits = Limits::with_timeout(Duration::from_secs(60));
+        let outcome = run(&Invocation::shell(&script), &limits);
+        let answer = outcome.success_stdout().map(Captured::text);
+        assert_eq!(answer.as_deref(), Some("3\n"), "{outcome:?}");
+        let escaped: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // Gone, or a zombie about to be reaped by init: never still sleeping.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let state = std::fs::read_to_string(format!("/proc/{escaped}/stat"))
+                .ok()
+                .and_then(|s| s.rsplit_once(") ").map(|(_, r)| r.chars().next()))
+                .flatten();
+            if matches!(state, None | Some('Z') | Some('X')) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the escaped sleep {escaped} survived the run"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     #[test]
