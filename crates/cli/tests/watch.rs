@@ -1749,3 +1749,31 @@ fn a_probe_whose_child_left_its_group_keeps_its_answer_and_leaves_nothing() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn a_monitor_killed_with_sigkill_takes_its_running_alert_command_with_it() {
+    let world = World::new();
+    world.replay("asks", "question-ask-single");
+    let pid_file = world.path("alert.pid");
+    // The alert command becomes a long sleep (exec: the same process).
+    let alert = format!("echo $$ > '{}'; exec sleep 600", pid_file.display());
+    let monitor = Background::start(&world, &["asks", "--alert-cmd", &alert], "out");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let pid: i32 = loop {
+        if let Ok(pid) = world.read("alert.pid").trim().parse() {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "the alert command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    monitor.signal("KILL");
+    drop(monitor);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !is_gone(pid) {
+        assert!(
+            Instant::now() < deadline,
+            "the alert command {pid} outlived its monitor"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -322,6 +322,18 @@ pub fn run(what: &Invocation, limits: &Limits) -> Outcome {
     if let Some(dir) = &what.cwd {
         command.current_dir(dir);
     }
+    // Dies with us: a monitor killed with SIGKILL does not leave its probe
+    // or alert command running. (Not what that command started in turn: the
+    // setting is not inherited across fork, which also keeps a tmux server
+    // started by a call from dying with it.)
+    // SAFETY: the closure runs between fork and exec; prctl(2) is
+    // async-signal-safe and nothing here allocates or takes a lock.
+    unsafe {
+        command.pre_exec(|| {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+                .map_err(std::io::Error::from)
+        });
+    }
     for (key, value) in &what.env {
         match value {
             Some(value) => command.env(key, value),
