@@ -181,6 +181,15 @@ pub fn run(args: Args) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    if let Some(worktree) = &settings.worktree
+        && let Err(why) = probes::git::check_repository(worktree)
+    {
+        // Said once: with no tree to fingerprint and no commits to count,
+        // `idle` can never hold; `gone` still does.
+        say(format_args!(
+            "{why}: it can never be judged idle (no tree or commits to read); gone is still reported"
+        ));
+    }
     let log = settings.findings.as_ref().map(FindingsLog::new);
     let mut ports = RealPorts::new(&settings);
     let mut monitor = WorkerMonitor::new(settings.config.clone());

@@ -805,3 +805,27 @@ fn a_closed_stdout_does_not_stop_the_monitor_or_its_findings_file() {
         .collect();
     assert_eq!(words, vec!["\"idle\"", "\"gone\""]);
 }
+
+#[test]
+fn a_worktree_that_is_no_git_repository_is_said_once_never_idle() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("agent.pid");
+    std::fs::write(&pid_file, format!("{}\n", std::process::id())).unwrap();
+    let env = [
+        ("PLOT_WORKTREE", dir.path().display().to_string()),
+        ("PLOT_PID_FILE", pid_file.display().to_string()),
+        (
+            "PLOT_MONITOR_FILE",
+            dir.path().join("findings.jsonl").display().to_string(),
+        ),
+    ];
+    let mut monitor = Monitor::start(&env, &["--once"]);
+    let status = monitor.wait_exit();
+    assert_eq!(status.code(), Some(0), "{:?}", monitor.stderr);
+    let said: Vec<&String> = monitor
+        .stderr
+        .iter()
+        .filter(|l| l.contains("is not inside a git repository: it can never be judged idle"))
+        .collect();
+    assert_eq!(said.len(), 1, "{:?}", monitor.stderr);
+}

@@ -130,6 +130,12 @@ pub fn local_base_ref(worktree: &Path) -> Result<String, String> {
     Err("no local origin/HEAD or origin/main ref to count commits against".to_owned())
 }
 
+/// Whether `worktree` is inside a git repository (a `.git` folder or file
+/// in it or above it), or why not.
+pub fn check_repository(worktree: &Path) -> Result<(), String> {
+    common_git_dir(worktree).map(|_| ())
+}
+
 /// The directory holding `refs/` and `packed-refs` for the repository that
 /// contains `worktree`: `.git` itself, or for a linked worktree (`.git` is a
 /// file naming its gitdir) the gitdir's `commondir`.
