@@ -829,3 +829,37 @@ fn a_worktree_that_is_no_git_repository_is_said_once_never_idle() {
         .collect();
     assert_eq!(said.len(), 1, "{:?}", monitor.stderr);
 }
+
+#[test]
+fn a_two_gigabyte_pid_file_is_named_and_never_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("agent.pid");
+    std::fs::File::create(&pid_file)
+        .unwrap()
+        .set_len(2 << 30)
+        .unwrap();
+    let env = [
+        ("PLOT_PID_FILE", pid_file.display().to_string()),
+        (
+            "PLOT_MONITOR_FILE",
+            dir.path().join("findings.jsonl").display().to_string(),
+        ),
+    ];
+    let mut monitor = Monitor::start(&env, &["--once"]);
+    let status = monitor.wait_exit();
+    assert_eq!(status.code(), Some(0), "{:?}", monitor.stderr);
+    assert!(
+        monitor
+            .stderr
+            .iter()
+            .any(|l| l.contains("cannot be read: it is larger than 64 bytes")),
+        "{:?}",
+        monitor.stderr
+    );
+    // Never a finding from it: an unreadable pid file is "not yet", not `gone`.
+    assert!(
+        !std::fs::read_to_string(dir.path().join("findings.jsonl"))
+            .unwrap_or_default()
+            .contains("gone")
+    );
+}
