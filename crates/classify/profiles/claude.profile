@@ -30,6 +30,9 @@ prompt = ^[❯>](?:\s|$)
 # in `…`, and optionally a parenthesis that starts with the elapsed time, `esc to interrupt` or tokens.
 # A finished turn leaves `✻ Worked for 1m 0s`: same glyph family, but no `…`.
 spinner = ^[·✢✳✶✻✽*]\s+\S[^…]*…\s*(?:\(.*\)\s*)?$
+# A retried request is a turn in progress too: `✻ API error · retrying in 1s · attempt 1/10`
+# (2.1.197: `Retrying`). It has no `…`, and a draft in the box hides the footer's `esc to interrupt`.
+spinner = ^[·✢✳✶✻✽*]\s+API error · [Rr]etrying in \d+\s*s · attempt \d+/\d+
 # The footer (below the box) while a turn renders; the spinner row can vanish while text streams.
 busy = esc to interrupt
 # Background work is not a stop.
@@ -53,8 +56,10 @@ question_hint = Enter to select.*to navigate
 question_hint = ^\s*Enter to stay in auto mode · 
 # Dialogs replace the input box: a question line, numbered options with a ❯ cursor.
 dialog_question = ^\s*(?:Do you want to .+\?|Would you like to .+\?|Ready to submit your answers\?)\s*$
-dialog_option = ^\s*(?:❯\s*)?\d+\.\s+\S
-dialog_cursor = ^\s*❯\s*\d+\.\s+\S
+# The cursor is `❯` and ordinary spaces; `❯` and a NO-BREAK SPACE is the live box, so a draft
+# that starts with a numbered item (`❯ 1. add a golden`) is never taken for a dialog.
+dialog_option = ^\s*(?:❯ *)?\d+\.\s+\S
+dialog_cursor = ^\s*❯ *\d+\.\s+\S
 # 2.1.332 draws some options unnumbered: `❯ No` / `Yes` (auto mode's permission dialog, the API key
 # and trust dialogs) and the theme picker's `❯ ✔ Auto (match terminal)` / `Dark mode`. A dialog's
 # cursor is ❯ and an ORDINARY space; a live input box has ❯ and a no-break space, so a typed `No`

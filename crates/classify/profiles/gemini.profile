@@ -48,6 +48,9 @@ live_skip = ^─{8,}$
 # The spinner row, indented by one space: ` ⠧ Thinking... (esc to cancel, 6s)` with `? for shortcuts`
 # right-aligned on the same row. In Gemini CLI `esc to cancel` means BUSY (in Claude Code, a dialog).
 spinner = ^\s*[⠀-⣿]\s.*\(esc to cancel, [^)]*\)
+# Under 80 columns the spinner row is split: ` ⠏ Thinking...`, then ` (esc to cancel, 8s)` on a row
+# of its own (and ` ? for shortcuts` under it).
+spinner = ^\s*\(esc to cancel, [^)]*\)\s*$
 busy = \(esc to cancel, [^)]*\)
 
 # Questions: dialogs in a rounded box replace the input box. The ask_user tool carries the seed's
