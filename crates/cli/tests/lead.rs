@@ -1190,3 +1190,15 @@ fn a_fifo_or_a_folder_named_json_in_the_inbox_is_moved_aside_once_and_nothing_ha
     assert!(inbox.join(".rejected/a-folder.json").is_dir());
     assert!(inbox.join(".rejected/b-fifo.json").exists());
 }
+
+#[test]
+fn sigterm_ends_a_lead_at_once() {
+    let d = dirs();
+    let mut m = Monitor::start(&args_ref(&base_args(&d)), &[]);
+    assert!(wait_until(30, || d.bmb.join("monitor.lock").exists()));
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe {
+        libc::kill(m.child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    assert!(m.wait_exit(10).is_some(), "SIGTERM did not end the lead");
+}
