@@ -176,7 +176,20 @@ impl Tmux {
             Some(target) => self.command(&["list-panes", "-t", target, "-F", format]),
             None => self.command(&["list-panes", "-F", format]),
         };
-        let out = self.call(inv)?;
+        // A server that is gone is one condition however tmux words it
+        // (its socket still there or not, mid-exit or after), so a caller
+        // that says an error once per change says it once.
+        let out = self.call(inv).map_err(|err| {
+            if NO_SERVER
+                .iter()
+                .chain(&["server exited unexpectedly", "lost server"])
+                .any(|p| err.contains(p))
+            {
+                format!("no tmux server is running{}", self.where_())
+            } else {
+                err
+            }
+        })?;
         out.lines()
             .filter(|line| !line.trim().is_empty())
             .map(parse_pane_row)
