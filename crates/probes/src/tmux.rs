@@ -813,6 +813,6 @@ mod tests {
             dir.path().join("no-server").to_string_lossy().into_owned(),
         ));
         let err = tmux.list_panes(None).unwrap_err();
-        assert!(err.contains("list-panes"), "{err}");
+        assert_eq!(err, "no tmux server is running");
     }
 }
