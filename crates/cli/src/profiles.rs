@@ -37,16 +37,14 @@ impl UserProfiles {
     /// call always reads it); `None` when nothing changed.
     pub fn reload_if_changed(&mut self) -> Option<std::sync::Arc<Profiles>> {
         let dir = user_profile_dir();
-        let now: Vec<_> = dir
-            .as_deref()
-            .map(profile_files)
-            .unwrap_or_default()
-            .into_iter()
+        let files = dir.as_deref().map(profile_files).unwrap_or_default();
+        let now: Vec<_> = files
+            .iter()
             .map(|path| {
-                let meta = std::fs::metadata(&path).ok();
+                let meta = std::fs::metadata(path).ok();
                 let size = meta.as_ref().map_or(0, std::fs::Metadata::len);
                 let modified = meta.and_then(|m| m.modified().ok());
-                (path, size, modified)
+                (path.clone(), size, modified)
             })
             .collect();
         if self.seen.as_ref() == Some(&now) {
@@ -54,7 +52,7 @@ impl UserProfiles {
         }
         let first = self.seen.is_none();
         self.seen = Some(now);
-        let (extra, errors) = user_dir_profiles(dir.as_deref());
+        let (extra, errors) = read_all(&files);
         // A mistake is said once while it lasts; fixed and made again, it is said again.
         self.said.retain(|message| errors.contains(message));
         for message in errors {
@@ -79,9 +77,14 @@ impl UserProfiles {
 
 /// The profiles of the user's folder, and why each malformed one was skipped.
 fn user_dir_profiles(dir: Option<&Utf8Path>) -> (Vec<Profile>, Vec<String>) {
+    read_all(&dir.map(profile_files).unwrap_or_default())
+}
+
+/// These profile files read, and why each malformed one was skipped.
+fn read_all(files: &[Utf8PathBuf]) -> (Vec<Profile>, Vec<String>) {
     let (mut profiles, mut errors) = (Vec::new(), Vec::new());
-    for path in dir.map(profile_files).unwrap_or_default() {
-        match read(&path) {
+    for path in files {
+        match read(path) {
             Ok(profile) => profiles.push(profile),
             Err(message) => errors.push(message),
         }

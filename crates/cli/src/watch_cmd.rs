@@ -227,7 +227,7 @@ impl<'a> Watch<'a> {
             probe_errors: BTreeMap::new(),
             cycle: 0,
             profiles: crate::profiles::UserProfiles::default(),
-            current_profiles: std::sync::Arc::new(classify::Profiles::builtin().clone()),
+            current_profiles: watchdog::session::builtin_profiles(),
         };
         watch.reload_profiles();
         Ok(watch)

@@ -238,7 +238,7 @@ impl Tmux {
     }
 
     /// Captures the active pane of each session (`capture-pane -p -t '=NAME:'`)
-    /// in two invocations for up to about 60 sessions: `list-sessions`, then
+    /// in two invocations for up to about 60 sessions: `list-panes -a`, then
     /// one chained command (`;`) for the sessions that exist, each capture
     /// preceded by a marker line carrying `nonce` so the output can be split
     /// (tmux caps a command at 16 KiB, so each further batch costs one more).
@@ -262,23 +262,15 @@ impl Tmux {
     /// As [`Tmux::capture_sessions`], where a session may name the pane to
     /// read (the one its agent was seen in): that pane while it still belongs
     /// to the session and still has the same first process (a restarted
-    /// server reuses pane ids), else the session's active pane. Still two
-    /// invocations: the first lists the panes instead of the sessions.
+    /// server reuses pane ids), else the session's active pane.
     pub fn capture_panes(
         &self,
         targets: &[(String, Option<KnownPane>)],
         nonce: &str,
     ) -> Result<Vec<Result<PaneCapture, String>>, String> {
-        let panes: Vec<(String, KnownPane)> = if targets.iter().any(|(_, pane)| pane.is_some()) {
-            self.list_all_panes()?
-        } else {
-            let sessions = self.list_sessions()?;
-            let none = || KnownPane {
-                id: String::new(),
-                pid: None,
-            };
-            sessions.into_iter().map(|s| (s, none())).collect()
-        };
+        // One listing answers both questions: which sessions exist, and
+        // whether a remembered pane still belongs to its session.
+        let panes = self.list_all_panes()?;
         let mut results: Vec<Result<PaneCapture, String>> = targets
             .iter()
             .map(|(s, _)| Err(format!("no tmux session named `{s}`{}", self.where_())))

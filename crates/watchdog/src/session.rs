@@ -1019,7 +1019,7 @@ impl TargetMonitor {
 const REFUSED_KEY: &str = "refused";
 
 /// The built-in profiles, shared by every monitor that has no others.
-fn builtin_profiles() -> std::sync::Arc<Profiles> {
+pub fn builtin_profiles() -> std::sync::Arc<Profiles> {
     static BUILTIN: std::sync::OnceLock<std::sync::Arc<Profiles>> = std::sync::OnceLock::new();
     BUILTIN
         .get_or_init(|| std::sync::Arc::new(Profiles::builtin().clone()))
