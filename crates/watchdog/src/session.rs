@@ -498,39 +498,31 @@ impl TargetMonitor {
         let verdict = self.verdict(pane, observation.work);
         let mut state = self.second_witness(verdict.state, observation.witness, &mut done);
         let exited = observation.foreground.and_then(Foreground::gone);
-        let relay = observation.foreground.and_then(Foreground::relay);
-        let in_mode = observation.foreground.is_some_and(|f| f.in_mode);
-        let synchronized = observation.foreground.is_some_and(|f| f.synchronized);
         if exited.is_some() {
             // Whatever the last frame shows (a spinner, a dialog), nothing
             // runs there any more: it is a stop, and the work probe says which.
             state = observation.work.stop().0;
         }
         let stop = matches!(state, State::Stalled | State::Blocked);
-        let refusal = if !stop {
-            None
-        } else if exited.is_some() {
-            Some(Refusal::AgentExited)
-        } else if relay.is_some() {
-            Some(Refusal::Relay)
-        } else if in_mode {
-            Some(Refusal::PaneInMode)
-        } else if synchronized {
-            Some(Refusal::Synchronized)
-        } else if !verdict.input_box {
-            Some(Refusal::NoInputBox)
-        } else {
-            None
-        };
-        let front = observation.foreground.map(|f| f.command.clone());
-        if verdict.input_box && refusal.is_none() {
-            self.box_seen = Some(front.clone());
+        // The agent is not (or no longer) what this pane shows.
+        let elsewhere =
+            exited.is_some() || observation.foreground.and_then(Foreground::relay).is_some();
+        let refused = stop
+            .then(|| refusal_of(&verdict, observation.foreground, exited))
+            .flatten();
+        let refusal = refused.as_ref().map(|(refusal, _)| *refusal);
+        // Borrowed: a poll that changes nothing allocates nothing for it.
+        let front = observation.foreground.map(|f| f.command.as_str());
+        let seen_with =
+            |seen: &Option<Option<String>>| seen.as_ref().map(|s| s.as_deref()) == Some(front);
+        if verdict.input_box && refusal.is_none() && !seen_with(&self.box_seen) {
+            self.box_seen = Some(front.map(str::to_string));
         }
         if refusal == Some(Refusal::NoInputBox) {
             self.unrecognised += 1;
         }
         report.typing_safe = stop && refusal.is_none();
-        report.agent_seen = verdict.input_box && exited.is_none() && relay.is_none();
+        report.agent_seen = verdict.input_box && !elsewhere;
         let remembered = self
             .memory
             .agent_pane
@@ -556,27 +548,10 @@ impl TargetMonitor {
         report.rule = Some(verdict.rule.name());
         report.evidence = verdict.evidence.as_ref().map(|e| e.text.clone());
         self.rearm(state, refusal, &mut actions);
-        if let Some(refusal) = refusal {
+        if let Some((refusal, why)) = refused {
             // A screen the profile read before, unreadable now while the
             // same program is in front: the CLI changed how it draws.
-            let ui_change =
-                refusal == Refusal::NoInputBox && self.box_seen.as_ref() == Some(&front);
-            let why = match refusal {
-                Refusal::NoInputBox => "no input box recognised".to_string(),
-                Refusal::AgentExited => format!("the agent exited: {}", exited.unwrap_or_default()),
-                Refusal::PaneInMode => {
-                    "the pane is in a tmux mode (copy mode): keys would go to the mode, not the agent"
-                        .to_string()
-                }
-                Refusal::Synchronized => {
-                    "the window's panes are synchronised (synchronize-panes): a key would reach every pane"
-                        .to_string()
-                }
-                Refusal::Relay => format!(
-                    "the pane runs {}, which relays a terminal this monitor cannot check (watch that session itself)",
-                    relay.unwrap_or("?")
-                ),
-            };
+            let ui_change = refusal == Refusal::NoInputBox && seen_with(&self.box_seen);
             self.on_refused(
                 &verdict,
                 (refusal, &why),
@@ -1013,6 +988,36 @@ impl TargetMonitor {
             done.push(format!("new failure ({signal}): {text}"));
         }
     }
+}
+
+/// Why a stop must not be typed into, and the words for it, if it must not:
+/// the agent gone from the pane, a relay in front, a tmux mode or
+/// synchronised panes taking the keys, or no input box the profile knows.
+fn refusal_of(
+    verdict: &Verdict,
+    foreground: Option<&Foreground>,
+    exited: Option<String>,
+) -> Option<(Refusal, String)> {
+    if let Some(gone) = exited {
+        return Some((Refusal::AgentExited, format!("the agent exited: {gone}")));
+    }
+    if let Some(relay) = foreground.and_then(Foreground::relay) {
+        let why = format!(
+            "the pane runs {relay}, which relays a terminal this monitor cannot check (watch that session itself)"
+        );
+        return Some((Refusal::Relay, why));
+    }
+    if foreground.is_some_and(|f| f.in_mode) {
+        let why =
+            "the pane is in a tmux mode (copy mode): keys would go to the mode, not the agent";
+        return Some((Refusal::PaneInMode, why.to_string()));
+    }
+    if foreground.is_some_and(|f| f.synchronized) {
+        let why =
+            "the window's panes are synchronised (synchronize-panes): a key would reach every pane";
+        return Some((Refusal::Synchronized, why.to_string()));
+    }
+    (!verdict.input_box).then(|| (Refusal::NoInputBox, "no input box recognised".to_string()))
 }
 
 /// The one key of a refused stop's escalation, whatever its reason.
