@@ -7,8 +7,6 @@
 //! from it), with the real adapter the binary uses, so "zero subprocesses"
 //! is enforced while it is measured: an attempt would show up as errors.
 
-#[path = "../src/lead_port.rs"]
-mod lead_port;
 #[path = "../tests/support/seccomp_fence.rs"]
 mod seccomp_fence;
 
@@ -16,7 +14,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use lead_port::{RealClock, RealPort};
+use bmb_monitor::lead::port::{RealClock, RealPort};
 use probes::run::{Invocation, Limits, run};
 use watchdog::lead::{LeadConfig, LeadMonitor, Output, parse_control};
 

@@ -145,7 +145,7 @@ pub fn run(args: Args) -> ExitCode {
 
 fn usage_error(message: &str) -> ExitCode {
     eprintln!("bmb-monitor: classify: {message}");
-    ExitCode::from(crate::EXIT_USAGE)
+    crate::exit::code(crate::exit::USAGE)
 }
 
 struct Lines {

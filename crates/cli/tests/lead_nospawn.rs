@@ -4,14 +4,12 @@
 //! syscall fail, with the real adapter the binary uses (this file includes
 //! it), and must still get every answer right.
 
-#[path = "../src/lead_port.rs"]
-mod lead_port;
 #[path = "support/seccomp_fence.rs"]
 mod seccomp_fence;
 
 use std::path::Path;
 
-use lead_port::{RealClock, RealPort};
+use bmb_monitor::lead::port::{RealClock, RealPort};
 use watchdog::lead::{LeadConfig, LeadMonitor, Output, parse_control};
 
 /// A pid that named a process a moment ago and names none now.

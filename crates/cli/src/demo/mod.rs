@@ -18,11 +18,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use probes::run::{Invocation, Limits, Outcome, run};
+use probes::run::{self, Invocation, Limits, Outcome};
 use probes::ssh::quote_literal;
 use probes::tmux::{Server, Tmux};
 
-use crate::watch_cmd::sanitize_text;
+use crate::watch::sanitize_text;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {}
@@ -59,7 +59,7 @@ const STEPS: [Step; 5] = [
     Step {
         doing: "delegates a survey of the repository to a sub-agent (3 items of work left)",
         case: "working-subagent",
-        screen: include_str!("../../../testdata/panes/claude/working-subagent/plain.txt"),
+        screen: include_str!("../../../../testdata/panes/claude/working-subagent/plain.txt"),
         work: 3,
         progress: 41,
         expect: "WORKING",
@@ -67,7 +67,7 @@ const STEPS: [Step; 5] = [
     Step {
         doing: "opens an AskUserQuestion dialog: it needs a human's decision",
         case: "GOLDEN-question-real",
-        screen: include_str!("../../../testdata/panes/claude/GOLDEN-question-real/plain.txt"),
+        screen: include_str!("../../../../testdata/panes/claude/GOLDEN-question-real/plain.txt"),
         work: 3,
         progress: 41,
         expect: "QUESTION",
@@ -75,7 +75,7 @@ const STEPS: [Step; 5] = [
     Step {
         doing: "ends its turn (its background agents have finished) and waits at an empty prompt, though the work probe says 3 items are left",
         case: "GOLDEN-stalled-real",
-        screen: include_str!("../../../testdata/panes/claude/GOLDEN-stalled-real/plain.txt"),
+        screen: include_str!("../../../../testdata/panes/claude/GOLDEN-stalled-real/plain.txt"),
         work: 3,
         progress: 41,
         expect: "STALLED",
@@ -83,7 +83,7 @@ const STEPS: [Step; 5] = [
     Step {
         doing: "took the nudge and is working again; the progress probe moved 41 -> 42",
         case: "working-after-nudge",
-        screen: include_str!("../../../testdata/panes/claude/working-after-nudge/plain.txt"),
+        screen: include_str!("../../../../testdata/panes/claude/working-after-nudge/plain.txt"),
         work: 2,
         progress: 42,
         expect: "WORKING",
@@ -91,14 +91,14 @@ const STEPS: [Step; 5] = [
     Step {
         doing: "finishes the last item and stops; the work probe now says 0 left",
         case: "idle-after-tool-turn",
-        screen: include_str!("../../../testdata/panes/claude/idle-after-tool-turn/plain.txt"),
+        screen: include_str!("../../../../testdata/panes/claude/idle-after-tool-turn/plain.txt"),
         work: 0,
         progress: 43,
         expect: "BLOCKED",
     },
 ];
 
-pub fn run_demo(_args: Args) -> ExitCode {
+pub fn run(_args: Args) -> ExitCode {
     probes::signals::install_stop_handler();
     let mut sandbox = match Sandbox::create() {
         Ok(sandbox) => sandbox,
@@ -205,7 +205,7 @@ fn play(sandbox: &mut Sandbox) -> Result<Vec<&'static str>, String> {
         let typed_before = sandbox.typed().len();
         let alerts_before = sandbox.alerts().len();
 
-        let outcome = run(
+        let outcome = run::run(
             &Invocation::new(&exe)
                 .args(&watch)
                 .env("XDG_STATE_HOME", sandbox.state_dir()),
@@ -400,7 +400,7 @@ impl Sandbox {
             .arg("-S")
             .arg(&self.socket)
             .args(args);
-        let outcome = run(&invocation, &Limits::with_timeout(self.tmux.timeout));
+        let outcome = run::run(&invocation, &Limits::with_timeout(self.tmux.timeout));
         match outcome.success_stdout() {
             Some(out) => Ok(out.text()),
             None => Err(format!("`{}` {}", invocation.display(), outcome.describe())),
@@ -562,7 +562,7 @@ impl Sandbox {
             }
             if is_tmux(pid) {
                 // Only our own server's pid, and only while it is still tmux.
-                let _ = run(
+                let _ = run::run(
                     &Invocation::new("kill").args(["-KILL", &pid.to_string()]),
                     &Limits::with_timeout(Duration::from_secs(2)).for_cleanup(),
                 );

@@ -5,8 +5,7 @@
 //! (stdout and the Lead's pane; the Consultant's file and pane; stderr).
 //! Nothing here exits on a runtime error: each is said once and survived.
 
-#[path = "lead_port.rs"]
-mod port;
+pub mod port;
 
 use std::collections::HashMap;
 use std::fs::{self, OpenOptions};
@@ -66,7 +65,7 @@ enum Source {
 pub fn run(args: Args) -> ExitCode {
     if let Err(message) = check_args(&args) {
         let _ = writeln!(std::io::stderr().lock(), "bmb-monitor: lead: {message}");
-        return ExitCode::from(crate::EXIT_USAGE);
+        return crate::exit::code(crate::exit::USAGE);
     }
     // One lead per bmb-dir: two would each send the Consultant every event.
     // The lock lives in the folder itself, so any spelling of it finds it.
@@ -74,7 +73,7 @@ pub fn run(args: Args) -> ExitCode {
         Ok(lock) => lock,
         Err(message) => {
             let _ = writeln!(std::io::stderr().lock(), "bmb-monitor: lead: {message}");
-            return ExitCode::from(crate::EXIT_USAGE);
+            return crate::exit::code(crate::exit::USAGE);
         }
     };
     let inbox = args

@@ -10,7 +10,7 @@ use std::time::Duration;
 use watchdog::target::Target;
 
 use crate::server_args::ServerArgs;
-use crate::watch_cmd::{sanitize_text, usage_error};
+use crate::watch::{sanitize_text, usage_error};
 
 #[derive(clap::Args, Debug)]
 pub struct ListArgs {

@@ -20,8 +20,6 @@ use watchdog::worker::{
     CommitsReading, CpuClocks, PidReading, Verdict, WorkerConfig, WorkerMonitor, WorkerPorts,
 };
 
-use crate::EXIT_USAGE;
-
 /// How often, between passes, the pid is checked so the monitor ends the
 /// moment its agent does (a liveness check is a file read and a kill(0)).
 const PID_POLL: Duration = Duration::from_millis(200);
@@ -178,7 +176,7 @@ pub fn run(args: Args) -> ExitCode {
         Ok(settings) => settings,
         Err(message) => {
             say(format_args!("{message}"));
-            return ExitCode::from(EXIT_USAGE);
+            return crate::exit::code(crate::exit::USAGE);
         }
     };
     if let Some(worktree) = &settings.worktree

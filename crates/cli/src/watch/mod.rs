@@ -16,7 +16,7 @@ use classify::{Work, parse_count};
 use ledger::findings::FindingsLog;
 use ledger::session::{SessionMemory, parse_records, record_line};
 use probes::lock::LockError;
-use probes::run::{Invocation, Limits, Outcome, run};
+use probes::run::{self, Invocation, Limits, Outcome};
 use probes::tmux::PaneCapture;
 use watchdog::session::{
     Action, Alert, DEFAULT_NUDGE_TEXT, Foreground, Observation, PollReport, SessionConfig,
@@ -84,7 +84,7 @@ pub struct Args {
     no_witness: bool,
 }
 
-pub fn run_watch(args: Args) -> ExitCode {
+pub fn run(args: Args) -> ExitCode {
     let targets = match parse_targets(&args.targets) {
         Ok(targets) => targets,
         Err(message) => return usage_error("watch", &message),
@@ -125,7 +125,7 @@ fn parse_targets(texts: &[String]) -> Result<Vec<Target>, String> {
 
 pub fn usage_error(command: &str, message: &str) -> ExitCode {
     eprintln!("bmb-monitor: {command}: {message}");
-    ExitCode::from(crate::EXIT_USAGE)
+    crate::exit::code(crate::exit::USAGE)
 }
 
 /// One watched target: its monitor, its journal, and the errors last said.
@@ -350,7 +350,7 @@ impl<'a> Watch<'a> {
                 script.push_str(&probes::claude::remote_script(&pids));
             }
             let ssh = self.args.server.remote(host);
-            let outcome = run(
+            let outcome = run::run(
                 &ssh.invocation(&script),
                 &Limits::with_timeout(Duration::from_secs(self.args.capture_timeout)),
             );
@@ -534,7 +534,7 @@ impl<'a> Watch<'a> {
         if let Some(target) = target {
             invocation = invocation.env("BMB_TARGET", target);
         }
-        let outcome = run(
+        let outcome = run::run(
             &invocation,
             &Limits::with_timeout(Duration::from_secs(self.args.probe_timeout)),
         );
@@ -683,7 +683,7 @@ fn send_alert(args: &Args, target: &Target, alert: &Alert) -> bool {
         .env("BMB_STATE", alert.state.as_str())
         .env("BMB_REASON", alert.reason)
         .stdin(message.into_bytes());
-    let outcome = run(
+    let outcome = run::run(
         &invocation,
         &Limits::with_timeout(Duration::from_secs(args.probe_timeout)),
     );

@@ -1,0 +1,97 @@
+//! The one way every command prints. A line that cannot be written (a closed
+//! pipe, a full disk, a terminal gone) is dropped, never a panic: `eprintln!`
+//! and `println!` panic on a write error, and the long-running monitors must
+//! never exit on one, least of all in `watch`, whose stderr is the alert
+//! channel when no `--alert-cmd` is given.
+
+use std::collections::HashMap;
+use std::fmt::Display;
+use std::hash::Hash;
+use std::io::Write;
+
+/// One line on stderr; true when it was written.
+pub fn say(line: impl Display) -> bool {
+    let mut err = std::io::stderr().lock();
+    writeln!(err, "{line}").and_then(|()| err.flush()).is_ok()
+}
+
+/// One line on stdout, flushed (a pipe reader sees it at once); true when it
+/// was written.
+pub fn print(line: impl Display) -> bool {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{line}").and_then(|()| out.flush()).is_ok()
+}
+
+/// A usage error: `bmb-monitor: COMMAND: MESSAGE` on stderr, exit 2.
+pub fn usage_error(command: &str, message: impl Display) -> std::process::ExitCode {
+    say(format_args!("bmb-monitor: {command}: {message}"));
+    crate::exit::code(crate::exit::USAGE)
+}
+
+/// Says a problem once while it stays the same: a failing sink or probe is
+/// one line when it starts failing and one when its failure changes, not one
+/// per pass. [`SaidOnce::clear`] re-arms it once the problem is over.
+#[derive(Debug)]
+pub struct SaidOnce<K> {
+    said: HashMap<K, String>,
+}
+
+impl<K> Default for SaidOnce<K> {
+    fn default() -> Self {
+        SaidOnce {
+            said: HashMap::new(),
+        }
+    }
+}
+
+impl<K: Hash + Eq> SaidOnce<K> {
+    /// True when `message` is news for `key`: not the last thing said about it.
+    /// The caller says it; remembering and saying are one call in [`Self::say`].
+    pub fn is_news(&mut self, key: K, message: &str) -> bool {
+        if self.said.get(&key).map(String::as_str) == Some(message) {
+            return false;
+        }
+        self.said.insert(key, message.to_owned());
+        true
+    }
+
+    /// Says `message` on stderr unless it was the last thing said for `key`.
+    pub fn say(&mut self, key: K, message: &str) {
+        if self.is_news(key, message) {
+            say(message);
+        }
+    }
+
+    /// The problem behind `key` is over: its next failure is news again.
+    pub fn clear(&mut self, key: &K) {
+        self.said.remove(key);
+    }
+
+    /// Whether anything is remembered for `key`.
+    pub fn is_failing(&self, key: &K) -> bool {
+        self.said.contains_key(key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SaidOnce;
+
+    #[test]
+    fn a_problem_is_news_once_per_change_and_again_after_it_clears() {
+        let mut said = SaidOnce::default();
+        assert!(said.is_news("stdout", "broken pipe"));
+        assert!(!said.is_news("stdout", "broken pipe"));
+        assert!(
+            said.is_news("stdout", "disk full"),
+            "a changed failure is news"
+        );
+        assert!(said.is_news("inbox", "disk full"), "keys are separate");
+        said.clear(&"stdout");
+        assert!(!said.is_failing(&"stdout"));
+        assert!(
+            said.is_news("stdout", "disk full"),
+            "news again after it cleared"
+        );
+    }
+}
