@@ -4,7 +4,7 @@
 //! the verdict is the answer, and only a bad flag or an unusable profile
 //! file is an error (exit 2).
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::process::ExitCode;
 
 use camino::Utf8PathBuf;
@@ -12,6 +12,7 @@ use classify::{Context, Echo, Profile, Verdict, Work};
 use watchdog::session::Foreground;
 use watchdog::witness::{Witness, combine};
 
+use crate::output::say;
 use crate::profiles;
 
 #[derive(clap::Args)]
@@ -69,10 +70,10 @@ pub fn run(args: Args) -> ExitCode {
     let mut raw = Vec::new();
     if let Err(err) = std::io::stdin().lock().read_to_end(&mut raw) {
         // Classify what arrived; a verdict on part of a pane beats none.
-        eprintln!(
+        say(format_args!(
             "bmb-monitor: classify: reading stdin failed after {} bytes: {err}",
             raw.len()
-        );
+        ));
     }
     let pane = String::from_utf8_lossy(&raw);
     let work = args.work.as_deref().map_or(Work::Unknown, Work::parse);
@@ -139,13 +140,12 @@ pub fn run(args: Args) -> ExitCode {
         format!("{state}\n")
     };
     // A closed stdout is not worth a panic: the verdict had nowhere to go.
-    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    crate::output::print_raw(&out);
     ExitCode::SUCCESS
 }
 
 fn usage_error(message: &str) -> ExitCode {
-    eprintln!("bmb-monitor: classify: {message}");
-    crate::exit::code(crate::exit::USAGE)
+    crate::output::usage_error("classify", message)
 }
 
 struct Lines {

@@ -5,6 +5,9 @@
 //! One folder per command, one job per file; `output` is the one way any of
 //! them prints.
 
+// Every line goes through `output`, which cannot panic on a closed stream.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod classify_cmd;
 pub mod demo;
 pub mod exit;

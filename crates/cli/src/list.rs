@@ -2,15 +2,16 @@
 //! alias, which targets a detached monitor watches, and ending one.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use watchdog::target::Target;
 
+use crate::output::usage_error;
+use crate::output::{print, say};
 use crate::server_args::ServerArgs;
-use crate::watch::{sanitize_text, usage_error};
+use crate::watch::sanitize_text;
 
 #[derive(clap::Args, Debug)]
 pub struct ListArgs {
@@ -29,7 +30,7 @@ pub fn run_list(args: ListArgs) -> ExitCode {
     let timeout = Duration::from_secs(args.timeout);
     let local = args.server.tmux(None, timeout);
     let local_sessions = local.list_sessions().unwrap_or_else(|err| {
-        eprintln!("bmb-monitor: list: local: {err}");
+        say(format_args!("bmb-monitor: list: local: {err}"));
         Vec::new()
     });
     let monitored: BTreeMap<String, String> = local_sessions
@@ -56,10 +57,10 @@ pub fn run_list(args: ListArgs) -> ExitCode {
                 .is_ok_and(|t| t.host.as_deref() == Some(alias.as_str()))
         });
     for alias in refused {
-        eprintln!(
+        say(format_args!(
             "bmb-monitor: list: skipping the ssh alias {:?}: not a host name watch accepts",
             sanitize_text(&alias)
-        );
+        ));
     }
     let remote: Vec<(String, Result<Vec<String>, String>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = aliases
@@ -89,10 +90,9 @@ pub fn run_list(args: ListArgs) -> ExitCode {
     for (alias, sessions) in remote {
         match sessions {
             Ok(sessions) => rows.extend(sessions.into_iter().map(|s| (Some(alias.clone()), s))),
-            Err(err) => eprintln!("bmb-monitor: list: {alias}: {err}"),
+            Err(err) => say(format_args!("bmb-monitor: list: {alias}: {err}")),
         }
     }
-    let mut out = std::io::stdout().lock();
     for (host, session) in rows {
         let target = match &host {
             Some(host) => format!("{host}:{session}"),
@@ -108,7 +108,7 @@ pub fn run_list(args: ListArgs) -> ExitCode {
                 monitor.map_or("-".to_string(), |m| format!("watched by {m}"))
             )
         };
-        let _ = writeln!(out, "{line}");
+        print(line);
     }
     ExitCode::SUCCESS
 }
@@ -133,21 +133,23 @@ pub fn run_stop(args: StopArgs) -> ExitCode {
     match tmux.list_sessions() {
         Ok(sessions) if sessions.contains(&name) => {}
         Ok(_) => {
-            eprintln!("bmb-monitor: stop: no monitor session `{name}` for {target}");
+            say(format_args!(
+                "bmb-monitor: stop: no monitor session `{name}` for {target}"
+            ));
             return ExitCode::FAILURE;
         }
         Err(err) => {
-            eprintln!("bmb-monitor: stop: {err}");
+            say(format_args!("bmb-monitor: stop: {err}"));
             return ExitCode::FAILURE;
         }
     }
     match tmux.kill_session(&name) {
         Ok(()) => {
-            println!("stopped {name}");
+            print(format_args!("stopped {name}"));
             ExitCode::SUCCESS
         }
         Err(err) => {
-            eprintln!("bmb-monitor: stop: {err}");
+            say(format_args!("bmb-monitor: stop: {err}"));
             ExitCode::FAILURE
         }
     }

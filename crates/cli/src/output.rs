@@ -9,17 +9,28 @@ use std::fmt::Display;
 use std::hash::Hash;
 use std::io::Write;
 
-/// One line on stderr; true when it was written.
-pub fn say(line: impl Display) -> bool {
+/// One line on stderr.
+pub fn say(line: impl Display) {
     let mut err = std::io::stderr().lock();
-    writeln!(err, "{line}").and_then(|()| err.flush()).is_ok()
+    let _ = writeln!(err, "{line}").and_then(|()| err.flush());
 }
 
-/// One line on stdout, flushed (a pipe reader sees it at once); true when it
-/// was written.
-pub fn print(line: impl Display) -> bool {
+/// One line on stdout, flushed, so a reader at the other end of a pipe sees
+/// it at once.
+pub fn print(line: impl Display) {
+    let _ = print_checked(line);
+}
+
+/// [`print`], for a caller that reports a stdout that stopped working.
+pub fn print_checked(line: impl Display) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{line}").and_then(|()| out.flush()).is_ok()
+    writeln!(out, "{line}").and_then(|()| out.flush())
+}
+
+/// Text as it is, on stdout (a verdict with its own line ends).
+pub fn print_raw(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
 /// A usage error: `bmb-monitor: COMMAND: MESSAGE` on stderr, exit 2.

@@ -2,6 +2,7 @@
 //! (`$XDG_CONFIG_HOME/bmb-monitor/profiles/*.profile`, else
 //! `~/.config/bmb-monitor/profiles/`), and files named on the command line.
 
+use crate::output::say;
 use camino::{Utf8Path, Utf8PathBuf};
 use classify::{Profile, Profiles};
 
@@ -11,7 +12,7 @@ use classify::{Profile, Profiles};
 pub fn load(explicit: &[Utf8PathBuf]) -> Result<Profiles, String> {
     let (mut extra, errors) = user_dir_profiles(user_profile_dir().as_deref());
     for message in errors {
-        eprintln!("bmb-monitor: ignoring profile: {message}");
+        say(format_args!("bmb-monitor: ignoring profile: {message}"));
     }
     for path in explicit {
         extra.push(read(path)?);
@@ -57,7 +58,7 @@ impl UserProfiles {
         self.said.retain(|message| errors.contains(message));
         for message in errors {
             if self.said.insert(message.clone()) {
-                eprintln!("bmb-monitor: ignoring profile: {message}");
+                say(format_args!("bmb-monitor: ignoring profile: {message}"));
             }
         }
         if let Some(dir) = &dir
@@ -69,7 +70,9 @@ impl UserProfiles {
             } else {
                 format!("{} and the built-ins", names.join(", "))
             };
-            eprintln!("bmb-monitor: profiles in {dir} changed; reading panes with {with}");
+            say(format_args!(
+                "bmb-monitor: profiles in {dir} changed; reading panes with {with}"
+            ));
         }
         Some(std::sync::Arc::new(Profiles::with(extra)))
     }

@@ -13,7 +13,6 @@
 //! only sets the stop flag, so the demo stops between steps and cleans up too.
 
 use std::fs;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -22,6 +21,7 @@ use probes::run::{self, Invocation, Limits, Outcome};
 use probes::ssh::quote_literal;
 use probes::tmux::{Server, Tmux};
 
+use crate::output::say;
 use crate::watch::sanitize_text;
 
 #[derive(clap::Args, Debug)]
@@ -30,7 +30,7 @@ pub struct Args {}
 /// Prints a line; a closed stdout must not stop the demo before it cleans up.
 macro_rules! say {
     ($($arg:tt)*) => {{
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+        crate::output::print(format_args!($($arg)*));
     }};
 }
 
@@ -103,7 +103,7 @@ pub fn run(_args: Args) -> ExitCode {
     let mut sandbox = match Sandbox::create() {
         Ok(sandbox) => sandbox,
         Err(error) => {
-            eprintln!("bmb-monitor: demo: {error}");
+            say(format_args!("bmb-monitor: demo: {error}"));
             return ExitCode::FAILURE;
         }
     };
@@ -123,7 +123,7 @@ pub fn run(_args: Args) -> ExitCode {
     let shown = match result {
         Ok(shown) => shown,
         Err(error) => {
-            eprintln!("bmb-monitor: demo: {error}");
+            say(format_args!("bmb-monitor: demo: {error}"));
             Vec::new()
         }
     };
@@ -590,7 +590,7 @@ impl Sandbox {
 impl Drop for Sandbox {
     fn drop(&mut self) {
         if let Err(error) = self.cleanup() {
-            eprintln!("bmb-monitor: demo: cleanup: {error}");
+            say(format_args!("bmb-monitor: demo: cleanup: {error}"));
         }
     }
 }

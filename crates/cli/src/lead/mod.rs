@@ -7,7 +7,6 @@
 
 pub mod port;
 
-use std::collections::HashMap;
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,6 +14,8 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use probes::input::Lines;
+
+use crate::output::{SaidOnce, print_checked, say, usage_error};
 use probes::tmux::{Server, Tmux};
 use watchdog::lead::{Applied, LeadConfig, LeadMonitor, Output, parse_control};
 
@@ -64,16 +65,14 @@ enum Source {
 
 pub fn run(args: Args) -> ExitCode {
     if let Err(message) = check_args(&args) {
-        let _ = writeln!(std::io::stderr().lock(), "bmb-monitor: lead: {message}");
-        return crate::exit::code(crate::exit::USAGE);
+        return usage_error("lead", message);
     }
     // One lead per bmb-dir: two would each send the Consultant every event.
     // The lock lives in the folder itself, so any spelling of it finds it.
     let _lock = match lock_bmb_dir(&args.bmb_dir) {
         Ok(lock) => lock,
         Err(message) => {
-            let _ = writeln!(std::io::stderr().lock(), "bmb-monitor: lead: {message}");
-            return crate::exit::code(crate::exit::USAGE);
+            return usage_error("lead", message);
         }
     };
     let inbox = args
@@ -111,7 +110,7 @@ pub fn run(args: Args) -> ExitCode {
         lead_pane: args.lead_pane.clone(),
         consultant_pane: args.consultant_pane.clone(),
         consultant_out,
-        said: HashMap::new(),
+        said: SaidOnce::default(),
     };
     let mut inbox = Inbox::new(inbox, &mut sinks);
     let mut stdin = Lines::stdin();
@@ -334,10 +333,9 @@ fn lock_bmb_dir(bmb_dir: &Path) -> Result<Option<probes::lock::Lock>, String> {
             ))
         }
         Err(probes::lock::LockError::Failed(why)) => {
-            let _ = writeln!(
-                std::io::stderr().lock(),
+            say(format_args!(
                 "bmb-monitor: lead: {why}; not guarded against a second lead"
-            );
+            ));
             Ok(None)
         }
     }
@@ -368,7 +366,7 @@ struct Sinks {
     consultant_pane: Option<String>,
     consultant_out: PathBuf,
     /// The last error per sink, so a failing sink is reported once per change.
-    said: HashMap<String, String>,
+    said: SaidOnce<String>,
 }
 
 impl Sinks {
@@ -376,11 +374,7 @@ impl Sinks {
         for output in outputs {
             match output {
                 Output::Lead(line) => {
-                    let written = {
-                        let mut out = std::io::stdout().lock();
-                        writeln!(out, "{line}").and_then(|()| out.flush())
-                    };
-                    match written {
+                    match print_checked(&line) {
                         Ok(()) => self.clear("stdout"),
                         Err(e) => self.error_once("stdout", &format!("lead: stdout: {e}")),
                     }
@@ -422,18 +416,15 @@ impl Sinks {
     }
 
     fn error(&mut self, line: &str) {
-        let _ = writeln!(std::io::stderr().lock(), "{line}");
+        say(line);
     }
 
     fn error_once(&mut self, key: &str, line: &str) {
-        if self.said.get(key).map(String::as_str) != Some(line) {
-            self.error(line);
-            self.said.insert(key.to_owned(), line.to_owned());
-        }
+        self.said.say(key.to_owned(), line);
     }
 
     fn clear(&mut self, key: &str) {
-        self.said.remove(key);
+        self.said.clear(&key.to_owned());
     }
 }
 

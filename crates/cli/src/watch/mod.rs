@@ -25,6 +25,7 @@ use watchdog::session::{
 use watchdog::target::Target;
 use watchdog::witness::{Witness, session_version};
 
+use crate::output::{SaidOnce, print, say, usage_error};
 use crate::server_args::ServerArgs;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,11 +124,6 @@ fn parse_targets(texts: &[String]) -> Result<Vec<Target>, String> {
     Ok(targets)
 }
 
-pub fn usage_error(command: &str, message: &str) -> ExitCode {
-    eprintln!("bmb-monitor: {command}: {message}");
-    crate::exit::code(crate::exit::USAGE)
-}
-
 /// One watched target: its monitor, its journal, and the errors last said.
 struct Watched {
     target: Target,
@@ -148,7 +144,7 @@ struct Watched {
 struct Watch<'a> {
     args: &'a Args,
     watched: Vec<Watched>,
-    probe_errors: BTreeMap<String, String>,
+    probe_errors: SaidOnce<String>,
     cycle: u64,
     /// The user's profile folder as last read; re-read when it changes.
     profiles: crate::profiles::UserProfiles,
@@ -177,18 +173,18 @@ impl<'a> Watch<'a> {
         if legacy != dir && legacy.is_dir() && !dir.exists() {
             // Memory kept under the spelling's key before the socket named it.
             if let Err(err) = std::fs::rename(&legacy, &dir) {
-                eprintln!(
+                say(format_args!(
                     "bmb-monitor: watch: cannot move the saved state {} to {}: {err}",
                     legacy.display(),
                     dir.display()
-                );
+                ));
             }
         }
         if let Err(err) = std::fs::create_dir_all(&dir) {
-            eprintln!(
+            say(format_args!(
                 "bmb-monitor: watch: cannot create the state folder {}: {err}; state will not survive a restart",
                 dir.display()
-            );
+            ));
         }
         let mut watched = Vec::new();
         for target in targets {
@@ -202,9 +198,9 @@ impl<'a> Watch<'a> {
                     ));
                 }
                 Err(LockError::Failed(why)) => {
-                    eprintln!(
+                    say(format_args!(
                         "bmb-monitor: watch: {target}: {why}; not guarded against a second monitor"
-                    );
+                    ));
                     None
                 }
             };
@@ -224,7 +220,7 @@ impl<'a> Watch<'a> {
         let mut watch = Watch {
             args,
             watched,
-            probe_errors: BTreeMap::new(),
+            probe_errors: SaidOnce::default(),
             cycle: 0,
             profiles: crate::profiles::UserProfiles::default(),
             current_profiles: watchdog::session::builtin_profiles(),
@@ -306,7 +302,10 @@ impl<'a> Watch<'a> {
             };
             let (report, actions) = watched.monitor.poll(observation);
             if let Some(error) = &report.error {
-                eprintln!("bmb-monitor: watch: {}: {error}", watched.target);
+                say(format_args!(
+                    "bmb-monitor: watch: {}: {error}",
+                    watched.target
+                ));
             }
             for action in actions {
                 execute(self.args, watched, action);
@@ -551,18 +550,18 @@ impl<'a> Watch<'a> {
         };
         match problem {
             None => {
-                self.probe_errors.remove(&key);
+                self.probe_errors.clear(&key);
                 answer
             }
             Some(message) => {
                 // Unknown, said once per change: the classifier fails open on it.
-                if self.probe_errors.get(&key) != Some(&message) {
-                    eprintln!(
+                self.probe_errors.say(
+                    key,
+                    &format!(
                         "bmb-monitor: watch: {}: {message}; reading it as unknown",
                         target.unwrap_or("every target")
-                    );
-                    self.probe_errors.insert(key, message);
-                }
+                    ),
+                );
                 None
             }
         }
@@ -624,11 +623,11 @@ fn execute(args: &Args, watched: &mut Watched, action: Action) {
             let result = watched.journal.append(&record_line(&record));
             let error = result.err();
             if error.is_some() && error != watched.journal_error {
-                eprintln!(
+                say(format_args!(
                     "bmb-monitor: watch: {}: state not saved: {}",
                     watched.target,
                     error.as_deref().unwrap_or("")
-                );
+                ));
             }
             watched.journal_error = error;
         }
@@ -642,10 +641,10 @@ fn execute(args: &Args, watched: &mut Watched, action: Action) {
                 .clone()
                 .unwrap_or_else(|| format!("={}:", watched.target.session));
             if let Err(error) = tmux.send_line(&pane, &text) {
-                eprintln!(
+                say(format_args!(
                     "bmb-monitor: watch: {}: nudge not delivered: {error}",
                     watched.target
-                );
+                ));
             }
         }
         Action::Alert(alert) => {
@@ -671,11 +670,11 @@ fn send_alert(args: &Args, target: &Target, alert: &Alert) -> bool {
         AlertFormat::Html => escape_html(&sanitize_text(&alert.message)),
     };
     let Some(command) = &args.alert_cmd else {
-        eprintln!(
+        say(format_args!(
             "bmb-monitor: alert ({}): {}",
             alert.reason,
             sanitize_text(&alert.message).replace('\n', "\n    ")
-        );
+        ));
         return true;
     };
     let invocation = Invocation::shell(command)
@@ -689,10 +688,10 @@ fn send_alert(args: &Args, target: &Target, alert: &Alert) -> bool {
     );
     let delivered = matches!(outcome, Outcome::Exited { code: Some(0), .. });
     if !delivered {
-        eprintln!(
+        say(format_args!(
             "bmb-monitor: watch: {target}: alert command {}; it will be sent again next poll",
             outcome.describe()
-        );
+        ));
     }
     delivered
 }
@@ -745,7 +744,7 @@ fn print_report(report: &PollReport, json: bool) {
         sanitize_text(&report.line(&clock))
     };
     // A closed stdout must not end the monitor (seed: the loop never exits on error).
-    let _ = writeln!(std::io::stdout().lock(), "{line}");
+    print(line);
 }
 
 /// A journal larger than this is not ours (a few records a poll at most).
@@ -756,19 +755,19 @@ fn load_memory(path: &std::path::Path) -> SessionMemory {
         Ok(text) => text,
         Err(probes::file::ReadError::Missing) => return SessionMemory::default(),
         Err(err) => {
-            eprintln!(
+            say(format_args!(
                 "bmb-monitor: watch: cannot read saved state {}: it {err}; starting fresh",
                 path.display()
-            );
+            ));
             return SessionMemory::default();
         }
     };
     let (records, errors) = parse_records(&text);
     for error in errors {
-        eprintln!(
+        say(format_args!(
             "bmb-monitor: watch: {}: {error}; that record is skipped",
             path.display()
-        );
+        ));
     }
     let memory = SessionMemory::replay(&records);
     if records.len() > COMPACT_AFTER_RECORDS {
@@ -801,10 +800,10 @@ fn compact(path: &std::path::Path, memory: &SessionMemory) {
         .and_then(|()| std::fs::rename(&fresh, path));
     if let Err(err) = written {
         let _ = std::fs::remove_file(&fresh);
-        eprintln!(
+        say(format_args!(
             "bmb-monitor: watch: cannot compact {}: {err}; it is replayed whole",
             path.display()
-        );
+        ));
     }
 }
 
@@ -842,7 +841,7 @@ fn detach(args: &Args, targets: &[Target]) -> ExitCode {
         Err(err) => {
             return usage_error(
                 "watch",
-                &format!("cannot find this program's path to detach: {err}"),
+                format!("cannot find this program's path to detach: {err}"),
             );
         }
     };
@@ -857,9 +856,9 @@ fn detach(args: &Args, targets: &[Target]) -> ExitCode {
     for target in targets {
         let name = target.monitor_session();
         if existing.contains(&name) {
-            eprintln!(
+            say(format_args!(
                 "bmb-monitor: watch: {target} is already watched by session `{name}` (end it with `bmb-monitor stop {target}`)"
-            );
+            ));
             failed = true;
             continue;
         }
@@ -875,9 +874,11 @@ fn detach(args: &Args, targets: &[Target]) -> ExitCode {
         command.extend([exe.clone(), "watch".to_string(), target.to_string()]);
         command.extend(forwarded(args));
         match tmux.new_detached_session(&name, &command) {
-            Ok(()) => println!("started {name} watching {target}"),
+            Ok(()) => print(format_args!("started {name} watching {target}")),
             Err(err) => {
-                eprintln!("bmb-monitor: watch: {target}: cannot start `{name}`: {err}");
+                say(format_args!(
+                    "bmb-monitor: watch: {target}: cannot start `{name}`: {err}"
+                ));
                 failed = true;
             }
         }

@@ -6,7 +6,6 @@
 //! rules are in `watchdog::worker`.
 
 use std::ffi::OsString;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -240,10 +239,8 @@ impl Session {
             {
                 say(format_args!("{message}; the finding still goes to stdout"));
             }
-            let mut stdout = std::io::stdout().lock();
             // A closed stdout is not a reason to stop watching.
-            let _ = writeln!(stdout, "{}", report.stdout_line());
-            let _ = stdout.flush();
+            crate::output::print(report.stdout_line());
         }
 
         match &pass.verdict {
@@ -272,10 +269,9 @@ impl Session {
     }
 }
 
-/// One line on stderr. A closed stderr is ignored rather than a panic
-/// (`eprintln!` would end the monitor): it never exits on a runtime error.
+/// One line on stderr, in the worker's own prefix.
 fn say(message: std::fmt::Arguments<'_>) {
-    let _ = writeln!(std::io::stderr().lock(), "bmb-monitor worker: {message}");
+    crate::output::say(format_args!("bmb-monitor worker: {message}"));
 }
 
 /// Sleep until the next pass, checking the pid as it goes. False when the
