@@ -1,0 +1,91 @@
+//! The alert funnel: `--alert-cmd`, or stderr without one, never fatal.
+
+use std::time::Duration;
+
+use probes::run::{self, Invocation, Limits, Outcome};
+use watchdog::session::Alert;
+use watchdog::target::Target;
+
+use super::*;
+use crate::output::say;
+
+/// The alert funnel: `sh -c CMD` with the message on stdin, bounded, never
+/// fatal. Whether it was delivered (without `--alert-cmd`, stderr is the funnel).
+pub(super) fn send_alert(args: &Args, target: &Target, alert: &Alert) -> bool {
+    let message = match args.alert_format {
+        AlertFormat::Text => sanitize_text(&alert.message),
+        AlertFormat::Html => escape_html(&sanitize_text(&alert.message)),
+    };
+    let Some(command) = &args.alert_cmd else {
+        say(format_args!(
+            "bmb-monitor: alert ({}): {}",
+            alert.reason,
+            sanitize_text(&alert.message).replace('\n', "\n    ")
+        ));
+        return true;
+    };
+    let invocation = Invocation::shell(command)
+        .env("BMB_TARGET", target.to_string())
+        .env("BMB_STATE", alert.state.as_str())
+        .env("BMB_REASON", alert.reason)
+        .stdin(message.into_bytes());
+    let outcome = run::run(
+        &invocation,
+        &Limits::with_timeout(Duration::from_secs(args.probe_timeout)),
+    );
+    let delivered = matches!(outcome, Outcome::Exited { code: Some(0), .. });
+    if !delivered {
+        say(format_args!(
+            "bmb-monitor: watch: {target}: alert command {}; it will be sent again next poll",
+            outcome.describe()
+        ));
+    }
+    delivered
+}
+
+/// No control character or escape sequence reaches a terminal or a chat:
+/// every line as the classifier reads it (escapes and controls removed).
+pub fn sanitize_text(text: &str) -> String {
+    classify::plain_text(text)
+}
+
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alert_text_loses_escapes_and_controls_and_html_is_escaped() {
+        assert_eq!(
+            sanitize_text("a\u{1b}[31mred\u{1b}[0m\u{7}\nb\tc\r"),
+            "ared\nb c"
+        );
+        assert_eq!(
+            sanitize_text("\u{1b}]0;pwned\u{7}title\u{1b}]8;;x\u{1b}\\link\nok"),
+            "titlelink\nok"
+        );
+        // A right-to-left override would make `No` read as `oN`-spoofed text in a chat.
+        assert_eq!(
+            sanitize_text("Allow \u{202e}?seY\u{202c} \u{2066}x\u{2069}"),
+            "Allow ?seY x"
+        );
+        assert_eq!(
+            escape_html("<b>\"x\" & 'y'</b>"),
+            "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;"
+        );
+    }
+}

@@ -1,0 +1,145 @@
+//! Reading the panes: every target's pane in two tmux invocations per
+//! server, hosts side by side, and the first-sight search for the agent's pane.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use probes::tmux::PaneCapture;
+use watchdog::session::Foreground;
+
+use super::*;
+
+impl Watch<'_> {
+    /// Once per target, when no pane is remembered for it and its active
+    /// pane shows no agent any profile knows (the user's focus on a shell
+    /// beside the agent, when the monitor starts), the session's other panes
+    /// are read and the first where a profile recognises an agent is taken:
+    /// otherwise the shell in front would be paged as an exited agent and the
+    /// agent never watched. Costs two invocations, once.
+    pub(super) fn find_agent_panes(&mut self, captures: &mut [Result<PaneCapture, String>]) {
+        let profiles = self.current_profiles.clone();
+        for (index, capture) in captures.iter_mut().enumerate() {
+            let watched = &mut self.watched[index];
+            if watched.searched || watched.monitor.memory().agent_pane.is_some() {
+                continue;
+            }
+            watched.searched = true;
+            let Ok(shown) = capture.as_ref() else {
+                continue;
+            };
+            if classify::detect_profile(&shown.text, &profiles).is_some() && !shows_a_shell(shown) {
+                continue;
+            }
+            let tmux = self.args.server.tmux(
+                watched.target.host.as_deref(),
+                Duration::from_secs(self.args.capture_timeout),
+            );
+            let Ok(panes) = tmux.session_panes(&watched.target.session) else {
+                continue;
+            };
+            let targets: Vec<(String, Option<probes::tmux::KnownPane>)> = panes
+                .iter()
+                .filter(|id| shown.pane_id.as_ref() != Some(*id))
+                .map(|id| {
+                    let known = probes::tmux::KnownPane {
+                        id: id.clone(),
+                        pid: None,
+                    };
+                    (watched.target.session.clone(), Some(known))
+                })
+                .collect();
+            if targets.is_empty() {
+                continue;
+            }
+            let nonce = probes::tmux::fresh_nonce();
+            let Ok(others) = tmux.capture_panes(&targets, &nonce) else {
+                continue;
+            };
+            let agent = others.into_iter().flatten().find(|other| {
+                classify::detect_profile(&other.text, &profiles).is_some() && !shows_a_shell(other)
+            });
+            if let Some(agent) = agent {
+                *capture = Ok(agent);
+            }
+        }
+    }
+
+    /// Every target's pane, grouped by host so each server costs two invocations.
+    pub(super) fn capture_all(&self) -> Vec<Result<PaneCapture, String>> {
+        let mut results: Vec<Result<PaneCapture, String>> =
+            vec![Err(String::new()); self.watched.len()];
+        let mut by_host: BTreeMap<Option<&str>, Vec<usize>> = BTreeMap::new();
+        for (index, watched) in self.watched.iter().enumerate() {
+            by_host
+                .entry(watched.target.host.as_deref())
+                .or_default()
+                .push(index);
+        }
+        // Fresh and unpredictable each cycle: a pane that prints a marker
+        // line must not be able to pose as another pane's capture.
+        let nonce = probes::tmux::fresh_nonce();
+        let capture_host = |host: Option<&str>, indices: &[usize]| {
+            let timeout = Duration::from_secs(self.args.capture_timeout);
+            let tmux = self.args.server.tmux(host, timeout);
+            let targets: Vec<(String, Option<probes::tmux::KnownPane>)> = indices
+                .iter()
+                .map(|&i| {
+                    let watched = &self.watched[i];
+                    // The pane the agent was last seen in, whichever pane is
+                    // active (a split, a second window): looking at another
+                    // pane is no "agent exited".
+                    let agent_pane = watched.monitor.memory().agent_pane.clone();
+                    let known = agent_pane.map(|(id, pid)| probes::tmux::KnownPane { id, pid });
+                    (watched.target.session.clone(), known)
+                })
+                .collect();
+            match tmux.capture_panes(&targets, &nonce) {
+                Ok(captures) => captures,
+                Err(error) => vec![Err(error); indices.len()],
+            }
+        };
+        // Hosts are asked side by side, so a hung one costs its own timeout, not
+        // everyone's; a single server is asked from this thread.
+        let groups: Vec<(Option<&str>, Vec<usize>)> = by_host.into_iter().collect();
+        let answers: Vec<Vec<Result<PaneCapture, String>>> = if groups.len() == 1 {
+            groups
+                .iter()
+                .map(|(host, indices)| capture_host(*host, indices))
+                .collect()
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = groups
+                    .iter()
+                    .map(|(host, indices)| scope.spawn(move || capture_host(*host, indices)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .zip(&groups)
+                    .map(|(handle, (_, indices))| {
+                        handle.join().unwrap_or_else(|_| {
+                            vec![Err("the capture thread failed".to_string()); indices.len()]
+                        })
+                    })
+                    .collect()
+            })
+        };
+        for ((_, indices), captures) in groups.iter().zip(answers) {
+            for (&index, capture) in indices.iter().zip(captures) {
+                results[index] = capture;
+            }
+        }
+        results
+    }
+}
+
+/// tmux says a shell is the pane's foreground program.
+pub(super) fn shows_a_shell(capture: &PaneCapture) -> bool {
+    capture.current_command.as_ref().is_some_and(|command| {
+        Foreground {
+            command: command.clone(),
+            ..Foreground::default()
+        }
+        .idle_shell()
+        .is_some()
+    })
+}

@@ -1,0 +1,320 @@
+//! One poll cycle over every watched target: probes, captures, the pane's
+//! processes, the monitor's decision, then its actions in the order it gave them.
+
+use std::time::Duration;
+
+use classify::{Work, parse_count};
+use watchdog::session::{Action, Foreground, Observation, SessionConfig, TargetMonitor};
+use watchdog::target::Target;
+
+use super::*;
+use crate::output::{SaidOnce, say};
+
+/// One watched target: its monitor, its journal, and the errors last said.
+pub(super) struct Watched {
+    pub(super) target: Target,
+    pub(super) monitor: TargetMonitor,
+    pub(super) journal: Journal,
+    pub(super) journal_error: Option<String>,
+    /// The pane this cycle read (`%N`): a nudge goes there, not to whatever
+    /// pane of the session is active by the time it is sent.
+    pub(super) pane_id: Option<String>,
+    /// The session's panes were searched for the agent once (at the first
+    /// cycle that found no agent in the active pane and none remembered).
+    pub(super) searched: bool,
+
+    /// Held while this process watches the target.
+    pub(super) _lock: Option<probes::lock::Lock>,
+}
+
+pub(super) struct Watch<'a> {
+    pub(super) args: &'a Args,
+    pub(super) watched: Vec<Watched>,
+    pub(super) probe_errors: SaidOnce<String>,
+    pub(super) cycle: u64,
+    /// The user's profile folder as last read; re-read when it changes.
+    pub(super) profiles: crate::profiles::UserProfiles,
+    /// The profiles in force (the built-ins and the user's).
+    pub(super) current_profiles: std::sync::Arc<classify::Profiles>,
+}
+
+impl<'a> Watch<'a> {
+    /// Loads each target's memory and takes its lock: a target another
+    /// monitor watches on this server is refused (two would each spend the
+    /// nudge budget).
+    pub(super) fn new(
+        args: &'a Args,
+        targets: Vec<Target>,
+        state_dir: &std::path::Path,
+    ) -> Result<Watch<'a>, String> {
+        let config = SessionConfig {
+            budget: args.nudge_budget,
+            nudge_text: args.nudge_text.clone(),
+            ..SessionConfig::default()
+        };
+        let dir = state_dir.join("session").join(args.server.state_key());
+        let legacy = state_dir
+            .join("session")
+            .join(args.server.legacy_state_key());
+        if legacy != dir && legacy.is_dir() && !dir.exists() {
+            // Memory kept under the spelling's key before the socket named it.
+            if let Err(err) = std::fs::rename(&legacy, &dir) {
+                say(format_args!(
+                    "bmb-monitor: watch: cannot move the saved state {} to {}: {err}",
+                    legacy.display(),
+                    dir.display()
+                ));
+            }
+        }
+        if let Err(err) = std::fs::create_dir_all(&dir) {
+            say(format_args!(
+                "bmb-monitor: watch: cannot create the state folder {}: {err}; state will not survive a restart",
+                dir.display()
+            ));
+        }
+        let mut watched = Vec::new();
+        for target in targets {
+            let key = state_file_key(&target);
+            let lock = match probes::lock::try_lock(&dir.join(format!("{key}.lock"))) {
+                Ok(lock) => Some(lock),
+                Err(LockError::Held(pid)) => {
+                    let by = pid.map_or_else(String::new, |pid| format!(" (pid {pid})"));
+                    return Err(format!(
+                        "{target} is already watched by another bmb-monitor{by} on this server"
+                    ));
+                }
+                Err(LockError::Failed(why)) => {
+                    say(format_args!(
+                        "bmb-monitor: watch: {target}: {why}; not guarded against a second monitor"
+                    ));
+                    None
+                }
+            };
+            let opened = Journal::open(dir.join(format!("{key}.jsonl")));
+            for problem in &opened.problems {
+                say(format_args!("bmb-monitor: watch: {problem}"));
+            }
+            let monitor = TargetMonitor::new(target.to_string(), config.clone(), opened.memory);
+            watched.push(Watched {
+                target,
+                monitor,
+                journal: opened.journal,
+                journal_error: None,
+                pane_id: None,
+                searched: false,
+                _lock: lock,
+            });
+        }
+        let mut watch = Watch {
+            args,
+            watched,
+            probe_errors: SaidOnce::default(),
+            cycle: 0,
+            profiles: crate::profiles::UserProfiles::default(),
+            current_profiles: watchdog::session::builtin_profiles(),
+        };
+        watch.reload_profiles();
+        Ok(watch)
+    }
+
+    /// The user's profiles reach every monitor, and a change to their folder
+    /// (a profile added, fixed or removed) takes effect without a restart.
+    pub(super) fn reload_profiles(&mut self) {
+        if let Some(profiles) = self.profiles.reload_if_changed() {
+            for watched in &mut self.watched {
+                watched.monitor.set_profiles(profiles.clone());
+            }
+            self.current_profiles = profiles;
+        }
+    }
+
+    pub(super) fn cycle(&mut self) {
+        self.cycle += 1;
+        self.reload_profiles();
+        // The probes first: they may take seconds, and the screen must be
+        // read as close as possible to the keys that act on it.
+        let works = self.probe_all(self.args.work_probe.as_deref(), "work");
+        let progresses = self.probe_all(self.args.progress_probe.as_deref(), "progress");
+        let mut captures = self.capture_all();
+        self.find_agent_panes(&mut captures);
+        let processes = self.pane_processes(&captures);
+        if probes::signals::stop_requested() {
+            // A SIGTERM cut this cycle's probes or captures short: what they
+            // said is not an answer (an unknown work count would be read as
+            // work and nudged), so act on none of it.
+            return;
+        }
+        let foregrounds: Vec<Option<Foreground>> = captures
+            .iter()
+            .zip(&processes)
+            .map(|(capture, processes)| {
+                let front = processes.foreground.as_ref();
+                let capture = capture.as_ref().ok()?;
+                Some(Foreground {
+                    command: capture.current_command.clone()?,
+                    process: front.map(|f| f.comm.clone()),
+                    running_child: front.map(|f| f.running_child),
+                    dead: capture.dead,
+                    in_mode: capture.in_mode,
+                    synchronized: capture.synchronized,
+                    children_in_front: front
+                        .map(|f| f.children_in_front.clone())
+                        .unwrap_or_default(),
+                    outer: front.map(|f| f.outer.clone()).unwrap_or_default(),
+                })
+            })
+            .collect();
+        for (index, capture) in captures.into_iter().enumerate() {
+            let work = works[index].as_deref().map_or(Work::Unknown, Work::parse);
+            let progress = progresses[index].as_deref().and_then(parse_count);
+            let watched = &mut self.watched[index];
+            watched.pane_id = capture.as_ref().ok().and_then(|c| c.pane_id.clone());
+            let observation = Observation {
+                capture: capture
+                    .as_ref()
+                    .map(|c| c.text.as_str())
+                    .map_err(String::as_str),
+                work,
+                progress,
+                witness: processes[index]
+                    .witness
+                    .as_ref()
+                    .map(|(witness, _)| witness),
+                foreground: foregrounds[index].as_ref(),
+                cli_version: processes[index]
+                    .witness
+                    .as_ref()
+                    .and_then(|(_, version)| version.as_deref()),
+                pane_id: watched.pane_id.as_deref(),
+                pane_pid: capture.as_ref().ok().and_then(|c| c.pane_pid),
+            };
+            let (report, actions) = watched.monitor.poll(observation);
+            if let Some(error) = &report.error {
+                say(format_args!(
+                    "bmb-monitor: watch: {}: {error}",
+                    watched.target
+                ));
+            }
+            for action in actions {
+                execute(self.args, watched, action);
+            }
+            print_report(&report, self.args.json);
+        }
+    }
+}
+
+pub(super) fn execute(args: &Args, watched: &mut Watched, action: Action) {
+    match action {
+        Action::Record(record) => {
+            let result = watched.journal.append(&record);
+            let error = result.err();
+            if error.is_some() && error != watched.journal_error {
+                say(format_args!(
+                    "bmb-monitor: watch: {}: state not saved: {}",
+                    watched.target,
+                    error.as_deref().unwrap_or("")
+                ));
+            }
+            watched.journal_error = error;
+        }
+        Action::Send(text) => {
+            let tmux = args.server.tmux(
+                watched.target.host.as_deref(),
+                Duration::from_secs(args.capture_timeout),
+            );
+            let pane = watched
+                .pane_id
+                .clone()
+                .unwrap_or_else(|| format!("={}:", watched.target.session));
+            if let Err(error) = tmux.send_line(&pane, &text) {
+                say(format_args!(
+                    "bmb-monitor: watch: {}: nudge not delivered: {error}",
+                    watched.target
+                ));
+            }
+        }
+        Action::Alert(alert) => {
+            if send_alert(args, &watched.target, &alert) {
+                // Delivered: only now is it "sent" across a restart.
+                execute(args, watched, Action::Record(alert.record));
+            } else {
+                // Nobody got it: the monitor sends it again next poll (and
+                // the journal never said it was sent).
+                for record in watched.monitor.alert_failed(&alert) {
+                    execute(args, watched, Action::Record(record));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use probes::tmux::{Server, Tmux};
+
+    #[derive(Parser)]
+    struct TestCli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    /// SPEC §9: a cycle costs at most two tmux invocations per server,
+    /// whatever the number of panes, counted through the probes layer.
+    #[test]
+    fn a_cycle_over_50_panes_costs_two_tmux_invocations() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("sock").to_string_lossy().into_owned();
+        let tmux = Tmux::new(Server::Path(socket.clone()));
+        // Ends the private server even when an assertion fails.
+        struct KillOnDrop(Tmux);
+        impl Drop for KillOnDrop {
+            fn drop(&mut self) {
+                let _ = self.0.kill_server();
+            }
+        }
+        let tmux = KillOnDrop(tmux);
+        let working = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/panes/claude/working-bash-sleep/plain.txt");
+        let names: Vec<String> = (0..50).map(|i| format!("pane{i}")).collect();
+        for name in &names {
+            let script = format!("cat '{}'; exec sleep 600", working.display());
+            tmux.0
+                .new_detached_session(name, &["sh".to_string(), "-c".to_string(), script])
+                .unwrap();
+        }
+        let mut argv = vec!["test".to_string(), "-S".to_string(), socket];
+        argv.extend(names.iter().cloned());
+        let args = TestCli::parse_from(argv).args;
+        let targets = parse_targets(&args.targets).unwrap();
+        let mut watch = Watch::new(&args, targets, dir.path()).unwrap();
+        // Let every pane draw its screen, so no cycle below has a reason to act.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while watch.capture_all().iter().any(|c| {
+            !c.as_ref()
+                .is_ok_and(|p| p.text.contains("esc to interrupt"))
+        }) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the panes never drew their screens"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        for _ in 0..3 {
+            let before = probes::run::spawned_by_this_thread();
+            watch.cycle();
+            assert_eq!(
+                probes::run::spawned_by_this_thread() - before,
+                2,
+                "subprocesses in one cycle over 50 panes"
+            );
+        }
+        assert!(
+            watch
+                .watched
+                .iter()
+                .all(|w| w.monitor.memory().nudges_used == 0)
+        );
+    }
+}

@@ -1,0 +1,82 @@
+//! The work and progress probes: run per cycle, a bad answer said once per change.
+
+use std::time::Duration;
+
+use classify::parse_count;
+use probes::run::{self, Invocation, Limits};
+
+use super::*;
+
+impl Watch<'_> {
+    /// A probe's stdout per target. A command that does not mention
+    /// `BMB_TARGET` cannot differ per target, so it runs once per cycle.
+    pub(super) fn probe_all(&mut self, command: Option<&str>, what: &str) -> Vec<Option<String>> {
+        let Some(command) = command else {
+            return vec![None; self.watched.len()];
+        };
+        if !command.contains("BMB_TARGET") {
+            let answer = self.probe(command, None, what);
+            return vec![answer; self.watched.len()];
+        }
+        let targets: Vec<String> = self.watched.iter().map(|w| w.target.to_string()).collect();
+        targets
+            .iter()
+            .map(|target| self.probe(command, Some(target), what))
+            .collect()
+    }
+
+    pub(super) fn probe(
+        &mut self,
+        command: &str,
+        target: Option<&str>,
+        what: &str,
+    ) -> Option<String> {
+        let mut invocation = Invocation::shell(command);
+        if let Some(target) = target {
+            invocation = invocation.env("BMB_TARGET", target);
+        }
+        let outcome = run::run(
+            &invocation,
+            &Limits::with_timeout(Duration::from_secs(self.args.probe_timeout)),
+        );
+        let key = format!("{what}:{}", target.unwrap_or("*"));
+        let answer = outcome.success_stdout().map(|out| out.text());
+        let problem = match &answer {
+            // A probe prints a count; anything else (`seven`, `-1`, two numbers) is unknown.
+            Some(text) if parse_count(text).is_some() => None,
+            Some(text) => Some(format!(
+                "{what} probe printed {:?}, not a count",
+                printable_excerpt(text)
+            )),
+            None => Some(format!("{what} probe {}", outcome.describe())),
+        };
+        match problem {
+            None => {
+                self.probe_errors.clear(&key);
+                answer
+            }
+            Some(message) => {
+                // Unknown, said once per change: the classifier fails open on it.
+                self.probe_errors.say(
+                    key,
+                    &format!(
+                        "bmb-monitor: watch: {}: {message}; reading it as unknown",
+                        target.unwrap_or("every target")
+                    ),
+                );
+                None
+            }
+        }
+    }
+}
+
+/// The start of a probe's output, for a message: one line, at most 40 characters.
+pub(super) fn printable_excerpt(text: &str) -> String {
+    sanitize_text(text.trim())
+        .lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(40)
+        .collect()
+}

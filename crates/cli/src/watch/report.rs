@@ -1,0 +1,36 @@
+//! The poll line: the seed's MONITOR line, or one JSON object with `--json`.
+
+use watchdog::session::PollReport;
+
+use super::*;
+use crate::output::print;
+
+pub(super) fn print_report(report: &PollReport, json: bool) {
+    let clock = probes::clock::local_hhmmss(probes::clock::now_epoch());
+    let line = if json {
+        let value = serde_json::json!({
+            "target": report.target,
+            "state": report.state.map(|s| s.as_str()),
+            "work": report.work.count(),
+            "progress": report.progress,
+            "nudges": report.nudges_used,
+            "budget": report.budget,
+            "done": report.done,
+            "rule": report.rule,
+            "evidence": report.evidence,
+            "error": report.error,
+            "pane_state": report.pane_state.map(|s| s.as_str()),
+            "witness": report.witness,
+            "disagreements": report.disagreements,
+            "typing_safe": report.typing_safe,
+            "not_typed_because": report.refusal.map(|r| r.word()),
+            "unrecognised": report.unrecognised,
+            "time": clock,
+        });
+        value.to_string()
+    } else {
+        sanitize_text(&report.line(&clock))
+    };
+    // A closed stdout must not end the monitor (seed: the loop never exits on error).
+    print(line);
+}

@@ -1,0 +1,254 @@
+//! The session monitor's journal on disk: one [`SessionRecord`] per line,
+//! appended as it happens, replayed at start, and compacted when it grows.
+//!
+//! Nothing here loses memory silently: a journal that cannot be read, a
+//! record that does not parse, a compaction that fails, each is a
+//! [`JournalProblem`] for the caller to say, and the monitor starts with
+//! whatever could be read.
+
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::findings::FindingsLog;
+use crate::session::{SessionMemory, SessionRecord, parse_records, record_line};
+
+/// A journal larger than this is not ours (a few records a poll at most).
+pub const MAX_BYTES: u64 = 256 << 20;
+
+/// A journal longer than this is rewritten, at start, as the few records
+/// that replay to the same memory, so replay stays bounded however long a
+/// target is watched.
+pub const COMPACT_AFTER_RECORDS: usize = 1000;
+
+/// One target's journal.
+#[derive(Debug, Clone)]
+pub struct Journal {
+    log: FindingsLog,
+}
+
+/// What opening a journal found.
+#[derive(Debug)]
+pub struct Opened {
+    pub journal: Journal,
+    /// The memory its records replay to (empty for a new target).
+    pub memory: SessionMemory,
+    /// Everything that was skipped or could not be done, in order.
+    pub problems: Vec<JournalProblem>,
+}
+
+/// Something about a journal the operator should hear of.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum JournalProblem {
+    /// The file could not be read at all: the monitor starts fresh.
+    Unreadable {
+        path: PathBuf,
+        why: probes::file::ReadError,
+    },
+    /// One line is not a record (a torn last write, a hand edit): skipped.
+    BadRecord { path: PathBuf, error: String },
+    /// The long journal could not be rewritten: it is replayed whole next time.
+    NotCompacted { path: PathBuf, why: std::io::Error },
+}
+
+impl fmt::Display for JournalProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JournalProblem::Unreadable { path, why } => write!(
+                f,
+                "cannot read saved state {}: it {why}; starting fresh",
+                path.display()
+            ),
+            JournalProblem::BadRecord { path, error } => {
+                write!(f, "{}: {error}; that record is skipped", path.display())
+            }
+            JournalProblem::NotCompacted { path, why } => write!(
+                f,
+                "cannot compact {}: {why}; it is replayed whole",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl Journal {
+    /// Reads the journal at `path` (none yet is a fresh memory), replays it,
+    /// and compacts it when it is longer than [`COMPACT_AFTER_RECORDS`].
+    pub fn open(path: impl Into<PathBuf>) -> Opened {
+        let path = path.into();
+        let mut problems = Vec::new();
+        let memory = match probes::file::read_regular_text(&path, MAX_BYTES) {
+            Ok(text) => {
+                let (records, errors) = parse_records(&text);
+                problems.extend(errors.into_iter().map(|error| JournalProblem::BadRecord {
+                    path: path.clone(),
+                    error,
+                }));
+                let memory = SessionMemory::replay(&records);
+                if records.len() > COMPACT_AFTER_RECORDS
+                    && let Err(why) = compact(&path, &memory)
+                {
+                    problems.push(JournalProblem::NotCompacted {
+                        path: path.clone(),
+                        why,
+                    });
+                }
+                memory
+            }
+            Err(probes::file::ReadError::Missing) => SessionMemory::default(),
+            Err(why) => {
+                problems.push(JournalProblem::Unreadable {
+                    path: path.clone(),
+                    why,
+                });
+                SessionMemory::default()
+            }
+        };
+        Opened {
+            journal: Journal {
+                log: FindingsLog::new(path),
+            },
+            memory,
+            problems,
+        }
+    }
+
+    /// Appends one record as one line, in one write.
+    pub fn append(&self, record: &SessionRecord) -> Result<(), String> {
+        self.log.append(&record_line(record))
+    }
+
+    pub fn path(&self) -> &Path {
+        self.log.path()
+    }
+}
+
+/// Replaces the journal with `memory`'s compacted records: written beside it
+/// and renamed over it, so a crash leaves one or the other, whole.
+fn compact(path: &Path, memory: &SessionMemory) -> std::io::Result<()> {
+    let mut text = String::new();
+    for record in memory.compacted() {
+        text.push_str(&record_line(&record));
+        text.push('\n');
+    }
+    let fresh = path.with_extension("jsonl.compact");
+    let written = std::fs::File::create(&fresh)
+        .and_then(|mut file| {
+            file.write_all(text.as_bytes())?;
+            // On disk before it replaces the journal, or a power cut could
+            // leave an empty one.
+            file.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&fresh, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&fresh);
+    }
+    written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::EscalationKind;
+
+    fn lines(path: &Path) -> usize {
+        std::fs::read_to_string(path).unwrap().lines().count()
+    }
+
+    #[test]
+    fn a_new_target_starts_fresh_and_its_records_replay_at_the_next_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let opened = Journal::open(&path);
+        assert!(opened.problems.is_empty(), "{:?}", opened.problems);
+        assert_eq!(opened.memory, SessionMemory::default());
+        opened
+            .journal
+            .append(&SessionRecord::Nudged { used: 2 })
+            .unwrap();
+        assert_eq!(Journal::open(&path).memory.nudges_used, 2);
+    }
+
+    #[test]
+    fn a_bad_line_is_skipped_and_named_and_the_rest_still_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let good = record_line(&SessionRecord::Nudged { used: 3 });
+        std::fs::write(&path, format!("{{\"record\":\"nudged\"\n{good}\n")).unwrap();
+        let opened = Journal::open(&path);
+        assert_eq!(opened.memory.nudges_used, 3);
+        assert_eq!(opened.problems.len(), 1);
+        let said = opened.problems[0].to_string();
+        assert!(
+            said.contains("line 1") && said.ends_with("that record is skipped"),
+            "{said}"
+        );
+    }
+
+    #[test]
+    fn a_fifo_at_the_journal_is_named_and_the_monitor_starts_fresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let made = probes::run::run(
+            &probes::run::Invocation::new("mkfifo").arg(&path),
+            &probes::run::Limits::with_timeout(std::time::Duration::from_secs(10)),
+        );
+        assert!(
+            made.success_stdout().is_some(),
+            "mkfifo {}",
+            made.describe()
+        );
+        let opened = Journal::open(&path);
+        assert_eq!(opened.memory, SessionMemory::default());
+        assert!(
+            matches!(
+                opened.problems.as_slice(),
+                [JournalProblem::Unreadable { .. }]
+            ),
+            "{:?}",
+            opened.problems
+        );
+        assert!(opened.problems[0].to_string().ends_with("starting fresh"));
+    }
+
+    #[test]
+    fn a_long_journal_is_compacted_to_the_records_that_replay_to_the_same_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let journal = Journal::open(&path).journal;
+        for used in 0..=COMPACT_AFTER_RECORDS as u32 {
+            journal.append(&SessionRecord::Nudged { used }).unwrap();
+        }
+        journal
+            .append(&SessionRecord::Escalated {
+                kind: EscalationKind::Blocked,
+                key: "k".to_string(),
+            })
+            .unwrap();
+        let before = Journal::open(&path);
+        assert!(before.problems.is_empty(), "{:?}", before.problems);
+        assert_eq!(lines(&path), 2, "compacted to one Nudged and one Escalated");
+        let after = Journal::open(&path);
+        assert_eq!(after.memory, before.memory);
+        assert_eq!(after.memory.nudges_used, COMPACT_AFTER_RECORDS as u32);
+    }
+
+    #[test]
+    fn a_journal_that_cannot_be_rewritten_is_kept_whole_and_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let journal = Journal::open(&path).journal;
+        for used in 0..=COMPACT_AFTER_RECORDS as u32 {
+            journal.append(&SessionRecord::Nudged { used }).unwrap();
+        }
+        // The compaction's temporary file cannot be created: a folder is in its way.
+        std::fs::create_dir(path.with_extension("jsonl.compact")).unwrap();
+        let opened = Journal::open(&path);
+        assert!(matches!(
+            opened.problems.as_slice(),
+            [JournalProblem::NotCompacted { .. }]
+        ));
+        assert_eq!(lines(&path), COMPACT_AFTER_RECORDS + 1, "nothing lost");
+    }
+}
