@@ -5,11 +5,13 @@
 //! only through port traits that the CLI implements with the functions here.
 pub mod claude;
 pub mod clock;
+pub mod cpu;
 pub mod file;
 pub mod git;
 pub mod input;
 pub mod lock;
 pub mod meta;
+pub mod pid_files;
 pub mod pidfd;
 pub mod process;
 pub mod procfs;

@@ -33,6 +33,9 @@ pub enum PidReading {
     NotRecorded { reason: String },
 }
 
+mod pid;
+pub use pid::RememberedPid;
+
 /// CPU clocks (ticks) of the agent's descendants, keyed by pid.
 pub type CpuClocks = BTreeMap<u32, u64>;
 

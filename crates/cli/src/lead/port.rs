@@ -5,13 +5,12 @@
 //! Kept free of the rest of the CLI so the no-subprocess test and the
 //! benchmark can include this very file.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
+use probes::cpu::CpuSampler;
 use probes::meta::{self, FileMeta};
-use probes::pidfd::Liveness;
-use probes::process::{self, PidFileState};
+use probes::pid_files::{PidFileCheck, PidFiles};
+use probes::process;
 use probes::procfs::ProcessTable;
 use probes::tmux::Tmux;
 use watchdog::lead::{Clock, Head, LeadPort, Meta, Pane, PidCheck};
@@ -22,12 +21,10 @@ pub struct RealPort {
     sweep: Option<(Tmux, Option<String>)>,
     /// `<bmb-dir>/consultant-pane-id`.
     consultant_pane_file: PathBuf,
-    /// Each pid file's metadata when it was last read, and what it said.
-    pid_files: HashMap<String, (FileMeta, PidCheck)>,
-    /// Held pidfds: a live pid is re-checked with one `poll`, not a `/proc` read.
-    liveness: Liveness,
-    /// The last CPU sample per pid: when, and the tree's ticks then.
-    cpu_samples: HashMap<u32, (Instant, u64)>,
+    /// Each pid file as last read; a live pid re-checked through its pidfd.
+    pid_files: PidFiles,
+    /// The last CPU sample per pid.
+    cpu: CpuSampler,
 }
 
 impl RealPort {
@@ -35,17 +32,8 @@ impl RealPort {
         RealPort {
             sweep,
             consultant_pane_file,
-            pid_files: HashMap::new(),
-            liveness: Liveness::new(),
-            cpu_samples: HashMap::new(),
-        }
-    }
-
-    fn read_pid_file(path: &str) -> PidCheck {
-        match process::read_pid_file(Path::new(path)) {
-            PidFileState::Alive(pid) => PidCheck::Alive(pid.get()),
-            PidFileState::Dead(pid) => PidCheck::Dead(pid.get()),
-            PidFileState::NotRecorded { reason } => PidCheck::Invalid(reason),
+            pid_files: PidFiles::new(),
+            cpu: CpuSampler::new(),
         }
     }
 }
@@ -66,60 +54,22 @@ impl LeadPort for RealPort {
         })
     }
 
-    /// A pid file is read again only when its size or mtime changed (one
-    /// `stat` instead of a read per pass). An unchanged file naming a dead pid
-    /// stays dead without asking again, which also keeps a recycled pid from
-    /// bringing it back to life; a live one is checked every time.
+    /// One `stat` per pass for an unchanged file (see [`PidFiles`]).
     fn pid_file(&mut self, path: &str) -> PidCheck {
-        let meta = match meta::stat(Path::new(path)) {
-            // Absent or empty: the startup window, said by no one.
-            Ok(FileMeta::Missing) | Ok(FileMeta::Present { size: 0, .. }) => {
-                self.pid_files.remove(path);
-                return PidCheck::NotRecorded;
-            }
-            Ok(meta) => meta,
-            Err(e) => return PidCheck::Invalid(e),
-        };
-        let check = match self.pid_files.get(path) {
-            Some((seen, check)) if *seen == meta => match check {
-                PidCheck::Alive(pid) => match process::Pid::new(*pid) {
-                    Some(p) if self.liveness.is_alive(p) => PidCheck::Alive(*pid),
-                    _ => PidCheck::Dead(*pid),
-                },
-                other => other.clone(),
-            },
-            // Anything that is not a pid (`-1`, `seven`, unreadable) is worth one error line.
-            _ => RealPort::read_pid_file(path),
-        };
-        self.pid_files
-            .insert(path.to_owned(), (meta, check.clone()));
-        check
+        match self.pid_files.check(Path::new(path)) {
+            PidFileCheck::Alive(pid) => PidCheck::Alive(pid),
+            PidFileCheck::Dead(pid) => PidCheck::Dead(pid),
+            PidFileCheck::NotRecorded => PidCheck::NotRecorded,
+            PidFileCheck::Invalid(why) => PidCheck::Invalid(why),
+        }
     }
 
     fn result_head(&mut self, path: &str) -> Result<Head, String> {
         meta::read_head(Path::new(path), Head::MAX_BYTES).map(Head::new)
     }
 
-    /// The tree's CPU ticks (the agent's own, its reaped children's, and every
-    /// descendant's) over the time since the previous call for this pid.
     fn cpu_pct(&mut self, pid: u32) -> Option<u32> {
-        let now = Instant::now();
-        let ticks = process::Pid::new(pid).and_then(|p| {
-            let table = ProcessTable::scan().ok()?;
-            let own = table.get(pid)?.own_ticks;
-            Some(own + table.descendants_cpu(p).values().sum::<u64>())
-        });
-        let Some(ticks) = ticks else {
-            self.cpu_samples.remove(&pid);
-            return None;
-        };
-        let (then, before) = self.cpu_samples.insert(pid, (now, ticks))?;
-        let secs = now.duration_since(then).as_secs_f64();
-        if secs < 0.5 || ticks < before {
-            return None;
-        }
-        let cpu_secs = (ticks - before) as f64 / probes::clock::ticks_per_second() as f64;
-        Some((cpu_secs / secs * 100.0).round() as u32)
+        self.cpu.sample(pid)
     }
 
     fn list_panes(&mut self) -> Result<Vec<Pane>, String> {

@@ -16,7 +16,8 @@ use probes::process::{self, Pid, PidFileState};
 use probes::procfs::ProcessTable;
 use probes::transcript;
 use watchdog::worker::{
-    CommitsReading, CpuClocks, PidReading, Verdict, WorkerConfig, WorkerMonitor, WorkerPorts,
+    CommitsReading, CpuClocks, PidReading, RememberedPid, Verdict, WorkerConfig, WorkerMonitor,
+    WorkerPorts,
 };
 
 /// How often, between passes, the pid is checked so the monitor ends the
@@ -290,13 +291,11 @@ fn wait_for_next_pass(interval: Duration, pid_watch: &mut PidWatch) -> bool {
     }
 }
 
-/// The pid file, read fresh each time. Once a pid has been seen alive it is
-/// remembered: a wrapper that removes the pid file after its agent exits
-/// must not leave the monitor waiting forever in "not recorded".
+/// The pid file, read fresh each time, and the pid last seen alive.
 struct PidWatch {
     /// `None`: no pid file at all, the seed's empty `pid_file` (always "not yet").
     path: Option<PathBuf>,
-    known: Option<Pid>,
+    remembered: RememberedPid,
 }
 
 impl PidWatch {
@@ -307,18 +306,13 @@ impl PidWatch {
                     .to_owned(),
             };
         };
-        match process::read_pid_file(path) {
-            PidFileState::Alive(pid) => {
-                self.known = Some(pid);
-                PidReading::Alive(pid.get())
-            }
+        let file = match process::read_pid_file(path) {
+            PidFileState::Alive(pid) => PidReading::Alive(pid.get()),
             PidFileState::Dead(pid) => PidReading::Dead(pid.get()),
-            PidFileState::NotRecorded { reason } => match self.known {
-                Some(pid) if process::is_alive(pid) => PidReading::Alive(pid.get()),
-                Some(pid) => PidReading::Dead(pid.get()),
-                None => PidReading::NotRecorded { reason },
-            },
-        }
+            PidFileState::NotRecorded { reason } => PidReading::NotRecorded { reason },
+        };
+        self.remembered
+            .read(file, |pid| Pid::new(pid).is_some_and(process::is_alive))
     }
 }
 
@@ -340,7 +334,7 @@ impl RealPorts {
         RealPorts {
             pid_watch: PidWatch {
                 path: settings.pid_file.clone(),
-                known: None,
+                remembered: RememberedPid::new(),
             },
             worktree: settings.worktree.clone(),
             worktree_abs: settings
@@ -408,30 +402,5 @@ impl WorkerPorts for RealPorts {
             Ok(d) => d.as_secs() as i64,
             Err(e) => -(e.duration().as_secs() as i64),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::path::Path;
-
-    fn pid_watch(dir: &Path) -> PidWatch {
-        PidWatch {
-            path: Some(dir.join("pid")),
-            known: None,
-        }
-    }
-
-    #[test]
-    fn a_remembered_pid_outlives_its_pid_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut watch = pid_watch(dir.path());
-        assert!(matches!(watch.read(), PidReading::NotRecorded { .. }));
-        let me = std::process::id();
-        std::fs::write(dir.path().join("pid"), me.to_string()).unwrap();
-        assert_eq!(watch.read(), PidReading::Alive(me));
-        std::fs::remove_file(dir.path().join("pid")).unwrap();
-        assert_eq!(watch.read(), PidReading::Alive(me));
     }
 }
