@@ -178,6 +178,89 @@ fn start_ticks(proc_root: &Path, pid: u32) -> Option<u64> {
     rest.split_ascii_whitespace().nth(19)?.parse().ok()
 }
 
+/// What one pane's processes tell: what runs in its foreground, and Claude
+/// Code's session file among them.
+#[derive(Debug, Clone, Default)]
+pub struct PaneProcesses {
+    /// `None` when it could not be read (a shell in front of a pane whose
+    /// processes could not be read then counts as idle).
+    pub foreground: Option<crate::procfs::ForegroundProcess>,
+    pub session: SessionSearch,
+}
+
+/// The search for a pane's session file.
+#[derive(Debug, Clone, Default)]
+pub enum SessionSearch {
+    /// Not looked for (the caller did not ask).
+    #[default]
+    NotAsked,
+    Found(SessionFile),
+    /// Looked for, and none of the pane's processes has one.
+    None,
+    /// The remote search did not answer; the text says how it ended.
+    Failed(String),
+}
+
+/// A local pane's processes, read from `/proc`; `follow_through` names the
+/// terminal wrappers whose inner terminal counts as the pane's.
+pub fn local_pane(pane_pid: u32, follow_through: &[&str], with_session: bool) -> PaneProcesses {
+    PaneProcesses {
+        foreground: crate::procfs::foreground_of(pane_pid, follow_through),
+        session: if with_session {
+            find_session_file(pane_pid).map_or(SessionSearch::None, SessionSearch::Found)
+        } else {
+            SessionSearch::NotAsked
+        },
+    }
+}
+
+/// Every pane of one remote host in ONE bounded ssh call: the foreground of
+/// each, and with `with_session` its session file. In the order of `pane_pids`.
+pub fn remote_panes(
+    ssh: &crate::ssh::Remote,
+    pane_pids: &[u32],
+    with_session: bool,
+    limits: &crate::run::Limits,
+) -> Vec<PaneProcesses> {
+    let mut script = crate::procfs::remote_foreground_script(pane_pids);
+    if with_session {
+        script.push_str(&remote_script(pane_pids));
+    }
+    let outcome = crate::run::run(&ssh.invocation(&script), limits);
+    let text = outcome.success_stdout().map(|out| out.text());
+    let mut files = text.as_deref().map(parse_remote).unwrap_or_default();
+    let mut fronts = text
+        .as_deref()
+        .map(crate::procfs::parse_remote_foreground)
+        .unwrap_or_default();
+    pane_pids
+        .iter()
+        .map(|&pane_pid| {
+            let foreground = fronts
+                .iter()
+                .position(|(pid, _)| *pid == pane_pid)
+                .map(|at| fronts.swap_remove(at).1);
+            let session = if !with_session {
+                SessionSearch::NotAsked
+            } else if let Some(at) = files.iter().position(|(root, _)| *root == pane_pid) {
+                SessionSearch::Found(files.swap_remove(at).1)
+            } else if text.is_some() {
+                SessionSearch::None
+            } else {
+                SessionSearch::Failed(format!(
+                    "the session-file search on {} {}",
+                    ssh.alias,
+                    outcome.describe()
+                ))
+            };
+            PaneProcesses {
+                foreground,
+                session,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,5 +356,44 @@ mod tests {
         let me = std::process::id();
         assert!(start_ticks(Path::new("/proc"), me).is_some());
         assert_eq!(subtree(Path::new("/proc"), me)[0], me);
+    }
+
+    #[test]
+    fn a_remote_host_that_does_not_answer_is_a_failed_search_for_every_pane() {
+        // An alias ssh cannot resolve: the one call fails, and says so per pane.
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("ssh_config");
+        std::fs::write(&config, "Host nowhere\n  HostName 127.0.0.1\n  Port 1\n").unwrap();
+        let ssh = crate::ssh::Remote {
+            alias: "nowhere".to_string(),
+            config: Some(config.to_string_lossy().into_owned()),
+            connect_timeout: std::time::Duration::from_secs(2),
+        };
+        let read = remote_panes(&ssh, &[11, 12], true, &crate::run::Limits::default());
+        assert_eq!(read.len(), 2);
+        for pane in &read {
+            assert!(pane.foreground.is_none());
+            assert!(
+                matches!(&pane.session, SessionSearch::Failed(why) if why.starts_with("the session-file search on nowhere ")),
+                "{:?}",
+                pane.session
+            );
+        }
+        let unasked = remote_panes(&ssh, &[11], false, &crate::run::Limits::default());
+        assert!(matches!(unasked[0].session, SessionSearch::NotAsked));
+    }
+
+    #[test]
+    fn a_local_pane_without_an_agent_has_a_foreground_and_no_session_file() {
+        let me = std::process::id();
+        let read = local_pane(me, &[], true);
+        assert!(matches!(
+            read.session,
+            SessionSearch::None | SessionSearch::Found(_)
+        ));
+        assert!(matches!(
+            local_pane(me, &[], false).session,
+            SessionSearch::NotAsked
+        ));
     }
 }
