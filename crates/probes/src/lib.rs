@@ -8,6 +8,7 @@ pub mod clock;
 pub mod cpu;
 pub mod file;
 pub mod git;
+pub mod inbox;
 pub mod input;
 pub mod lock;
 pub mod meta;

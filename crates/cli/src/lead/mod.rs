@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use probes::inbox::{Inbox, InboxProblem};
 use probes::input::Lines;
 
 use crate::output::{SaidOnce, print_checked, say, usage_error};
@@ -112,7 +113,10 @@ pub fn run(args: Args) -> ExitCode {
         consultant_out,
         said: SaidOnce::default(),
     };
-    let mut inbox = Inbox::new(inbox, &mut sinks);
+    let (mut inbox, problem) = Inbox::new(inbox);
+    if let Some(problem) = problem {
+        sinks.inbox_problem(&problem);
+    }
     let mut stdin = Lines::stdin();
     let mut stdin_line = 0u64;
     let parent = std::os::unix::process::parent_id();
@@ -142,7 +146,7 @@ pub fn run(args: Args) -> ExitCode {
             ));
         }
         if !shutdown {
-            shutdown = inbox.consume(&mut monitor, &mut sinks);
+            shutdown = consume(&mut inbox, &mut monitor, &mut sinks);
         }
         if shutdown {
             return ExitCode::SUCCESS;
@@ -210,111 +214,29 @@ fn apply(monitor: &mut LeadMonitor, text: &str, source: Source, sinks: &mut Sink
     }
 }
 
-/// The inbox folder: `*.json` files, each consumed once, in name order.
-///
-/// A file is CLAIMED by renaming it into `.claimed/` before it is read: a
-/// rename is atomic, so a second monitor (or a second look) cannot read it
-/// again, and a writer that renames its file into place is never read half
-/// written. A claimed file is deleted once applied; one left over by a
-/// monitor that died mid-way is applied first at the next start, so nothing is lost.
-struct Inbox {
-    dir: PathBuf,
-    claimed: PathBuf,
-}
-
-impl Inbox {
-    fn new(dir: PathBuf, sinks: &mut Sinks) -> Inbox {
-        let claimed = dir.join(".claimed");
-        if let Err(e) = fs::create_dir_all(&claimed) {
-            sinks.error(&format!("lead: inbox {}: {e}", claimed.display()));
-        }
-        Inbox { dir, claimed }
-    }
-
-    /// Applies every waiting message; true on shutdown (the rest stay for a later start).
-    fn consume(&mut self, monitor: &mut LeadMonitor, sinks: &mut Sinks) -> bool {
-        let mut leftovers = json_files(&self.claimed).unwrap_or_default();
-        leftovers.sort();
-        for name in leftovers {
-            if self.apply_claimed(&name, monitor, sinks) {
-                return true;
-            }
-        }
-        let mut names = match json_files(&self.dir) {
-            Ok(names) => {
-                sinks.clear("inbox");
-                names
-            }
-            Err(e) => {
-                sinks.error_once("inbox", &format!("lead: inbox {}: {e}", self.dir.display()));
-                return false;
-            }
-        };
-        names.sort();
-        for name in names {
-            let _ = fs::create_dir_all(&self.claimed);
-            match fs::rename(self.dir.join(&name), self.claimed.join(&name)) {
-                Ok(()) => {
-                    if self.apply_claimed(&name, monitor, sinks) {
-                        return true;
-                    }
+/// Applies every message waiting in the inbox (`probes::inbox`); true on
+/// shutdown (the files not reached stay for a later start).
+fn consume(inbox: &mut Inbox, monitor: &mut LeadMonitor, sinks: &mut Sinks) -> bool {
+    let mut pass = inbox.pass();
+    for item in pass.by_ref() {
+        match item {
+            Ok(message) => {
+                let mut shutdown = false;
+                for line in message.text.lines() {
+                    let source = Source::Inbox(message.name.clone());
+                    shutdown |= apply(monitor, line, source, sinks);
                 }
-                // Someone else claimed it first: theirs to apply.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => sinks.error_once(
-                    &format!("inbox {name}"),
-                    &format!("lead: inbox file {name}: cannot claim: {e}"),
-                ),
+                if shutdown {
+                    return true;
+                }
             }
-        }
-        false
-    }
-
-    /// Moves a claimed entry that cannot be read to `.rejected/` (a free
-    /// name there), and says where it went.
-    fn move_aside(&self, name: &str) -> String {
-        let rejected = self.dir.join(".rejected");
-        let _ = fs::create_dir_all(&rejected);
-        let free = (0..100)
-            .map(|n| match n {
-                0 => rejected.join(name),
-                n => rejected.join(format!("{name}.{n}")),
-            })
-            .find(|path| fs::symlink_metadata(path).is_err());
-        let from = self.claimed.join(name);
-        match free.map(|to| fs::rename(&from, &to).map(|()| to)) {
-            Some(Ok(to)) => format!("moved aside to {}", to.display()),
-            Some(Err(e)) => {
-                let _ = fs::remove_file(&from);
-                format!("cannot move it aside ({e}); removed")
-            }
-            None => {
-                let _ = fs::remove_file(&from);
-                "removed (100 of its name are already aside)".to_string()
-            }
+            Err(problem) => sinks.inbox_problem(&problem),
         }
     }
-
-    fn apply_claimed(&self, name: &str, monitor: &mut LeadMonitor, sinks: &mut Sinks) -> bool {
-        let path = self.claimed.join(name);
-        // A control message is a line of JSON; a FIFO named `*.json` hung
-        // the monitor for good when it was opened plainly.
-        let text = match probes::file::read_regular_text(&path, INBOX_MAX_BYTES) {
-            Ok(text) => text,
-            Err(e) => {
-                // Moved aside once, never retried and never lost.
-                let aside = self.move_aside(name);
-                sinks.error(&format!("lead: inbox file {name}: it {e}; {aside}"));
-                return false;
-            }
-        };
-        let _ = fs::remove_file(&path);
-        let mut shutdown = false;
-        for line in text.lines() {
-            shutdown |= apply(monitor, line, Source::Inbox(name.to_owned()), sinks);
-        }
-        shutdown
+    if pass.listed() {
+        sinks.clear("inbox");
     }
+    false
 }
 
 /// The lock of `<bmb-dir>/monitor.lock`; another lead holding it is an
@@ -339,24 +261,6 @@ fn lock_bmb_dir(bmb_dir: &Path) -> Result<Option<probes::lock::Lock>, String> {
             Ok(None)
         }
     }
-}
-
-/// The largest inbox message read (a watch item is a few hundred bytes).
-const INBOX_MAX_BYTES: u64 = 1 << 20;
-
-/// The names of the `*.json` files directly in `dir` (not hidden, not in progress).
-fn json_files(dir: &Path) -> std::io::Result<Vec<String>> {
-    let mut names = Vec::new();
-    for entry in fs::read_dir(dir)? {
-        let Ok(entry) = entry else { continue };
-        let Ok(name) = entry.file_name().into_string() else {
-            continue;
-        };
-        if name.ends_with(".json") && !name.starts_with('.') {
-            names.push(name);
-        }
-    }
-    Ok(names)
 }
 
 /// Where the monitor's words go.
@@ -412,6 +316,14 @@ impl Sinks {
         match self.tmux.send_line(pane, line) {
             Ok(()) => self.clear(what),
             Err(e) => self.error_once(what, &format!("lead: {what} {pane}: {e}")),
+        }
+    }
+
+    fn inbox_problem(&mut self, problem: &InboxProblem) {
+        let line = format!("lead: {problem}");
+        match problem.key() {
+            Some(key) => self.error_once(&key, &line),
+            None => self.error(&line),
         }
     }
 
