@@ -512,6 +512,45 @@ impl Tmux {
         }
     }
 
+    /// Starts a server of its own with no configuration file (`-f
+    /// /dev/null`, so no `.tmux.conf` changes what its panes show), its first
+    /// session `name` sized `cols`×`rows` and running `command`; returns the
+    /// server's pid, which its owner waits for when it ends it.
+    pub fn start_private_server(
+        &self,
+        name: &str,
+        (cols, rows): (u16, u16),
+        command: &[String],
+    ) -> Result<u32, String> {
+        let (cols, rows) = (cols.to_string(), rows.to_string());
+        let mut args = vec![
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            name,
+            "-x",
+            &cols,
+            "-y",
+            &rows,
+            "--",
+        ];
+        args.extend(command.iter().map(String::as_str));
+        self.call(self.command(&args))?;
+        let pid = self.call(self.command(&["display-message", "-p", "#{pid}"]))?;
+        pid.trim()
+            .parse()
+            .map_err(|_| format!("tmux gave its pid as {:?}", pid.trim()))
+    }
+
+    /// Replaces whatever runs in `pane` with `command` (`respawn-pane -k`).
+    pub fn respawn_pane(&self, pane: &str, command: &[String]) -> Result<(), String> {
+        let mut args = vec!["respawn-pane", "-k", "-t", pane, "--"];
+        args.extend(command.iter().map(String::as_str));
+        self.call(self.command(&args)).map(|_| ())
+    }
+
     fn where_(&self) -> String {
         match &self.remote {
             Some(remote) => format!(" on {}", remote.alias),
@@ -806,5 +845,56 @@ mod tests {
         ));
         let err = tmux.list_panes(None).unwrap_err();
         assert_eq!(err, "no tmux server is running");
+    }
+
+    #[test]
+    fn a_private_server_has_its_size_its_pid_and_a_pane_that_can_be_respawned() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("sock").to_string_lossy().into_owned();
+        let server = PrivateServer {
+            tmux: Tmux::new(Server::Path(socket)),
+            _dir: dir,
+        };
+        let sh = |script: &str| ["sh".to_string(), "-c".to_string(), script.to_string()];
+        let pid = server
+            .tmux
+            .start_private_server("demo", (90, 20), &sh("echo first; exec sleep 600"))
+            .unwrap();
+        assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+        let size = server
+            .tmux
+            .call(server.tmux.command(&[
+                "display-message",
+                "-p",
+                "-t",
+                "=demo:",
+                "#{window_width}x#{window_height}",
+            ]))
+            .unwrap();
+        assert_eq!(size.trim(), "90x20");
+        server
+            .tmux
+            .respawn_pane("=demo:", &sh("echo second; exec sleep 600"))
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let shown = server
+                .tmux
+                .capture_sessions(&["demo".to_string()], "n")
+                .unwrap();
+            let text = shown[0]
+                .as_ref()
+                .map(|c| c.text.clone())
+                .unwrap_or_default();
+            if text.contains("second") {
+                assert!(!text.contains("first"), "{text}");
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never respawned: {text}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
