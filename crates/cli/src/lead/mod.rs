@@ -6,19 +6,21 @@
 //! Nothing here exits on a runtime error: each is said once and survived.
 
 pub mod port;
+mod sinks;
 
-use std::fs::{self, OpenOptions};
-use std::io::Write;
+use sinks::Sinks;
+
+use std::fs::{self};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use probes::inbox::{Inbox, InboxProblem};
+use probes::inbox::Inbox;
 use probes::input::Lines;
 
-use crate::output::{SaidOnce, print_checked, say, usage_error};
+use crate::output::{SaidOnce, say, usage_error};
 use probes::tmux::{Server, Tmux};
-use watchdog::lead::{Applied, LeadConfig, LeadMonitor, Output, parse_control};
+use watchdog::lead::{Applied, LeadConfig, LeadMonitor, parse_control};
 
 use port::{RealClock, RealPort};
 
@@ -260,83 +262,6 @@ fn lock_bmb_dir(bmb_dir: &Path) -> Result<Option<probes::lock::Lock>, String> {
             ));
             Ok(None)
         }
-    }
-}
-
-/// Where the monitor's words go.
-struct Sinks {
-    tmux: Tmux,
-    lead_pane: Option<String>,
-    consultant_pane: Option<String>,
-    consultant_out: PathBuf,
-    /// The last error per sink, so a failing sink is reported once per change.
-    said: SaidOnce<String>,
-}
-
-impl Sinks {
-    fn route(&mut self, outputs: Vec<Output>) {
-        for output in outputs {
-            match output {
-                Output::Lead(line) => {
-                    match print_checked(&line) {
-                        Ok(()) => self.clear("stdout"),
-                        Err(e) => self.error_once("stdout", &format!("lead: stdout: {e}")),
-                    }
-                    if let Some(pane) = self.lead_pane.clone() {
-                        self.type_into("lead pane", &pane, &line);
-                    }
-                }
-                Output::Consultant(line) => {
-                    let appended = OpenOptions::new()
-                        .create(true)
-                        .append(true)
-                        .open(&self.consultant_out)
-                        // One write per line: appends from one writer never interleave.
-                        .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()));
-                    match appended {
-                        Ok(()) => self.clear("consultant-out"),
-                        Err(e) => self.error_once(
-                            "consultant-out",
-                            &format!(
-                                "lead: consultant file {}: {e}",
-                                self.consultant_out.display()
-                            ),
-                        ),
-                    }
-                    if let Some(pane) = self.consultant_pane.clone() {
-                        self.type_into("consultant pane", &pane, &line);
-                    }
-                }
-                Output::Error(line) => self.error(&line),
-            }
-        }
-    }
-
-    fn type_into(&mut self, what: &str, pane: &str, line: &str) {
-        match self.tmux.send_line(pane, line) {
-            Ok(()) => self.clear(what),
-            Err(e) => self.error_once(what, &format!("lead: {what} {pane}: {e}")),
-        }
-    }
-
-    fn inbox_problem(&mut self, problem: &InboxProblem) {
-        let line = format!("lead: {problem}");
-        match problem.key() {
-            Some(key) => self.error_once(&key, &line),
-            None => self.error(&line),
-        }
-    }
-
-    fn error(&mut self, line: &str) {
-        say(line);
-    }
-
-    fn error_once(&mut self, key: &str, line: &str) {
-        self.said.say(key.to_owned(), line);
-    }
-
-    fn clear(&mut self, key: &str) {
-        self.said.clear(&key.to_owned());
     }
 }
 
