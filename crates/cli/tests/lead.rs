@@ -790,7 +790,10 @@ fn the_sweep_reports_dead_and_untracked_panes_of_the_current_window_once() {
     }
     // The sweep fails too once the server is gone: wait until it said so.
     assert!(
-        wait_until(10, || m.err().iter().any(|l| l.starts_with("lead: sweep: "))),
+        wait_until(10, || m
+            .err()
+            .iter()
+            .any(|l| l.starts_with("lead: sweep: "))),
         "{:?}",
         m.err()
     );

@@ -54,9 +54,14 @@ fn when_the_lead_is_gone_the_monitor_makes_a_final_pass_and_exits_0() {
         assert!(Instant::now() < deadline, "monitor never started");
         std::thread::sleep(Duration::from_millis(50));
     };
-    // Let it settle into its loop, then finish the agent's work and kill the Lead.
-    std::thread::sleep(Duration::from_millis(1500));
-    assert_eq!(read(&dir.join("out")), "", "nothing to say yet");
+    // The item is applied (its inbox file consumed) and checked in the same
+    // turn of the loop; then finish the agent's work and kill the Lead.
+    let inbox = bmb.join("monitor-inbox");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while inbox.join("001.json").exists() || inbox.join(".claimed/001.json").exists() {
+        assert!(Instant::now() < deadline, "the item was never applied");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     std::fs::write(dir.join("writer.md"), "done").unwrap();
     lead.kill().unwrap();
     lead.wait().unwrap();

@@ -158,8 +158,14 @@ fn play(sandbox: &mut Sandbox) -> Result<Vec<&'static str>, String> {
         );
         let states = report_monitor(&outcome);
 
-        let wanted_key = (step.expect == "STALLED").then(|| format!("{NUDGE}\r"));
-        let typed = sandbox.typed_since(typed_before, wanted_key.as_deref());
+        let typed = match sandbox.typed_since(typed_before, number) {
+            Ok(typed) => typed,
+            Err(error) => {
+                // Unverified is not shown: what reached the pane is unknown.
+                say!("   ✗ {}: {error}", step.expect);
+                continue;
+            }
+        };
         let alerts = parse_alerts(&sandbox.alerts()[alerts_before..]);
         for (state, reason, message) in &alerts {
             say!("   alert sent (BMB_STATE={state}, BMB_REASON={reason}):");

@@ -163,26 +163,27 @@ impl Sandbox {
         fs::read_to_string(self.path("alerts")).unwrap_or_default()
     }
 
-    /// The keys the pane received since `before` bytes. When `wanted` is
-    /// given, waits (bounded) until it arrived; otherwise gives a stray key a
-    /// moment to land, so "nothing" means nothing.
-    pub(super) fn typed_since(&self, before: usize, wanted: Option<&str>) -> String {
-        let since = |all: String| all.get(before..).unwrap_or("").to_string();
-        match wanted {
-            Some(wanted) => {
-                let deadline = Instant::now() + Duration::from_secs(5);
-                loop {
-                    let typed = since(self.typed());
-                    if typed.contains(wanted) || Instant::now() >= deadline {
-                        return typed;
-                    }
-                    std::thread::sleep(Duration::from_millis(20));
-                }
+    /// The keys the pane received since `before` bytes, up to a sentinel
+    /// this demo types after the monitor is done: tmux delivers a pane's keys
+    /// in order, so once the sentinel has arrived everything the monitor
+    /// typed has too, and "nothing" means nothing without a guess at how
+    /// long a stray key could take.
+    pub(super) fn typed_since(&self, before: usize, step: usize) -> Result<String, String> {
+        let sentinel = format!("<demo step {step} done>");
+        self.tmux.send_line(&format!("={SESSION}:"), &sentinel)?;
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let typed = self.typed();
+            let since = typed.get(before..).unwrap_or("");
+            if let Some(end) = since.find(&sentinel) {
+                return Ok(since[..end].to_string());
             }
-            None => {
-                std::thread::sleep(Duration::from_millis(200));
-                since(self.typed())
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "the pane never received this demo's own keys ({sentinel})"
+                ));
             }
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 
