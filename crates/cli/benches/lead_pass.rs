@@ -7,8 +7,7 @@
 //! from it), with the real adapter the binary uses, so "zero subprocesses"
 //! is enforced while it is measured: an attempt would show up as errors.
 
-#[path = "../tests/support/seccomp_fence.rs"]
-mod seccomp_fence;
+use bmb_testkit::fence as seccomp_fence;
 
 use std::fmt::Write as _;
 use std::path::Path;

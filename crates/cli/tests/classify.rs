@@ -2,9 +2,9 @@
 // These tests start the binary under test; that is their whole point.
 #![allow(clippy::disallowed_methods)]
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
+use std::time::Duration;
 
 use proptest::prelude::*;
 
@@ -24,24 +24,12 @@ fn classify(args: &[&str], stdin: &[u8]) -> Output {
 }
 
 fn classify_with_config(args: &[&str], stdin: &[u8], config_home: &Path) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bmb-monitor"))
+    let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+    command
         .arg("classify")
         .args(args)
-        .env("XDG_CONFIG_HOME", config_home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("bmb-monitor starts");
-    let mut pipe = child.stdin.take().expect("stdin is piped");
-    let input = stdin.to_vec();
-    // Write from a thread so a large pane cannot deadlock against a full stdout pipe.
-    let writer = std::thread::spawn(move || {
-        let _ = pipe.write_all(&input);
-    });
-    let output = child.wait_with_output().expect("bmb-monitor ends");
-    writer.join().expect("writer thread");
-    output
+        .env("XDG_CONFIG_HOME", config_home);
+    bmb_testkit::bin::run(command, stdin, Duration::from_secs(120))
 }
 
 fn stdout(output: &Output) -> String {

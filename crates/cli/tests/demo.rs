@@ -11,7 +11,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
@@ -34,7 +34,7 @@ impl Demo {
     fn start() -> Demo {
         let tmpdir = tempfile::tempdir().unwrap();
         let user_state = tempfile::tempdir().unwrap();
-        let mut child = Command::new(BIN)
+        let mut child = bmb_testkit::bin::command(BIN)
             .arg("demo")
             .env("TMPDIR", tmpdir.path())
             .env("XDG_STATE_HOME", user_state.path())

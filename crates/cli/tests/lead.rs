@@ -5,80 +5,27 @@
 //! Times are never asserted: each `ts` is checked for its `HH:MM` shape and
 //! then masked, so the lines can be compared exactly.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ExitStatus, Stdio};
+use std::process::{Child, ExitStatus, Stdio};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use bmb_testkit::bin::{Running, wait_until};
 use probes::run::{Invocation, Limits, run};
 
-/// The monitor under test, with everything it prints collected line by line.
-struct Monitor {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    out: Arc<Mutex<Vec<String>>>,
-    err: Arc<Mutex<Vec<String>>>,
-}
-
-fn collect(stream: impl std::io::Read + Send + 'static) -> Arc<Mutex<Vec<String>>> {
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&lines);
-    thread::spawn(move || {
-        for line in BufReader::new(stream).lines() {
-            let Ok(line) = line else { return };
-            sink.lock().unwrap().push(line);
-        }
-    });
-    lines
-}
+/// The lead under test: the harness's running binary, and its shutdown.
+struct Monitor(Running);
 
 impl Monitor {
-    // The test must start the real binary with pipes it keeps open, which
-    // `probes::run` (run to completion) cannot do.
-    #[allow(clippy::disallowed_methods)]
     fn start(args: &[&str], env: &[(&str, &str)]) -> Monitor {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_bmb-monitor"));
-        cmd.arg("lead")
-            .args(args)
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+        command.arg("lead").args(args);
         for (k, v) in env {
-            cmd.env(k, v);
+            command.env(k, v);
         }
-        let mut child = cmd.spawn().expect("start bmb-monitor");
-        let out = collect(child.stdout.take().unwrap());
-        let err = collect(child.stderr.take().unwrap());
-        Monitor {
-            stdin: child.stdin.take(),
-            child,
-            out,
-            err,
-        }
-    }
-
-    fn send(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().expect("stdin still open");
-        writeln!(stdin, "{line}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn out(&self) -> Vec<String> {
-        self.out.lock().unwrap().clone()
-    }
-
-    fn err(&self) -> Vec<String> {
-        self.err.lock().unwrap().clone()
-    }
-
-    /// Waits (up to `secs`) until stdout holds a line containing `needle`.
-    fn wait_out(&self, needle: &str, secs: u64) -> bool {
-        wait_until(secs, || self.out().iter().any(|l| l.contains(needle)))
+        Monitor(Running::start(command))
     }
 
     fn shutdown(&mut self) -> ExitStatus {
@@ -86,37 +33,19 @@ impl Monitor {
         self.wait_exit(10)
             .expect("monitor exits after shutdown_request")
     }
+}
 
-    fn wait_exit(&mut self, secs: u64) -> Option<ExitStatus> {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        while Instant::now() < deadline {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return Some(status);
-            }
-            thread::sleep(Duration::from_millis(50));
-        }
-        None
+impl std::ops::Deref for Monitor {
+    type Target = Running;
+    fn deref(&self) -> &Running {
+        &self.0
     }
 }
 
-impl Drop for Monitor {
-    fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+impl std::ops::DerefMut for Monitor {
+    fn deref_mut(&mut self) -> &mut Running {
+        &mut self.0
     }
-}
-
-fn wait_until(secs: u64, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while Instant::now() < deadline {
-        if cond() {
-            return true;
-        }
-        thread::sleep(Duration::from_millis(50));
-    }
-    cond()
 }
 
 /// A real process that lives until killed; killed and reaped on drop.

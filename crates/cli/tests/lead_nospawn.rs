@@ -4,8 +4,7 @@
 //! syscall fail, with the real adapter the binary uses (this file includes
 //! it), and must still get every answer right.
 
-#[path = "support/seccomp_fence.rs"]
-mod seccomp_fence;
+use bmb_testkit::fence as seccomp_fence;
 
 use std::path::Path;
 

@@ -57,7 +57,7 @@ impl Live {
     /// One poll of the real monitor, as JSON.
     fn watch_once(&self) -> serde_json::Value {
         let state = tempfile::tempdir().expect("tempdir");
-        let output = Command::new(env!("CARGO_BIN_EXE_bmb-monitor"))
+        let output = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"))
             .args([
                 "watch",
                 "-L",
@@ -141,7 +141,7 @@ fn an_agent_gone_to_its_shell_gets_no_key_and_one_escalation(situation: &str) {
         alerts.display()
     );
     let nudge = format!("touch {}", typed.display());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bmb-monitor"))
+    let mut child = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"))
         .args(["watch", "-L", &live.socket, &live.session, "--json"])
         .args(["--interval", "1", "--work-probe", "echo 3"])
         .args(["--nudge-text", &nudge, "--alert-cmd", &alert_cmd])

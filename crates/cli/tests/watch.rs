@@ -4,8 +4,7 @@
 // These tests start the binary, tmux and shell probes; that is their point.
 #![allow(clippy::disallowed_methods)]
 
-#[path = "support/tmux.rs"]
-mod private_tmux;
+use bmb_testkit::tmux as private_tmux;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -48,7 +47,7 @@ impl World {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_bmb-monitor"));
+        let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
         command
             .arg("watch")
             .arg("-S")
@@ -614,7 +613,7 @@ fn absurd_durations_for_lead_and_worker_exit_2_naming_the_flag() {
             "quiet",
         ),
     ] {
-        let output = Command::new(env!("CARGO_BIN_EXE_bmb-monitor"))
+        let output = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"))
             .args(args)
             .env("PLOT_WORKTREE", dir.path())
             .current_dir(dir.path())
@@ -865,7 +864,7 @@ fn detach_starts_a_named_monitor_session_that_list_shows_and_stop_ends() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let list = |world: &World| {
-        let output = Command::new(env!("CARGO_BIN_EXE_bmb-monitor"))
+        let output = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"))
             .args(["list", "-S"])
             .arg(&world.tmux.socket)
             .args(["--ssh-config", "/dev/null"])
@@ -893,7 +892,7 @@ fn detach_starts_a_named_monitor_session_that_list_shows_and_stop_ends() {
     assert_ne!(again.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&again.stderr).contains("already watched"));
     for target in ["agent", "my-agent"] {
-        let output = Command::new(env!("CARGO_BIN_EXE_bmb-monitor"))
+        let output = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"))
             .args(["stop", target, "-S"])
             .arg(&world.tmux.socket)
             .output()
@@ -910,7 +909,7 @@ fn detach_starts_a_named_monitor_session_that_list_shows_and_stop_ends() {
         listed.contains("agent\t-") && listed.contains("my-agent\t-"),
         "{listed}"
     );
-    let output = Command::new(env!("CARGO_BIN_EXE_bmb-monitor"))
+    let output = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"))
         .args(["stop", "agent", "-S"])
         .arg(&world.tmux.socket)
         .output()
@@ -1475,7 +1474,7 @@ fn one_server_spelled_two_ways_is_one_server_for_the_lock_and_the_memory() {
     std::fs::set_permissions(&socket_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
     std::os::unix::fs::symlink(&world.tmux.socket, socket_dir.join("alias")).unwrap();
     let by_name = |args: &[&str]| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_bmb-monitor"));
+        let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
         command
             .args(["watch", "-L", "alias"])
             .args(args)

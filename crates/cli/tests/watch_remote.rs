@@ -21,12 +21,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use probes::run::{Invocation, Limits, Outcome, run};
+use probes::run::{Invocation, Limits, run};
 
-#[path = "support/tmux.rs"]
-mod private_tmux;
-#[path = "support/sshd.rs"]
-mod sshd;
+use bmb_testkit::sshd;
+use bmb_testkit::tmux as private_tmux;
 
 use private_tmux::{PrivateTmux, capture_path};
 use sshd::Sshd;
@@ -45,25 +43,13 @@ struct Ran {
 
 /// Runs the real binary to completion; 60 s is a hang guard, not a timing.
 fn monitor(args: &[&str], env: &[(&str, &Path)]) -> Ran {
-    let mut inv = Invocation::new(env!("CARGO_BIN_EXE_bmb-monitor"))
-        .args(args)
-        .env_remove("TMUX")
-        .env_remove("TMUX_PANE");
-    for (key, value) in env {
-        inv = inv.env(key, value);
-    }
-    match run(&inv, &Limits::with_timeout(Duration::from_secs(60))) {
-        Outcome::Exited {
-            code,
-            stdout,
-            stderr,
-            ..
-        } => Ran {
-            code,
-            stdout: stdout.text(),
-            stderr: stderr.text(),
-        },
-        other => panic!("bmb-monitor {args:?}: {}", other.describe()),
+    let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+    command.args(args).envs(env.iter().copied());
+    let output = bmb_testkit::bin::run(command, b"", Duration::from_secs(60));
+    Ran {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
 }
 

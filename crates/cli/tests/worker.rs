@@ -247,7 +247,7 @@ struct Monitor {
 
 impl Monitor {
     fn start(env: &[(&str, String)], args: &[&str]) -> Monitor {
-        let mut command = Command::new(BIN);
+        let mut command = bmb_testkit::bin::command(BIN);
         command
             .arg("worker")
             .args(args)
@@ -770,7 +770,7 @@ fn a_closed_stdout_does_not_stop_the_monitor_or_its_findings_file() {
     let desk = Desk::new(History::Work);
     let mut agent = Agent::idle();
     std::fs::write(desk.pid_file(), agent.pid().to_string()).unwrap();
-    let mut command = Command::new(BIN);
+    let mut command = bmb_testkit::bin::command(BIN);
     command
         .arg("worker")
         .stdin(Stdio::null())

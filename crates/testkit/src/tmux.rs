@@ -1,5 +1,7 @@
 //! A private tmux server per test: its socket lives in the test's own
 //! temporary folder, and dropping it kills exactly that server.
+// Setting up a test's own tmux server is the harness's job, not the product's.
+#![allow(clippy::disallowed_methods)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -8,6 +10,12 @@ use std::time::{Duration, Instant};
 pub struct PrivateTmux {
     pub dir: tempfile::TempDir,
     pub socket: PathBuf,
+}
+
+impl Default for PrivateTmux {
+    fn default() -> Self {
+        PrivateTmux::new()
+    }
 }
 
 impl PrivateTmux {

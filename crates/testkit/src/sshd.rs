@@ -21,7 +21,6 @@
 // it, which `probes::run` (run to completion) cannot do; that one spawn is
 // the only `Command::new` here.
 #![allow(clippy::disallowed_methods)]
-#![allow(dead_code)] // each test file uses a different part of the harness
 
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};
