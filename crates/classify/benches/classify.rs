@@ -1,4 +1,4 @@
-//! `cargo bench -p classify`: the median time to classify a real 120x40
+//! `cargo bench -p bmb-classify`: the median time to classify a real 120x40
 //! capture, and the ratio of a 10,000-line scrollback to it (SPEC §9:
 //! ≤ 20 µs and ≤ 2). Figures go to PERFORMANCE.md; nothing here asserts a time.
 
@@ -6,6 +6,7 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::Instant;
 
+use bmb_classify as classify;
 use classify::{State, Work};
 
 const ROUNDS: usize = 201;

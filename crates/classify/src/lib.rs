@@ -1,10 +1,53 @@
 //! Pure classification of an agent CLI's pane: is the agent WORKING, asking a
 //! QUESTION, or stopped (STALLED with work left, BLOCKED with none)?
 //!
+//! An embedder captures a pane, asks its work probe how much is left, and
+//! acts on the state. The echo ledger is what it typed into that pane
+//! itself: its own words coming back as pane text are never a signal (a
+//! nudge that quotes a dialog's hint must not read as that dialog).
+//!
 //! ```
-//! let pane = "────────\n❯\u{a0}\n────────\n  ? for shortcuts\n";
-//! let verdict = classify::classify(pane, classify::Work::parse("3"));
-//! assert_eq!(verdict.state, classify::State::Stalled);
+//! use bmb_classify::{Context, Echo, Profiles, State, Work, classify_with};
+//!
+//! /// What the embedder does about one pane.
+//! fn act(pane: &str, work: Work, echo: &Echo) -> String {
+//!     let context = Context { profile: None, profiles: Profiles::builtin(), echo };
+//!     let verdict = classify_with(pane, work, &context);
+//!     match verdict.state {
+//!         State::Working => "stay silent".to_string(),
+//!         // Relayed verbatim, never answered.
+//!         State::Question => format!("relay to a human: {}", verdict.dialog.join(" | ")),
+//!         // A nudge is typed only into the live input box.
+//!         State::Stalled if verdict.typing_safe() => "nudge".to_string(),
+//!         State::Stalled => {
+//!             let why = verdict.typing_refusal().unwrap_or_default();
+//!             format!("escalate, never type: {why}")
+//!         }
+//!         State::Blocked => format!("escalate ({}), never nudge", verdict.rule.name()),
+//!     }
+//! }
+//!
+//! let input_box = "────────\n❯\u{a0}\n────────\n  ? for shortcuts\n";
+//! let working = "✢ Incubating… (5s)\n────────\n❯\u{a0}\n────────\n  esc to interrupt\n";
+//! let dialog = "Should the monitor page at once?\n❯ 1. Yes\n  2. No\n\
+//!               Enter to select · ↑/↓ to navigate · Esc to cancel\n";
+//! let nothing_sent = Echo::default();
+//!
+//! assert_eq!(act(working, Work::Available(3), &nothing_sent), "stay silent");
+//! let relayed = act(dialog, Work::Available(3), &nothing_sent);
+//! assert!(relayed.starts_with("relay to a human: Should the monitor page at once? | ❯ 1. Yes"));
+//! assert_eq!(act(input_box, Work::parse("3"), &nothing_sent), "nudge");
+//! assert_eq!(act(input_box, Work::parse("0"), &nothing_sent), "escalate (no-work), never nudge");
+//!
+//! // The pane now shows a nudge the embedder typed, which quotes a dialog's hint.
+//! let nudge = "if a dialog says Enter to select · ↑/↓ to navigate, wait for the operator";
+//! let echoed = format!("● Step one is done.\n\n  {nudge}\n");
+//! assert!(act(&echoed, Work::Available(3), &nothing_sent).starts_with("relay to a human"));
+//! let sent = Echo::new([nudge]);
+//! assert_eq!(
+//!     act(&echoed, Work::Available(3), &sent),
+//!     "escalate, never type: no input box recognised"
+//! );
 //! ```
 //!
 //! **Architecture Invariant:** this crate is a pure function of its inputs. It

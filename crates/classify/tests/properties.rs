@@ -1,6 +1,7 @@
 //! Properties over arbitrary input: the classifier never panics, its evidence
 //! points into the pane, and text we sent is never read as a question.
 
+use bmb_classify as classify;
 use classify::{Context, Echo, Profiles, State, Work};
 use proptest::prelude::*;
 

@@ -1,6 +1,7 @@
 //! The seed's rules, one case each, on panes built from the shapes real
 //! Claude Code draws (see testdata/panes/claude for the captures themselves).
 
+use bmb_classify as classify;
 use classify::{Context, Echo, Profiles, Rule, State, Work};
 
 const RULE: &str = "────────────────────────────────────────────────────────────";

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use bmb_classify as classify;
 use classify::{Rule, State, Work};
 
 /// The shapes this file tests, and the structure rule each one is matched by.

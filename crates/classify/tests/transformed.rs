@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use bmb_classify as classify;
 use classify::{State, Work};
 
 #[test]

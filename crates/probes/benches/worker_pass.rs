@@ -18,6 +18,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
+use bmb_probes as probes;
 use probes::git;
 use probes::process::{self, PidFileState};
 use probes::procfs::ProcessTable;

@@ -1,5 +1,71 @@
 //! The monitors as state machines over ports.
 //!
+//! An embedder implements a monitor's port trait with its own adapters (the
+//! `bmb-monitor` binary uses `bmb-probes`) and calls it once per interval; a
+//! test implements it with a fake. Here the worker monitor watches a fake
+//! machine: an agent quiet past the window on two passes, its child's CPU
+//! clock frozen and the tree unchanged, with commits on the branch, is
+//! `idle`, said once; its pid dying is `gone`.
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! use bmb_watchdog::worker::{
+//!     CommitsReading, CpuClocks, PidReading, WorkerConfig, WorkerMonitor, WorkerPorts,
+//! };
+//!
+//! /// The machine as the monitor sees it, one answer per question.
+//! struct FakeMachine {
+//!     agent_alive: bool,
+//!     transcript_quiet: u64,
+//!     now: i64,
+//! }
+//!
+//! impl WorkerPorts for FakeMachine {
+//!     fn pid(&mut self) -> PidReading {
+//!         if self.agent_alive { PidReading::Alive(4242) } else { PidReading::Dead(4242) }
+//!     }
+//!     fn transcript_quiet_seconds(&mut self) -> Option<u64> {
+//!         Some(self.transcript_quiet)
+//!     }
+//!     fn descendant_cpu(&mut self, _pid: u32) -> Option<CpuClocks> {
+//!         Some(CpuClocks::from([(5000, 70)])) // a child whose clock does not move
+//!     }
+//!     fn tree_fingerprint(&mut self) -> Result<String, String> {
+//!         Ok("HEAD 1a2b3c, nothing changed".to_string())
+//!     }
+//!     fn commits(&mut self) -> CommitsReading {
+//!         CommitsReading::Count(2)
+//!     }
+//!     fn now_unix_seconds(&mut self) -> i64 {
+//!         self.now
+//!     }
+//! }
+//!
+//! let mut monitor = WorkerMonitor::new(WorkerConfig {
+//!     branch: "plot/step-1".to_string(),
+//!     worktree: "/tmp/step-1".to_string(),
+//!     interval: Duration::from_secs(60),
+//!     quiet_seconds: 900,
+//! });
+//! let mut machine = FakeMachine { agent_alive: true, transcript_quiet: 1000, now: 1_788_343_200 };
+//!
+//! let mut published = Vec::new();
+//! for _pass in 0..4 {
+//!     if let Some(report) = monitor.pass(&mut machine).report {
+//!         published.push(report.finding);
+//!     }
+//!     machine.now += 60;
+//!     machine.transcript_quiet += 60;
+//! }
+//! assert_eq!(published, ["idle"]); // published on the change only
+//!
+//! machine.agent_alive = false;
+//! let report = monitor.pass(&mut machine).report.expect("a death is news");
+//! assert_eq!(report.finding, "gone");
+//! assert!(report.stdout_line().starts_with(r#"plot-monitor {"#));
+//! ```
+//!
 //! **Architecture Invariant:** nothing here calls the OS; every observation
 //! arrives through a port trait, so every branch is driven from tests with
 //! fakes and a fake clock.

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use bmb_watchdog as watchdog;
 use classify::{State, Work};
 use ledger::session::{SessionMemory, SessionRecord};
 use proptest::prelude::*;

@@ -25,7 +25,7 @@ pub(super) const STEPS: [Step; 5] = [
     Step {
         doing: "delegates a survey of the repository to a sub-agent (3 items of work left)",
         case: "working-subagent",
-        screen: include_str!("../../../../testdata/panes/claude/working-subagent/plain.txt"),
+        screen: include_str!("../../demo/working-subagent.txt"),
         work: 3,
         progress: 41,
         expect: "WORKING",
@@ -33,7 +33,7 @@ pub(super) const STEPS: [Step; 5] = [
     Step {
         doing: "opens an AskUserQuestion dialog: it needs a human's decision",
         case: "GOLDEN-question-real",
-        screen: include_str!("../../../../testdata/panes/claude/GOLDEN-question-real/plain.txt"),
+        screen: include_str!("../../demo/GOLDEN-question-real.txt"),
         work: 3,
         progress: 41,
         expect: "QUESTION",
@@ -41,7 +41,7 @@ pub(super) const STEPS: [Step; 5] = [
     Step {
         doing: "ends its turn (its background agents have finished) and waits at an empty prompt, though the work probe says 3 items are left",
         case: "GOLDEN-stalled-real",
-        screen: include_str!("../../../../testdata/panes/claude/GOLDEN-stalled-real/plain.txt"),
+        screen: include_str!("../../demo/GOLDEN-stalled-real.txt"),
         work: 3,
         progress: 41,
         expect: "STALLED",
@@ -49,7 +49,7 @@ pub(super) const STEPS: [Step; 5] = [
     Step {
         doing: "took the nudge and is working again; the progress probe moved 41 -> 42",
         case: "working-after-nudge",
-        screen: include_str!("../../../../testdata/panes/claude/working-after-nudge/plain.txt"),
+        screen: include_str!("../../demo/working-after-nudge.txt"),
         work: 2,
         progress: 42,
         expect: "WORKING",
@@ -57,7 +57,7 @@ pub(super) const STEPS: [Step; 5] = [
     Step {
         doing: "finishes the last item and stops; the work probe now says 0 left",
         case: "idle-after-tool-turn",
-        screen: include_str!("../../../../testdata/panes/claude/idle-after-tool-turn/plain.txt"),
+        screen: include_str!("../../demo/idle-after-tool-turn.txt"),
         work: 0,
         progress: 43,
         expect: "BLOCKED",
