@@ -22,23 +22,17 @@ const PASSES: usize = 200;
 
 /// CPU time of the calling thread.
 fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid out-pointer for clock_gettime.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 /// User + system CPU of every child this process has waited for (and theirs).
 fn children_cpu() -> Duration {
-    // SAFETY: all-zero is a valid rusage; getrusage only writes into it.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid out-pointer.
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    use nix::sys::resource::{UsageWho, getrusage};
+    use nix::sys::time::TimeValLike;
+    let usage = getrusage(UsageWho::RUSAGE_CHILDREN).expect("getrusage");
+    let micros = usage.user_time().num_microseconds() + usage.system_time().num_microseconds();
+    Duration::from_micros(micros as u64)
 }
 
 /// The kernel's count of processes created since boot (all users: approximate

@@ -24,17 +24,11 @@ fn tmux(socket: &Path, args: &[&str]) {
 
 /// utime + stime and cutime + cstime of a process, in clock ticks.
 fn cpu_ticks(pid: u32) -> (u64, u64) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
-    let fields: Vec<u64> = stat
-        .rsplit_once(')')
-        .expect("comm")
-        .1
-        .split_whitespace()
-        .skip(11)
-        .take(4)
-        .map(|f| f.parse().unwrap_or(0))
-        .collect();
-    (fields[0] + fields[1], fields[2] + fields[3])
+    let stat = probes::procfs::Stat::of(pid).expect("stat");
+    (
+        stat.own_ticks().expect("utime, stime"),
+        stat.reaped_children_ticks().expect("cutime, cstime"),
+    )
 }
 
 fn rss_kib(pid: u32) -> u64 {
@@ -45,17 +39,6 @@ fn rss_kib(pid: u32) -> u64 {
         .and_then(|v| v.split_whitespace().next())
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
-}
-
-fn ticks_per_second() -> f64 {
-    let outcome = run(
-        &Invocation::new("getconf").arg("CLK_TCK"),
-        &Limits::default(),
-    );
-    outcome
-        .success_stdout()
-        .and_then(|out| out.text().trim().parse().ok())
-        .unwrap_or(100.0)
 }
 
 /// Runs the monitor over `panes` sessions for `cycles` cycles at a 1 s interval.
@@ -116,7 +99,7 @@ fn measure(dir: &Path, panes: usize, cycles: usize) {
     let rss = rss_kib(child.id());
     child.stop();
     tmux(&socket, &["kill-server"]);
-    let hz = ticks_per_second();
+    let hz = probes::clock::ticks_per_second() as f64;
     let per_cycle = |ticks: u64| ticks as f64 / hz / cycles as f64 * 1000.0;
     println!(
         "{panes:>4} panes: monitor CPU {:.2} ms/cycle, with its tmux clients {:.2} ms/cycle, resident {:.1} MiB",

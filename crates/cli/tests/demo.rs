@@ -15,6 +15,9 @@ use std::process::{Child, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
+use probes::procfs::Stat;
+use rustix::process::{Pid, Signal, kill_process};
+
 const BIN: &str = env!("CARGO_BIN_EXE_bmb-monitor");
 /// Only a guard against a hung test; never an assertion about speed.
 const HANG_GUARD: Duration = Duration::from_secs(120);
@@ -106,10 +109,8 @@ impl Demo {
     }
 
     fn interrupt(&self) {
-        // SAFETY: kill(2) on our own child's pid.
-        unsafe {
-            libc::kill(self.child.id() as libc::pid_t, libc::SIGINT);
-        }
+        // Our own unreaped child: its pid cannot have been recycled.
+        let _ = kill_process(Pid::from_child(&self.child), Signal::INT);
     }
 
     /// Hang path only: SIGINT lets the demo clean up its server; then SIGKILL.
@@ -168,12 +169,7 @@ fn entries(dir: &Path) -> Vec<String> {
 /// The server is not our child (tmux daemonises): alive means a live,
 /// non-zombie process that is still tmux. Its exit is waited for by the demo.
 fn tmux_alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.contains("(tmux")
-            && !stat
-                .rsplit_once(") ")
-                .is_some_and(|(_, rest)| rest.starts_with('Z'))
-    })
+    Stat::of(pid).is_some_and(|stat| stat.comm().starts_with("tmux") && !stat.has_exited())
 }
 
 #[test]

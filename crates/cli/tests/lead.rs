@@ -1010,9 +1010,12 @@ fn a_fifo_or_a_folder_named_json_in_the_inbox_is_moved_aside_once_and_nothing_ha
     let d = dirs();
     let inbox = d.bmb.join("monitor-inbox");
     std::fs::create_dir_all(inbox.join("a-folder.json")).unwrap();
-    let fifo = std::ffi::CString::new(inbox.join("b-fifo.json").to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path; mkfifo only creates the node.
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        inbox.join("b-fifo.json"),
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .unwrap();
     let mut m = Monitor::start(&args_ref(&base_args(&d)), &[]);
     let named = |m: &Monitor, file: &str| {
         m.err()
@@ -1050,9 +1053,7 @@ fn sigterm_ends_a_lead_at_once() {
     let d = dirs();
     let mut m = Monitor::start(&args_ref(&base_args(&d)), &[]);
     assert!(wait_until(30, || d.bmb.join("monitor.lock").exists()));
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe {
-        libc::kill(m.child.id() as libc::pid_t, libc::SIGTERM);
-    }
+    let child = rustix::process::Pid::from_child(&m.child);
+    rustix::process::kill_process(child, rustix::process::Signal::TERM).unwrap();
     assert!(m.wait_exit(10).is_some(), "SIGTERM did not end the lead");
 }

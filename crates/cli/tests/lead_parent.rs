@@ -5,7 +5,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use probes::run::{Invocation, Limits, run};
+use rustix::process::{
+    Pid, Signal, WaitOptions, getpid, kill_process, set_child_subreaper, waitpid,
+};
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
@@ -16,12 +18,9 @@ fn read(path: &Path) -> String {
 #[allow(clippy::disallowed_methods)]
 #[test]
 fn when_the_lead_is_gone_the_monitor_makes_a_final_pass_and_exits_0() {
-    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER only changes who adopts our
-    // orphaned descendants: the monitor, once its parent shell is killed.
-    assert_eq!(
-        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) },
-        0
-    );
+    // This process adopts its orphaned descendants: the monitor, once its
+    // parent shell is killed.
+    set_child_subreaper(Some(getpid())).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let bmb = dir.join(".bmb");
@@ -47,8 +46,13 @@ fn when_the_lead_is_gone_the_monitor_makes_a_final_pass_and_exits_0() {
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
-    let monitor_pid: i32 = loop {
-        if let Ok(pid) = read(&dir.join("monitor.pid")).trim().parse() {
+    let monitor_pid: Pid = loop {
+        if let Some(pid) = read(&dir.join("monitor.pid"))
+            .trim()
+            .parse()
+            .ok()
+            .and_then(Pid::from_raw)
+        {
             break pid;
         }
         assert!(Instant::now() < deadline, "monitor never started");
@@ -68,24 +72,18 @@ fn when_the_lead_is_gone_the_monitor_makes_a_final_pass_and_exits_0() {
 
     // The orphan is ours now: wait for it with a deadline.
     let deadline = Instant::now() + Duration::from_secs(10);
-    let mut status = 0;
-    loop {
-        // SAFETY: waitpid on a pid we adopted, with a valid out-pointer.
-        let rc = unsafe { libc::waitpid(monitor_pid, &mut status, libc::WNOHANG) };
-        if rc == monitor_pid {
-            break;
+    let status = loop {
+        if let Some((_, status)) = waitpid(Some(monitor_pid), WaitOptions::NOHANG).unwrap() {
+            break status;
         }
         if Instant::now() > deadline {
-            let _ = run(
-                &Invocation::new("kill").arg(monitor_pid.to_string()),
-                &Limits::default(),
-            );
+            // Ours to reap, so its pid cannot have been recycled.
+            let _ = kill_process(monitor_pid, Signal::TERM);
             panic!("the monitor outlived its Lead");
         }
         std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(libc::WIFEXITED(status), "status {status:#x}");
-    assert_eq!(libc::WEXITSTATUS(status), 0);
+    };
+    assert_eq!(status.exit_status(), Some(0), "{status:?}");
     let out = read(&dir.join("out"));
     let line = out.lines().next().unwrap_or_default();
     assert!(

@@ -551,13 +551,8 @@ fn assert_all_gone(world: &World, file: &str, what: &str) {
 fn is_gone(pid: i32) -> bool {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|stat| {
-                stat.rsplit_once(')')
-                    .and_then(|(_, rest)| rest.trim_start().chars().next())
-            });
-        if matches!(state, None | Some('Z')) {
+        let state = u32::try_from(pid).ok().and_then(probes::procfs::Stat::of);
+        if state.is_none_or(|stat| stat.has_exited()) {
             return true;
         }
         if Instant::now() > deadline {
@@ -1786,10 +1781,12 @@ fn a_fifo_where_the_session_file_would_be_freezes_nothing() {
         .fake_agent("agent", "idle-after-text-answer", &home);
     let sessions = home.join(".claude/sessions");
     std::fs::create_dir_all(&sessions).unwrap();
-    let fifo =
-        std::ffi::CString::new(sessions.join(format!("{pid}.json")).to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path; mkfifo only creates the node.
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        sessions.join(format!("{pid}.json")),
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .unwrap();
     // Returns at all (a plain open(2) of the FIFO blocked for ever), reads
     // the pane and nudges it; the FIFO is no witness.
     let mut child = world

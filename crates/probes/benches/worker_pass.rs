@@ -28,13 +28,13 @@ use probes::transcript;
 const PASSES: u32 = 40;
 
 fn cpu_micros() -> u64 {
+    use nix::sys::resource::{UsageWho, getrusage};
+    use nix::sys::time::TimeValLike;
     let mut total = 0;
-    for who in [libc::RUSAGE_SELF, libc::RUSAGE_CHILDREN] {
-        // SAFETY: getrusage writes one rusage struct we own.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        unsafe { libc::getrusage(who, &mut usage) };
-        for t in [usage.ru_utime, usage.ru_stime] {
-            total += t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    for who in [UsageWho::RUSAGE_SELF, UsageWho::RUSAGE_CHILDREN] {
+        let usage = getrusage(who).expect("getrusage");
+        for t in [usage.user_time(), usage.system_time()] {
+            total += t.num_microseconds() as u64;
         }
     }
     total

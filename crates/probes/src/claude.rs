@@ -171,11 +171,9 @@ fn read_bounded(path: &Path) -> Option<String> {
     crate::file::read_regular_text(path, MAX_FILE_BYTES).ok()
 }
 
-/// Field 22 of `/proc/<pid>/stat`, counted after the command name's last `)`.
+/// When `pid` started, from `<proc_root>/<pid>/stat`.
 fn start_ticks(proc_root: &Path, pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(proc_root.join(pid.to_string()).join("stat")).ok()?;
-    let (_, rest) = stat.rsplit_once(')')?;
-    rest.split_ascii_whitespace().nth(19)?.parse().ok()
+    crate::procfs::Stat::read(proc_root, pid)?.start_ticks()
 }
 
 /// What one pane's processes tell: what runs in its foreground, and Claude

@@ -10,6 +10,8 @@ use std::io::{ErrorKind, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
+use rustix::fs::OFlags;
+
 /// Why a file could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReadError {
@@ -43,7 +45,7 @@ pub fn open_regular(path: &Path) -> Result<File, ReadError> {
         .read(true)
         // A FIFO with no writer would block open(2) itself; a terminal must
         // not become our controlling one.
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags((OFlags::NONBLOCK | OFlags::NOCTTY).bits() as i32)
         .open(path)
         .map_err(|error| match error.kind() {
             ErrorKind::NotFound => ReadError::Missing,
@@ -121,9 +123,12 @@ mod tests {
     fn a_fifo_a_device_and_a_directory_are_named_and_never_block() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("session.json");
-        let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path; mkfifo only creates the node.
-        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap();
         // No writer: a plain open(2) would block here for ever.
         assert_eq!(read_regular(&fifo, 64), Err(ReadError::NotAFile("FIFO")));
         assert_eq!(

@@ -6,8 +6,10 @@
 
 use std::fs::File;
 use std::io::Read;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
+
+use rustix::event::{PollFd, PollFlags, Timespec, poll};
 
 /// Complete lines from a file descriptor, as they become readable.
 pub struct Lines {
@@ -126,17 +128,16 @@ impl Lines {
     }
 }
 
-/// `poll` for input, hang-up or error on `file` for up to `timeout`.
+/// `poll` for input, hang-up or error on `file` for up to `timeout`. A
+/// signal that interrupts the wait is "nothing yet".
 fn readable(file: &File, timeout: Duration) -> bool {
-    let mut pfd = libc::pollfd {
-        fd: file.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
-    // SAFETY: one valid pollfd for a descriptor `file` keeps open.
-    let n = unsafe { libc::poll(&mut pfd, 1, ms) };
-    n > 0 && pfd.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0
+    let mut fds = [PollFd::new(file, PollFlags::IN)];
+    // A wait past what a timespec holds is as good as forever.
+    let timeout = Timespec::try_from(timeout).ok();
+    matches!(poll(&mut fds, timeout.as_ref()), Ok(n) if n > 0)
+        && fds[0]
+            .revents()
+            .intersects(PollFlags::IN | PollFlags::HUP | PollFlags::ERR)
 }
 
 #[cfg(test)]

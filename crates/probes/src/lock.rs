@@ -1,9 +1,9 @@
-//! An exclusive lock held for a process's lifetime (`flock(2)` on a file):
-//! two monitors of one target would each spend the nudge budget.
+//! An exclusive lock held for a process's lifetime (`File::try_lock`, which
+//! is `flock(2)` on Linux): two monitors of one target would each spend the
+//! nudge budget.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::fd::AsRawFd;
 use std::path::Path;
 
 /// Held while alive; the kernel releases it when the process ends, however it ends.
@@ -30,19 +30,19 @@ pub fn try_lock(path: &Path) -> Result<Lock, LockError> {
         .truncate(false)
         .open(path)
         .map_err(|e| LockError::Failed(format!("cannot open lock file {}: {e}", path.display())))?;
-    // SAFETY: flock on a file descriptor we own; no memory is involved.
-    let status = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if status != 0 {
-        let error = std::io::Error::last_os_error();
-        if error.raw_os_error() == Some(libc::EWOULDBLOCK) {
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
             let mut text = String::new();
             let _ = file.read_to_string(&mut text);
             return Err(LockError::Held(text.trim().parse().ok()));
         }
-        return Err(LockError::Failed(format!(
-            "cannot lock {}: {error}",
-            path.display()
-        )));
+        Err(TryLockError::Error(error)) => {
+            return Err(LockError::Failed(format!(
+                "cannot lock {}: {error}",
+                path.display()
+            )));
+        }
     }
     let _ = file.set_len(0);
     let _ = file.seek(SeekFrom::Start(0));
@@ -66,5 +66,46 @@ mod tests {
         );
         drop(first);
         assert!(try_lock(&path).is_ok());
+    }
+
+    #[test]
+    fn the_lock_excludes_another_process_and_is_freed_when_its_holder_dies() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.lock");
+        // flock(1) holds the lock in a child that prints once it has it, then sleeps.
+        let script = format!(
+            "exec 9>>'{}'; flock -n 9 || exit 9; echo locked; exec sleep 300",
+            path.display()
+        );
+        let holder = crate::run::Background::start(
+            &crate::run::Invocation::shell(script),
+            Some(File::create(dir.path().join("out")).unwrap()),
+        )
+        .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::fs::read_to_string(dir.path().join("out")).unwrap() != "locked\n" {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "flock(1) never took it"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        // It wrote no pid, so the holder is unknown, and it is still held.
+        assert_eq!(try_lock(&path).unwrap_err(), LockError::Held(None));
+        holder.stop();
+        assert!(
+            try_lock(&path).is_ok(),
+            "the kernel released a dead holder's lock"
+        );
+    }
+
+    #[test]
+    fn a_lock_that_cannot_be_opened_is_a_failure_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("no-such-folder/t.lock");
+        match try_lock(&path) {
+            Err(LockError::Failed(message)) => assert!(message.contains("t.lock"), "{message}"),
+            other => panic!("{other:?}"),
+        }
     }
 }

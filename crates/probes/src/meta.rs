@@ -33,7 +33,7 @@ pub fn stat(path: &Path) -> Result<FileMeta, String> {
             mtime_ns: i128::from(md.mtime()) * 1_000_000_000 + i128::from(md.mtime_nsec()),
             regular: md.is_file(),
         }),
-        Err(e) if e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR) => {
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
             Ok(FileMeta::Missing)
         }
         Err(e) => Err(format!("cannot stat {}: {e}", path.display())),

@@ -9,8 +9,11 @@
 //! [`crate::process::is_alive`].
 
 use std::collections::HashMap;
-use std::os::fd::{FromRawFd, OwnedFd};
-use std::os::unix::io::AsRawFd;
+use std::os::fd::OwnedFd;
+
+use rustix::event::{PollFd, PollFlags, Timespec, poll};
+use rustix::io::Errno;
+use rustix::process::{PidfdFlags, pidfd_open};
 
 use crate::process::{self, Pid};
 
@@ -37,20 +40,18 @@ impl Liveness {
             }
             return true;
         }
-        if self.held.len() < MAX_HELD {
-            // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
-            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid.get() as libc::pid_t, 0) };
-            if fd >= 0 {
-                // SAFETY: the kernel just returned this fd to us; we own it.
-                let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
-                if exited(&fd) {
-                    return false;
+        if self.held.len() < MAX_HELD
+            && let Some(raw) = rustix::process::Pid::from_raw(pid.get() as i32)
+        {
+            match pidfd_open(raw, PidfdFlags::empty()) {
+                Ok(fd) if exited(&fd) => return false,
+                Ok(fd) => {
+                    self.held.insert(pid.get(), fd);
+                    return true;
                 }
-                self.held.insert(pid.get(), fd);
-                return true;
-            }
-            if std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
-                return false;
+                Err(Errno::SRCH) => return false,
+                // An old kernel (ENOSYS), the fd limit: the slow way.
+                Err(_) => {}
             }
         }
         process::is_alive(pid)
@@ -64,14 +65,13 @@ impl Liveness {
 
 /// A pidfd polls readable once its process has exited.
 fn exited(fd: &OwnedFd) -> bool {
-    let mut pfd = libc::pollfd {
-        fd: fd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
+    let mut fds = [PollFd::new(fd, PollFlags::IN)];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
     };
-    // SAFETY: one valid pollfd, zero timeout.
-    let n = unsafe { libc::poll(&mut pfd, 1, 0) };
-    n > 0 && pfd.revents & (libc::POLLIN | libc::POLLHUP) != 0
+    matches!(poll(&mut fds, Some(&now)), Ok(n) if n > 0)
+        && fds[0].revents().intersects(PollFlags::IN | PollFlags::HUP)
 }
 
 #[cfg(test)]

@@ -39,27 +39,25 @@ impl std::fmt::Display for Pid {
 
 /// Does `pid` name a live (non-zombie) process?
 pub fn is_alive(pid: Pid) -> bool {
-    // SAFETY: kill(2) with signal 0 sends nothing; it only checks existence
-    // and permission. `Pid` guarantees a positive pid, so no group is addressed.
-    let rc = unsafe { libc::kill(pid.0 as libc::pid_t, 0) };
-    let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-    exists && !is_zombie(pid)
+    exists(pid) && !is_zombie(pid)
+}
+
+/// `kill(pid, 0)`: sends nothing, only asks. `EPERM` means it exists but is
+/// not ours to signal. `Pid` guarantees a positive pid, so no group is addressed.
+fn exists(pid: Pid) -> bool {
+    let Some(raw) = rustix::process::Pid::from_raw(pid.0 as i32) else {
+        return false;
+    };
+    match rustix::process::test_kill_process(raw) {
+        Ok(()) => true,
+        Err(error) => error == rustix::io::Errno::PERM,
+    }
 }
 
 /// True when `/proc/<pid>/stat` says the process has exited (`Z` zombie or
 /// `X` dead) but is not yet reaped. Unreadable means "not known to be a zombie".
 pub fn is_zombie(pid: Pid) -> bool {
-    match std::fs::read(format!("/proc/{pid}/stat")) {
-        Ok(stat) => matches!(stat_state(&stat), Some(b'Z' | b'X' | b'x')),
-        Err(_) => false,
-    }
-}
-
-/// The state letter of a `/proc/<pid>/stat` line: the first byte after the
-/// LAST `)`, because the command name in parentheses may itself hold `) `.
-pub(crate) fn stat_state(stat: &[u8]) -> Option<u8> {
-    let close = stat.iter().rposition(|&b| b == b')')?;
-    stat.get(close + 2).copied()
+    crate::procfs::Stat::of(pid.0).is_some_and(|stat| stat.has_exited())
 }
 
 /// What a pid file says about its process.
@@ -178,10 +176,19 @@ mod tests {
     }
 
     #[test]
-    fn state_letter_survives_a_command_name_with_parentheses() {
-        assert_eq!(stat_state(b"42 (a) b) Z 1 2 3"), Some(b'Z'));
-        assert_eq!(stat_state(b"42 (sleep) S 1"), Some(b'S'));
-        assert_eq!(stat_state(b"garbage"), None);
+    fn a_reaped_process_is_dead_and_no_signal_reaches_anything() {
+        // A shell that printed its own pid, exited and was reaped by `run`.
+        let out = crate::run::run(
+            &crate::run::Invocation::shell("echo $$"),
+            &crate::run::Limits::default(),
+        );
+        let pid: u32 = out.success_stdout().unwrap().text().trim().parse().unwrap();
+        let pid = Pid::new(pid).unwrap();
+        assert!(!exists(pid), "kill(2) of a dead pid is ESRCH");
+        assert!(!is_alive(pid));
+        assert!(!is_zombie(pid));
+        // The largest pid is never one: no process, and never a group.
+        assert!(!is_alive(Pid::new(i32::MAX as u32).unwrap()));
     }
 
     #[test]

@@ -10,7 +10,130 @@ use std::path::Path;
 
 use crate::process::Pid;
 
-/// One process as `/proc/<pid>/stat` describes it.
+/// One `/proc/<pid>/stat` line, its fields numbered as proc(5) numbers
+/// them: 1 the pid, 2 the command name, 3 the state letter, 4 the parent, …
+/// The name sits in parentheses and may itself hold spaces and `)` (a
+/// process can name itself `a) R 1`), so the fields from 3 on are counted
+/// after the LAST `)`. Every reader of the file goes through this one parser.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stat {
+    /// The line, a name that is not UTF-8 made lossy (no `)` comes of that).
+    line: String,
+    /// The name's opening `(` and the last `)`.
+    open: usize,
+    close: usize,
+    pid: u32,
+    state: u8,
+}
+
+impl Stat {
+    /// `None` unless the line has a pid, a name in parentheses and a state.
+    pub fn parse(line: impl Into<Vec<u8>>) -> Option<Stat> {
+        let line = String::from_utf8(line.into())
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        let open = line.find('(')?;
+        let close = line.rfind(')').filter(|&close| close > open)?;
+        let pid = line[..open].trim().parse().ok()?;
+        let state = *line[close + 1..]
+            .split_ascii_whitespace()
+            .next()?
+            .as_bytes()
+            .first()?;
+        Some(Stat {
+            line,
+            open,
+            close,
+            pid,
+            state,
+        })
+    }
+
+    /// `<proc_root>/<pid>/stat`; `None` when the process is gone or the line is not one.
+    pub fn read(proc_root: &Path, pid: u32) -> Option<Stat> {
+        Stat::parse(std::fs::read(proc_root.join(pid.to_string()).join("stat")).ok()?)
+    }
+
+    /// `/proc/<pid>/stat`.
+    pub fn of(pid: u32) -> Option<Stat> {
+        Stat::read(Path::new("/proc"), pid)
+    }
+
+    /// Field 1.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Field 2 without its parentheses: the executable's name (whatever
+    /// `argv[0]` says), cut at 15 bytes by the kernel.
+    pub fn comm(&self) -> &str {
+        &self.line[self.open + 1..self.close]
+    }
+
+    /// Field 3: `R`, `S`, `D`, `T`, `t`, `Z`, `X`, …
+    pub fn state(&self) -> u8 {
+        self.state
+    }
+
+    /// The process has exited and waits to be reaped (`Z` zombie, `X` or
+    /// the old `x` dead): for every question here, it is gone.
+    pub fn has_exited(&self) -> bool {
+        matches!(self.state, b'Z' | b'X' | b'x')
+    }
+
+    /// Field `n` (proc(5)'s numbering, from 1) as written, if the line has it.
+    pub fn field(&self, n: usize) -> Option<&str> {
+        match n {
+            0 => None,
+            1 => Some(self.line[..self.open].trim()),
+            2 => Some(self.comm()),
+            n => self.line[self.close + 1..]
+                .split_ascii_whitespace()
+                .nth(n - 3),
+        }
+    }
+
+    fn number<T: std::str::FromStr>(&self, n: usize) -> Option<T> {
+        self.field(n)?.parse().ok()
+    }
+
+    /// Field 4.
+    pub fn ppid(&self) -> Option<u32> {
+        self.number(4)
+    }
+
+    /// Field 5: the process group.
+    pub fn pgrp(&self) -> Option<i64> {
+        self.number(5)
+    }
+
+    /// Field 7: the controlling terminal's device number, 0 for none.
+    pub fn tty_nr(&self) -> Option<i64> {
+        self.number(7)
+    }
+
+    /// Field 8: the terminal's foreground process group, -1 for no terminal.
+    pub fn tpgid(&self) -> Option<i64> {
+        self.number(8)
+    }
+
+    /// Fields 14 + 15, utime + stime: CPU this process itself used, in clock ticks.
+    pub fn own_ticks(&self) -> Option<u64> {
+        self.number::<u64>(14)?.checked_add(self.number(15)?)
+    }
+
+    /// Fields 16 + 17, cutime + cstime: CPU of children it has waited for, in clock ticks.
+    pub fn reaped_children_ticks(&self) -> Option<u64> {
+        self.number::<u64>(16)?.checked_add(self.number(17)?)
+    }
+
+    /// Field 22: when the process started, in clock ticks since boot. With
+    /// the pid it names one process for good (Claude Code's `procStart`).
+    pub fn start_ticks(&self) -> Option<u64> {
+        self.number(22)
+    }
+}
+
+/// One process as `/proc/<pid>/stat` describes it: what a scan keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcStat {
     pub pid: u32,
@@ -22,31 +145,17 @@ pub struct ProcStat {
     pub reaped_children_ticks: u64,
 }
 
-/// Parse one `/proc/<pid>/stat` line. The command name sits in parentheses
-/// and may hold spaces and `)`, so fields are counted after the LAST `)`.
-pub fn parse_stat(line: &[u8]) -> Option<ProcStat> {
-    let open = line.iter().position(|&b| b == b'(')?;
-    let close = line.iter().rposition(|&b| b == b')')?;
-    let pid: u32 = std::str::from_utf8(&line[..open])
-        .ok()?
-        .trim()
-        .parse()
-        .ok()?;
-    let rest = std::str::from_utf8(line.get(close + 1..)?).ok()?;
-    // After the name: state(3) ppid(4) pgrp sess tty tpgid flags minflt
-    // cminflt majflt cmajflt utime(14) stime(15) cutime(16) cstime(17).
-    let fields: Vec<&str> = rest.split_ascii_whitespace().take(15).collect();
-    if fields.len() < 15 {
-        return None;
+impl ProcStat {
+    /// `None` when the line lacks a field a scan needs.
+    pub fn of(stat: &Stat) -> Option<ProcStat> {
+        Some(ProcStat {
+            pid: stat.pid(),
+            state: stat.state(),
+            ppid: stat.ppid()?,
+            own_ticks: stat.own_ticks()?,
+            reaped_children_ticks: stat.reaped_children_ticks()?,
+        })
     }
-    let num = |i: usize| fields[i].parse::<u64>().ok();
-    Some(ProcStat {
-        pid,
-        state: *fields[0].as_bytes().first()?,
-        ppid: fields[1].parse().ok()?,
-        own_ticks: num(11)?.checked_add(num(12)?)?,
-        reaped_children_ticks: num(13)?.checked_add(num(14)?)?,
-    })
 }
 
 /// The process in the foreground of a terminal, as `/proc` tells it.
@@ -89,31 +198,19 @@ pub fn foreground_of_in(
     pid: u32,
     follow_through: &[&str],
 ) -> Option<ForegroundProcess> {
-    // After the name: state(0) ppid(1) pgrp(2) session(3) tty_nr(4) tpgid(5).
-    let fields = |pid: u32| -> Option<(String, Vec<String>)> {
-        let stat = std::fs::read(root.join(pid.to_string()).join("stat")).ok()?;
-        let open = stat.iter().position(|&b| b == b'(')?;
-        let close = stat.iter().rposition(|&b| b == b')')?;
-        let comm = String::from_utf8_lossy(stat.get(open + 1..close)?).into_owned();
-        let rest = std::str::from_utf8(stat.get(close + 1..)?).ok()?;
-        Some((
-            comm,
-            rest.split_ascii_whitespace().map(str::to_string).collect(),
-        ))
-    };
-    let number = |stat: &[String], at: usize| stat.get(at).and_then(|v| v.parse::<i64>().ok());
+    let stat = |pid: u32| Stat::read(root, pid);
     let mut at = pid;
     let mut found = None;
     let mut outer: Vec<String> = Vec::new();
     for _ in 0..=MAX_NESTED_TERMINALS {
-        let Some((_, stat)) = fields(at) else { break };
-        let (Some(tty), Some(tpgid)) = (number(&stat, 4), number(&stat, 5)) else {
+        let Some(stat_at) = stat(at) else { break };
+        let (Some(tty), Some(tpgid)) = (stat_at.tty_nr(), stat_at.tpgid()) else {
             break;
         };
         let Some(leader) = u32::try_from(tpgid).ok().filter(|&l| l > 0) else {
             break;
         };
-        let Some((comm, _)) = fields(leader) else {
+        let Some(comm) = stat(leader).map(|leader| leader.comm().to_owned()) else {
             break;
         };
         let Ok(tasks) = std::fs::read_dir(root.join(leader.to_string()).join("task")) else {
@@ -128,15 +225,14 @@ pub fn foreground_of_in(
                 .split_ascii_whitespace()
                 .filter_map(|c| c.parse().ok())
             {
-                let Some((name, stat)) = fields(child) else {
+                let Some(child_stat) = stat(child) else {
                     continue;
                 };
-                let state = stat.first().map(String::as_str).unwrap_or("");
-                let running = !matches!(state, "T" | "t" | "Z" | "X");
-                if running && number(&stat, 2) == Some(tpgid) {
-                    children_in_front.push(name);
+                let running = !matches!(child_stat.state(), b'T' | b't' | b'Z' | b'X');
+                if running && child_stat.pgrp() == Some(tpgid) {
+                    children_in_front.push(child_stat.comm().to_owned());
                 }
-                let own_terminal = number(&stat, 4).is_some_and(|t| t != 0 && t != tty);
+                let own_terminal = child_stat.tty_nr().is_some_and(|t| t != 0 && t != tty);
                 if running && own_terminal && nested.is_none() {
                     nested = Some(child);
                 }
@@ -262,7 +358,7 @@ impl ProcessTable {
                 continue;
             }
             if let Ok(line) = std::fs::read(entry.path().join("stat"))
-                && let Some(stat) = parse_stat(&line)
+                && let Some(stat) = Stat::parse(line).as_ref().and_then(ProcStat::of)
             {
                 stats.push(stat);
             }
@@ -346,22 +442,96 @@ mod tests {
         }
     }
 
+    fn scanned(line: &[u8]) -> Option<ProcStat> {
+        ProcStat::of(&Stat::parse(line)?)
+    }
+
     #[test]
     fn parses_a_real_shaped_stat_line_with_a_hostile_name() {
         let line = b"4242 (evil) S 1 (x) R 17 4242 4242 0 -1 4194560 100 0 0 0 7 3 11 2 20 0 1 0 1234 1000 100";
-        let parsed = parse_stat(line).unwrap();
+        let parsed = scanned(line).unwrap();
         assert_eq!(parsed.pid, 4242);
         assert_eq!(parsed.state, b'R');
         assert_eq!(parsed.ppid, 17);
         assert_eq!(parsed.own_ticks, 10);
         assert_eq!(parsed.reaped_children_ticks, 13);
+        let stat = Stat::parse(line).unwrap();
+        assert_eq!(stat.comm(), "evil) S 1 (x");
+        assert_eq!(stat.start_ticks(), Some(1234));
+        assert_eq!((stat.tty_nr(), stat.tpgid()), (Some(0), Some(-1)));
+    }
+
+    #[test]
+    fn fields_are_numbered_as_proc_5_numbers_them() {
+        let stat = Stat::parse("7 (a b) t 1 7 6 34816 9 0").unwrap();
+        let fields: Vec<Option<&str>> = (0..=11).map(|n| stat.field(n)).collect();
+        let expected = [
+            None,
+            Some("7"),
+            Some("a b"),
+            Some("t"),
+            Some("1"),
+            Some("7"),
+            Some("6"),
+            Some("34816"),
+            Some("9"),
+            Some("0"),
+            None,
+            None,
+        ];
+        assert_eq!(fields, expected);
+        assert_eq!((stat.pid(), stat.state(), stat.ppid()), (7, b't', Some(1)));
+        assert_eq!((stat.pgrp(), stat.tty_nr()), (Some(7), Some(34816)));
+        // A short line has no CPU clocks, and a scan does not take it.
+        assert_eq!((stat.own_ticks(), stat.start_ticks()), (None, None));
+        assert_eq!(ProcStat::of(&stat), None);
+    }
+
+    #[test]
+    fn exited_is_a_zombie_or_dead_and_a_name_need_not_be_utf8() {
+        for (line, exited) in [
+            (&b"42 (a) Z 1"[..], true),
+            (b"42 (a) X 1", true),
+            (b"42 (a) x 1", true),
+            (b"42 (a) S 1", false),
+            (b"42 (Z) R 1", false),
+        ] {
+            assert_eq!(Stat::parse(line).unwrap().has_exited(), exited);
+        }
+        let stat = Stat::parse(&b"5 (caf\xe9)) D 1"[..]).unwrap();
+        assert_eq!((stat.comm(), stat.state()), ("caf\u{fffd})", b'D'));
     }
 
     #[test]
     fn refuses_truncated_or_garbage_lines() {
-        assert_eq!(parse_stat(b""), None);
-        assert_eq!(parse_stat(b"12 (x) S 1 2"), None);
-        assert_eq!(parse_stat(b"abc (x) S 1 1 1 0 -1 0 0 0 0 0 1 1 1 1"), None);
+        for line in [
+            &b""[..],
+            b"seven",
+            b"abc (x) S 1",
+            b"12 (x)",
+            b"12 (x)  ",
+            b"12 ) (x S",
+            b"(x) S 1",
+        ] {
+            assert_eq!(
+                Stat::parse(line),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(line)
+            );
+        }
+        assert_eq!(scanned(b"12 (x) S 1 2"), None);
+        assert_eq!(scanned(b"abc (x) S 1 1 1 0 -1 0 0 0 0 0 1 1 1 1"), None);
+    }
+
+    #[test]
+    fn this_process_reads_as_running_with_its_parent_and_start() {
+        let me = Stat::of(std::process::id()).unwrap();
+        assert_eq!(me.pid(), std::process::id());
+        assert_eq!(me.ppid(), Some(std::os::unix::process::parent_id()));
+        assert!(!me.has_exited());
+        assert!(me.start_ticks().is_some_and(|t| t > 0));
+        assert_eq!(Stat::of(999_999_999), None);
     }
 
     #[test]

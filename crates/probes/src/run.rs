@@ -25,6 +25,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use rustix::process::{Pid, Signal, kill_process, kill_process_group};
 use wait_timeout::ChildExt;
 
 /// What to run: a program and its arguments, never a string a shell splits
@@ -326,8 +327,10 @@ pub fn run(what: &Invocation, limits: &Limits) -> Outcome {
     // or alert command running. (Not what that command started in turn: the
     // setting is not inherited across fork, which also keeps a tmux server
     // started by a call from dying with it.)
-    // SAFETY: the closure runs between fork and exec; prctl(2) is
-    // async-signal-safe and nothing here allocates or takes a lock.
+    // SAFETY: the closure runs in the forked child before exec, where only
+    // async-signal-safe calls are sound: prctl(2) is one, and nothing here
+    // allocates or takes a lock. `pre_exec` is the only hook std has there,
+    // and no crate sets a std `Command`'s parent-death signal without it.
     unsafe {
         command.pre_exec(|| {
             rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
@@ -351,7 +354,7 @@ pub fn run(what: &Invocation, limits: &Limits) -> Outcome {
     };
     SPAWNED.fetch_add(1, Ordering::Relaxed);
     SPAWNED_BY_THIS_THREAD.with(|count| count.set(count.get() + 1));
-    let group = child.id() as libc::pid_t;
+    let group = Pid::from_child(&child);
 
     if let (Some(bytes), Some(mut stdin)) = (what.stdin.clone(), child.stdin.take()) {
         // On its own thread: a child that never reads must not block us past the clock.
@@ -384,7 +387,7 @@ pub fn run(what: &Invocation, limits: &Limits) -> Outcome {
     let stdout_done = await_reader(&stdout, settle);
     let stderr_done = await_reader(&stderr, settle);
     if !(stdout_done && stderr_done) {
-        signal_group(group, libc::SIGKILL);
+        signal_group(group, Signal::KILL);
         kill_tagged(&tag);
     }
     Outcome::Exited {
@@ -538,7 +541,7 @@ impl Background {
         if let Ok(Some(status)) = self.child.try_wait() {
             return Some(status);
         }
-        let group = self.child.id() as libc::pid_t;
+        let group = Pid::from_child(&self.child);
         terminate_group(&mut self.child, group, self.grace);
         self.child.try_wait().ok().flatten()
     }
@@ -551,12 +554,12 @@ impl Drop for Background {
 }
 
 /// SIGTERM the whole group, give it `grace`, then SIGKILL the group and reap.
-fn terminate_group(child: &mut Child, group: libc::pid_t, grace: Duration) {
-    signal_group(group, libc::SIGTERM);
+fn terminate_group(child: &mut Child, group: Pid, grace: Duration) {
+    signal_group(group, Signal::TERM);
     let _ = child.wait_timeout(grace);
     // Always, not only when the leader survived: a grandchild that ignores
     // SIGTERM outlives a leader that obeyed it.
-    signal_group(group, libc::SIGKILL);
+    signal_group(group, Signal::KILL);
     let _ = child.wait();
 }
 
@@ -584,6 +587,9 @@ fn kill_tagged(tag: &str) {
         if pid == me {
             continue;
         }
+        let Some(process) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+            continue;
+        };
         let Ok(environ) = crate::file::read_regular(&entry.path().join("environ"), 1 << 20) else {
             continue;
         };
@@ -591,31 +597,24 @@ fn kill_tagged(tag: &str) {
             .split(|&b| b == 0)
             .any(|var| var == wanted.as_bytes())
         {
-            // SAFETY: kill(2) on a pid; no memory-safety preconditions.
-            unsafe {
-                libc::kill(pid as libc::pid_t, libc::SIGKILL);
-            }
+            // One that exited since (ESRCH) needs nothing more.
+            let _ = kill_process(process, Signal::KILL);
         }
     }
 }
 
-fn signal_group(group: libc::pid_t, signal: libc::c_int) {
-    if group > 0 {
-        // SAFETY: kill(2) with a negative pid signals a process group; it has
-        // no memory-safety preconditions. ESRCH (group already gone) is fine.
-        unsafe {
-            libc::kill(-group, signal);
-        }
-    }
+/// `kill(-group, signal)`. ESRCH (the group is already gone) is fine.
+fn signal_group(group: Pid, signal: Signal) {
+    let _ = kill_process_group(group, signal);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn pid_alive(pid: libc::pid_t) -> bool {
-        // SAFETY: signal 0 only checks for existence.
-        unsafe { libc::kill(pid, 0) == 0 }
+    /// Still running: neither gone nor a zombie waiting to be reaped.
+    fn running(pid: u32) -> bool {
+        crate::process::Pid::new(pid).is_some_and(crate::process::is_alive)
     }
 
     #[test]
@@ -697,21 +696,14 @@ mod tests {
         let outcome = run(&Invocation::shell(&script), &limits);
         let answer = outcome.success_stdout().map(Captured::text);
         assert_eq!(answer.as_deref(), Some("3\n"), "{outcome:?}");
-        let escaped: i32 = std::fs::read_to_string(&pid_file)
+        let escaped: u32 = std::fs::read_to_string(&pid_file)
             .unwrap()
             .trim()
             .parse()
             .unwrap();
         // Gone, or a zombie about to be reaped by init: never still sleeping.
         let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let state = std::fs::read_to_string(format!("/proc/{escaped}/stat"))
-                .ok()
-                .and_then(|s| s.rsplit_once(") ").map(|(_, r)| r.chars().next()))
-                .flatten();
-            if matches!(state, None | Some('Z') | Some('X')) {
-                break;
-            }
+        while running(escaped) {
             assert!(
                 Instant::now() < deadline,
                 "the escaped sleep {escaped} survived the run"
@@ -755,20 +747,20 @@ mod tests {
             assert!(Instant::now() < deadline, "the child never wrote");
             thread::sleep(Duration::from_millis(10));
         }
-        let grandchild: i32 = std::fs::read_to_string(&out)
+        let grandchild: u32 = std::fs::read_to_string(&out)
             .unwrap()
             .lines()
             .next()
             .unwrap()
             .parse()
             .unwrap();
-        let leader = bg.id() as i32;
+        let leader = bg.id();
         assert!(bg.stop().is_some());
         // A killed orphan is gone, or a zombie until its new parent reaps it;
         // the signal lands asynchronously, hence the bounded wait.
         for pid in [leader, grandchild] {
             let deadline = Instant::now() + Duration::from_secs(10);
-            while pid_alive(pid) && !is_zombie(pid) {
+            while running(pid) {
                 assert!(
                     Instant::now() < deadline,
                     "process {pid} of the stopped group is still running"
@@ -795,7 +787,7 @@ mod tests {
             ..Limits::default()
         };
         let outcome = run(&Invocation::shell(script), &limits);
-        let grandchild: libc::pid_t = std::fs::read_to_string(&pid_file)
+        let grandchild: u32 = std::fs::read_to_string(&pid_file)
             .unwrap()
             .trim()
             .parse()
@@ -805,13 +797,13 @@ mod tests {
             other => panic!("expected TimedOut, got {other:?}"),
         }
         // The grandchild was not our child, so it is reaped by init; give that a moment.
-        let mut alive = pid_alive(grandchild);
+        let mut alive = running(grandchild);
         for _ in 0..100 {
             if !alive {
                 break;
             }
             thread::sleep(Duration::from_millis(20));
-            alive = pid_alive(grandchild) && !is_zombie(grandchild);
+            alive = running(grandchild);
         }
         assert!(!alive, "grandchild {grandchild} survived the timeout");
     }
@@ -828,7 +820,7 @@ mod tests {
             ..Limits::default()
         };
         let outcome = run(&Invocation::shell(script), &limits);
-        let grandchild: libc::pid_t = std::fs::read_to_string(&pid_file)
+        let grandchild: u32 = std::fs::read_to_string(&pid_file)
             .unwrap()
             .trim()
             .parse()
@@ -842,19 +834,12 @@ mod tests {
         }
         let mut alive = true;
         for _ in 0..100 {
-            alive = pid_alive(grandchild) && !is_zombie(grandchild);
+            alive = running(grandchild);
             if !alive {
                 break;
             }
             thread::sleep(Duration::from_millis(20));
         }
         assert!(!alive, "background grandchild {grandchild} survived");
-    }
-
-    fn is_zombie(pid: libc::pid_t) -> bool {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| s.rsplit_once(") ").map(|(_, rest)| rest.starts_with('Z')))
-            .unwrap_or(false)
     }
 }

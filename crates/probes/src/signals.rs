@@ -1,25 +1,25 @@
 //! SIGINT and SIGTERM as a flag the long-running loops poll, so they end
 //! cleanly between cycles instead of mid-write.
 
+use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use signal_hook::consts::{SIGINT, SIGTERM};
+
 static STOP: AtomicBool = AtomicBool::new(false);
+static INSTALLED: Once = Once::new();
 
-extern "C" fn on_stop_signal(_: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
-    STOP.store(true, Ordering::SeqCst);
-}
-
-/// Installs the handler for SIGINT and SIGTERM. Idempotent.
+/// Installs the handler for SIGINT and SIGTERM: it only sets the flag, so
+/// the process no longer dies of them. Idempotent.
 pub fn install_stop_handler() {
-    let handler = on_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-        unsafe {
-            libc::signal(signal, handler);
+    INSTALLED.call_once(|| {
+        for signal in [SIGINT, SIGTERM] {
+            // Fails only for the signals no handler may take (SIGKILL,
+            // SIGSTOP) or an invalid number, neither of which these are.
+            let _ = signal_hook::flag::register(signal, &STOP);
         }
-    }
+    });
 }
 
 /// Whether SIGINT or SIGTERM arrived since the handler was installed.

@@ -73,29 +73,8 @@ pub fn quote_expandable(word: &str) -> String {
 /// not of `$HOME` (ssh ignores `$HOME`), so a list of aliases matches what
 /// ssh will resolve.
 pub fn user_config_path() -> Option<std::path::PathBuf> {
-    let mut buffer = vec![0 as libc::c_char; 16 * 1024];
-    // SAFETY: `passwd` is a plain C struct for which all-zero bytes is valid.
-    let mut passwd: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut result: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: every pointer is valid for the call; the buffer outlives the strings it holds.
-    let status = unsafe {
-        libc::getpwuid_r(
-            libc::getuid(),
-            &mut passwd,
-            buffer.as_mut_ptr(),
-            buffer.len(),
-            &mut result,
-        )
-    };
-    if status != 0 || result.is_null() || passwd.pw_dir.is_null() {
-        return None;
-    }
-    // SAFETY: getpwuid_r succeeded, so pw_dir points at a NUL-terminated string in `buffer`.
-    let home = unsafe { std::ffi::CStr::from_ptr(passwd.pw_dir) };
-    let home = std::path::PathBuf::from(std::ffi::OsString::from(
-        <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(home.to_bytes()),
-    ));
-    Some(home.join(".ssh").join("config"))
+    let user = nix::unistd::User::from_uid(nix::unistd::Uid::current()).ok()??;
+    Some(user.dir.join(".ssh").join("config"))
 }
 
 /// The `Host` aliases of the ssh config at `path` and of the files its
@@ -239,8 +218,17 @@ mod tests {
     #[test]
     fn the_user_config_is_under_the_passwd_home_whatever_home_says() {
         let path = user_config_path().expect("this user has a passwd entry");
-        assert!(path.ends_with(".ssh/config"), "{}", path.display());
-        assert!(path.is_absolute());
+        // getent(1) asks the same NSS databases ssh does.
+        let uid = rustix::process::getuid().as_raw();
+        let entry = crate::run::run(
+            &crate::run::Invocation::new("getent")
+                .arg("passwd")
+                .arg(uid.to_string()),
+            &crate::run::Limits::default(),
+        );
+        let line = entry.success_stdout().expect("getent passwd").text();
+        let home = line.trim_end().split(':').nth(5).expect("a home field");
+        assert_eq!(path, std::path::Path::new(home).join(".ssh/config"));
     }
 
     #[test]

@@ -37,8 +37,7 @@ impl Server {
                     || std::path::PathBuf::from("/tmp"),
                     std::path::PathBuf::from,
                 );
-            // SAFETY: getuid has no preconditions and cannot fail.
-            base.join(format!("tmux-{}", unsafe { libc::getuid() }))
+            base.join(format!("tmux-{}", rustix::process::getuid().as_raw()))
         };
         let path = match self {
             Server::Path(path) => std::path::PathBuf::from(path),

@@ -120,14 +120,19 @@ impl Sshd {
                 .stdin(Stdio::null())
                 .stdout(log.try_clone().expect("sshd log"))
                 .stderr(log);
-            // SAFETY: prctl(2) in the forked child before exec touches no
-            // memory of the parent. If the test dies without running Drop
-            // (SIGKILL), the kernel ends this sshd too. The "parent" is the
-            // spawning THREAD: start and drop the daemon on the test's thread.
+            // If the test dies without running Drop (SIGKILL), the kernel
+            // ends this sshd too. The "parent" is the spawning THREAD: start
+            // and drop the daemon on the test's thread.
+            // SAFETY: the closure runs in the forked child before exec, where
+            // only async-signal-safe calls are sound: prctl(2) is one, and it
+            // neither allocates nor locks. `pre_exec` is std's only hook
+            // there; no crate sets a `Command`'s parent-death signal without it.
             unsafe {
                 command.pre_exec(|| {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                    Ok(())
+                    rustix::process::set_parent_process_death_signal(Some(
+                        rustix::process::Signal::TERM,
+                    ))
+                    .map_err(std::io::Error::from)
                 });
             }
             let mut child = command
@@ -197,12 +202,10 @@ impl Sshd {
         if let Ok(Some(_)) = self.child.try_wait() {
             return;
         }
-        let pid = self.child.id() as libc::pid_t;
-        // SAFETY: kill(2) on the pid of our own unreaped child: it cannot
-        // have been recycled, since we have not waited for it yet.
-        unsafe {
-            libc::kill(pid, libc::SIGTERM);
-        }
+        // Our own unreaped child: its pid cannot have been recycled, since
+        // we have not waited for it yet.
+        let pid = rustix::process::Pid::from_child(&self.child);
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {

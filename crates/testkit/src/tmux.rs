@@ -156,16 +156,9 @@ pub fn write_session_file(
     extra: &str,
     proc_start_offset: u64,
 ) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
-    let start: u64 = stat
-        .rsplit_once(')')
-        .expect("comm")
-        .1
-        .split_whitespace()
-        .nth(19)
-        .expect("starttime")
-        .parse()
-        .expect("ticks");
+    let start = probes::procfs::Stat::of(pid)
+        .and_then(|stat| stat.start_ticks())
+        .expect("the process's start time");
     let sessions = home.join(".claude/sessions");
     std::fs::create_dir_all(&sessions).expect("sessions folder");
     let text = format!(

@@ -424,31 +424,15 @@ fn seconds_display(interval: Duration) -> String {
     }
 }
 
-/// `date -u +%Y-%m-%dT%H:%M:%SZ` for a Unix time (proleptic Gregorian, UTC).
+/// `date -u +%Y-%m-%dT%H:%M:%SZ` for a Unix time. One past what a timestamp
+/// holds (about ±9999 years; no clock reads one) is shown as the nearest it holds.
 pub fn utc_timestamp(unix_seconds: i64) -> String {
-    let days = unix_seconds.div_euclid(86_400);
-    let secs = unix_seconds.rem_euclid(86_400);
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
-}
-
-/// Days since 1970-01-01 → (year, month, day); Howard Hinnant's algorithm.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+    let at = jiff::Timestamp::from_second(unix_seconds).unwrap_or(if unix_seconds < 0 {
+        jiff::Timestamp::MIN
+    } else {
+        jiff::Timestamp::MAX
+    });
+    at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 #[cfg(test)]

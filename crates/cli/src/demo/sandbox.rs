@@ -1,5 +1,7 @@
 //! The demo's temporary folder and private tmux server, removed on every path.
 
+use std::os::unix::fs::PermissionsExt;
+
 use super::*;
 
 /// The demo's temporary folder and private tmux server; removed on every path.
@@ -18,28 +20,19 @@ impl Sandbox {
         if base.as_os_str().len() > 60 {
             base = PathBuf::from("/tmp");
         }
-        let pid = std::process::id();
-        let mut attempt = 0u32;
-        let dir = loop {
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_nanos());
-            let dir = base.join(format!("bmb-demo-{pid}-{nanos:x}"));
-            let mut builder = fs::DirBuilder::new();
-            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-            match builder.create(&dir) {
-                Ok(()) => break dir,
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 10 => {
-                    attempt += 1;
-                }
-                Err(e) => {
-                    return Err(format!(
-                        "cannot create a temporary folder {}: {e}",
-                        dir.display()
-                    ));
-                }
-            }
-        };
+        // Private to this user (a socket in it reaches the demo's server);
+        // removed by `cleanup`, which reports what it could not remove.
+        let dir = tempfile::Builder::new()
+            .prefix("bmb-demo-")
+            .permissions(fs::Permissions::from_mode(0o700))
+            .tempdir_in(&base)
+            .map_err(|e| {
+                format!(
+                    "cannot create a temporary folder in {}: {e}",
+                    base.display()
+                )
+            })?
+            .keep();
         let socket = dir.join("tmux.sock");
         let mut tmux = Tmux::new(Server::Path(socket.to_string_lossy().into_owned()));
         tmux.timeout = Duration::from_secs(5);
@@ -240,13 +233,8 @@ impl Drop for Sandbox {
 
 /// Whether `pid` is alive (not a zombie) and is a tmux process.
 fn is_tmux(pid: u32) -> bool {
-    let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let zombie = stat
-        .rsplit_once(") ")
-        .is_some_and(|(_, rest)| rest.starts_with('Z'));
-    !zombie && stat.contains("(tmux")
+    probes::procfs::Stat::of(pid)
+        .is_some_and(|stat| !stat.has_exited() && stat.comm().starts_with("tmux"))
 }
 
 /// `sh -c SCRIPT` as a command's words.

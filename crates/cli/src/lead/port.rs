@@ -104,7 +104,7 @@ impl LeadPort for RealPort {
     }
 }
 
-/// The system clock, with local time from the C library.
+/// The system clock, with local time in the system time zone.
 pub struct RealClock;
 
 impl Clock for RealClock {

@@ -490,6 +490,10 @@ fn utc_timestamps_have_the_seeds_format() {
     assert_eq!(utc_timestamp(951_782_400), "2000-02-29T00:00:00Z");
     assert_eq!(utc_timestamp(4_102_444_799), "2099-12-31T23:59:59Z");
     assert_eq!(utc_timestamp(-1), "1969-12-31T23:59:59Z");
+    // Past what a timestamp holds (about ±9999 years), the nearest one, not a panic.
+    assert_eq!(utc_timestamp(253_402_207_200), "9999-12-30T22:00:00Z");
+    assert_eq!(utc_timestamp(i64::MAX), "9999-12-30T22:00:00Z");
+    assert_eq!(utc_timestamp(i64::MIN), "-9999-01-02T01:59:59Z");
 }
 
 // ---- properties ----------------------------------------------------------
