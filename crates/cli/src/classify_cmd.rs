@@ -141,7 +141,7 @@ pub fn run(args: Args) -> ExitCode {
     };
     // A closed stdout is not worth a panic: the verdict had nowhere to go.
     crate::output::print_raw(&out);
-    ExitCode::SUCCESS
+    crate::exit::code(crate::exit::OK)
 }
 
 fn usage_error(message: &str) -> ExitCode {

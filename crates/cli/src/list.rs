@@ -110,7 +110,7 @@ pub fn run_list(args: ListArgs) -> ExitCode {
         };
         print(line);
     }
-    ExitCode::SUCCESS
+    crate::exit::code(crate::exit::OK)
 }
 
 #[derive(clap::Args, Debug)]
@@ -136,21 +136,21 @@ pub fn run_stop(args: StopArgs) -> ExitCode {
             say(format_args!(
                 "bmb-monitor: stop: no monitor session `{name}` for {target}"
             ));
-            return ExitCode::FAILURE;
+            return crate::exit::code(crate::exit::FAILURE);
         }
         Err(err) => {
             say(format_args!("bmb-monitor: stop: {err}"));
-            return ExitCode::FAILURE;
+            return crate::exit::code(crate::exit::FAILURE);
         }
     }
     match tmux.kill_session(&name) {
         Ok(()) => {
             print(format_args!("stopped {name}"));
-            ExitCode::SUCCESS
+            crate::exit::code(crate::exit::OK)
         }
         Err(err) => {
             say(format_args!("bmb-monitor: stop: {err}"));
-            ExitCode::FAILURE
+            crate::exit::code(crate::exit::FAILURE)
         }
     }
 }

@@ -49,7 +49,7 @@ pub fn run(_args: Args) -> ExitCode {
         Ok(sandbox) => sandbox,
         Err(error) => {
             say(format_args!("bmb-monitor: demo: {error}"));
-            return ExitCode::FAILURE;
+            return crate::exit::code(crate::exit::FAILURE);
         }
     };
     let result = play(&mut sandbox);
@@ -85,16 +85,16 @@ pub fn run(_args: Args) -> ExitCode {
     };
     if missing.is_empty() && cleanup.is_ok() {
         say!("SUMMARY: states shown: {seen} (all four)");
-        ExitCode::SUCCESS
+        crate::exit::code(crate::exit::OK)
     } else if missing.is_empty() {
         say!("SUMMARY: states shown: {seen} (all four), but the cleanup failed");
-        ExitCode::FAILURE
+        crate::exit::code(crate::exit::FAILURE)
     } else {
         say!(
             "SUMMARY: states shown: {seen}; missing: {}",
             missing.join(", ")
         );
-        ExitCode::FAILURE
+        crate::exit::code(crate::exit::FAILURE)
     }
 }
 

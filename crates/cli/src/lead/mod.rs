@@ -151,7 +151,7 @@ pub fn run(args: Args) -> ExitCode {
             shutdown = consume(&mut inbox, &mut monitor, &mut sinks);
         }
         if shutdown {
-            return ExitCode::SUCCESS;
+            return crate::exit::code(crate::exit::OK);
         }
         let parent_gone = std::os::unix::process::parent_id() != parent;
         if parent_gone || Instant::now() >= next_pass {
@@ -170,7 +170,7 @@ pub fn run(args: Args) -> ExitCode {
         }
         if parent_gone {
             // The Lead is gone: that was the final pass.
-            return ExitCode::SUCCESS;
+            return crate::exit::code(crate::exit::OK);
         }
         let wait = next_pass
             .saturating_duration_since(Instant::now())

@@ -57,9 +57,9 @@ pub(super) fn detach(args: &Args, targets: &[Target]) -> ExitCode {
         }
     }
     if failed {
-        ExitCode::FAILURE
+        crate::exit::code(crate::exit::FAILURE)
     } else {
-        ExitCode::SUCCESS
+        crate::exit::code(crate::exit::OK)
     }
 }
 

@@ -113,7 +113,7 @@ pub fn run(args: Args) -> ExitCode {
     loop {
         watch.cycle();
         if args.once || !probes::signals::sleep_unless_stopped(Duration::from_secs(args.interval)) {
-            return ExitCode::SUCCESS;
+            return crate::exit::code(crate::exit::OK);
         }
     }
 }

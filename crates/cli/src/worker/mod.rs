@@ -84,7 +84,7 @@ pub fn run(args: Args) -> ExitCode {
     session.pass(&mut monitor, &mut ports);
     // `--once` is a test affordance, not a mode: `idle` needs two readings.
     if settings.once {
-        return ExitCode::SUCCESS;
+        return crate::exit::code(crate::exit::OK);
     }
     // It ends with its agent: the wait returns the moment the pid names no
     // live process, and the FINAL PASS is what publishes `gone` on the way
@@ -93,7 +93,7 @@ pub fn run(args: Args) -> ExitCode {
         session.pass(&mut monitor, &mut ports);
     }
     session.pass(&mut monitor, &mut ports);
-    ExitCode::SUCCESS
+    crate::exit::code(crate::exit::OK)
 }
 
 /// Publishing and logging around the state machine.
