@@ -116,7 +116,7 @@ impl Drop for PrivateTmux {
 /// A real capture from the golden corpus.
 pub fn capture_path(case: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata/panes/claude")
+        .join("../../../../testdata/panes/claude")
         .join(case)
         .join("plain.txt")
 }

@@ -26,13 +26,8 @@ pub fn command(exe: &str) -> Command {
 /// Runs `command` to completion with `stdin` written from a thread (a large
 /// input cannot deadlock against a full stdout pipe). Panics after `guard`:
 /// a hang guard, never a timing.
-pub fn run(mut command: Command, stdin: &[u8], guard: Duration) -> Output {
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("bmb-monitor starts");
+pub fn run(command: Command, stdin: &[u8], guard: Duration) -> Output {
+    let mut child = spawn_piped(command);
     let mut pipe = child.stdin.take().expect("stdin is piped");
     let input = stdin.to_vec();
     let writer = std::thread::spawn(move || {
@@ -51,7 +46,7 @@ pub fn run(mut command: Command, stdin: &[u8], guard: Duration) -> Output {
                 rustix::process::Pid::from_raw(pid as i32).expect("a child's pid"),
                 rustix::process::Signal::KILL,
             );
-            panic!("bmb-monitor {command:?} still ran after {guard:?}");
+            panic!("bmb-monitor (pid {pid}) still ran after {guard:?}");
         }
     };
     writer.join().expect("writer thread");
@@ -70,13 +65,8 @@ pub struct Running {
 
 impl Running {
     /// Starts `command` with all three streams piped.
-    pub fn start(mut command: Command) -> Running {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("bmb-monitor starts");
+    pub fn start(command: Command) -> Running {
+        let mut child = spawn_piped(command);
         let out = collect(child.stdout.take().expect("stdout is piped"));
         let err = collect(child.stderr.take().expect("stderr is piped"));
         Running {
@@ -131,6 +121,16 @@ impl Drop for Running {
             let _ = self.child.wait();
         }
     }
+}
+
+/// Starts `command` with all three streams piped.
+fn spawn_piped(mut command: Command) -> Child {
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("bmb-monitor starts")
 }
 
 fn collect(stream: impl std::io::Read + Send + 'static) -> Arc<Mutex<Vec<String>>> {
