@@ -6,21 +6,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use bmb_testkit::tmux::PrivateTmux;
 use probes::run::{Background, Invocation, Limits, run};
-
-fn tmux(socket: &Path, args: &[&str]) {
-    let tmux = Invocation::new("tmux")
-        .arg("-S")
-        .arg(socket)
-        .args(["-f", "/dev/null"])
-        .args(args);
-    let outcome = run(&tmux, &Limits::default());
-    assert!(
-        outcome.success_stdout().is_some(),
-        "tmux {args:?}: {}",
-        outcome.describe()
-    );
-}
 
 /// utime + stime and cutime + cstime of a process, in clock ticks.
 fn cpu_ticks(pid: u32) -> (u64, u64) {
@@ -43,27 +30,15 @@ fn rss_kib(pid: u32) -> u64 {
 
 /// Runs the monitor over `panes` sessions for `cycles` cycles at a 1 s interval.
 fn measure(dir: &Path, panes: usize, cycles: usize) {
-    let socket = dir.join(format!("sock{panes}"));
-    let working = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata/panes/claude/working-bash-sleep/plain.txt");
+    // Its own server, ended when this measurement ends.
+    let server = PrivateTmux::new();
+    let socket = server.socket.clone();
+    let working = bmb_testkit::tmux::capture_path("working-bash-sleep");
     let names: Vec<String> = (0..panes).map(|i| format!("p{i}")).collect();
     for name in &names {
-        let script = format!("cat '{}'; exec sleep 600", working.display());
-        tmux(
-            &socket,
-            &[
-                "new-session",
-                "-d",
-                "-s",
-                name,
-                "-x",
-                "120",
-                "-y",
-                "40",
-                "sh",
-                "-c",
-                &script,
-            ],
+        server.session(
+            name,
+            &format!("cat '{}'; exec sleep 600", working.display()),
         );
     }
     std::thread::sleep(Duration::from_millis(500));
@@ -98,7 +73,7 @@ fn measure(dir: &Path, panes: usize, cycles: usize) {
     let (own1, children1) = cpu_ticks(child.id());
     let rss = rss_kib(child.id());
     child.stop();
-    tmux(&socket, &["kill-server"]);
+    drop(server);
     let hz = probes::clock::ticks_per_second() as f64;
     let per_cycle = |ticks: u64| ticks as f64 / hz / cycles as f64 * 1000.0;
     println!(
