@@ -67,7 +67,8 @@ pub fn run_list(args: ListArgs) -> ExitCode {
             .iter()
             .map(|alias| {
                 let tmux = args.server.tmux(Some(alias), timeout);
-                (alias.clone(), scope.spawn(move || tmux.list_sessions()))
+                let probe = move || tmux.list_sessions().map_err(|e| e.to_string());
+                (alias.clone(), scope.spawn(probe))
             })
             .collect();
         handles
@@ -126,7 +127,7 @@ pub struct StopArgs {
 pub fn run_stop(args: StopArgs) -> ExitCode {
     let target = match Target::parse(&args.target) {
         Ok(target) => target,
-        Err(message) => return usage_error("stop", &message),
+        Err(message) => return usage_error("stop", message),
     };
     let name = target.monitor_session();
     let tmux = args.server.tmux(None, Duration::from_secs(10));

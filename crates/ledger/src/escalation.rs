@@ -2,16 +2,17 @@
 //! bounded repeats sent while none comes (the seed's "Lead Nudge Escalation").
 //!
 //! A pure data structure: the caller passes the time in, so every branch is
-//! driven by a test with plain numbers.
+//! driven by a test with plain numbers. The event type is the caller's own
+//! vocabulary (the lead monitor's `State`), so no word is spelled twice.
 
 /// The seed's cap: "Maximum 3 nudges per event — after 3rd, stop to avoid noise".
 pub const MAX_REPEATS: u32 = 3;
 
 /// One report awaiting acknowledgement (the seed's `nudge_tracker` entry).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Escalation {
+pub struct Escalation<E> {
     /// The reported state, e.g. `stalled` or `process_died`.
-    pub event: String,
+    pub event: E,
     pub agent: String,
     pub step: String,
     /// Repeats sent so far, 0 to [`MAX_REPEATS`].
@@ -23,8 +24,8 @@ pub struct Escalation {
 
 /// A repeat that is due now.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Repeat {
-    pub event: String,
+pub struct Repeat<E> {
+    pub event: E,
     pub agent: String,
     pub step: String,
     /// 1 for the first repeat, up to [`MAX_REPEATS`].
@@ -32,12 +33,18 @@ pub struct Repeat {
 }
 
 /// Open escalations, keyed by (event, agent, step).
-#[derive(Debug, Clone, Default)]
-pub struct EscalationTracker {
-    open: Vec<Escalation>,
+#[derive(Debug, Clone)]
+pub struct EscalationTracker<E> {
+    open: Vec<Escalation<E>>,
 }
 
-impl EscalationTracker {
+impl<E> Default for EscalationTracker<E> {
+    fn default() -> Self {
+        EscalationTracker { open: Vec::new() }
+    }
+}
+
+impl<E: Clone + PartialEq> EscalationTracker<E> {
     pub fn new() -> Self {
         Self::default()
     }
@@ -45,11 +52,11 @@ impl EscalationTracker {
     /// A report of `event` for (`agent`, `step`) went out at `now`: it now waits
     /// for an acknowledgement. A new report of the same key starts a new event
     /// with a fresh count, because it is a new occurrence (the state changed in between).
-    pub fn raise(&mut self, event: &str, agent: &str, step: &str, now: i64) {
+    pub fn raise(&mut self, event: E, agent: &str, step: &str, now: i64) {
         self.open
             .retain(|e| !(e.event == event && e.agent == agent && e.step == step));
         self.open.push(Escalation {
-            event: event.to_owned(),
+            event,
             agent: agent.to_owned(),
             step: step.to_owned(),
             nudge_count: 0,
@@ -60,7 +67,7 @@ impl EscalationTracker {
 
     /// `{"ack":EVENT,"agent":AGENT}` closes that event for all of the agent's steps.
     /// Returns how many open events it closed.
-    pub fn ack(&mut self, event: &str, agent: &str) -> usize {
+    pub fn ack(&mut self, event: E, agent: &str) -> usize {
         let mut closed = 0;
         for e in &mut self.open {
             if e.event == event && e.agent == agent && !e.acked {
@@ -81,7 +88,7 @@ impl EscalationTracker {
     /// The repeats due at `now`: each unacknowledged event whose latest send is
     /// at least `ack_timeout` seconds old, until it has been repeated [`MAX_REPEATS`] times.
     /// An event that has used its repeats is dropped.
-    pub fn due(&mut self, now: i64, ack_timeout: i64) -> Vec<Repeat> {
+    pub fn due(&mut self, now: i64, ack_timeout: i64) -> Vec<Repeat<E>> {
         let mut repeats = Vec::new();
         for e in &mut self.open {
             if e.nudge_count < MAX_REPEATS && now.saturating_sub(e.last_sent) >= ack_timeout {
@@ -100,7 +107,7 @@ impl EscalationTracker {
     }
 
     /// Events still waiting for an acknowledgement.
-    pub fn open(&self) -> &[Escalation] {
+    pub fn open(&self) -> &[Escalation<E>] {
         &self.open
     }
 }
@@ -109,7 +116,7 @@ impl EscalationTracker {
 mod tests {
     use super::*;
 
-    fn counts(repeats: &[Repeat]) -> Vec<(String, u32)> {
+    fn counts(repeats: &[Repeat<&str>]) -> Vec<(String, u32)> {
         repeats
             .iter()
             .map(|r| (format!("{}/{}/{}", r.event, r.agent, r.step), r.nudge_count))

@@ -11,8 +11,43 @@
 //! carries on: an unwritable file must never stop the monitor (the stdout
 //! copy of the finding still goes out).
 
+use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// Why a finding was not appended. Each names the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AppendError {
+    /// The line holds a newline, which would split it into two records.
+    NewlineInside { path: PathBuf },
+    /// The file cannot be opened (or created) for appending.
+    Open { path: PathBuf, error: String },
+    /// The write failed (a full disk, an I/O error).
+    Write { path: PathBuf, error: String },
+}
+
+impl fmt::Display for AppendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AppendError::NewlineInside { path } => write!(
+                f,
+                "refusing to append a finding with a newline inside it to {}",
+                path.display()
+            ),
+            AppendError::Open { path, error } => {
+                write!(f, "cannot open findings file {}: {error}", path.display())
+            }
+            AppendError::Write { path, error } => write!(
+                f,
+                "cannot append to findings file {}: {error}",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for AppendError {}
 
 #[derive(Debug, Clone)]
 pub struct FindingsLog {
@@ -28,20 +63,22 @@ impl FindingsLog {
         &self.path
     }
 
-    /// Append `line` and a newline. `Err` is a lowercase sentence naming the file.
-    pub fn append(&self, line: &str) -> Result<(), String> {
+    /// Append `line` and a newline. `Err` names the file.
+    pub fn append(&self, line: &str) -> Result<(), AppendError> {
         if line.contains('\n') {
-            return Err(format!(
-                "refusing to append a finding with a newline inside it to {}",
-                self.path.display()
-            ));
+            return Err(AppendError::NewlineInside {
+                path: self.path.clone(),
+            });
         }
         let mut file = std::fs::OpenOptions::new()
             .read(true)
             .append(true)
             .create(true)
             .open(&self.path)
-            .map_err(|e| format!("cannot open findings file {}: {e}", self.path.display()))?;
+            .map_err(|e| AppendError::Open {
+                path: self.path.clone(),
+                error: e.to_string(),
+            })?;
         let mut record = Vec::with_capacity(line.len() + 2);
         // A line torn by a crash must not swallow the next record: start on a
         // line of our own.
@@ -51,11 +88,9 @@ impl FindingsLog {
         record.extend_from_slice(line.as_bytes());
         record.push(b'\n');
         // One buffer, one write(2): O_APPEND makes it land whole at the end.
-        file.write_all(&record).map_err(|e| {
-            format!(
-                "cannot append to findings file {}: {e}",
-                self.path.display()
-            )
+        file.write_all(&record).map_err(|e| AppendError::Write {
+            path: self.path.clone(),
+            error: e.to_string(),
         })
     }
 }
@@ -123,7 +158,12 @@ mod tests {
         let path = dir.path().join("is-a-dir");
         std::fs::create_dir(&path).unwrap();
         let err = FindingsLog::new(&path).append("{}").unwrap_err();
-        assert!(err.contains("is-a-dir"), "{err}");
+        assert!(matches!(err, AppendError::Open { .. }), "{err:?}");
+        let shown = err.to_string();
+        assert!(
+            shown.starts_with(&format!("cannot open findings file {}: ", path.display())),
+            "{shown}"
+        );
         let missing_parent = dir.path().join("no/such/dir/f.jsonl");
         assert!(FindingsLog::new(missing_parent).append("{}").is_err());
     }
@@ -132,7 +172,10 @@ mod tests {
     fn a_line_with_a_newline_is_refused_rather_than_splitting_a_record() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.jsonl");
-        assert!(FindingsLog::new(&path).append("a\nb").is_err());
+        assert_eq!(
+            FindingsLog::new(&path).append("a\nb"),
+            Err(AppendError::NewlineInside { path: path.clone() })
+        );
         assert!(!path.exists());
     }
 }

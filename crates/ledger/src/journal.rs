@@ -10,7 +10,7 @@ use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::findings::FindingsLog;
+use crate::findings::{AppendError, FindingsLog};
 use crate::session::{SessionMemory, SessionRecord, parse_records, record_line};
 
 /// A journal larger than this is not ours (a few records a poll at most).
@@ -115,7 +115,7 @@ impl Journal {
     }
 
     /// Appends one record as one line, in one write.
-    pub fn append(&self, record: &SessionRecord) -> Result<(), String> {
+    pub fn append(&self, record: &SessionRecord) -> Result<(), AppendError> {
         self.log.append(&record_line(record))
     }
 

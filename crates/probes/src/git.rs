@@ -9,10 +9,60 @@
 //!   LOCAL `origin/HEAD` or `origin/main`, which is found by reading ref files
 //!   rather than by a third git call.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::run::{Invocation, Limits, run};
+use crate::file::ReadError;
+use crate::run::{CommandFailed, Invocation, Limits, run};
+
+/// Why a git question has no answer. Every one is "unanswerable", never a
+/// zero count or an unchanged tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GitError {
+    /// git exited non-zero, timed out, could not start, or printed more than its bound.
+    Failed(CommandFailed),
+    /// `git rev-list --count` printed something that is not a number.
+    NotACount { printed: String },
+    /// `origin/HEAD` names a ref that this clone does not have.
+    DanglingOriginHead { target: String },
+    /// Neither `origin/HEAD` nor `origin/main` exists locally: nothing to count against.
+    NoBaseRef,
+    /// No `.git` in the worktree or any folder above it.
+    NotARepository { worktree: PathBuf },
+    /// A `.git` file that cannot be read.
+    UnreadableGitFile { path: PathBuf, error: ReadError },
+    /// A `.git` file without a `gitdir: ` line.
+    NoGitdir { path: PathBuf },
+}
+
+impl fmt::Display for GitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GitError::Failed(failed) => write!(f, "{failed}"),
+            GitError::NotACount { printed } => {
+                write!(f, "git rev-list --count printed {printed:?}, not a number")
+            }
+            GitError::DanglingOriginHead { target } => write!(
+                f,
+                "origin/HEAD points at {target}, which does not exist locally"
+            ),
+            GitError::NoBaseRef => {
+                f.write_str("no local origin/HEAD or origin/main ref to count commits against")
+            }
+            GitError::NotARepository { worktree } => {
+                write!(f, "{} is not inside a git repository", worktree.display())
+            }
+            GitError::UnreadableGitFile { path, error } => {
+                write!(f, "cannot read {}: it {error}", path.display())
+            }
+            GitError::NoGitdir { path } => write!(f, "{} does not name a gitdir", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for GitError {}
 
 /// The seed's `PLOT_WORKER_RECORD` pattern: Plot's own records in a worktree.
 pub const PLOT_WORKER_RECORD: &str = ".plot-worker.";
@@ -29,22 +79,19 @@ fn git(worktree: &Path) -> Invocation {
         .env("GIT_TERMINAL_PROMPT", "0")
 }
 
-fn answer(invocation: &Invocation, limits: &Limits) -> Result<String, String> {
+/// git's stdout, or why there is none. An answer cut at the byte bound is
+/// none (`Outcome::success_stdout`), said as such.
+fn answer(invocation: &Invocation, limits: &Limits) -> Result<String, GitError> {
     let outcome = run(invocation, limits);
     match outcome.success_stdout() {
-        Some(stdout) if !stdout.truncated => Ok(stdout.text()),
-        Some(_) => Err(format!(
-            "`{}` printed more than {} bytes",
-            invocation.display(),
-            limits.max_output
-        )),
-        None => Err(format!("`{}` {}", invocation.display(), outcome.describe())),
+        Some(stdout) => Ok(stdout.text()),
+        None => Err(GitError::Failed(CommandFailed::new(invocation, &outcome))),
     }
 }
 
 /// HEAD plus the status list, with `.plot-worker.` lines dropped: equal
 /// strings mean nothing happened in the tree. `Err` says why git could not answer.
-pub fn tree_fingerprint(worktree: &Path, timeout: Duration) -> Result<String, String> {
+pub fn tree_fingerprint(worktree: &Path, timeout: Duration) -> Result<String, GitError> {
     let limits = Limits {
         timeout,
         // A huge status is still a fingerprint; the cap only bounds memory.
@@ -71,7 +118,7 @@ pub fn filter_own_records(status: &str) -> String {
 
 /// How many commits since the base TOUCHED A FILE. `Err` is "unanswerable":
 /// no local base ref, or git failed. Never zero for a failure.
-pub fn commits_since_base(worktree: &Path, timeout: Duration) -> Result<u64, String> {
+pub fn commits_since_base(worktree: &Path, timeout: Duration) -> Result<u64, GitError> {
     let base = local_base_ref(worktree)?;
     let out = answer(
         // The `-- .` pathspec keeps only commits that touched a file: the
@@ -79,11 +126,8 @@ pub fn commits_since_base(worktree: &Path, timeout: Duration) -> Result<u64, Str
         &git(worktree).args(["rev-list", "--count", &format!("{base}..HEAD"), "--", "."]),
         &Limits::with_timeout(timeout),
     )?;
-    out.trim().parse().map_err(|_| {
-        format!(
-            "git rev-list --count printed {:?}, not a number",
-            out.trim()
-        )
+    out.trim().parse().map_err(|_| GitError::NotACount {
+        printed: out.trim().to_string(),
     })
 }
 
@@ -100,7 +144,7 @@ const PACKED_REFS_MAX_BYTES: u64 = 64 << 20;
 /// or not it exists, and only when origin/HEAD is not symbolic does it fall
 /// back to `origin/main`. A dangling target makes the seed's `rev-list` fail,
 /// which is unanswerable (nothing published), never a count against main.
-pub fn local_base_ref(worktree: &Path) -> Result<String, String> {
+pub fn local_base_ref(worktree: &Path) -> Result<String, GitError> {
     let common = common_git_dir(worktree)?;
     // A ref file is one line and packed-refs one line a ref; a FIFO or a
     // device there must not block the worker (crate::file).
@@ -119,27 +163,27 @@ pub fn local_base_ref(worktree: &Path) -> Result<String, String> {
         return if exists(target) {
             Ok(target.to_owned())
         } else {
-            Err(format!(
-                "origin/HEAD points at {target}, which does not exist locally"
-            ))
+            Err(GitError::DanglingOriginHead {
+                target: target.to_owned(),
+            })
         };
     }
     if exists("refs/remotes/origin/main") {
         return Ok("refs/remotes/origin/main".to_owned());
     }
-    Err("no local origin/HEAD or origin/main ref to count commits against".to_owned())
+    Err(GitError::NoBaseRef)
 }
 
 /// Whether `worktree` is inside a git repository (a `.git` folder or file
 /// in it or above it), or why not.
-pub fn check_repository(worktree: &Path) -> Result<(), String> {
+pub fn check_repository(worktree: &Path) -> Result<(), GitError> {
     common_git_dir(worktree).map(|_| ())
 }
 
 /// The directory holding `refs/` and `packed-refs` for the repository that
 /// contains `worktree`: `.git` itself, or for a linked worktree (`.git` is a
 /// file naming its gitdir) the gitdir's `commondir`.
-fn common_git_dir(worktree: &Path) -> Result<PathBuf, String> {
+fn common_git_dir(worktree: &Path) -> Result<PathBuf, GitError> {
     let mut dir = Some(worktree);
     while let Some(here) = dir {
         let dot_git = here.join(".git");
@@ -147,12 +191,19 @@ fn common_git_dir(worktree: &Path) -> Result<PathBuf, String> {
             return Ok(dot_git);
         }
         if dot_git.is_file() {
-            let text = crate::file::read_regular_text(&dot_git, REF_MAX_BYTES)
-                .map_err(|e| format!("cannot read {}: it {e}", dot_git.display()))?;
-            let gitdir = text
-                .trim()
-                .strip_prefix("gitdir: ")
-                .ok_or_else(|| format!("{} does not name a gitdir", dot_git.display()))?;
+            let text =
+                crate::file::read_regular_text(&dot_git, REF_MAX_BYTES).map_err(|error| {
+                    GitError::UnreadableGitFile {
+                        path: dot_git.clone(),
+                        error,
+                    }
+                })?;
+            let gitdir =
+                text.trim()
+                    .strip_prefix("gitdir: ")
+                    .ok_or_else(|| GitError::NoGitdir {
+                        path: dot_git.clone(),
+                    })?;
             let gitdir = here.join(gitdir);
             return Ok(
                 match crate::file::read_regular_text(&gitdir.join("commondir"), REF_MAX_BYTES) {
@@ -163,10 +214,9 @@ fn common_git_dir(worktree: &Path) -> Result<PathBuf, String> {
         }
         dir = here.parent();
     }
-    Err(format!(
-        "{} is not inside a git repository",
-        worktree.display()
-    ))
+    Err(GitError::NotARepository {
+        worktree: worktree.to_owned(),
+    })
 }
 
 #[cfg(test)]
@@ -188,6 +238,12 @@ mod tests {
         assert!(local_base_ref(dir.path()).is_err());
         assert!(commits_since_base(dir.path(), GIT_TIMEOUT).is_err());
         assert!(tree_fingerprint(dir.path(), GIT_TIMEOUT).is_err());
+        let err = check_repository(dir.path()).unwrap_err();
+        assert!(matches!(err, GitError::NotARepository { .. }), "{err:?}");
+        assert!(
+            err.to_string().ends_with(" is not inside a git repository"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -216,7 +272,16 @@ mod tests {
         )
         .unwrap();
         let err = local_base_ref(dir.path()).unwrap_err();
-        assert!(err.contains("refs/remotes/origin/trunk"), "{err}");
+        assert_eq!(
+            err,
+            GitError::DanglingOriginHead {
+                target: "refs/remotes/origin/trunk".into()
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "origin/HEAD points at refs/remotes/origin/trunk, which does not exist locally"
+        );
 
         std::fs::write(git.join("refs/remotes/origin/trunk"), "abc\n").unwrap();
         assert_eq!(
@@ -291,7 +356,7 @@ mod tests {
              && git symbolic-ref refs/remotes/origin/HEAD refs/remotes/origin/trunk",
         );
         let err = commits_since_base(&work, GIT_TIMEOUT).unwrap_err();
-        assert!(err.contains("origin/trunk"), "{err}");
+        assert!(err.to_string().contains("origin/trunk"), "{err}");
         // Once the target exists, it is the base.
         sh(&work, "git update-ref refs/remotes/origin/trunk HEAD~1");
         assert_eq!(commits_since_base(&work, GIT_TIMEOUT), Ok(1));
@@ -305,7 +370,8 @@ mod tests {
             "git init -q -b main && echo a > a && git add a && git commit -qm base",
         );
         let err = commits_since_base(dir.path(), GIT_TIMEOUT).unwrap_err();
-        assert!(err.contains("origin"), "{err}");
+        assert_eq!(err, GitError::NoBaseRef);
+        assert!(err.to_string().contains("origin"), "{err}");
     }
 
     #[test]

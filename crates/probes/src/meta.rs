@@ -5,9 +5,39 @@
 //! first 5 lines of a handoff file. These are the same questions asked with
 //! syscalls instead of forks.
 
+use std::fmt;
 use std::io::{ErrorKind, Read};
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use crate::file::ReadError;
+
+/// Why a path's metadata or head could not be read. Absence is no error
+/// for [`stat`] ([`FileMeta::Missing`]); for [`read_head`] it is `Open`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MetaError {
+    /// `stat` failed for a reason other than absence (permission, I/O).
+    Stat { path: PathBuf, error: String },
+    /// The file is missing, not a regular file, or cannot be opened.
+    Open { path: PathBuf, error: ReadError },
+    /// Opened, then reading it failed.
+    Read { path: PathBuf, error: String },
+}
+
+impl fmt::Display for MetaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MetaError::Stat { path, error } => write!(f, "cannot stat {}: {error}", path.display()),
+            MetaError::Open { path, error } => {
+                write!(f, "cannot open {}: it {error}", path.display())
+            }
+            MetaError::Read { path, error } => write!(f, "cannot read {}: {error}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for MetaError {}
 
 /// What `stat` says about a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +56,7 @@ pub enum FileMeta {
 
 /// Stats `path` (following symlinks). A missing file or parent is `Missing`;
 /// any other failure (permission, I/O) is an error, which is not the same as absence.
-pub fn stat(path: &Path) -> Result<FileMeta, String> {
+pub fn stat(path: &Path) -> Result<FileMeta, MetaError> {
     match std::fs::metadata(path) {
         Ok(md) => Ok(FileMeta::Present {
             size: md.len(),
@@ -36,7 +66,10 @@ pub fn stat(path: &Path) -> Result<FileMeta, String> {
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
             Ok(FileMeta::Missing)
         }
-        Err(e) => Err(format!("cannot stat {}: {e}", path.display())),
+        Err(e) => Err(MetaError::Stat {
+            path: path.to_owned(),
+            error: e.to_string(),
+        }),
     }
 }
 
@@ -48,13 +81,18 @@ pub const HEAD_MAX_LINES: usize = 5;
 /// bound: it reads exactly `max_bytes` at most from the file descriptor.
 /// A line cut by the byte bound is returned as far as it was read; invalid
 /// UTF-8 is replaced.
-pub fn read_head(path: &Path, max_bytes: usize) -> Result<Vec<String>, String> {
-    let file = crate::file::open_regular(path)
-        .map_err(|e| format!("cannot open {}: it {e}", path.display()))?;
+pub fn read_head(path: &Path, max_bytes: usize) -> Result<Vec<String>, MetaError> {
+    let file = crate::file::open_regular(path).map_err(|error| MetaError::Open {
+        path: path.to_owned(),
+        error,
+    })?;
     let mut buf = Vec::with_capacity(max_bytes.min(4096));
     file.take(max_bytes as u64)
         .read_to_end(&mut buf)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        .map_err(|e| MetaError::Read {
+            path: path.to_owned(),
+            error: e.to_string(),
+        })?;
     Ok(head_lines(&buf))
 }
 
@@ -177,7 +215,18 @@ mod tests {
     #[test]
     fn head_of_a_missing_file_is_an_error_naming_it() {
         let dir = tempfile::tempdir().unwrap();
-        let err = read_head(&dir.path().join("gone.md"), 100).unwrap_err();
-        assert!(err.contains("gone.md"), "{err}");
+        let path = dir.path().join("gone.md");
+        let err = read_head(&path, 100).unwrap_err();
+        assert_eq!(
+            err,
+            MetaError::Open {
+                path: path.clone(),
+                error: ReadError::Missing
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            format!("cannot open {}: it does not exist", path.display())
+        );
     }
 }

@@ -71,35 +71,74 @@ pub enum PidFileState {
     },
 }
 
+/// Why a pid file's text names no single process. `shown` is its first 40
+/// characters, trimmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PidError {
+    Empty,
+    /// `-1` signals every process, `-N` a group.
+    Negative {
+        shown: String,
+    },
+    NotANumber {
+        shown: String,
+    },
+    /// Pid 0 addresses the caller's process group.
+    Zero {
+        shown: String,
+    },
+    OutOfRange {
+        shown: String,
+    },
+}
+
+impl std::fmt::Display for PidError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PidError::Empty => f.write_str("the pid file is empty"),
+            PidError::Negative { shown } => write!(
+                f,
+                "the pid file holds {shown:?}, a negative number, which names no single process"
+            ),
+            PidError::NotANumber { shown } => {
+                write!(f, "the pid file holds {shown:?}, which is not a process id")
+            }
+            PidError::Zero { shown } => write!(
+                f,
+                "the pid file holds {shown:?}; pid 0 names a process group, not a process"
+            ),
+            PidError::OutOfRange { shown } => write!(
+                f,
+                "the pid file holds {shown:?}, which is out of range for a process id"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PidError {}
+
 /// Parse a pid file's contents: surrounding whitespace is ignored; anything
 /// else but a positive decimal number is "not recorded", with the reason.
-pub fn parse_pid(text: &str) -> Result<Pid, String> {
+pub fn parse_pid(text: &str) -> Result<Pid, PidError> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
-        return Err("the pid file is empty".to_owned());
+        return Err(PidError::Empty);
     }
     let shown: String = trimmed.chars().take(40).collect();
     if let Some(rest) = trimmed.strip_prefix('-')
         && !rest.is_empty()
         && rest.bytes().all(|b| b.is_ascii_digit())
     {
-        return Err(format!(
-            "the pid file holds {shown:?}, a negative number, which names no single process"
-        ));
+        return Err(PidError::Negative { shown });
     }
     if !trimmed.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!(
-            "the pid file holds {shown:?}, which is not a process id"
-        ));
+        return Err(PidError::NotANumber { shown });
     }
     match trimmed.parse::<u32>().ok().and_then(Pid::new) {
         Some(pid) => Ok(pid),
-        None if trimmed.bytes().all(|b| b == b'0') => Err(format!(
-            "the pid file holds {shown:?}; pid 0 names a process group, not a process"
-        )),
-        None => Err(format!(
-            "the pid file holds {shown:?}, which is out of range for a process id"
-        )),
+        None if trimmed.bytes().all(|b| b == b'0') => Err(PidError::Zero { shown }),
+        None => Err(PidError::OutOfRange { shown }),
     }
 }
 
@@ -157,7 +196,7 @@ mod tests {
             ("99999999999", "out of range"),
             ("4294967295", "out of range"),
         ] {
-            let reason = parse_pid(text).expect_err(text);
+            let reason = parse_pid(text).expect_err(text).to_string();
             assert!(reason.contains(says), "{text:?}: {reason}");
         }
     }

@@ -240,6 +240,34 @@ impl Outcome {
     }
 }
 
+/// A command that gave no answer: what ran, and what happened instead (the
+/// outcome's [`Outcome::describe`] line). Renders as "`git status …` exited
+/// with code 128: fatal: …".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandFailed {
+    /// The program and its arguments ([`Invocation::display`]).
+    pub command: String,
+    /// What happened instead of an answer, as one lowercase fragment.
+    pub outcome: String,
+}
+
+impl CommandFailed {
+    pub fn new(what: &Invocation, outcome: &Outcome) -> CommandFailed {
+        CommandFailed {
+            command: what.display(),
+            outcome: outcome.describe(),
+        }
+    }
+}
+
+impl std::fmt::Display for CommandFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "`{}` {}", self.command, self.outcome)
+    }
+}
+
+impl std::error::Error for CommandFailed {}
+
 /// A subprocess's line as it may reach a terminal: escape sequences and
 /// control characters dropped (a hostile program's stderr can carry a title,
 /// clear-screen or clipboard escape), at most 300 characters.

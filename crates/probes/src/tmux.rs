@@ -6,10 +6,79 @@
 //! and an error, never a frozen monitor. Sessions are addressed exactly
 //! (`-t '=name:'`), never by prefix.
 
+use std::fmt;
 use std::time::Duration;
 
-use crate::run::{Invocation, Limits, run};
+use crate::run::{CommandFailed, Invocation, Limits, Outcome, run};
 use crate::ssh::{Remote, quote_expandable, quote_literal};
+
+/// Why tmux gave no answer, or no pane's capture. Tmux's own words are read
+/// in one place (where a call's outcome is interpreted), so a caller matches
+/// a variant, never tmux's English.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TmuxError {
+    /// No server listens on the socket: never started, or gone (however tmux
+    /// words it: its socket still there or not, mid-exit or after).
+    NoServer {
+        /// The ssh alias the server was asked on; `None` on this machine.
+        host: Option<String>,
+    },
+    /// The server has no session of that exact name.
+    NoSession {
+        session: String,
+        host: Option<String>,
+    },
+    /// tmux (or ssh before it) failed some other way, timed out or could not start.
+    Failed(CommandFailed),
+    /// The pane was moved to another session between the listing and the capture.
+    PaneMoved {
+        /// The session it was in when it was read.
+        to: String,
+    },
+    /// The capture held this call's marker line more than once: a pane
+    /// printed it, so its capture cannot be told from a forgery.
+    MarkerRepeated { count: usize },
+    /// The chained capture passed its output bound; the panes after the cut were not read.
+    CaptureCut { max_output: usize },
+    /// A `list-panes` row that is not `%N PID DEAD`.
+    UnexpectedRow { line: String },
+    /// `display-message -p '#{pid}'` printed something that is not a pid.
+    UnexpectedPid { printed: String },
+}
+
+impl fmt::Display for TmuxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let on = |host: &Option<String>| match host {
+            Some(alias) => format!(" on {alias}"),
+            None => String::new(),
+        };
+        match self {
+            TmuxError::NoServer { host } => write!(f, "no tmux server is running{}", on(host)),
+            TmuxError::NoSession { session, host } => {
+                write!(f, "no tmux session named `{session}`{}", on(host))
+            }
+            TmuxError::Failed(failed) => write!(f, "{failed}"),
+            TmuxError::PaneMoved { to } => write!(
+                f,
+                "the pane moved to another session ({to:?}) while it was read; not read this cycle"
+            ),
+            TmuxError::MarkerRepeated { count } => write!(
+                f,
+                "the capture held the monitor's marker line {count} times (a pane printed it); \
+                 not read this cycle"
+            ),
+            TmuxError::CaptureCut { max_output } => write!(
+                f,
+                "the capture output passed {max_output} bytes and was cut; the panes after the cut are not read"
+            ),
+            TmuxError::UnexpectedRow { line } => write!(f, "unexpected list-panes row {line:?}"),
+            TmuxError::UnexpectedPid { printed } => write!(f, "tmux gave its pid as {printed:?}"),
+        }
+    }
+}
+
+impl std::error::Error for TmuxError {}
 
 /// Which tmux server to talk to: the default one, `-L NAME`, or `-S PATH`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -157,38 +226,59 @@ impl Tmux {
         }
     }
 
-    fn call(&self, inv: Invocation) -> Result<String, String> {
-        let what = inv.display();
+    fn call(&self, inv: Invocation) -> Result<String, TmuxError> {
+        self.call_on(inv, None)
+    }
+
+    /// [`Tmux::call`] for a command that addresses `session`, so that tmux
+    /// not finding it is [`TmuxError::NoSession`].
+    fn call_on(&self, inv: Invocation, session: Option<&str>) -> Result<String, TmuxError> {
         let outcome = run(&inv, &Limits::with_timeout(self.timeout));
         match outcome.success_stdout() {
             Some(out) => Ok(out.text()),
-            None => Err(format!("`{what}` {}", outcome.describe())),
+            None => Err(self.failure(&inv, &outcome, session)),
+        }
+    }
+
+    /// What a call that gave no answer means: the one place tmux's words are
+    /// read. A server that is gone is one condition however tmux words it
+    /// (its socket still there or not, mid-exit or after), so a caller that
+    /// says an error once per change says it once.
+    fn failure(&self, inv: &Invocation, outcome: &Outcome, session: Option<&str>) -> TmuxError {
+        let said = |phrases: &[&str]| match outcome {
+            Outcome::Exited {
+                code: Some(code),
+                stderr,
+                ..
+            } if *code != 0 => {
+                let text = stderr.text();
+                phrases.iter().any(|phrase| text.contains(phrase))
+            }
+            _ => false,
+        };
+        let host = self.remote.as_ref().map(|remote| remote.alias.clone());
+        if said(&NO_SERVER) {
+            return TmuxError::NoServer { host };
+        }
+        match session {
+            Some(session) if said(&NO_SESSION) => TmuxError::NoSession {
+                session: session.to_string(),
+                host,
+            },
+            _ => TmuxError::Failed(CommandFailed::new(inv, outcome)),
         }
     }
 
     /// The panes of ONE window: the window holding `target` (a pane id such as
     /// `%3`), or the server's current window when `target` is `None`. Never `-s`
     /// or `-a`: other windows and sessions belong to the user, not to us.
-    pub fn list_panes(&self, target: Option<&str>) -> Result<Vec<PaneRow>, String> {
+    pub fn list_panes(&self, target: Option<&str>) -> Result<Vec<PaneRow>, TmuxError> {
         let format = "#{pane_id} #{pane_pid} #{pane_dead}";
         let inv = match target {
             Some(target) => self.command(&["list-panes", "-t", target, "-F", format]),
             None => self.command(&["list-panes", "-F", format]),
         };
-        // A server that is gone is one condition however tmux words it
-        // (its socket still there or not, mid-exit or after), so a caller
-        // that says an error once per change says it once.
-        let out = self.call(inv).map_err(|err| {
-            if NO_SERVER
-                .iter()
-                .chain(&["server exited unexpectedly", "lost server"])
-                .any(|p| err.contains(p))
-            {
-                format!("no tmux server is running{}", self.where_())
-            } else {
-                err
-            }
-        })?;
+        let out = self.call(inv)?;
         out.lines()
             .filter(|line| !line.trim().is_empty())
             .map(parse_pane_row)
@@ -197,10 +287,10 @@ impl Tmux {
 
     /// Every pane of a session, all its windows (`list-panes -s`): `%N` each.
     /// For a monitor looking for the pane its agent runs in.
-    pub fn session_panes(&self, session: &str) -> Result<Vec<String>, String> {
+    pub fn session_panes(&self, session: &str) -> Result<Vec<String>, TmuxError> {
         let target = format!("={session}:");
         let inv = self.command(&["list-panes", "-s", "-t", &target, "-F", "#{pane_id}"]);
-        let out = self.call(inv)?;
+        let out = self.call_on(inv, Some(session))?;
         Ok(out
             .lines()
             .map(str::trim)
@@ -211,29 +301,24 @@ impl Tmux {
 
     /// Types `text` literally into `pane`, then presses Enter in a SEPARATE
     /// call: sent together, a fast TUI can take the Enter as part of a paste.
-    pub fn send_line(&self, pane: &str, text: &str) -> Result<(), String> {
+    pub fn send_line(&self, pane: &str, text: &str) -> Result<(), TmuxError> {
         self.call(self.command(&["send-keys", "-t", pane, "-l", "--", text]))?;
         self.call(self.command(&["send-keys", "-t", pane, "Enter"]))?;
         Ok(())
     }
 
     /// The names of the server's sessions. A server that is not running has none.
-    pub fn list_sessions(&self) -> Result<Vec<String>, String> {
+    pub fn list_sessions(&self) -> Result<Vec<String>, TmuxError> {
         let inv = self.command(&["list-sessions", "-F", "#{session_name}"]);
-        let outcome = run(&inv, &Limits::with_timeout(self.timeout));
-        if let Some(out) = outcome.success_stdout() {
-            return Ok(out
-                .text()
+        match self.call(inv) {
+            Ok(out) => Ok(out
                 .lines()
                 .filter(|l| !l.is_empty())
                 .map(str::to_owned)
-                .collect());
+                .collect()),
+            Err(TmuxError::NoServer { .. }) => Ok(Vec::new()),
+            Err(error) => Err(error),
         }
-        let described = outcome.describe();
-        if NO_SERVER.iter().any(|phrase| described.contains(phrase)) {
-            return Ok(Vec::new());
-        }
-        Err(format!("`{}` {described}", inv.display()))
     }
 
     /// Captures the active pane of each session (`capture-pane -p -t '=NAME:'`)
@@ -252,7 +337,7 @@ impl Tmux {
         &self,
         sessions: &[String],
         nonce: &str,
-    ) -> Result<Vec<Result<PaneCapture, String>>, String> {
+    ) -> Result<Vec<Result<PaneCapture, TmuxError>>, TmuxError> {
         let targets: Vec<(String, Option<KnownPane>)> =
             sessions.iter().map(|s| (s.clone(), None)).collect();
         self.capture_panes(&targets, nonce)
@@ -266,13 +351,19 @@ impl Tmux {
         &self,
         targets: &[(String, Option<KnownPane>)],
         nonce: &str,
-    ) -> Result<Vec<Result<PaneCapture, String>>, String> {
+    ) -> Result<Vec<Result<PaneCapture, TmuxError>>, TmuxError> {
         // One listing answers both questions: which sessions exist, and
         // whether a remembered pane still belongs to its session.
         let panes = self.list_all_panes()?;
-        let mut results: Vec<Result<PaneCapture, String>> = targets
+        let host = self.remote.as_ref().map(|remote| remote.alias.clone());
+        let mut results: Vec<Result<PaneCapture, TmuxError>> = targets
             .iter()
-            .map(|(s, _)| Err(format!("no tmux session named `{s}`{}", self.where_())))
+            .map(|(session, _)| {
+                Err(TmuxError::NoSession {
+                    session: session.clone(),
+                    host: host.clone(),
+                })
+            })
             .collect();
         let wanted: Vec<(usize, String)> = targets
             .iter()
@@ -314,7 +405,7 @@ impl Tmux {
         targets: &[(String, Option<KnownPane>)],
         wanted: &[(usize, String)],
         nonce: &str,
-        results: &mut [Result<PaneCapture, String>],
+        results: &mut [Result<PaneCapture, TmuxError>],
     ) {
         let markers: Vec<String> = wanted
             .iter()
@@ -357,28 +448,27 @@ impl Tmux {
         };
         let outcome = run(&inv, &limits);
         let (stdout, failure) = match &outcome {
-            crate::run::Outcome::Exited {
+            Outcome::Exited {
                 code: Some(0),
                 stdout,
                 ..
             } if stdout.truncated => (
                 stdout.text(),
-                Some(format!(
-                    "the capture output passed {} bytes and was cut; the panes after the cut are not read",
-                    limits.max_output
-                )),
+                Some(TmuxError::CaptureCut {
+                    max_output: limits.max_output,
+                }),
             ),
-            crate::run::Outcome::Exited {
+            Outcome::Exited {
                 code: Some(0),
                 stdout,
                 ..
             } => (stdout.text(), None),
-            crate::run::Outcome::Exited { stdout, .. }
-            | crate::run::Outcome::TimedOut { stdout, .. } => (
-                stdout.text(),
-                Some(format!("`{}` {}", inv.display(), outcome.describe())),
-            ),
-            crate::run::Outcome::FailedToSpawn { .. } => (String::new(), Some(outcome.describe())),
+            Outcome::Exited { stdout, .. } | Outcome::TimedOut { stdout, .. } => {
+                (stdout.text(), Some(self.failure(&inv, &outcome, None)))
+            }
+            Outcome::FailedToSpawn { .. } => {
+                (String::new(), Some(self.failure(&inv, &outcome, None)))
+            }
         };
         let mut current: Option<(usize, PaneCapture)> = None;
         let mut finished = Vec::new();
@@ -436,19 +526,14 @@ impl Tmux {
         for (index, capture) in finished {
             results[index] = Ok(capture);
         }
-        for (index, now) in moved {
-            results[index] = Err(format!(
-                "the pane moved to another session ({now:?}) while it was read; not read this cycle"
-            ));
+        for (index, to) in moved {
+            results[index] = Err(TmuxError::PaneMoved { to });
         }
         // A marker printed twice: its own pane and the one before it (whose
         // text held the copy) cannot be told apart from a forgery.
         for (at, &count) in seen.iter().enumerate().filter(|&(_, &count)| count > 1) {
             for suspect in [at.checked_sub(1), Some(at)].into_iter().flatten() {
-                results[wanted[suspect].0] = Err(format!(
-                    "the capture held the monitor's marker line {count} times (a pane printed it); \
-                     not read this cycle"
-                ));
+                results[wanted[suspect].0] = Err(TmuxError::MarkerRepeated { count });
             }
         }
         if let Some(failure) = failure {
@@ -462,13 +547,11 @@ impl Tmux {
 
     /// Every pane of the server: (session name, the pane). A server that is
     /// not running has none.
-    fn list_all_panes(&self) -> Result<Vec<(String, KnownPane)>, String> {
+    fn list_all_panes(&self) -> Result<Vec<(String, KnownPane)>, TmuxError> {
         let format = "#{pane_id} #{pane_pid} #{session_name}";
         let inv = self.command(&["list-panes", "-a", "-F", format]);
-        let outcome = run(&inv, &Limits::with_timeout(self.timeout));
-        if let Some(out) = outcome.success_stdout() {
-            return Ok(out
-                .text()
+        match self.call(inv) {
+            Ok(out) => Ok(out
                 .lines()
                 .filter_map(|line| {
                     let mut fields = line.splitn(3, ' ');
@@ -477,37 +560,34 @@ impl Tmux {
                     let session = fields.next()?.to_owned();
                     Some((session, KnownPane { id, pid }))
                 })
-                .collect());
+                .collect()),
+            Err(TmuxError::NoServer { .. }) => Ok(Vec::new()),
+            Err(error) => Err(error),
         }
-        let described = outcome.describe();
-        if NO_SERVER.iter().any(|phrase| described.contains(phrase)) {
-            return Ok(Vec::new());
-        }
-        Err(format!("`{}` {described}", inv.display()))
     }
 
     /// Starts a detached session running `command` (argv, no shell).
-    pub fn new_detached_session(&self, name: &str, command: &[String]) -> Result<(), String> {
+    pub fn new_detached_session(&self, name: &str, command: &[String]) -> Result<(), TmuxError> {
         let mut args = vec!["new-session", "-d", "-s", name, "--"];
         args.extend(command.iter().map(String::as_str));
         self.call(self.command(&args)).map(|_| ())
     }
 
     /// Ends the session named exactly `name`.
-    pub fn kill_session(&self, name: &str) -> Result<(), String> {
+    pub fn kill_session(&self, name: &str) -> Result<(), TmuxError> {
         let target = format!("={name}");
-        self.call(self.command(&["kill-session", "-t", &target]))
+        self.call_on(self.command(&["kill-session", "-t", &target]), Some(name))
             .map(|_| ())
     }
 
     /// Ends the whole server (tests end their private servers this way).
     /// Ends the server, even while this process stops (it is clean-up).
-    pub fn kill_server(&self) -> Result<(), String> {
+    pub fn kill_server(&self) -> Result<(), TmuxError> {
         let inv = self.command(&["kill-server"]);
         let outcome = run(&inv, &Limits::with_timeout(self.timeout).for_cleanup());
         match outcome.success_stdout() {
             Some(_) => Ok(()),
-            None => Err(format!("`{}` {}", inv.display(), outcome.describe())),
+            None => Err(self.failure(&inv, &outcome, None)),
         }
     }
 
@@ -520,7 +600,7 @@ impl Tmux {
         name: &str,
         (cols, rows): (u16, u16),
         command: &[String],
-    ) -> Result<u32, String> {
+    ) -> Result<u32, TmuxError> {
         let (cols, rows) = (cols.to_string(), rows.to_string());
         let mut args = vec![
             "-f",
@@ -538,23 +618,16 @@ impl Tmux {
         args.extend(command.iter().map(String::as_str));
         self.call(self.command(&args))?;
         let pid = self.call(self.command(&["display-message", "-p", "#{pid}"]))?;
-        pid.trim()
-            .parse()
-            .map_err(|_| format!("tmux gave its pid as {:?}", pid.trim()))
+        pid.trim().parse().map_err(|_| TmuxError::UnexpectedPid {
+            printed: pid.trim().to_string(),
+        })
     }
 
     /// Replaces whatever runs in `pane` with `command` (`respawn-pane -k`).
-    pub fn respawn_pane(&self, pane: &str, command: &[String]) -> Result<(), String> {
+    pub fn respawn_pane(&self, pane: &str, command: &[String]) -> Result<(), TmuxError> {
         let mut args = vec!["respawn-pane", "-k", "-t", pane, "--"];
         args.extend(command.iter().map(String::as_str));
         self.call(self.command(&args)).map(|_| ())
-    }
-
-    fn where_(&self) -> String {
-        match &self.remote {
-            Some(remote) => format!(" on {}", remote.alias),
-            None => String::new(),
-        }
     }
 }
 
@@ -562,13 +635,24 @@ impl Tmux {
 const CAPTURE_BASE_BYTES: usize = 8 << 20;
 const CAPTURE_PER_PANE_BYTES: usize = 1 << 20;
 
-/// What tmux says when no server listens on the socket: no sessions, not an error.
-const NO_SERVER: [&str; 2] = ["no server running", "error connecting to"];
+/// What tmux says when no server listens on the socket (none was started,
+/// or it is exiting or has exited): [`TmuxError::NoServer`].
+const NO_SERVER: [&str; 4] = [
+    "no server running",
+    "error connecting to",
+    "server exited unexpectedly",
+    "lost server",
+];
+
+/// What tmux says when a `-t` target names no session: [`TmuxError::NoSession`].
+const NO_SESSION: [&str; 1] = ["can't find session"];
 
 /// Parses `%3 12345 0`.
-fn parse_pane_row(line: &str) -> Result<PaneRow, String> {
+fn parse_pane_row(line: &str) -> Result<PaneRow, TmuxError> {
     let mut fields = line.split_whitespace();
-    let bad = || format!("unexpected list-panes row {line:?}");
+    let bad = || TmuxError::UnexpectedRow {
+        line: line.to_string(),
+    };
     let id = fields
         .next()
         .filter(|id| id.starts_with('%'))
@@ -602,7 +686,7 @@ mod tests {
         );
         assert!(!parse_pane_row("%0 1 0").unwrap().dead);
         let err = parse_pane_row("seven").unwrap_err();
-        assert!(err.contains("seven"), "{err}");
+        assert_eq!(err.to_string(), r#"unexpected list-panes row "seven""#);
         assert!(parse_pane_row("%1 x 0").is_err());
     }
 
@@ -722,7 +806,11 @@ mod tests {
         assert!(results[0].as_ref().unwrap().text.contains("pane of honest"));
         for index in [1, 2] {
             let error = results[index].as_ref().unwrap_err();
-            assert!(error.contains("marker line 2 times"), "{index}: {error}");
+            assert_eq!(*error, TmuxError::MarkerRepeated { count: 2 }, "{index}");
+            assert!(
+                error.to_string().contains("marker line 2 times"),
+                "{index}: {error}"
+            );
         }
     }
 
@@ -753,12 +841,15 @@ mod tests {
         );
         assert_eq!(beta.current_command.as_deref(), Some("sleep"), "{beta:?}");
         assert!(!beta.dead && !beta.in_mode, "{beta:?}");
-        assert!(
-            results[1]
-                .as_ref()
-                .unwrap_err()
-                .contains("no tmux session named `gone`")
+        let missing = results[1].as_ref().unwrap_err();
+        assert_eq!(
+            *missing,
+            TmuxError::NoSession {
+                session: "gone".into(),
+                host: None
+            }
         );
+        assert_eq!(missing.to_string(), "no tmux session named `gone`");
         // `=alpha:` is exact: never the `alpha-2` session by prefix.
         assert!(
             results[2]
@@ -833,7 +924,12 @@ mod tests {
         ));
         assert_eq!(tmux.list_sessions().unwrap(), Vec::<String>::new());
         let results = tmux.capture_sessions(&["x".to_string()], "n").unwrap();
-        assert!(results[0].is_err());
+        assert!(matches!(&results[0], Err(TmuxError::NoSession { session, .. }) if session == "x"));
+        // A call addressed to a session: without a server, the server is what is missing.
+        assert_eq!(
+            tmux.kill_session("x"),
+            Err(TmuxError::NoServer { host: None })
+        );
     }
 
     #[test]
@@ -843,7 +939,25 @@ mod tests {
             dir.path().join("no-server").to_string_lossy().into_owned(),
         ));
         let err = tmux.list_panes(None).unwrap_err();
-        assert_eq!(err, "no tmux server is running");
+        assert_eq!(err, TmuxError::NoServer { host: None });
+        assert_eq!(err.to_string(), "no tmux server is running");
+    }
+
+    #[test]
+    fn a_session_tmux_cannot_find_is_no_session_on_a_running_server() {
+        let server = PrivateServer::start(&["here"]);
+        assert_eq!(
+            server.tmux.kill_session("elsewhere"),
+            Err(TmuxError::NoSession {
+                session: "elsewhere".into(),
+                host: None
+            })
+        );
+        assert!(matches!(
+            server.tmux.session_panes("elsewhere"),
+            Err(TmuxError::NoSession { .. })
+        ));
+        assert_eq!(server.tmux.session_panes("here").map(|p| p.len()), Ok(1));
     }
 
     #[test]

@@ -15,11 +15,14 @@ pub mod message;
 pub mod render;
 
 use std::collections::{BTreeSet, HashMap};
+use std::fmt;
 
 use ledger::escalation::EscalationTracker;
 
-pub use message::{AckEvent, Control, Reporting, WatchItem, parse_control};
-pub use render::{Handoff, Report};
+use crate::PortError;
+
+pub use message::{AckEvent, Control, ControlError, Reporting, WatchItem, parse_control};
+pub use render::{Handoff, Report, State};
 
 /// What `stat` says about a path (following symlinks, as `test -f` does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,18 +121,18 @@ pub struct Pane {
 /// Everything the lead monitor may ask of the machine.
 pub trait LeadPort {
     /// Existence, size and mtime. An error is neither present nor missing.
-    fn stat(&mut self, path: &str) -> Result<Meta, String>;
+    fn stat(&mut self, path: &str) -> Result<Meta, PortError>;
     /// Reads a pid file and checks its process.
     fn pid_file(&mut self, path: &str) -> PidCheck;
     /// The first lines of a result file, for its `Type` and `Status` headers.
-    fn result_head(&mut self, path: &str) -> Result<Head, String>;
+    fn result_head(&mut self, path: &str) -> Result<Head, PortError>;
     /// CPU percentage of the pid's process tree since the previous call for
     /// the same pid, when it can be measured (auxiliary evidence only). The
     /// monitor calls it once halfway to a stall to start the measurement, and
     /// again when it reports the stall.
     fn cpu_pct(&mut self, pid: u32) -> Option<u32>;
     /// The panes of the monitor's own tmux window.
-    fn list_panes(&mut self) -> Result<Vec<Pane>, String>;
+    fn list_panes(&mut self) -> Result<Vec<Pane>, PortError>;
     /// The Consultant's pane id, from `<bmb-dir>/consultant-pane-id`, if recorded.
     fn consultant_pane(&mut self) -> Option<String>;
 }
@@ -175,6 +178,27 @@ pub enum Applied {
     Shutdown,
 }
 
+/// Why a well-formed control message could not be applied; nothing changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ApplyError {
+    /// A blind-phase update for an (agent, step) that was never registered.
+    UnknownItem { agent: String, step: String },
+}
+
+impl fmt::Display for ApplyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ApplyError::UnknownItem { agent, step } => write!(
+                f,
+                "blind-phase update for agent={agent} step={step}: no such watch item (fields `agent`, `step`)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ApplyError {}
+
 /// The observed condition of an item. `Running` is never reported: it is the
 /// absence of news.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,12 +210,12 @@ enum Condition {
 }
 
 impl Condition {
-    fn state(self) -> Option<&'static str> {
+    fn state(self) -> Option<State> {
         match self {
             Condition::Running => None,
-            Condition::ResultReady => Some("result_ready"),
-            Condition::ProcessDied => Some("process_died"),
-            Condition::Stalled => Some("stalled"),
+            Condition::ResultReady => Some(State::ResultReady),
+            Condition::ProcessDied => Some(State::ProcessDied),
+            Condition::Stalled => Some(State::Stalled),
         }
     }
 }
@@ -210,7 +234,7 @@ struct Tracked {
     /// The condition seen on the previous pass.
     condition: Condition,
     /// The last state REPORTED; a state is never reported twice in a row.
-    last_state: Option<&'static str>,
+    last_state: Option<State>,
     timeout_warned_90: bool,
     timeout_warned_100: bool,
     /// The pid last seen alive, for the sweep's "is this pane tracked?".
@@ -253,7 +277,7 @@ pub struct LeadMonitor {
     config: LeadConfig,
     items: Vec<Tracked>,
     index: HashMap<(String, String), usize>,
-    escalations: EscalationTracker,
+    escalations: EscalationTracker<State>,
     /// `None` until the feed is first observed; then its mtime, if it exists.
     feed_mtime: Option<Option<i128>>,
     last_sweep: Option<i64>,
@@ -309,7 +333,7 @@ impl LeadMonitor {
 
     /// Applies one control message received at `now`. An error names what is
     /// wrong, and nothing has changed.
-    pub fn apply(&mut self, control: Control, now: i64) -> Result<Applied, String> {
+    pub fn apply(&mut self, control: Control, now: i64) -> Result<Applied, ApplyError> {
         match control {
             Control::Shutdown => return Ok(Applied::Shutdown),
             Control::Watch(item) => self.register(item, now),
@@ -320,15 +344,13 @@ impl LeadMonitor {
             } => {
                 let key = (agent, step);
                 let Some(&i) = self.index.get(&key) else {
-                    return Err(format!(
-                        "blind-phase update for agent={} step={}: no such watch item (fields `agent`, `step`)",
-                        key.0, key.1
-                    ));
+                    let (agent, step) = key;
+                    return Err(ApplyError::UnknownItem { agent, step });
                 };
                 self.items[i].item.blind_phase = blind_phase;
             }
             Control::Ack { event, agent } => {
-                self.escalations.ack(event.as_str(), &agent);
+                self.escalations.ack(event.state(), &agent);
             }
         }
         Ok(Applied::Continue)
@@ -381,7 +403,7 @@ impl LeadMonitor {
             i64::try_from(self.config.ack_timeout_sec).unwrap_or(i64::MAX),
         ) {
             out.push(Output::Lead(render::nudge_repeat(
-                &repeat.event,
+                repeat.event,
                 &repeat.agent,
                 repeat.nudge_count,
                 &ts,
@@ -599,7 +621,7 @@ impl LeadMonitor {
         &mut self,
         i: usize,
         what: &str,
-        meta: Result<Meta, String>,
+        meta: Result<Meta, PortError>,
         out: &mut Vec<Output>,
     ) -> Option<Meta> {
         if meta.is_ok() && self.errors.is_empty() {
@@ -613,7 +635,7 @@ impl LeadMonitor {
     fn observed(
         &mut self,
         key: String,
-        meta: Result<Meta, String>,
+        meta: Result<Meta, PortError>,
         out: &mut Vec<Output>,
     ) -> Option<Meta> {
         match meta {

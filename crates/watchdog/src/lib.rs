@@ -31,7 +31,7 @@
 //!     fn descendant_cpu(&mut self, _pid: u32) -> Option<CpuClocks> {
 //!         Some(CpuClocks::from([(5000, 70)])) // a child whose clock does not move
 //!     }
-//!     fn tree_fingerprint(&mut self) -> Result<String, String> {
+//!     fn tree_fingerprint(&mut self) -> Result<String, bmb_watchdog::PortError> {
 //!         Ok("HEAD 1a2b3c, nothing changed".to_string())
 //!     }
 //!     fn commits(&mut self) -> CommitsReading {
@@ -74,6 +74,11 @@ pub mod session;
 pub mod target;
 pub mod witness;
 pub mod worker;
+
+/// Why a port could not answer: the adapter's own error (a probe's error
+/// type, or any `std::error::Error`), which a monitor only renders, once per
+/// change. An embedder may downcast it to the type its adapter returned.
+pub type PortError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The longest duration any monitor takes, in seconds (a year): a timeout,
 /// stall window or interval beyond it is a mistake, refused where it

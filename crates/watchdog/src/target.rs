@@ -23,18 +23,89 @@ impl fmt::Display for Target {
     }
 }
 
+/// Why a target was refused: which part, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TargetError {
+    /// The ssh alias before `:`.
+    Host {
+        /// The target as given, control characters shown as `?`.
+        target: String,
+        problem: NameProblem,
+    },
+    /// The session name.
+    Session {
+        target: String,
+        problem: NameProblem,
+    },
+}
+
+/// What is wrong with a host alias or a session name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NameProblem {
+    Empty,
+    /// A leading `-` would be read as an option or a flag.
+    LeadingDash,
+    /// A character a multiplexer would rewrite or a shell would interpret
+    /// (a session), or that no ssh alias holds (a host).
+    Holds(char),
+}
+
+impl fmt::Display for TargetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TargetError::Host { target, problem } => {
+                write!(f, "target `{target}`: host alias ")?;
+                match problem {
+                    NameProblem::Empty => f.write_str("is empty"),
+                    NameProblem::LeadingDash => {
+                        f.write_str("starts with `-`, which ssh would read as an option")
+                    }
+                    NameProblem::Holds(c) => write!(
+                        f,
+                        "holds {}, which is not an ssh alias (allowed: letters, digits, _ - .)",
+                        describe(*c)
+                    ),
+                }
+            }
+            TargetError::Session { target, problem } => {
+                write!(f, "target `{target}`: session name ")?;
+                match problem {
+                    NameProblem::Empty => f.write_str("is empty"),
+                    NameProblem::LeadingDash => {
+                        f.write_str("starts with `-`, which a command would read as a flag")
+                    }
+                    NameProblem::Holds(c) => write!(
+                        f,
+                        "holds {}, which tmux would rewrite or a shell would interpret (allowed: letters, digits, _ - + @ % ,)",
+                        describe(*c)
+                    ),
+                }
+            }
+        }
+    }
+}
+
+impl std::error::Error for TargetError {}
+
 impl Target {
-    /// Parses `session` or `host:session`; the error is one line saying what is wrong.
-    pub fn parse(text: &str) -> Result<Target, String> {
+    /// Parses `session` or `host:session`; the error says which part is wrong and why.
+    pub fn parse(text: &str) -> Result<Target, TargetError> {
         let (host, session) = match text.split_once(':') {
             Some((host, session)) => (Some(host), session),
             None => (None, text),
         };
         if let Some(host) = host {
-            check_host(host).map_err(|why| format!("target `{}`: host {why}", printable(text)))?;
+            check_host(host).map_err(|problem| TargetError::Host {
+                target: printable(text),
+                problem,
+            })?;
         }
-        check_session(session)
-            .map_err(|why| format!("target `{}`: session {why}", printable(text)))?;
+        check_session(session).map_err(|problem| TargetError::Session {
+            target: printable(text),
+            problem,
+        })?;
         Ok(Target {
             host: host.map(str::to_string),
             session: session.to_string(),
@@ -83,43 +154,28 @@ impl Target {
 }
 
 /// tmux rewrites `:` and `.`; a shell reads spaces, quotes, `$`, `;` and friends.
-fn check_session(session: &str) -> Result<(), String> {
-    if session.is_empty() {
-        return Err("name is empty".to_string());
-    }
-    if session.starts_with('-') {
-        return Err("name starts with `-`, which a command would read as a flag".to_string());
-    }
-    if let Some(bad) = session
-        .chars()
-        .find(|&c| !(c.is_ascii_alphanumeric() || "_-+@%,".contains(c)))
-    {
-        return Err(format!(
-            "name holds {}, which tmux would rewrite or a shell would interpret (allowed: letters, digits, _ - + @ % ,)",
-            describe(bad)
-        ));
-    }
-    Ok(())
+fn check_session(session: &str) -> Result<(), NameProblem> {
+    check_name(session, |c| {
+        c.is_ascii_alphanumeric() || "_-+@%,".contains(c)
+    })
 }
 
 /// An ssh alias: what `Host` lines hold, never an option or a shell word.
-fn check_host(host: &str) -> Result<(), String> {
-    if host.is_empty() {
-        return Err("alias is empty".to_string());
+fn check_host(host: &str) -> Result<(), NameProblem> {
+    check_name(host, |c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+}
+
+fn check_name(name: &str, allowed: impl Fn(char) -> bool) -> Result<(), NameProblem> {
+    if name.is_empty() {
+        return Err(NameProblem::Empty);
     }
-    if host.starts_with('-') {
-        return Err("alias starts with `-`, which ssh would read as an option".to_string());
+    if name.starts_with('-') {
+        return Err(NameProblem::LeadingDash);
     }
-    if let Some(bad) = host
-        .chars()
-        .find(|&c| !(c.is_ascii_alphanumeric() || "_-.".contains(c)))
-    {
-        return Err(format!(
-            "alias holds {}, which is not an ssh alias (allowed: letters, digits, _ - .)",
-            describe(bad)
-        ));
+    match name.chars().find(|&c| !allowed(c)) {
+        Some(bad) => Err(NameProblem::Holds(bad)),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 fn describe(c: char) -> String {
@@ -138,7 +194,7 @@ fn printable(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::Target;
+    use super::{NameProblem, Target, TargetError};
 
     #[test]
     fn local_and_remote_targets_parse() {
@@ -173,10 +229,21 @@ mod tests {
             ("\u{1b}[31m", "'\\u{1b}'"),
             (":s", "host alias is empty"),
         ] {
-            let err = Target::parse(bad).unwrap_err();
+            let err = Target::parse(bad).unwrap_err().to_string();
             assert!(err.contains(why), "{bad:?}: {err}");
             assert!(!err.contains('\u{1b}'), "the error is printable: {err:?}");
         }
+        assert_eq!(
+            Target::parse("a.b"),
+            Err(TargetError::Session {
+                target: "a.b".into(),
+                problem: NameProblem::Holds('.')
+            })
+        );
+        assert_eq!(
+            Target::parse("h$x:s").unwrap_err().to_string(),
+            "target `h$x:s`: host alias holds `$`, which is not an ssh alias (allowed: letters, digits, _ - .)"
+        );
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub trait WorkerPorts {
     fn descendant_cpu(&mut self, pid: u32) -> Option<CpuClocks>;
     /// An opaque string, equal when nothing happened in the tree (HEAD plus
     /// the status list without the monitor's own files). `Err` when unreadable.
-    fn tree_fingerprint(&mut self) -> Result<String, String>;
+    fn tree_fingerprint(&mut self) -> Result<String, crate::PortError>;
     /// Commits since the LOCAL base ref that touched a file.
     fn commits(&mut self) -> CommitsReading;
     /// Seconds since the Unix epoch, UTC.

@@ -96,7 +96,8 @@ impl Sandbox {
             self.keys_recorder()
         );
         self.tmux
-            .respawn_pane(&format!("={SESSION}:"), &sh(script))?;
+            .respawn_pane(&format!("={SESSION}:"), &sh(script))
+            .map_err(|e| e.to_string())?;
         let deadline = Instant::now() + Duration::from_secs(5);
         let mut last = String::new();
         let mut nonce = 0u32;
@@ -104,7 +105,8 @@ impl Sandbox {
             nonce += 1;
             let captured = self
                 .tmux
-                .capture_sessions(&[SESSION.to_string()], &format!("demo{nonce}"))?;
+                .capture_sessions(&[SESSION.to_string()], &format!("demo{nonce}"))
+                .map_err(|e| e.to_string())?;
             if let Some(Ok(capture)) = captured.into_iter().next() {
                 if trim_screen(&capture.text) == screen {
                     return Ok(());
@@ -163,7 +165,9 @@ impl Sandbox {
     /// long a stray key could take.
     pub(super) fn typed_since(&self, before: usize, step: usize) -> Result<String, String> {
         let sentinel = format!("<demo step {step} done>");
-        self.tmux.send_line(&format!("={SESSION}:"), &sentinel)?;
+        self.tmux
+            .send_line(&format!("={SESSION}:"), &sentinel)
+            .map_err(|e| e.to_string())?;
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
             let typed = self.typed();

@@ -200,8 +200,12 @@ fn apply(monitor: &mut LeadMonitor, text: &str, source: Source, sinks: &mut Sink
     if text.trim().is_empty() {
         return false;
     }
-    let result =
-        parse_control(text).and_then(|control| monitor.apply(control, probes::clock::now_epoch()));
+    let result = match parse_control(text) {
+        Ok(control) => monitor
+            .apply(control, probes::clock::now_epoch())
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
     match result {
         Ok(Applied::Shutdown) => true,
         Ok(Applied::Continue) => false,

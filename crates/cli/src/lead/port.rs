@@ -13,6 +13,7 @@ use probes::pid_files::{PidFileCheck, PidFiles};
 use probes::process;
 use probes::procfs::ProcessTable;
 use probes::tmux::Tmux;
+use watchdog::PortError;
 use watchdog::lead::{Clock, Head, LeadPort, Meta, Pane, PidCheck};
 
 /// Answers the lead monitor's questions about this machine.
@@ -39,8 +40,9 @@ impl RealPort {
 }
 
 impl LeadPort for RealPort {
-    fn stat(&mut self, path: &str) -> Result<Meta, String> {
-        meta::stat(Path::new(path)).map(|m| match m {
+    fn stat(&mut self, path: &str) -> Result<Meta, PortError> {
+        let meta = meta::stat(Path::new(path))?;
+        Ok(match meta {
             FileMeta::Missing => Meta::Missing,
             FileMeta::Present {
                 size,
@@ -64,15 +66,16 @@ impl LeadPort for RealPort {
         }
     }
 
-    fn result_head(&mut self, path: &str) -> Result<Head, String> {
-        meta::read_head(Path::new(path), Head::MAX_BYTES).map(Head::new)
+    fn result_head(&mut self, path: &str) -> Result<Head, PortError> {
+        let head = meta::read_head(Path::new(path), Head::MAX_BYTES)?;
+        Ok(Head::new(head))
     }
 
     fn cpu_pct(&mut self, pid: u32) -> Option<u32> {
         self.cpu.sample(pid)
     }
 
-    fn list_panes(&mut self) -> Result<Vec<Pane>, String> {
+    fn list_panes(&mut self) -> Result<Vec<Pane>, PortError> {
         let Some((tmux, target)) = &self.sweep else {
             return Ok(Vec::new());
         };

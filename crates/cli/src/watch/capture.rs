@@ -94,8 +94,11 @@ impl Watch<'_> {
                 })
                 .collect();
             match tmux.capture_panes(&targets, &nonce) {
-                Ok(captures) => captures,
-                Err(error) => vec![Err(error); indices.len()],
+                Ok(captures) => captures
+                    .into_iter()
+                    .map(|capture| capture.map_err(|e| e.to_string()))
+                    .collect(),
+                Err(error) => vec![Err(error.to_string()); indices.len()],
             }
         };
         // Hosts are asked side by side, so a hung one costs its own timeout, not

@@ -207,7 +207,7 @@ pub(super) fn execute(args: &Args, watched: &mut Watched, action: Action) {
     match action {
         Action::Record(record) => {
             let result = watched.journal.append(&record);
-            let error = result.err();
+            let error = result.err().map(|e| e.to_string());
             if error.is_some() && error != watched.journal_error {
                 say(format_args!(
                     "bmb-monitor: watch: {}: state not saved: {}",

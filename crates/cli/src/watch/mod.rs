@@ -121,7 +121,7 @@ pub fn run(args: Args) -> ExitCode {
 fn parse_targets(texts: &[String]) -> Result<Vec<Target>, String> {
     let mut targets: Vec<Target> = Vec::new();
     for text in texts {
-        let target = Target::parse(text)?;
+        let target = Target::parse(text).map_err(|e| e.to_string())?;
         if targets.contains(&target) {
             return Err(format!("target `{target}` is given twice"));
         }

@@ -89,15 +89,15 @@ impl WorkerPorts for RealPorts {
             .map(|table| table.descendants_cpu(pid))
     }
 
-    fn tree_fingerprint(&mut self) -> Result<String, String> {
+    fn tree_fingerprint(&mut self) -> Result<String, watchdog::PortError> {
         let Some(worktree) = &self.worktree else {
-            return Err("no worktree".to_owned());
+            return Err("no worktree".into());
         };
         if !worktree.is_dir() {
-            return Err(format!("{} is not a directory", worktree.display()));
+            return Err(format!("{} is not a directory", worktree.display()).into());
         }
         self.git_calls += 1;
-        git::tree_fingerprint(worktree, git::GIT_TIMEOUT)
+        Ok(git::tree_fingerprint(worktree, git::GIT_TIMEOUT)?)
     }
 
     fn commits(&mut self) -> CommitsReading {
@@ -109,12 +109,16 @@ impl WorkerPorts for RealPorts {
         };
         // The base ref is read from ref files; only the count is a git call.
         if let Err(reason) = git::local_base_ref(worktree) {
-            return CommitsReading::Unanswerable { reason };
+            return CommitsReading::Unanswerable {
+                reason: reason.to_string(),
+            };
         }
         self.git_calls += 1;
         match git::commits_since_base(worktree, git::GIT_TIMEOUT) {
             Ok(n) => CommitsReading::Count(n),
-            Err(reason) => CommitsReading::Unanswerable { reason },
+            Err(reason) => CommitsReading::Unanswerable {
+                reason: reason.to_string(),
+            },
         }
     }
 

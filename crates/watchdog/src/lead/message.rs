@@ -7,7 +7,116 @@
 //! message that is not JSON, misses a field or holds a wrong type is refused
 //! with an error that names the field; the caller changes nothing.
 
+use std::fmt;
+
 use serde_json::{Map, Value};
+
+use super::render::State;
+
+/// Why a control message was refused. Each names the field that is wrong
+/// ([`ControlError::field`]); the monitor changed nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ControlError {
+    /// Not JSON at all: serde's account of where it broke.
+    NotJson {
+        error: String,
+    },
+    /// JSON, but not an object (an array, a number, …).
+    NotAnObject,
+    Missing {
+        field: &'static str,
+    },
+    /// The field holds a value of the wrong type or range; `got` is its JSON, cut at 40 bytes.
+    Wrong {
+        field: &'static str,
+        expected: &'static str,
+        got: String,
+    },
+    /// `ack` names an event that is never repeated, so cannot be acknowledged.
+    UnknownAck {
+        got: String,
+    },
+    UnknownType {
+        got: String,
+    },
+    UnknownReporting {
+        got: String,
+    },
+    /// `timeout_sec` of 0: every pass would be past it.
+    ZeroTimeout,
+    /// A path with a NUL byte names no file.
+    NulInPath {
+        field: &'static str,
+    },
+    /// More seconds than [`crate::MAX_DURATION_SECS`].
+    TooLong {
+        field: &'static str,
+        secs: u64,
+    },
+    /// None of the keys that tell the message kinds apart.
+    Unrecognised,
+}
+
+impl ControlError {
+    /// The field the message got wrong, where one is to blame.
+    pub fn field(&self) -> Option<&'static str> {
+        match self {
+            ControlError::NotJson { .. }
+            | ControlError::NotAnObject
+            | ControlError::Unrecognised => None,
+            ControlError::Missing { field }
+            | ControlError::Wrong { field, .. }
+            | ControlError::NulInPath { field }
+            | ControlError::TooLong { field, .. } => Some(field),
+            ControlError::UnknownAck { .. } => Some("ack"),
+            ControlError::UnknownType { .. } => Some("type"),
+            ControlError::UnknownReporting { .. } => Some("consultant_reporting"),
+            ControlError::ZeroTimeout => Some("timeout_sec"),
+        }
+    }
+}
+
+impl fmt::Display for ControlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ControlError::NotJson { error } => write!(f, "not a JSON object: {error}"),
+            ControlError::NotAnObject => f.write_str("not a JSON object"),
+            ControlError::Missing { field } => write!(f, "missing field `{field}`"),
+            ControlError::Wrong {
+                field,
+                expected,
+                got,
+            } => write!(f, "field `{field}` must be {expected}, got {got}"),
+            ControlError::UnknownAck { got } => write!(
+                f,
+                "field `ack` is {got:?}; expected {:?} or {:?}",
+                State::Stalled.as_str(),
+                State::ProcessDied.as_str()
+            ),
+            ControlError::UnknownType { got } => write!(
+                f,
+                "field `type` is {got:?}; the only message type is \"shutdown_request\""
+            ),
+            ControlError::UnknownReporting { got } => write!(
+                f,
+                "field `consultant_reporting` is {got:?}; expected \"filtered\" or \"full\""
+            ),
+            ControlError::ZeroTimeout => f.write_str("field `timeout_sec` must be greater than 0"),
+            ControlError::NulInPath { field } => write!(f, "field `{field}` holds a NUL byte"),
+            ControlError::TooLong { field, secs } => write!(
+                f,
+                "field `{field}` must be at most {} seconds (a year), got {secs}",
+                crate::MAX_DURATION_SECS
+            ),
+            ControlError::Unrecognised => f.write_str(
+                "message has none of the fields `result_path`, `blind_phase`, `ack` or `type`",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ControlError {}
 
 /// How much the Consultant may hear about an item (the seed's `consultant_reporting`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,11 +152,17 @@ pub enum AckEvent {
 }
 
 impl AckEvent {
-    pub fn as_str(self) -> &'static str {
+    /// The state whose report it acknowledges.
+    pub fn state(self) -> State {
         match self {
-            AckEvent::Stalled => "stalled",
-            AckEvent::ProcessDied => "process_died",
+            AckEvent::Stalled => State::Stalled,
+            AckEvent::ProcessDied => State::ProcessDied,
         }
+    }
+
+    /// The seed's word for it (`stalled`, `process_died`).
+    pub fn as_str(self) -> &'static str {
+        self.state().as_str()
     }
 }
 
@@ -82,22 +197,20 @@ pub const WATCH_ITEM_KEYS: [&str; 7] = [
     "watch_paths",
 ];
 
-/// Parses one message. The error is one lowercase line naming the field.
-pub fn parse_control(text: &str) -> Result<Control, String> {
-    let value: Value =
-        serde_json::from_str(text.trim()).map_err(|e| format!("not a JSON object: {e}"))?;
+/// Parses one message. The error names the field.
+pub fn parse_control(text: &str) -> Result<Control, ControlError> {
+    let value: Value = serde_json::from_str(text.trim()).map_err(|e| ControlError::NotJson {
+        error: e.to_string(),
+    })?;
     let Value::Object(obj) = value else {
-        return Err("not a JSON object".to_owned());
+        return Err(ControlError::NotAnObject);
     };
     if obj.contains_key("ack") {
-        let event = match string_field(&obj, "ack")?.as_str() {
-            "stalled" => AckEvent::Stalled,
-            "process_died" => AckEvent::ProcessDied,
-            other => {
-                return Err(format!(
-                    "field `ack` is {other:?}; expected \"stalled\" or \"process_died\""
-                ));
-            }
+        let word = string_field(&obj, "ack")?;
+        let event = match State::from_word(&word) {
+            Some(State::Stalled) => AckEvent::Stalled,
+            Some(State::ProcessDied) => AckEvent::ProcessDied,
+            _ => return Err(ControlError::UnknownAck { got: word }),
         };
         return Ok(Control::Ack {
             event,
@@ -107,9 +220,9 @@ pub fn parse_control(text: &str) -> Result<Control, String> {
     if obj.contains_key("type") {
         return match string_field(&obj, "type")?.as_str() {
             "shutdown_request" => Ok(Control::Shutdown),
-            other => Err(format!(
-                "field `type` is {other:?}; the only message type is \"shutdown_request\""
-            )),
+            other => Err(ControlError::UnknownType {
+                got: other.to_owned(),
+            }),
         };
     }
     if WATCH_ITEM_KEYS.iter().any(|key| obj.contains_key(*key)) {
@@ -122,17 +235,17 @@ pub fn parse_control(text: &str) -> Result<Control, String> {
             blind_phase: bool_field(&obj, "blind_phase")?,
         });
     }
-    Err("message has none of the fields `result_path`, `blind_phase`, `ack` or `type`".to_owned())
+    Err(ControlError::Unrecognised)
 }
 
-fn parse_watch_item(obj: &Map<String, Value>) -> Result<WatchItem, String> {
+fn parse_watch_item(obj: &Map<String, Value>) -> Result<WatchItem, ControlError> {
     let agent = string_field(obj, "agent")?;
     let step = step_field(obj)?;
     let result_path = path_field(obj, "result_path")?;
     let pid_file = path_field(obj, "pid_file")?;
     let timeout_sec = duration_field(obj, "timeout_sec")?;
     if timeout_sec == 0 {
-        return Err("field `timeout_sec` must be greater than 0".to_owned());
+        return Err(ControlError::ZeroTimeout);
     }
     let started_at_epoch = match obj.get("started_at_epoch") {
         None => return Err(missing("started_at_epoch")),
@@ -146,9 +259,9 @@ fn parse_watch_item(obj: &Map<String, Value>) -> Result<WatchItem, String> {
         "filtered" => Reporting::Filtered,
         "full" => Reporting::Full,
         other => {
-            return Err(format!(
-                "field `consultant_reporting` is {other:?}; expected \"filtered\" or \"full\""
-            ));
+            return Err(ControlError::UnknownReporting {
+                got: other.to_owned(),
+            });
         }
     };
     let idle_stall_sec = match obj.get("idle_stall_sec") {
@@ -180,11 +293,11 @@ fn parse_watch_item(obj: &Map<String, Value>) -> Result<WatchItem, String> {
     })
 }
 
-fn missing(field: &str) -> String {
-    format!("missing field `{field}`")
+fn missing(field: &'static str) -> ControlError {
+    ControlError::Missing { field }
 }
 
-fn wrong(field: &str, expected: &str, got: &Value) -> String {
+fn wrong(field: &'static str, expected: &'static str, got: &Value) -> ControlError {
     let mut shown = got.to_string();
     if shown.len() > 40 {
         let cut = (0..=40)
@@ -194,10 +307,14 @@ fn wrong(field: &str, expected: &str, got: &Value) -> String {
         shown.truncate(cut);
         shown.push('…');
     }
-    format!("field `{field}` must be {expected}, got {shown}")
+    ControlError::Wrong {
+        field,
+        expected,
+        got: shown,
+    }
 }
 
-fn string_field(obj: &Map<String, Value>, field: &str) -> Result<String, String> {
+fn string_field(obj: &Map<String, Value>, field: &'static str) -> Result<String, ControlError> {
     match obj.get(field) {
         None => Err(missing(field)),
         Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
@@ -205,16 +322,16 @@ fn string_field(obj: &Map<String, Value>, field: &str) -> Result<String, String>
     }
 }
 
-fn path_field(obj: &Map<String, Value>, field: &str) -> Result<String, String> {
+fn path_field(obj: &Map<String, Value>, field: &'static str) -> Result<String, ControlError> {
     let path = string_field(obj, field)?;
     if path.contains('\0') {
-        return Err(format!("field `{field}` holds a NUL byte"));
+        return Err(ControlError::NulInPath { field });
     }
     Ok(path)
 }
 
 /// `step` is "a pipeline step number" sent as a string; a bare number is taken too.
-fn step_field(obj: &Map<String, Value>) -> Result<String, String> {
+fn step_field(obj: &Map<String, Value>) -> Result<String, ControlError> {
     match obj.get("step") {
         None => Err(missing("step")),
         Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
@@ -223,7 +340,7 @@ fn step_field(obj: &Map<String, Value>) -> Result<String, String> {
     }
 }
 
-fn bool_field(obj: &Map<String, Value>, field: &str) -> Result<bool, String> {
+fn bool_field(obj: &Map<String, Value>, field: &'static str) -> Result<bool, ControlError> {
     match obj.get(field) {
         None => Err(missing(field)),
         Some(Value::Bool(b)) => Ok(*b),
@@ -231,7 +348,7 @@ fn bool_field(obj: &Map<String, Value>, field: &str) -> Result<bool, String> {
     }
 }
 
-fn u64_field(obj: &Map<String, Value>, field: &str) -> Result<u64, String> {
+fn u64_field(obj: &Map<String, Value>, field: &'static str) -> Result<u64, ControlError> {
     match obj.get(field) {
         None => Err(missing(field)),
         Some(v) => v
@@ -242,13 +359,10 @@ fn u64_field(obj: &Map<String, Value>, field: &str) -> Result<u64, String> {
 
 /// A number of seconds, at most [`crate::MAX_DURATION_SECS`]: a larger one
 /// is a mistake that would overflow the clock arithmetic it enters.
-fn duration_field(obj: &Map<String, Value>, field: &str) -> Result<u64, String> {
+fn duration_field(obj: &Map<String, Value>, field: &'static str) -> Result<u64, ControlError> {
     let secs = u64_field(obj, field)?;
     if secs > crate::MAX_DURATION_SECS {
-        return Err(format!(
-            "field `{field}` must be at most {} seconds (a year), got {secs}",
-            crate::MAX_DURATION_SECS
-        ));
+        return Err(ControlError::TooLong { field, secs });
     }
     Ok(secs)
 }
@@ -276,6 +390,8 @@ mod tests {
         for field in ["timeout_sec", "idle_stall_sec"] {
             let line = with(field, Value::from(1u64 << 63));
             let err = parse_control(&line).map(|_| ()).unwrap_err();
+            assert_eq!(err.field(), Some(field));
+            let err = err.to_string();
             assert!(err.contains(field) && err.contains("at most"), "{err}");
             let year = with(field, Value::from(crate::MAX_DURATION_SECS));
             assert!(parse_control(&year).is_ok(), "{field}: a year is allowed");
@@ -320,31 +436,26 @@ mod tests {
             "blind_phase",
             "consultant_reporting",
         ] {
-            assert_eq!(
-                parse_control(&without(field)),
-                Err(format!("missing field `{field}`")),
-                "{field}"
-            );
+            let err = parse_control(&without(field)).unwrap_err();
+            assert_eq!(err, ControlError::Missing { field }, "{field}");
+            assert_eq!(err.to_string(), format!("missing field `{field}`"));
         }
     }
 
     #[test]
     fn a_watch_item_without_result_path_is_refused_for_that_field() {
         // Not read as a blind-phase update: any watch-item key makes it a watch item.
-        assert_eq!(
-            parse_control(&without("result_path")),
-            Err("missing field `result_path`".to_owned())
-        );
+        let missing = ControlError::Missing {
+            field: "result_path",
+        };
+        assert_eq!(parse_control(&without("result_path")), Err(missing.clone()));
+        assert_eq!(missing.to_string(), "missing field `result_path`");
         for key in WATCH_ITEM_KEYS.iter().filter(|k| **k != "result_path") {
             let text = serde_json::json!({
                 "agent": "executor", "step": "3", "blind_phase": true, *key: 1,
             })
             .to_string();
-            assert_eq!(
-                parse_control(&text),
-                Err("missing field `result_path`".to_owned()),
-                "{text}"
-            );
+            assert_eq!(parse_control(&text), Err(missing.clone()), "{text}");
         }
     }
 
@@ -365,8 +476,9 @@ mod tests {
         ];
         for (field, value) in cases {
             let err = parse_control(&with(field, value.clone())).unwrap_err();
+            assert_eq!(err.field(), Some(field), "{field}={value}: {err}");
             assert!(
-                err.contains(&format!("`{field}`")),
+                err.to_string().contains(&format!("`{field}`")),
                 "{field}={value}: {err}"
             );
         }
@@ -404,34 +516,30 @@ mod tests {
 
     #[test]
     fn malformed_messages_name_what_is_wrong() {
-        assert!(
-            parse_control("not json")
-                .unwrap_err()
-                .starts_with("not a JSON object")
-        );
-        assert_eq!(parse_control("[1,2]"), Err("not a JSON object".into()));
+        let shown = |text: &str| parse_control(text).unwrap_err().to_string();
+        assert!(shown("not json").starts_with("not a JSON object: "));
+        assert_eq!(parse_control("[1,2]"), Err(ControlError::NotAnObject));
+        assert_eq!(shown("[1,2]"), "not a JSON object");
         assert_eq!(
             parse_control(r#"{"ack":"stalled"}"#),
-            Err("missing field `agent`".into())
+            Err(ControlError::Missing { field: "agent" })
         );
-        assert!(
-            parse_control(r#"{"ack":"done","agent":"x"}"#)
-                .unwrap_err()
-                .contains("`ack`")
+        assert_eq!(
+            shown(r#"{"ack":"done","agent":"x"}"#),
+            r#"field `ack` is "done"; expected "stalled" or "process_died""#
         );
-        assert!(
-            parse_control(r#"{"type":"reboot"}"#)
-                .unwrap_err()
-                .contains("`type`")
+        assert_eq!(
+            shown(r#"{"type":"reboot"}"#),
+            r#"field `type` is "reboot"; the only message type is "shutdown_request""#
         );
         assert_eq!(
             parse_control(r#"{"agent":"x","blind_phase":true}"#),
-            Err("missing field `step`".into())
+            Err(ControlError::Missing { field: "step" })
         );
-        assert!(
-            parse_control(r#"{"hello":1}"#)
-                .unwrap_err()
-                .contains("`result_path`")
+        assert_eq!(
+            parse_control(r#"{"hello":1}"#),
+            Err(ControlError::Unrecognised)
         );
+        assert!(shown(r#"{"hello":1}"#).contains("`result_path`"));
     }
 }

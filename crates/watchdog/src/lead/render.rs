@@ -1,6 +1,51 @@
 //! The seed's exact wire formats: the Lead line, the Consultant's lifecycle
 //! JSON and the watchdog JSON. Fields appear in the seed's order.
 
+use std::fmt;
+
+/// The seed's `state=` words, the lead monitor's whole vocabulary: a watch
+/// item's state changes, and the events a Lead acknowledges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum State {
+    ResultReady,
+    Stalled,
+    TimeoutImminent,
+    TimeoutExceeded,
+    ProcessDied,
+}
+
+impl State {
+    pub const ALL: [State; 5] = [
+        State::ResultReady,
+        State::Stalled,
+        State::TimeoutImminent,
+        State::TimeoutExceeded,
+        State::ProcessDied,
+    ];
+
+    /// The word, exactly as the seed writes it after `state=`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::ResultReady => "result_ready",
+            State::Stalled => "stalled",
+            State::TimeoutImminent => "timeout_imminent",
+            State::TimeoutExceeded => "timeout_exceeded",
+            State::ProcessDied => "process_died",
+        }
+    }
+
+    /// Parses the seed's word (`stalled`, …); anything else is `None`.
+    pub fn from_word(word: &str) -> Option<State> {
+        State::ALL.into_iter().find(|state| state.as_str() == word)
+    }
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A state change of one watch item, in the seed's `state=` vocabulary.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Report {
@@ -12,14 +57,14 @@ pub enum Report {
 }
 
 impl Report {
-    /// The seed's `state=` word.
-    pub fn state(&self) -> &'static str {
+    /// The state it reports.
+    pub fn state(&self) -> State {
         match self {
-            Report::ResultReady { .. } => "result_ready",
-            Report::ProcessDied { .. } => "process_died",
-            Report::Stalled { .. } => "stalled",
-            Report::TimeoutImminent { .. } => "timeout_imminent",
-            Report::TimeoutExceeded { .. } => "timeout_exceeded",
+            Report::ResultReady { .. } => State::ResultReady,
+            Report::ProcessDied { .. } => State::ProcessDied,
+            Report::Stalled { .. } => State::Stalled,
+            Report::TimeoutImminent { .. } => State::TimeoutImminent,
+            Report::TimeoutExceeded { .. } => State::TimeoutExceeded,
         }
     }
 
@@ -140,10 +185,10 @@ pub fn untracked_pane(pane: &str, pid: u32, ts: &str) -> String {
 }
 
 /// `{"type":"watchdog","event":"nudge_repeat","original_event":"stalled","agent":"NAME","nudge_count":N,"ts":"HH:MM"}`.
-pub fn nudge_repeat(original_event: &str, agent: &str, nudge_count: u32, ts: &str) -> String {
+pub fn nudge_repeat(original_event: State, agent: &str, nudge_count: u32, ts: &str) -> String {
     format!(
         "{{\"type\":\"watchdog\",\"event\":\"nudge_repeat\",\"original_event\":{},\"agent\":{},\"nudge_count\":{nudge_count},\"ts\":{}}}",
-        json(original_event),
+        json(original_event.as_str()),
         json(agent),
         json(ts)
     )
@@ -278,6 +323,30 @@ mod tests {
     }
 
     #[test]
+    fn state_words_are_the_seeds_and_read_back() {
+        let words: Vec<&str> = State::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(
+            words,
+            [
+                "result_ready",
+                "stalled",
+                "timeout_imminent",
+                "timeout_exceeded",
+                "process_died"
+            ]
+        );
+        for state in State::ALL {
+            assert_eq!(State::from_word(state.as_str()), Some(state));
+            assert_eq!(state.to_string(), state.as_str());
+        }
+        assert_eq!(
+            State::from_word("STALLED"),
+            None,
+            "the session monitor's word"
+        );
+    }
+
+    #[test]
     fn watchdog_messages_match_the_seed_exactly() {
         assert_eq!(
             feed_update("10:00"),
@@ -292,7 +361,7 @@ mod tests {
             r#"{"type":"watchdog","event":"untracked_pane","pane":"%5","pid":77,"ts":"10:00"}"#
         );
         assert_eq!(
-            nudge_repeat("stalled", "executor", 2, "10:00"),
+            nudge_repeat(State::Stalled, "executor", 2, "10:00"),
             r#"{"type":"watchdog","event":"nudge_repeat","original_event":"stalled","agent":"executor","nudge_count":2,"ts":"10:00"}"#
         );
     }

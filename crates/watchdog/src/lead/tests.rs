@@ -46,9 +46,9 @@ impl FakeMachine {
 }
 
 impl LeadPort for FakeMachine {
-    fn stat(&mut self, path: &str) -> Result<Meta, String> {
+    fn stat(&mut self, path: &str) -> Result<Meta, PortError> {
         if let Some(e) = self.stat_errors.get(path) {
-            return Err(e.clone());
+            return Err(e.clone().into());
         }
         Ok(self.files.get(path).copied().unwrap_or(Meta::Missing))
     }
@@ -60,11 +60,11 @@ impl LeadPort for FakeMachine {
             .unwrap_or(PidCheck::NotRecorded)
     }
 
-    fn result_head(&mut self, path: &str) -> Result<Head, String> {
+    fn result_head(&mut self, path: &str) -> Result<Head, PortError> {
         self.head_calls.push(path.to_owned());
         match self.contents.get(path) {
             Some(lines) => Ok(Head::new(lines.iter().cloned())),
-            None => Err(format!("cannot open {path}")),
+            None => Err(format!("cannot open {path}").into()),
         }
     }
 
@@ -73,10 +73,10 @@ impl LeadPort for FakeMachine {
         self.cpu
     }
 
-    fn list_panes(&mut self) -> Result<Vec<Pane>, String> {
+    fn list_panes(&mut self) -> Result<Vec<Pane>, PortError> {
         self.list_calls += 1;
         match &self.panes_error {
-            Some(e) => Err(e.clone()),
+            Some(e) => Err(e.clone().into()),
             None => Ok(self.panes.clone()),
         }
     }
@@ -129,7 +129,7 @@ impl Harness {
     }
 
     /// Sends a control message at the current time; panics on a parse error.
-    fn send(&mut self, json: &str) -> Result<Applied, String> {
+    fn send(&mut self, json: &str) -> Result<Applied, ApplyError> {
         let control = parse_control(json).unwrap();
         self.monitor.apply(control, self.clock.0.get())
     }
@@ -571,7 +571,9 @@ fn a_watch_item_missing_result_path_changes_nothing_not_even_its_blind_phase() {
     let bad = r#"{"agent":"verifier-claude","step":"6","pid_file":"/r/other.pid","timeout_sec":5,"started_at_epoch":0,"blind_phase":true,"consultant_reporting":"filtered"}"#;
     assert_eq!(
         parse_control(bad),
-        Err("missing field `result_path`".to_owned())
+        Err(ControlError::Missing {
+            field: "result_path"
+        })
     );
     // So nothing reaches the monitor: it is still out of blind phase, and full.
     h.m.handoff("/r/verifier-claude-6.md", &[&format!("Status: {MARKER}")]);
@@ -622,9 +624,19 @@ fn a_blind_phase_update_applies_to_later_reports() {
         .unwrap();
     h.m.handoff("/r/tester-cross-5.md", &[&format!("Status: {MARKER}")]);
     assert!(h.pass_at(60).iter().any(|l| l.contains(MARKER)));
+    let err = h
+        .send(r#"{"agent":"nobody","step":"5","blind_phase":true}"#)
+        .unwrap_err();
     assert_eq!(
-        h.send(r#"{"agent":"nobody","step":"5","blind_phase":true}"#),
-        Err("blind-phase update for agent=nobody step=5: no such watch item (fields `agent`, `step`)".into())
+        err,
+        ApplyError::UnknownItem {
+            agent: "nobody".into(),
+            step: "5".into()
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "blind-phase update for agent=nobody step=5: no such watch item (fields `agent`, `step`)"
     );
 }
 

@@ -10,7 +10,8 @@ struct World {
     pid: PidReading,
     quiet: Option<u64>,
     cpu: Option<CpuClocks>,
-    tree: Result<String, String>,
+    /// The tree's fingerprint; `None` when git cannot answer.
+    tree: Option<String>,
     commits: CommitsReading,
     now: i64,
 }
@@ -27,7 +28,7 @@ impl World {
             pid: PidReading::Alive(AGENT),
             quiet: Some(WINDOW + 100),
             cpu: Some(CpuClocks::from([(AGENT, 5), (5000, 70)])),
-            tree: Ok("oid abc\n? notes.txt".to_owned()),
+            tree: Some("oid abc\n? notes.txt".to_owned()),
             commits: CommitsReading::Count(2),
             now: T0,
         }
@@ -41,7 +42,7 @@ impl World {
         self
     }
     fn tree(mut self, tree: &str) -> World {
-        self.tree = Ok(tree.to_owned());
+        self.tree = Some(tree.to_owned());
         self
     }
     fn commits(mut self, commits: CommitsReading) -> World {
@@ -75,9 +76,12 @@ impl WorkerPorts for Fake {
         assert_eq!(PidReading::Alive(pid), self.world().pid);
         self.world().cpu.clone()
     }
-    fn tree_fingerprint(&mut self) -> Result<String, String> {
+    fn tree_fingerprint(&mut self) -> Result<String, crate::PortError> {
         self.tree_calls += 1;
-        self.world().tree.clone()
+        self.world()
+            .tree
+            .clone()
+            .ok_or_else(|| "git status failed".into())
     }
     fn commits(&mut self) -> CommitsReading {
         self.commit_calls += 1;
@@ -270,7 +274,7 @@ fn a_tree_that_changes_once_delays_idle_by_one_pass() {
 #[test]
 fn an_unreadable_tree_is_never_unchanged() {
     let mut world = World::stalled();
-    world.tree = Err("git: not a repository".to_owned());
+    world.tree = None;
     assert_eq!(check(&repeat(world, 5)), vec![None; 5]);
 }
 
@@ -520,11 +524,7 @@ mod properties {
                     },
                 };
                 w.cpu = ticks.map(|t| CpuClocks::from([(AGENT, 0), (5000, t)]));
-                w.tree = if tree == 2 {
-                    Err("git failed".to_owned())
-                } else {
-                    Ok(format!("tree{tree}"))
-                };
+                w.tree = (tree != 2).then(|| format!("tree{tree}"));
                 w.commits = match commits {
                     0 => CommitsReading::Count(0),
                     1 => CommitsReading::Unanswerable {
@@ -561,7 +561,7 @@ mod properties {
                     let (prev, this) = (&worlds[i - 1], &worlds[i]);
                     prop_assert_eq!(&this.pid, &PidReading::Alive(AGENT));
                     prop_assert!(this.quiet.unwrap() >= WINDOW && prev.quiet.unwrap() >= WINDOW);
-                    prop_assert!(this.tree.is_ok() && this.tree == prev.tree);
+                    prop_assert!(this.tree.is_some() && this.tree == prev.tree);
                     prop_assert_eq!(&this.commits, &CommitsReading::Count(3));
                 }
                 if *word == Some("gone") {
