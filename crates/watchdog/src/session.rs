@@ -8,9 +8,10 @@
 //! escalate once with the work number and the last transition, never nudge.
 
 use std::collections::hash_map::DefaultHasher;
+use std::fmt;
 use std::hash::{Hash, Hasher};
 
-use classify::{Context, Echo, Profiles, State, Verdict, Work};
+use classify::{Context, Echo, FailureKind, Profiles, State, Verdict, Work};
 
 use crate::witness::{Witness, combine};
 use ledger::session::{EscalationKind, SessionMemory, SessionRecord};
@@ -213,6 +214,109 @@ impl Refusal {
     }
 }
 
+/// What the monitor did in one poll, in the order it did it. Each is
+/// worded in one place (its `Display`), and the poll line and `--json` carry
+/// those words unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Done {
+    /// The progress probe advanced: the nudge budget starts over.
+    BudgetReset { from: u64, to: u64 },
+    /// The pane could not be captured this poll.
+    CaptureFailed,
+    /// Captures failed for [`CAPTURE_FAILURE_PATIENCE`] polls in a row: the operator was told.
+    EscalatedUnreadablePane,
+    /// The pane and the agent's own account disagree (said once per pair):
+    /// what each says, and the state that was taken if it is not the pane's.
+    WitnessesDisagree {
+        pane: State,
+        witness: &'static str,
+        so: Option<State>,
+    },
+    /// The agent still says it is busy, but the pane has not moved for
+    /// [`STILL_PANE_PATIENCE`] polls: the pane decides from now on.
+    PaneDecides { witness: &'static str },
+    /// The agent waits for a human, its dialog not drawn yet: not nudged.
+    QuestionPending,
+    /// A question was relayed to the operator, not answered.
+    EscalatedQuestion,
+    /// A nudge was typed: the `used`-th of `budget`.
+    Nudged { used: u32, budget: u32 },
+    /// The budget ran out without progress: escalated to a human, not nudged.
+    EscalatedBudgetSpent,
+    /// Nothing is left to do: escalated, never nudged.
+    EscalatedBlocked,
+    /// A stop that must not be typed into, with why; escalated the first time.
+    Refused {
+        refusal: Refusal,
+        why: String,
+        escalated: bool,
+    },
+    /// The profile read this pane's input box before and cannot now, with
+    /// the same program in front: likely a UI change of the CLI (said once).
+    LikelyUiChange {
+        profile: String,
+        version: Option<String>,
+    },
+    /// New failure text for one signal.
+    NewFailure { kind: FailureKind, text: String },
+}
+
+impl fmt::Display for Done {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Done::BudgetReset { from, to } => {
+                write!(f, "nudge budget reset (progress {from} → {to})")
+            }
+            Done::CaptureFailed => f.write_str("capture failed"),
+            Done::EscalatedUnreadablePane => f.write_str("escalated: the pane cannot be read"),
+            Done::WitnessesDisagree { pane, witness, so } => {
+                write!(
+                    f,
+                    "witnesses disagree: the pane reads {pane}, Claude Code says {witness}"
+                )?;
+                match so {
+                    Some(state) => write!(f, ", so {state}"),
+                    None => Ok(()),
+                }
+            }
+            Done::PaneDecides { witness } => write!(
+                f,
+                "Claude Code still says {witness} but the pane has not changed in {STILL_PANE_PATIENCE} polls: the pane decides"
+            ),
+            Done::QuestionPending => {
+                f.write_str("question pending (the dialog is not on screen yet), not nudged")
+            }
+            Done::EscalatedQuestion => f.write_str("escalated to the operator, NOT answered"),
+            Done::Nudged { used, budget } => write!(f, "nudged ({used}/{budget})"),
+            Done::EscalatedBudgetSpent | Done::EscalatedBlocked => {
+                f.write_str("not nudged, escalated")
+            }
+            Done::Refused {
+                why,
+                escalated: false,
+                ..
+            } => write!(f, "not nudged ({why})"),
+            Done::Refused {
+                why,
+                escalated: true,
+                ..
+            } => write!(f, "not nudged ({why}), escalated"),
+            Done::LikelyUiChange { profile, version } => {
+                write!(
+                    f,
+                    "likely UI change: the {profile} profile read this pane's input box before and cannot now"
+                )?;
+                match version {
+                    Some(version) => write!(f, " (version {version})"),
+                    None => Ok(()),
+                }
+            }
+            Done::NewFailure { kind, text } => write!(f, "new failure ({}): {text}", kind.name()),
+        }
+    }
+}
+
 /// What the loop must do, in this order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
@@ -262,8 +366,8 @@ pub struct PollReport {
     pub progress: Option<u64>,
     pub nudges_used: u32,
     pub budget: u32,
-    /// What was done this poll, in the seed's words.
-    pub done: Vec<String>,
+    /// What was done this poll, in order (each renders to the seed's words).
+    pub done: Vec<Done>,
     /// The rule and evidence line of the verdict, for `--json`.
     pub rule: Option<&'static str>,
     pub evidence: Option<String>,
@@ -304,7 +408,7 @@ impl PollReport {
         );
         for done in &self.done {
             line.push_str(" · ");
-            line.push_str(done);
+            line.push_str(&done.to_string());
         }
         line.push_str(" · ");
         line.push_str(clock);
@@ -386,12 +490,7 @@ impl TargetMonitor {
     /// row is watched by nobody: said once through the funnel, re-armed by
     /// the next capture that works (a silence nothing bounds is the one
     /// failure the seed forbids).
-    fn on_capture_failing(
-        &mut self,
-        error: &str,
-        actions: &mut Vec<Action>,
-        done: &mut Vec<String>,
-    ) {
+    fn on_capture_failing(&mut self, error: &str, actions: &mut Vec<Action>, done: &mut Vec<Done>) {
         let patient = self.failed_captures < CAPTURE_FAILURE_PATIENCE;
         if patient
             || self
@@ -418,7 +517,7 @@ impl TargetMonitor {
             latch: Latch::Escalation(EscalationKind::CaptureFailed),
             record: latch_record,
         }));
-        done.push("escalated: the pane cannot be read".to_string());
+        done.push(Done::EscalatedUnreadablePane);
     }
 
     /// Reads the pane with these profiles from the next poll on (the user's
@@ -488,7 +587,7 @@ impl TargetMonitor {
                     report.error = Some(error.to_string());
                     self.last_error = Some(error.to_string());
                 }
-                done.push("capture failed".to_string());
+                done.push(Done::CaptureFailed);
                 self.failed_captures += 1;
                 self.on_capture_failing(error, &mut actions, &mut done);
                 report.done = done;
@@ -575,10 +674,7 @@ impl TargetMonitor {
                 if self.unchanged_polls < STILL_PANE_PATIENCE {
                     // The agent waits for a human but the dialog is not drawn
                     // yet: never nudged, escalated once its text can be relayed.
-                    done.push(
-                        "question pending (the dialog is not on screen yet), not nudged"
-                            .to_string(),
-                    );
+                    done.push(Done::QuestionPending);
                 } else {
                     // Still no readable dialog: relay what the screen shows.
                     let shown = Verdict {
@@ -613,7 +709,7 @@ impl TargetMonitor {
         &mut self,
         pane: State,
         witness: Option<&Witness>,
-        done: &mut Vec<String>,
+        done: &mut Vec<Done>,
     ) -> State {
         let Some(witness) = witness else { return pane };
         let combined = combine(pane, witness);
@@ -638,20 +734,15 @@ impl TargetMonitor {
         let pair = (pane, witness.word());
         if self.last_disagreement != Some(pair) {
             self.last_disagreement = Some(pair);
-            let outcome = if state != pane {
-                format!(", so {state}")
-            } else {
-                String::new()
-            };
-            done.push(format!(
-                "witnesses disagree: the pane reads {pane}, Claude Code says {}{outcome}",
-                witness.word()
-            ));
+            done.push(Done::WitnessesDisagree {
+                pane,
+                witness: witness.word(),
+                so: (state != pane).then_some(state),
+            });
         } else if busy_overrule && self.unchanged_polls == STILL_PANE_PATIENCE {
-            done.push(format!(
-                "Claude Code still says {} but the pane has not changed in {STILL_PANE_PATIENCE} polls: the pane decides",
-                witness.word()
-            ));
+            done.push(Done::PaneDecides {
+                witness: witness.word(),
+            });
         }
         state
     }
@@ -720,7 +811,7 @@ impl TargetMonitor {
         &mut self,
         progress: Option<u64>,
         actions: &mut Vec<Action>,
-        done: &mut Vec<String>,
+        done: &mut Vec<Done>,
     ) {
         let Some(now) = progress else { return };
         match self.memory.progress {
@@ -732,7 +823,10 @@ impl TargetMonitor {
                     },
                     actions,
                 );
-                done.push(format!("nudge budget reset (progress {before} → {now})"));
+                done.push(Done::BudgetReset {
+                    from: before,
+                    to: now,
+                });
             }
             // Progress is a high-water mark: a reading that went backwards (a
             // flapping or restarted probe) must not buy a fresh budget.
@@ -768,18 +862,15 @@ impl TargetMonitor {
         observation: Observation<'_>,
         pane: &str,
         actions: &mut Vec<Action>,
-        done: &mut Vec<String>,
+        done: &mut Vec<Done>,
     ) {
         let ui_change = ui_change && !self.ui_change_said;
         if ui_change {
             self.ui_change_said = true;
-            let version = observation
-                .cli_version
-                .map_or_else(String::new, |v| format!(" (version {v})"));
-            done.push(format!(
-                "likely UI change: the {} profile read this pane's input box before and cannot now{version}",
-                verdict.profile
-            ));
+            done.push(Done::LikelyUiChange {
+                profile: verdict.profile.clone(),
+                version: observation.cli_version.map(str::to_string),
+            });
         }
         let key = REFUSED_KEY.to_string();
         if self
@@ -787,7 +878,11 @@ impl TargetMonitor {
             .escalated
             .contains_key(&EscalationKind::Unreadable)
         {
-            done.push(format!("not nudged ({why})"));
+            done.push(Done::Refused {
+                refusal,
+                why: why.to_string(),
+                escalated: false,
+            });
             return;
         }
         let latch_record = SessionRecord::Escalated {
@@ -820,15 +915,14 @@ impl TargetMonitor {
             latch: Latch::Escalation(EscalationKind::Unreadable),
             record: latch_record,
         }));
-        done.push(format!("not nudged ({why}), escalated"));
+        done.push(Done::Refused {
+            refusal,
+            why: why.to_string(),
+            escalated: true,
+        });
     }
 
-    fn on_question(
-        &mut self,
-        verdict: &Verdict,
-        actions: &mut Vec<Action>,
-        done: &mut Vec<String>,
-    ) {
+    fn on_question(&mut self, verdict: &Verdict, actions: &mut Vec<Action>, done: &mut Vec<Done>) {
         let dialog = verdict.dialog.join("\n");
         let key = fingerprint(&question_text(&dialog));
         if self.memory.escalated.get(&EscalationKind::Question) == Some(&key) {
@@ -851,7 +945,7 @@ impl TargetMonitor {
             latch: Latch::Escalation(EscalationKind::Question),
             record: latch_record,
         }));
-        done.push("escalated to the operator, NOT answered".to_string());
+        done.push(Done::EscalatedQuestion);
     }
 
     /// `note`: what the pane's profile says this stop's nudge should add
@@ -861,7 +955,7 @@ impl TargetMonitor {
         observation: Observation<'_>,
         note: Option<&str>,
         actions: &mut Vec<Action>,
-        done: &mut Vec<String>,
+        done: &mut Vec<Done>,
     ) {
         let budget = self.config.budget;
         if self.memory.nudges_used < budget {
@@ -874,7 +968,7 @@ impl TargetMonitor {
             self.record(SessionRecord::Sent { text: text.clone() }, actions);
             self.record(SessionRecord::Nudged { used }, actions);
             actions.push(Action::Send(text));
-            done.push(format!("nudged ({used}/{budget})"));
+            done.push(Done::Nudged { used, budget });
             return;
         }
         if self
@@ -907,7 +1001,7 @@ impl TargetMonitor {
             latch: Latch::Escalation(EscalationKind::BudgetSpent),
             record: latch_record,
         }));
-        done.push("not nudged, escalated".to_string());
+        done.push(Done::EscalatedBudgetSpent);
     }
 
     fn on_blocked(
@@ -915,7 +1009,7 @@ impl TargetMonitor {
         pane: &str,
         work: Work,
         actions: &mut Vec<Action>,
-        done: &mut Vec<String>,
+        done: &mut Vec<Done>,
     ) {
         if self.memory.escalated.contains_key(&EscalationKind::Blocked) {
             return;
@@ -946,16 +1040,11 @@ impl TargetMonitor {
             latch: Latch::Escalation(EscalationKind::Blocked),
             record: latch_record,
         }));
-        done.push("not nudged, escalated".to_string());
+        done.push(Done::EscalatedBlocked);
     }
 
     /// New failure text, one latch per signal, never cleared on resume.
-    fn report_new_failures(
-        &mut self,
-        pane: &str,
-        actions: &mut Vec<Action>,
-        done: &mut Vec<String>,
-    ) {
+    fn report_new_failures(&mut self, pane: &str, actions: &mut Vec<Action>, done: &mut Vec<Done>) {
         let context = Context {
             profile: None,
             profiles: &self.profiles,
@@ -985,7 +1074,10 @@ impl TargetMonitor {
                 latch: Latch::Failure(signal.clone()),
                 record: latch_record,
             }));
-            done.push(format!("new failure ({signal}): {text}"));
+            done.push(Done::NewFailure {
+                kind: failure.kind,
+                text,
+            });
         }
     }
 }
@@ -1080,4 +1172,96 @@ pub fn fingerprint(text: &str) -> String {
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     format!("{hash:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every `Done`, worded as the poll line and `--json` have always said it.
+    #[test]
+    fn each_thing_done_has_the_seeds_words() {
+        let cases = [
+            (
+                Done::BudgetReset { from: 41, to: 42 },
+                "nudge budget reset (progress 41 → 42)",
+            ),
+            (Done::CaptureFailed, "capture failed"),
+            (
+                Done::EscalatedUnreadablePane,
+                "escalated: the pane cannot be read",
+            ),
+            (
+                Done::WitnessesDisagree {
+                    pane: State::Stalled,
+                    witness: "busy",
+                    so: Some(State::Working),
+                },
+                "witnesses disagree: the pane reads STALLED, Claude Code says busy, so WORKING",
+            ),
+            (
+                Done::WitnessesDisagree {
+                    pane: State::Working,
+                    witness: "idle",
+                    so: None,
+                },
+                "witnesses disagree: the pane reads WORKING, Claude Code says idle",
+            ),
+            (
+                Done::PaneDecides { witness: "busy" },
+                "Claude Code still says busy but the pane has not changed in 3 polls: the pane decides",
+            ),
+            (
+                Done::QuestionPending,
+                "question pending (the dialog is not on screen yet), not nudged",
+            ),
+            (
+                Done::EscalatedQuestion,
+                "escalated to the operator, NOT answered",
+            ),
+            (Done::Nudged { used: 2, budget: 5 }, "nudged (2/5)"),
+            (Done::EscalatedBudgetSpent, "not nudged, escalated"),
+            (Done::EscalatedBlocked, "not nudged, escalated"),
+            (
+                Done::Refused {
+                    refusal: Refusal::NoInputBox,
+                    why: "no input box recognised".into(),
+                    escalated: true,
+                },
+                "not nudged (no input box recognised), escalated",
+            ),
+            (
+                Done::Refused {
+                    refusal: Refusal::NoInputBox,
+                    why: "no input box recognised".into(),
+                    escalated: false,
+                },
+                "not nudged (no input box recognised)",
+            ),
+            (
+                Done::LikelyUiChange {
+                    profile: "claude".into(),
+                    version: Some("2.1.332".into()),
+                },
+                "likely UI change: the claude profile read this pane's input box before and cannot now (version 2.1.332)",
+            ),
+            (
+                Done::LikelyUiChange {
+                    profile: "codex".into(),
+                    version: None,
+                },
+                "likely UI change: the codex profile read this pane's input box before and cannot now",
+            ),
+            (
+                Done::NewFailure {
+                    kind: FailureKind::ExitCode,
+                    text: "Error: Exit code 2".into(),
+                },
+                "new failure (exit-code): Error: Exit code 2",
+            ),
+        ];
+        for (done, words) in cases {
+            assert_eq!(done.to_string(), words, "{done:?}");
+        }
+    }
 }

@@ -9,6 +9,11 @@ use ledger::session::{SessionMemory, SessionRecord};
 use proptest::prelude::*;
 use watchdog::session::{Action, Foreground, Observation, SessionConfig, TargetMonitor};
 
+/// What the poll line and `--json` say was done.
+fn words(done: &[watchdog::session::Done]) -> Vec<String> {
+    done.iter().map(ToString::to_string).collect()
+}
+
 fn capture(case: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../testdata/panes/claude")
@@ -92,7 +97,7 @@ fn a_stalled_pane_is_nudged_budget_times_then_escalated_once() {
         assert_eq!(report.state, Some(State::Stalled));
         total_sends += sends(&actions);
         total_alerts.extend(alerts(&actions).into_iter().cloned());
-        done.push(report.done.join(" · "));
+        done.push(words(&report.done).join(" · "));
     }
     assert_eq!(total_sends, 3);
     assert_eq!(
@@ -138,10 +143,10 @@ fn progress_advancing_resets_the_budget_and_says_so() {
     let pane = idle();
     m.poll(observe(&pane, Work::Available(7), Some(41)));
     let (report, _) = m.poll(observe(&pane, Work::Available(7), Some(41)));
-    assert_eq!(report.done, ["nudged (2/2)"]);
+    assert_eq!(words(&report.done), ["nudged (2/2)"]);
     let (report, actions) = m.poll(observe(&pane, Work::Available(6), Some(42)));
     assert_eq!(
-        report.done,
+        words(&report.done),
         ["nudge budget reset (progress 41 → 42)", "nudged (1/2)"]
     );
     assert_eq!(sends(&actions), 1);
@@ -157,7 +162,10 @@ fn a_question_is_escalated_once_verbatim_and_never_answered() {
     let pane = question();
     let (report, actions) = m.poll(observe(&pane, Work::Available(3), None));
     assert_eq!(report.state, Some(State::Question));
-    assert_eq!(report.done, ["escalated to the operator, NOT answered"]);
+    assert_eq!(
+        words(&report.done),
+        ["escalated to the operator, NOT answered"]
+    );
     let alert = alerts(&actions)[0].clone();
     assert_eq!((alert.state, alert.reason), (State::Question, "question"));
     assert!(
@@ -168,7 +176,7 @@ fn a_question_is_escalated_once_verbatim_and_never_answered() {
     for _ in 0..5 {
         let (report, actions) = m.poll(observe(&pane, Work::Available(3), None));
         assert!(
-            report.done.is_empty() && sends(&actions) == 0 && alerts(&actions).is_empty(),
+            words(&report.done).is_empty() && sends(&actions) == 0 && alerts(&actions).is_empty(),
             "{actions:?}"
         );
     }
@@ -194,7 +202,7 @@ fn a_blocked_pane_is_escalated_once_with_the_work_number_and_never_nudged() {
     let pane = idle();
     let (report, actions) = m.poll(observe(&pane, Work::None, None));
     assert_eq!(report.state, Some(State::Blocked));
-    assert_eq!(report.done, ["not nudged, escalated"]);
+    assert_eq!(words(&report.done), ["not nudged, escalated"]);
     assert_eq!(sends(&actions), 0);
     let alert = alerts(&actions)[0];
     assert!(
@@ -275,7 +283,7 @@ fn a_restarted_monitor_neither_repages_nor_gets_a_fresh_budget() {
     );
     let (report, actions) = restarted.poll(observe(&idle(), Work::Available(1), None));
     assert_eq!(
-        report.done,
+        words(&report.done),
         ["not nudged, escalated"],
         "the budget was spent before the restart"
     );
@@ -289,8 +297,7 @@ fn failure_text_is_reported_once_per_signal_and_never_cleared_on_resume() {
     let failing = base.replacen("● ", "● Bash(make test)\n  ⎿  Error: Exit code 1\n● ", 1);
     let (report, _) = m.poll(observe(&failing, Work::Unknown, None));
     assert!(
-        report
-            .done
+        words(&report.done)
             .iter()
             .any(|d| d.starts_with("new failure (exit-code)")),
         "{report:?}"
@@ -299,14 +306,18 @@ fn failure_text_is_reported_once_per_signal_and_never_cleared_on_resume() {
     m.poll(observe(&working(), Work::Unknown, None));
     let (report, _) = m.poll(observe(&failing, Work::Unknown, None));
     assert!(
-        !report.done.iter().any(|d| d.starts_with("new failure")),
+        !words(&report.done)
+            .iter()
+            .any(|d| d.starts_with("new failure")),
         "{report:?}"
     );
     // New failure text of the same signal gets through on its own.
     let newer = base.replacen("● ", "● Bash(make test)\n  ⎿  Error: Exit code 2\n● ", 1);
     let (report, _) = m.poll(observe(&newer, Work::Unknown, None));
     assert!(
-        report.done.iter().any(|d| d.contains("Exit code 2")),
+        words(&report.done)
+            .iter()
+            .any(|d| d.contains("Exit code 2")),
         "{report:?}"
     );
 }
@@ -448,12 +459,12 @@ fn a_busy_agent_behind_an_idle_looking_pane_is_working_and_not_nudged() {
     );
     assert_eq!(sends(&actions), 0);
     assert_eq!(
-        report.done,
+        words(&report.done),
         ["witnesses disagree: the pane reads STALLED, Claude Code says busy, so WORKING"]
     );
     let (report, _) = m.poll(with_witness(&pane, &Witness::Busy));
     assert!(
-        report.done.is_empty(),
+        words(&report.done).is_empty(),
         "a lasting disagreement is said once: {report:?}"
     );
     assert_eq!(report.disagreements, 2, "but every poll of it is counted");
@@ -471,8 +482,7 @@ fn a_waiting_agent_before_its_dialog_is_drawn_is_a_pending_question_never_nudged
     let (report, actions) = m.poll(with_witness(&idle_pane, &waiting));
     assert_eq!(report.state, Some(State::Question));
     assert!(
-        report
-            .done
+        words(&report.done)
             .iter()
             .any(|d| d.starts_with("question pending")),
         "{report:?}"
@@ -485,7 +495,10 @@ fn a_waiting_agent_before_its_dialog_is_drawn_is_a_pending_question_never_nudged
     );
     // Once the dialog is drawn it is escalated, once, and the two agree.
     let (report, actions) = m.poll(with_witness(&question_pane, &waiting));
-    assert_eq!(report.done, ["escalated to the operator, NOT answered"]);
+    assert_eq!(
+        words(&report.done),
+        ["escalated to the operator, NOT answered"]
+    );
     assert_eq!(alerts(&actions).len(), 1);
     assert_eq!(report.disagreements, 1);
 }
@@ -702,7 +715,9 @@ fn a_shell_in_the_foreground_means_the_agent_exited_whatever_its_last_frame_show
             );
             assert!(!report.typing_safe);
             assert!(
-                report.done.iter().any(|d| d.contains("the agent exited")),
+                words(&report.done)
+                    .iter()
+                    .any(|d| d.contains("the agent exited")),
                 "{what}: {report:?}"
             );
             assert_eq!(m.memory().nudges_used, 0, "{what}: budget spent");
@@ -756,8 +771,7 @@ fn a_screen_with_no_input_box_is_escalated_once_and_never_typed_into() {
         assert_eq!(report.state, Some(State::Stalled));
         assert_eq!(report.unrecognised, 8);
         assert!(
-            report
-                .done
+            words(&report.done)
                 .iter()
                 .any(|d| d == "not nudged (no input box recognised)")
         );
@@ -800,7 +814,9 @@ fn the_box_coming_back_rearms_and_a_new_unreadable_screen_is_said_again_as_a_ui_
     let (_, actions) = m.poll(observe_with(&unknown, Work::Available(1), None, None));
     assert!(alerts(&actions).is_empty());
     assert!(
-        !report.done.iter().any(|d| d.contains("likely UI change")),
+        !words(&report.done)
+            .iter()
+            .any(|d| d.contains("likely UI change")),
         "said once, on the first unreadable poll: {report:?}"
     );
     // The first unreadable poll said it, naming the profile and the version.
@@ -812,9 +828,8 @@ fn the_box_coming_back_rearms_and_a_new_unreadable_screen_is_said_again_as_a_ui_
         None,
         Some("2.1.332"),
     ));
-    let said: Vec<&String> = report
-        .done
-        .iter()
+    let said: Vec<String> = words(&report.done)
+        .into_iter()
         .filter(|d| d.contains("likely UI change"))
         .collect();
     assert_eq!(said.len(), 1, "{report:?}");
@@ -878,7 +893,7 @@ fn a_renamed_shell_is_known_by_its_process_and_a_relay_is_never_typed_through() 
         let (typed, reasons, report) = poll_once_in_front(&pane, &fg);
         assert_eq!((typed, reasons), (0, vec!["relay"]), "{relay}");
         assert!(
-            report.done[0].contains(&format!("the pane runs {relay}")),
+            words(&report.done)[0].contains(&format!("the pane runs {relay}")),
             "{report:?}"
         );
     }
@@ -909,7 +924,7 @@ fn another_program_in_front_of_a_recognised_pane_is_no_ui_change() {
     m.poll(observe_with(&idle, Work::Available(1), Some(&agent), None));
     let (report, _) = m.poll(observe_with(&unknown, Work::Available(1), Some(&vim), None));
     assert!(
-        !report.done.iter().any(|d| d.contains("UI change")),
+        !words(&report.done).iter().any(|d| d.contains("UI change")),
         "{report:?}"
     );
     // The same program in front, drawing what its profile cannot read: that is one.
@@ -922,7 +937,9 @@ fn another_program_in_front_of_a_recognised_pane_is_no_ui_change() {
         None,
     ));
     assert!(
-        report.done.iter().any(|d| d.contains("likely UI change")),
+        words(&report.done)
+            .iter()
+            .any(|d| d.contains("likely UI change")),
         "{report:?}"
     );
 }
@@ -937,7 +954,10 @@ fn a_dead_pane_or_one_in_copy_mode_is_never_typed_into() {
     };
     let (typed, reasons, report) = poll_once_in_front(&pane, &dead);
     assert_eq!((typed, reasons), (0, vec!["agent_exited"]));
-    assert!(report.done[0].contains("its pane is dead"), "{report:?}");
+    assert!(
+        words(&report.done)[0].contains("its pane is dead"),
+        "{report:?}"
+    );
     // Copy mode takes the keys: the budget would burn on nudges that never arrive.
     let copying = Foreground {
         command: "claude".to_string(),

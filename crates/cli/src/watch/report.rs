@@ -15,7 +15,7 @@ pub(super) fn print_report(report: &PollReport, json: bool) {
             "progress": report.progress,
             "nudges": report.nudges_used,
             "budget": report.budget,
-            "done": report.done,
+            "done": report.done.iter().map(ToString::to_string).collect::<Vec<_>>(),
             "rule": report.rule,
             "evidence": report.evidence,
             "error": report.error,
