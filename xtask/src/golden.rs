@@ -220,11 +220,7 @@ pub fn replay_cases(cases: Result<Vec<Case>, Vec<String>>, snapshots: Snapshots)
         }
         report.shapes.extend(case.shape.clone());
         let echo = Echo::new(&case.echo);
-        let context = Context {
-            profile: None,
-            profiles,
-            echo: &echo,
-        };
+        let context = Context::new(profiles).with_echo(&echo);
         let captures = case.captures();
         let mut case_matches = !captures.is_empty();
         if captures.is_empty() {

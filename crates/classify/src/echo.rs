@@ -22,6 +22,12 @@ pub struct Echo {
     slices: Vec<String>,
 }
 
+/// Nothing typed: what a [`crate::Context`] excludes until it is given an echo.
+pub(crate) static NO_ECHO: Echo = Echo {
+    texts: Vec::new(),
+    slices: Vec::new(),
+};
+
 impl Echo {
     pub fn new<I, S>(sent: I) -> Echo
     where

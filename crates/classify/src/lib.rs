@@ -11,7 +11,7 @@
 //!
 //! /// What the embedder does about one pane.
 //! fn act(pane: &str, work: Work, echo: &Echo) -> String {
-//!     let context = Context { profile: None, profiles: Profiles::builtin(), echo };
+//!     let context = Context::new(Profiles::builtin()).with_echo(echo);
 //!     let verdict = classify_with(pane, work, &context);
 //!     match verdict.state {
 //!         State::Working => "stay silent".to_string(),
@@ -189,15 +189,63 @@ impl Verdict {
     }
 }
 
-/// What the richer entry point needs beside the pane.
+/// What the richer entry point needs beside the pane: the profiles `auto`
+/// chooses among, the profile to read with (or `auto`), and what the monitor
+/// itself typed. Built from [`Context::new`] (or `Context::default()`, the
+/// built-ins) and the `with_` methods, so a new setting is never a breaking change.
+///
+/// ```
+/// use bmb_classify::{Context, Echo, Profiles, State, Work};
+///
+/// let profiles = Profiles::builtin();
+/// // What the monitor typed comes back in the pane: it is never a signal.
+/// let echo = Echo::new(["Please continue with the next step of your plan."]);
+/// let context = Context::new(profiles)
+///     .with_profile(profiles.get("claude"))
+///     .with_echo(&echo);
+/// let pane = "────────\n❯\u{a0}\n────────\n  ? for shortcuts\n";
+/// let verdict = bmb_classify::classify_with(pane, Work::parse("3"), &context);
+/// assert_eq!(verdict.state, State::Stalled);
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Context<'a> {
     /// The profile to read the pane with; `None` picks one from the pane (`auto`).
-    pub profile: Option<&'a Profile>,
+    pub(crate) profile: Option<&'a Profile>,
     /// The profiles `auto` chooses among.
-    pub profiles: &'a Profiles,
+    pub(crate) profiles: &'a Profiles,
     /// What the monitor itself typed into this pane, excluded before matching.
-    pub echo: &'a Echo,
+    pub(crate) echo: &'a Echo,
+}
+
+impl<'a> Context<'a> {
+    /// Reads with the profile `auto` picks among `profiles`, excluding nothing.
+    pub fn new(profiles: &'a Profiles) -> Context<'a> {
+        Context {
+            profile: None,
+            profiles,
+            echo: &echo::NO_ECHO,
+        }
+    }
+
+    /// Reads the pane with `profile`; `None` lets `auto` pick one from the pane.
+    pub fn with_profile(self, profile: impl Into<Option<&'a Profile>>) -> Context<'a> {
+        Context {
+            profile: profile.into(),
+            ..self
+        }
+    }
+
+    /// Excludes what the monitor typed into this pane before matching.
+    pub fn with_echo(self, echo: &'a Echo) -> Context<'a> {
+        Context { echo, ..self }
+    }
+}
+
+/// The built-in profiles, `auto`, no echo: what [`classify`] reads with.
+impl Default for Context<'static> {
+    fn default() -> Self {
+        Context::new(Profiles::builtin())
+    }
 }
 
 /// The text as a terminal would show it, line by line: escape sequences,
@@ -225,17 +273,7 @@ fn is_bidi_control(c: char) -> bool {
 
 /// Classifies a pane with the auto profile and no echo slices (the seed's entry point).
 pub fn classify(pane: &str, work: Work) -> Verdict {
-    let profiles = Profiles::builtin();
-    let echo = Echo::default();
-    classify_with(
-        pane,
-        work,
-        &Context {
-            profile: None,
-            profiles,
-            echo: &echo,
-        },
-    )
+    classify_with(pane, work, &Context::default())
 }
 
 /// Classifies a pane with an explicit context: the profile (or auto) and the echo slices.

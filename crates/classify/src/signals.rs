@@ -136,16 +136,10 @@ pub fn signals(pane: &str, context: &Context<'_>) -> Signals {
 #[cfg(test)]
 mod tests {
     use super::{FailureKind, signals};
-    use crate::{Context, Echo, Profiles};
+    use crate::Context;
 
     fn failures(pane: &str) -> Vec<(FailureKind, String)> {
-        let echo = Echo::default();
-        let context = Context {
-            profile: None,
-            profiles: Profiles::builtin(),
-            echo: &echo,
-        };
-        signals(pane, &context)
+        signals(pane, &Context::default())
             .failures
             .into_iter()
             .map(|f| (f.kind, f.evidence.text))
@@ -176,12 +170,7 @@ mod tests {
 
     #[test]
     fn completed_tasks_are_dropped_before_the_transition_is_read() {
-        let echo = Echo::default();
-        let context = Context {
-            profile: None,
-            profiles: Profiles::builtin(),
-            echo: &echo,
-        };
+        let context = Context::default();
         let pane = "  ⎿  ☐ Write the parser\n     ☐ Run the tests\n     ☒ Read the seed\n     ☒ Sketch the crates\n";
         let transition = signals(pane, &context).transition.unwrap();
         assert_eq!(transition.text, "     ☐ Run the tests");

@@ -42,13 +42,7 @@ fn assert_well_formed(pane: &str, work: Work) {
         assert!(evidence.line_number(pane) <= pane.lines().count().max(1) + 1);
     }
     assert!(verdict.region.first <= verdict.region.last || verdict.region.last == 0);
-    let echo = Echo::default();
-    let context = Context {
-        profile: None,
-        profiles: Profiles::builtin(),
-        echo: &echo,
-    };
-    let _ = classify::signals(pane, &context);
+    let _ = classify::signals(pane, &Context::default());
 }
 
 proptest! {
@@ -86,7 +80,7 @@ proptest! {
         lines.push("$".to_string());
         let pane = lines.join("\n");
         let echo = Echo::new([&sent]);
-        let context = Context { profile: None, profiles: Profiles::builtin(), echo: &echo };
+        let context = Context::new(Profiles::builtin()).with_echo(&echo);
         let verdict = classify::classify_with(&pane, Work::Unknown, &context);
         prop_assert_ne!(verdict.state, State::Question, "pane:\n{}", pane);
     }

@@ -21,11 +21,7 @@ fn screen(transcript: &str, live: &str, input: &str, footer: &str) -> String {
 
 fn check_with(pane: &str, work: Work, sent: &[&str], expected: State, rule: Rule) {
     let echo = Echo::new(sent);
-    let context = Context {
-        profile: None,
-        profiles: Profiles::builtin(),
-        echo: &echo,
-    };
+    let context = Context::new(Profiles::builtin()).with_echo(&echo);
     let verdict = classify::classify_with(pane, work, &context);
     assert_eq!(
         (verdict.state, verdict.rule),

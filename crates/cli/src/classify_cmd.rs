@@ -81,11 +81,9 @@ pub fn run(args: Args) -> ExitCode {
     let verdict = classify::classify_with(
         &pane,
         work,
-        &Context {
-            profile,
-            profiles: &profiles,
-            echo: &echo,
-        },
+        &Context::new(&profiles)
+            .with_profile(profile)
+            .with_echo(&echo),
     );
     let chosen = profile.or_else(|| profiles.get(&verdict.profile));
     let witness = match &args.session_state {

@@ -784,11 +784,9 @@ impl TargetMonitor {
         }
         let profile =
             detected.or_else(|| self.profile.as_deref().and_then(|name| profiles.get(name)));
-        let context = Context {
-            profile,
-            profiles,
-            echo: &self.echo,
-        };
+        let context = Context::new(profiles)
+            .with_profile(profile)
+            .with_echo(&self.echo);
         let verdict = classify::classify_with(pane, work, &context);
         self.classifications += 1;
         self.last_hash = Some(hash);
@@ -1019,11 +1017,7 @@ impl TargetMonitor {
             key: work.display(),
         };
         self.memory.apply(&latch_record);
-        let context = Context {
-            profile: None,
-            profiles: &self.profiles,
-            echo: &self.echo,
-        };
+        let context = Context::new(&self.profiles).with_echo(&self.echo);
         let transition = classify::signals(pane, &context).transition;
         let last =
             transition.map_or_else(|| "none shown".to_string(), |t| t.text.trim().to_string());
@@ -1045,11 +1039,7 @@ impl TargetMonitor {
 
     /// New failure text, one latch per signal, never cleared on resume.
     fn report_new_failures(&mut self, pane: &str, actions: &mut Vec<Action>, done: &mut Vec<Done>) {
-        let context = Context {
-            profile: None,
-            profiles: &self.profiles,
-            echo: &self.echo,
-        };
+        let context = Context::new(&self.profiles).with_echo(&self.echo);
         let failures = classify::signals(pane, &context).failures;
         for failure in failures {
             let signal = failure.kind.name().to_string();
