@@ -39,6 +39,7 @@ const DETECT_LINES: usize = 12;
 
 /// The rule that decided a verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Rule {
     /// The spinner row just above the input box is live.
     Spinner,
@@ -157,6 +158,7 @@ pub struct Region {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum RegionKind {
     /// The rows just above the input box, where the spinner lives.
     LiveRows,

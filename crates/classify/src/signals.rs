@@ -19,6 +19,7 @@ const TRANSCRIPT_MAX_LINES: usize = 120;
 
 /// A runner's failure string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum FailureKind {
     /// `MISSING ROW:`
     MissingRow,

@@ -17,6 +17,7 @@ pub const ECHO_LEDGER_CAP: usize = 32;
 /// One change to a target's memory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "record", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SessionRecord {
     /// Text about to be typed into the pane.
     Sent { text: String },
@@ -51,6 +52,7 @@ pub enum SessionRecord {
 /// What an escalation was about. One latch per kind (seed defect 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum EscalationKind {
     Question,
     Blocked,

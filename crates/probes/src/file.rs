@@ -14,6 +14,7 @@ use rustix::fs::OFlags;
 
 /// Why a file could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReadError {
     /// There is nothing at the path (often "not yet").
     Missing,

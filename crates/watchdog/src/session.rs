@@ -188,6 +188,7 @@ impl Foreground {
 
 /// Why a stop is not typed into: escalated once, never nudged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Refusal {
     /// No input box the pane's profile knows is on screen.
     NoInputBox,
