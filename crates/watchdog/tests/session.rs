@@ -1,240 +1,281 @@
-//! The session monitor's state machine driven with observations: real
-//! Claude Code captures from testdata/ as the panes, numbers as the probes.
+//! The session monitor's state machine as tables, in the style of the lead
+//! and worker monitors' tests: a screen per poll over a fake machine (real
+//! agent captures from testdata/ as the panes, numbers as the probes) and a
+//! fake clock, and the exact lines the loop prints and does, in order.
 
-use std::path::Path;
+mod support;
 
 use bmb_watchdog as watchdog;
 use classify::{State, Work};
-use ledger::session::{SessionMemory, SessionRecord};
+use ledger::session::{EscalationKind, SessionMemory, SessionRecord};
 use proptest::prelude::*;
-use watchdog::session::{Action, Foreground, Observation, SessionConfig, TargetMonitor};
+use support::{
+    Delivery, Harness, Screen, agent_capture, capture, check, front, idle, other_question,
+    question, working,
+};
+use watchdog::session::{
+    Action, DEFAULT_NUDGE_TEXT, Done, Foreground, Refusal, STILL_PANE_PATIENCE, SessionConfig,
+};
+use watchdog::witness::Witness;
 
-/// What the poll line and `--json` say was done.
-fn words(done: &[watchdog::session::Done]) -> Vec<String> {
-    done.iter().map(ToString::to_string).collect()
-}
-
-fn capture(case: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata/panes/claude")
-        .join(case)
-        .join("plain.txt");
-    std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
-}
-
-fn idle() -> String {
-    capture("idle-after-text-answer")
-}
-fn question() -> String {
-    capture("question-permission-bash")
-}
-fn other_question() -> String {
-    capture("question-ask-single")
-}
-fn working() -> String {
-    capture("working-bash-sleep")
-}
-
-fn monitor(budget: u32) -> TargetMonitor {
-    let config = SessionConfig {
-        budget,
-        ..SessionConfig::default()
-    };
-    TargetMonitor::new("host:sess", config, SessionMemory::default())
-}
-
-fn observe(pane: &str, work: Work, progress: Option<u64>) -> Observation<'_> {
-    Observation {
-        capture: Ok(pane),
-        work,
-        progress,
-        witness: None,
-        foreground: None,
-        cli_version: None,
-        pane_id: None,
-        pane_pid: None,
-    }
-}
-
-/// What the loop journals when every alert is delivered: the records, and
-/// each delivered alert's latch.
-fn delivered(actions: Vec<Action>) -> Vec<SessionRecord> {
-    actions
-        .into_iter()
-        .filter_map(|a| match a {
-            Action::Record(record) => Some(record),
-            Action::Alert(alert) => Some(alert.record),
-            Action::Send(_) => None,
-        })
-        .collect()
-}
-
-fn sends(actions: &[Action]) -> usize {
-    actions
-        .iter()
-        .filter(|a| matches!(a, Action::Send(_)))
-        .count()
-}
-
-fn alerts(actions: &[Action]) -> Vec<&watchdog::session::Alert> {
-    actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::Alert(alert) => Some(alert),
-            _ => None,
-        })
-        .collect()
-}
+/// The default nudge, typed.
+const NUDGE: &str = "S Please continue with the next step of your plan.";
+/// A question relayed to the operator.
+const ASKED: &str = "A QUESTION question: QUESTION on host:sess: the agent is waiting for a human. It was NOT answered.";
 
 #[test]
 fn a_stalled_pane_is_nudged_budget_times_then_escalated_once() {
-    let mut m = monitor(3);
-    let pane = idle();
-    let mut done = Vec::new();
-    let (mut total_sends, mut total_alerts) = (0, Vec::new());
-    for _ in 0..6 {
-        let (report, actions) = m.poll(observe(&pane, Work::Available(4), Some(10)));
-        assert_eq!(report.state, Some(State::Stalled));
-        total_sends += sends(&actions);
-        total_alerts.extend(alerts(&actions).into_iter().cloned());
-        done.push(words(&report.done).join(" · "));
-    }
-    assert_eq!(total_sends, 3);
-    assert_eq!(
-        done,
-        [
-            "nudged (1/3)",
-            "nudged (2/3)",
-            "nudged (3/3)",
-            "not nudged, escalated",
-            "",
-            ""
-        ]
-    );
-    assert_eq!(total_alerts.len(), 1);
-    assert_eq!(total_alerts[0].reason, "escalate_to_human");
-    assert!(
-        total_alerts[0]
-            .message
-            .contains("3 nudges produced no progress"),
-        "{}",
-        total_alerts[0].message
+    let mut h = Harness::new(3);
+    let stalled = Screen::pane(&idle()).work(Work::Available(4)).progress(10);
+    check(
+        &mut h,
+        &[
+            (
+                stalled.clone(),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=4 · progress=10 · nudges 1/3 · nudged (1/3) · 00:00:30",
+                ],
+            ),
+            (
+                stalled.clone(),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=4 · progress=10 · nudges 2/3 · nudged (2/3) · 00:01:00",
+                ],
+            ),
+            (
+                stalled.clone(),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=4 · progress=10 · nudges 3/3 · nudged (3/3) · 00:01:30",
+                ],
+            ),
+            (
+                stalled.clone(),
+                &[
+                    "A STALLED escalate_to_human: escalate_to_human: host:sess is STALLED and 3 nudges produced no progress (progress=10, work=4). Nudging has stopped; this needs a human.",
+                    "L MONITOR · host:sess · STALLED · work=4 · progress=10 · nudges 3/3 · not nudged, escalated · 00:02:00",
+                ],
+            ),
+            (
+                stalled.clone(),
+                &["L MONITOR · host:sess · STALLED · work=4 · progress=10 · nudges 3/3 · 00:02:30"],
+            ),
+            (
+                stalled,
+                &["L MONITOR · host:sess · STALLED · work=4 · progress=10 · nudges 3/3 · 00:03:00"],
+            ),
+        ],
     );
 }
 
 #[test]
 fn the_nudge_is_recorded_in_the_echo_ledger_before_it_is_sent() {
-    let mut m = monitor(5);
-    let (_, actions) = m.poll(observe(&idle(), Work::Unknown, None));
-    let sent_at = actions
+    let mut h = Harness::new(5);
+    check(
+        &mut h,
+        &[(
+            Screen::pane(&idle()),
+            &[
+                NUDGE,
+                "L MONITOR · host:sess · STALLED · work=? · progress=? · nudges 1/5 · nudged (1/5) · 00:00:30",
+            ],
+        )],
+    );
+    let sent_at = h
+        .actions
         .iter()
         .position(|a| matches!(a, Action::Send(_)))
         .expect("a nudge");
-    let recorded_at = actions
+    let recorded_at = h
+        .actions
         .iter()
         .position(|a| matches!(a, Action::Record(SessionRecord::Sent { .. })))
         .expect("the nudge is recorded");
-    assert!(recorded_at < sent_at, "{actions:?}");
+    assert!(recorded_at < sent_at, "{:?}", h.actions);
 }
 
 #[test]
 fn progress_advancing_resets_the_budget_and_says_so() {
-    let mut m = monitor(2);
-    let pane = idle();
-    m.poll(observe(&pane, Work::Available(7), Some(41)));
-    let (report, _) = m.poll(observe(&pane, Work::Available(7), Some(41)));
-    assert_eq!(words(&report.done), ["nudged (2/2)"]);
-    let (report, actions) = m.poll(observe(&pane, Work::Available(6), Some(42)));
-    assert_eq!(
-        words(&report.done),
-        ["nudge budget reset (progress 41 → 42)", "nudged (1/2)"]
+    let mut h = Harness::new(2);
+    let before = Screen::pane(&idle()).work(Work::Available(7)).progress(41);
+    check(
+        &mut h,
+        &[
+            (
+                before.clone(),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=7 · progress=41 · nudges 1/2 · nudged (1/2) · 00:00:30",
+                ],
+            ),
+            (
+                before,
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=7 · progress=41 · nudges 2/2 · nudged (2/2) · 00:01:00",
+                ],
+            ),
+            (
+                Screen::pane(&idle()).work(Work::Available(6)).progress(42),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=6 · progress=42 · nudges 1/2 · nudge budget reset (progress 41 → 42) · nudged (1/2) · 00:01:30",
+                ],
+            ),
+        ],
     );
-    assert_eq!(sends(&actions), 1);
     assert_eq!(
-        report.line("17:42:03"),
-        "MONITOR · host:sess · STALLED · work=6 · progress=42 · nudges 1/2 · nudge budget reset (progress 41 → 42) · nudged (1/2) · 17:42:03"
+        h.last().done,
+        [
+            Done::BudgetReset { from: 41, to: 42 },
+            Done::Nudged { used: 1, budget: 2 }
+        ]
     );
 }
 
 #[test]
 fn a_question_is_escalated_once_verbatim_and_never_answered() {
-    let mut m = monitor(5);
-    let pane = question();
-    let (report, actions) = m.poll(observe(&pane, Work::Available(3), None));
-    assert_eq!(report.state, Some(State::Question));
-    assert_eq!(
-        words(&report.done),
-        ["escalated to the operator, NOT answered"]
+    let mut h = Harness::new(5);
+    let asked = Screen::pane(&question()).work(Work::Available(3));
+    check(
+        &mut h,
+        &[
+            (
+                asked.clone(),
+                &[
+                    ASKED,
+                    "L MONITOR · host:sess · QUESTION · work=3 · progress=? · nudges 0/5 · escalated to the operator, NOT answered · 00:00:30",
+                ],
+            ),
+            (
+                asked.clone(),
+                &["L MONITOR · host:sess · QUESTION · work=3 · progress=? · nudges 0/5 · 00:01:00"],
+            ),
+            (
+                asked.clone(),
+                &["L MONITOR · host:sess · QUESTION · work=3 · progress=? · nudges 0/5 · 00:01:30"],
+            ),
+            (
+                asked.clone(),
+                &["L MONITOR · host:sess · QUESTION · work=3 · progress=? · nudges 0/5 · 00:02:00"],
+            ),
+            (
+                asked.clone(),
+                &["L MONITOR · host:sess · QUESTION · work=3 · progress=? · nudges 0/5 · 00:02:30"],
+            ),
+            (
+                asked,
+                &["L MONITOR · host:sess · QUESTION · work=3 · progress=? · nudges 0/5 · 00:03:00"],
+            ),
+            // A different question is a new escalation.
+            (
+                Screen::pane(&other_question()).work(Work::Available(3)),
+                &[
+                    ASKED,
+                    "L MONITOR · host:sess · QUESTION · work=3 · progress=? · nudges 0/5 · escalated to the operator, NOT answered · 00:03:30",
+                ],
+            ),
+        ],
     );
-    let alert = alerts(&actions)[0].clone();
-    assert_eq!((alert.state, alert.reason), (State::Question, "question"));
+    let relayed = &h.alerts[0].message;
     assert!(
-        alert.message.contains("Do you want to proceed?") && alert.message.contains("1. Yes"),
-        "{}",
-        alert.message
+        relayed.contains("Do you want to proceed?") && relayed.contains("1. Yes"),
+        "{relayed}"
     );
-    for _ in 0..5 {
-        let (report, actions) = m.poll(observe(&pane, Work::Available(3), None));
-        assert!(
-            words(&report.done).is_empty() && sends(&actions) == 0 && alerts(&actions).is_empty(),
-            "{actions:?}"
-        );
-    }
-    // A different question is a new escalation.
-    let (_, actions) = m.poll(observe(&other_question(), Work::Available(3), None));
-    assert_eq!(alerts(&actions).len(), 1);
-    assert_eq!(sends(&actions), 0);
 }
 
 #[test]
 fn a_question_is_rearmed_once_the_pane_shows_another_verdict() {
-    let mut m = monitor(5);
-    let (q, w) = (question(), working());
-    assert_eq!(alerts(&m.poll(observe(&q, Work::Unknown, None)).1).len(), 1);
-    assert_eq!(alerts(&m.poll(observe(&q, Work::Unknown, None)).1).len(), 0);
-    m.poll(observe(&w, Work::Unknown, None));
-    assert_eq!(alerts(&m.poll(observe(&q, Work::Unknown, None)).1).len(), 1);
+    let mut h = Harness::new(5);
+    let (asked, busy) = (Screen::pane(&question()), Screen::pane(&working()));
+    check(
+        &mut h,
+        &[
+            (
+                asked.clone(),
+                &[
+                    ASKED,
+                    "L MONITOR · host:sess · QUESTION · work=? · progress=? · nudges 0/5 · escalated to the operator, NOT answered · 00:00:30",
+                ],
+            ),
+            (
+                asked.clone(),
+                &["L MONITOR · host:sess · QUESTION · work=? · progress=? · nudges 0/5 · 00:01:00"],
+            ),
+            (
+                busy,
+                &["L MONITOR · host:sess · WORKING · work=? · progress=? · nudges 0/5 · 00:01:30"],
+            ),
+            (
+                asked,
+                &[
+                    ASKED,
+                    "L MONITOR · host:sess · QUESTION · work=? · progress=? · nudges 0/5 · escalated to the operator, NOT answered · 00:02:00",
+                ],
+            ),
+        ],
+    );
 }
 
 #[test]
 fn a_blocked_pane_is_escalated_once_with_the_work_number_and_never_nudged() {
-    let mut m = monitor(5);
-    let pane = idle();
-    let (report, actions) = m.poll(observe(&pane, Work::None, None));
-    assert_eq!(report.state, Some(State::Blocked));
-    assert_eq!(words(&report.done), ["not nudged, escalated"]);
-    assert_eq!(sends(&actions), 0);
-    let alert = alerts(&actions)[0];
-    assert!(
-        alert.message.contains("work=0") && alert.message.contains("Last transition:"),
-        "{}",
-        alert.message
+    let mut h = Harness::new(5);
+    let done = Screen::pane(&idle()).work(Work::None);
+    check(
+        &mut h,
+        &[
+            (
+                done.clone(),
+                &[
+                    "A BLOCKED blocked: BLOCKED on host:sess: the agent stopped and the work probe says nothing is left (work=0). It was not nudged. Last transition: ● The project has two files: README.md describes it and app.py defines greet(name), which returns a greeting. Running",
+                    "L MONITOR · host:sess · BLOCKED · work=0 · progress=? · nudges 0/5 · not nudged, escalated · 00:00:30",
+                ],
+            ),
+            (
+                done.clone(),
+                &["L MONITOR · host:sess · BLOCKED · work=0 · progress=? · nudges 0/5 · 00:01:00"],
+            ),
+            (
+                done.clone(),
+                &["L MONITOR · host:sess · BLOCKED · work=0 · progress=? · nudges 0/5 · 00:01:30"],
+            ),
+            (
+                done,
+                &["L MONITOR · host:sess · BLOCKED · work=0 · progress=? · nudges 0/5 · 00:02:00"],
+            ),
+        ],
     );
-    for _ in 0..3 {
-        let (_, actions) = m.poll(observe(&pane, Work::None, None));
-        assert!(
-            actions
-                .iter()
-                .all(|a| !matches!(a, Action::Send(_) | Action::Alert(_))),
-            "{actions:?}"
-        );
-    }
 }
 
 #[test]
 fn a_working_pane_gets_nothing() {
-    let mut m = monitor(5);
-    let pane = working();
-    for _ in 0..4 {
-        let (report, actions) = m.poll(observe(&pane, Work::None, Some(1)));
-        assert_eq!(report.state, Some(State::Working));
-        assert!(
-            actions
-                .iter()
-                .all(|a| matches!(a, Action::Record(SessionRecord::Progress { .. }))),
-            "{actions:?}"
-        );
-    }
+    let mut h = Harness::new(5);
+    let busy = Screen::pane(&working()).work(Work::None).progress(1);
+    check(
+        &mut h,
+        &[
+            (
+                busy.clone(),
+                &["L MONITOR · host:sess · WORKING · work=0 · progress=1 · nudges 0/5 · 00:00:30"],
+            ),
+            (
+                busy.clone(),
+                &["L MONITOR · host:sess · WORKING · work=0 · progress=1 · nudges 0/5 · 00:01:00"],
+            ),
+            (
+                busy.clone(),
+                &["L MONITOR · host:sess · WORKING · work=0 · progress=1 · nudges 0/5 · 00:01:30"],
+            ),
+            (
+                busy,
+                &["L MONITOR · host:sess · WORKING · work=0 · progress=1 · nudges 0/5 · 00:02:00"],
+            ),
+        ],
+    );
+    // Nothing but the progress probe's first reading was recorded.
+    assert_eq!(h.journal, [SessionRecord::Progress { value: 1 }]);
 }
 
 #[test]
@@ -249,120 +290,174 @@ fn a_nudge_that_contains_the_question_hint_never_comes_back_as_a_question() {
     let memory = SessionMemory::replay(&[SessionRecord::Sent {
         text: hint.to_string(),
     }]);
-    let mut m = TargetMonitor::new("sess", config, memory);
-    // A bare shell pane now: no input box to hide the echo behind.
+    let mut h = Harness::resumed(config, memory);
+    // A bare shell pane now: no input box to hide the echo behind. Not typed
+    // into: escalated as unreadable, not as a question.
     let echoed = format!("$ {hint}\n$ ");
-    let (report, actions) = m.poll(observe(&echoed, Work::Available(2), None));
-    assert_eq!(report.state, Some(State::Stalled), "{report:?}");
-    // No input box, so not typed into: escalated as unreadable, not as a question.
-    assert_eq!(sends(&actions), 0);
-    let reasons: Vec<&str> = alerts(&actions).iter().map(|a| a.reason).collect();
-    assert_eq!(reasons, ["unreadable"]);
+    check(
+        &mut h,
+        &[(
+            Screen::pane(&echoed).work(Work::Available(2)),
+            &[
+                "A STALLED unreadable: STALLED on host:sess: no input box recognised, so it was NOT typed into (a keystroke could answer a dialog or run as a command). work=2. This needs a human.",
+                "L MONITOR · host:sess · STALLED · work=2 · progress=? · nudges 0/5 · not nudged (no input box recognised), escalated · 00:00:30",
+            ],
+        )],
+    );
 }
 
 #[test]
 fn a_restarted_monitor_neither_repages_nor_gets_a_fresh_budget() {
-    let mut m = monitor(2);
-    let mut journal = Vec::new();
-    for pane in [question(), idle(), idle()] {
-        let (_, actions) = m.poll(observe(&pane, Work::Available(1), None));
-        journal.extend(delivered(actions));
-    }
-    // The idle polls re-armed the question; show it again so it is escalated, then restart.
-    let (_, actions) = m.poll(observe(&question(), Work::Available(1), None));
-    journal.extend(delivered(actions));
-    let config = SessionConfig {
-        budget: 2,
-        ..SessionConfig::default()
-    };
-    let mut restarted = TargetMonitor::new("host:sess", config, SessionMemory::replay(&journal));
-    let (_, actions) = restarted.poll(observe(&question(), Work::Available(1), None));
-    assert!(
-        alerts(&actions).is_empty(),
-        "re-paged after a restart: {actions:?}"
+    let mut h = Harness::new(2);
+    let (asked, stopped) = (
+        Screen::pane(&question()).work(Work::Available(1)),
+        Screen::pane(&idle()).work(Work::Available(1)),
     );
-    let (report, actions) = restarted.poll(observe(&idle(), Work::Available(1), None));
-    assert_eq!(
-        words(&report.done),
-        ["not nudged, escalated"],
-        "the budget was spent before the restart"
+    // The idle polls re-arm the question; shown again, it is escalated.
+    check(
+        &mut h,
+        &[
+            (
+                asked.clone(),
+                &[
+                    ASKED,
+                    "L MONITOR · host:sess · QUESTION · work=1 · progress=? · nudges 0/2 · escalated to the operator, NOT answered · 00:00:30",
+                ],
+            ),
+            (
+                stopped.clone(),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 1/2 · nudged (1/2) · 00:01:00",
+                ],
+            ),
+            (
+                stopped.clone(),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 2/2 · nudged (2/2) · 00:01:30",
+                ],
+            ),
+            (
+                asked.clone(),
+                &[
+                    ASKED,
+                    "L MONITOR · host:sess · QUESTION · work=1 · progress=? · nudges 2/2 · escalated to the operator, NOT answered · 00:02:00",
+                ],
+            ),
+        ],
     );
-    assert_eq!(sends(&actions), 0);
+    h.restart();
+    // Not re-paged after the restart, and the budget was spent before it.
+    check(
+        &mut h,
+        &[
+            (
+                asked,
+                &["L MONITOR · host:sess · QUESTION · work=1 · progress=? · nudges 2/2 · 00:02:30"],
+            ),
+            (
+                stopped,
+                &[
+                    "A STALLED escalate_to_human: escalate_to_human: host:sess is STALLED and 2 nudges produced no progress (progress=?, work=1). Nudging has stopped; this needs a human.",
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 2/2 · not nudged, escalated · 00:03:00",
+                ],
+            ),
+        ],
+    );
 }
 
 #[test]
 fn failure_text_is_reported_once_per_signal_and_never_cleared_on_resume() {
-    let mut m = monitor(5);
+    let mut h = Harness::new(5);
     let base = idle();
     let failing = base.replacen("● ", "● Bash(make test)\n  ⎿  Error: Exit code 1\n● ", 1);
-    let (report, _) = m.poll(observe(&failing, Work::Unknown, None));
-    assert!(
-        words(&report.done)
-            .iter()
-            .any(|d| d.starts_with("new failure (exit-code)")),
-        "{report:?}"
-    );
-    // The turn resumes, then stops again with the same frozen scrollback: no repeat.
-    m.poll(observe(&working(), Work::Unknown, None));
-    let (report, _) = m.poll(observe(&failing, Work::Unknown, None));
-    assert!(
-        !words(&report.done)
-            .iter()
-            .any(|d| d.starts_with("new failure")),
-        "{report:?}"
-    );
-    // New failure text of the same signal gets through on its own.
     let newer = base.replacen("● ", "● Bash(make test)\n  ⎿  Error: Exit code 2\n● ", 1);
-    let (report, _) = m.poll(observe(&newer, Work::Unknown, None));
-    assert!(
-        words(&report.done)
-            .iter()
-            .any(|d| d.contains("Exit code 2")),
-        "{report:?}"
+    check(
+        &mut h,
+        &[
+            (
+                Screen::pane(&failing),
+                &[
+                    NUDGE,
+                    "A STALLED failure: new failure on host:sess (exit-code): ⎿  Error: Exit code 1",
+                    "L MONITOR · host:sess · STALLED · work=? · progress=? · nudges 1/5 · nudged (1/5) · new failure (exit-code): ⎿  Error: Exit code 1 · 00:00:30",
+                ],
+            ),
+            // The turn resumes, then stops again with the same frozen
+            // scrollback: no repeat.
+            (
+                Screen::pane(&working()),
+                &["L MONITOR · host:sess · WORKING · work=? · progress=? · nudges 1/5 · 00:01:00"],
+            ),
+            (
+                Screen::pane(&failing),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=? · progress=? · nudges 2/5 · nudged (2/5) · 00:01:30",
+                ],
+            ),
+            // New failure text of the same signal gets through on its own.
+            (
+                Screen::pane(&newer),
+                &[
+                    NUDGE,
+                    "A STALLED failure: new failure on host:sess (exit-code): ⎿  Error: Exit code 2",
+                    "L MONITOR · host:sess · STALLED · work=? · progress=? · nudges 3/5 · nudged (3/5) · new failure (exit-code): ⎿  Error: Exit code 2 · 00:02:00",
+                ],
+            ),
+        ],
     );
 }
 
 #[test]
 fn a_capture_error_is_rendered_once_per_change_and_polling_goes_on() {
-    let mut m = monitor(5);
-    let failed = Observation {
-        capture: Err("can't find session: sess"),
-        work: Work::Unknown,
-        progress: None,
-        witness: None,
-        foreground: None,
-        cli_version: None,
-        pane_id: None,
-        pane_pid: None,
-    };
-    let (report, actions) = m.poll(failed);
-    assert_eq!(report.state, None);
-    assert_eq!(report.error.as_deref(), Some("can't find session: sess"));
-    assert!(report.line("00:00:01").starts_with(
-        "MONITOR · host:sess · ? · work=? · progress=? · nudges 0/5 · capture failed"
-    ));
-    assert!(actions.is_empty());
-    let (report, _) = m.poll(failed);
-    assert_eq!(report.error, None, "the same error is not rendered twice");
-    let (report, _) = m.poll(observe(&working(), Work::Unknown, None));
-    assert_eq!(report.state, Some(State::Working));
+    let mut h = Harness::new(5);
+    let failed = Screen::failed("no tmux session named `sess` on host");
+    check(
+        &mut h,
+        &[(
+            failed.clone(),
+            &[
+                "E no tmux session named `sess` on host",
+                "L MONITOR · host:sess · ? · work=? · progress=? · nudges 0/5 · capture failed · 00:00:30",
+            ],
+        )],
+    );
+    assert!(h.actions.is_empty(), "{:?}", h.actions);
+    // The same error is not rendered twice.
+    check(
+        &mut h,
+        &[
+            (
+                failed,
+                &[
+                    "L MONITOR · host:sess · ? · work=? · progress=? · nudges 0/5 · capture failed · 00:01:00",
+                ],
+            ),
+            (
+                Screen::pane(&working()),
+                &["L MONITOR · host:sess · WORKING · work=? · progress=? · nudges 0/5 · 00:01:30"],
+            ),
+        ],
+    );
 }
 
 #[test]
 fn an_unchanged_pane_is_not_reclassified_every_poll() {
-    let mut m = monitor(5);
-    let pane = working();
+    let mut h = Harness::new(5);
+    let busy = Screen::pane(&working());
     for _ in 0..10 {
-        m.poll(observe(&pane, Work::Unknown, None));
+        h.poll(&busy);
     }
     assert_eq!(
-        m.classifications, 2,
+        h.monitor.classifications, 2,
         "classified on the first poll and re-decided once after 5"
     );
 }
 
 #[derive(Debug, Clone, Copy)]
-enum Screen {
+enum Shown {
     Idle,
     Question,
     OtherQuestion,
@@ -374,51 +469,50 @@ proptest! {
     #[test]
     fn over_random_sequences_the_budget_questions_and_events_hold(
         steps in proptest::collection::vec(
-            (prop_oneof![Just(Screen::Idle), Just(Screen::Question), Just(Screen::OtherQuestion), Just(Screen::Working), Just(Screen::Gone)],
+            (prop_oneof![Just(Shown::Idle), Just(Shown::Question), Just(Shown::OtherQuestion), Just(Shown::Working), Just(Shown::Gone)],
              0u64..3, prop_oneof![Just(None), (0u64..4).prop_map(Some)]),
             1..40),
         budget in 1u32..4,
     ) {
         let panes = [idle(), question(), other_question(), working()];
-        let mut m = monitor(budget);
+        let mut h = Harness::new(budget);
         let mut nudges_since_progress = 0u32;
         let mut last_progress: Option<u64> = None;
         let mut last_alert: Option<String> = None;
         let mut last_state: Option<State> = None;
-        for (screen, work, progress) in steps {
-            let pane = match screen {
-                Screen::Idle => Some(&panes[0]),
-                Screen::Question => Some(&panes[1]),
-                Screen::OtherQuestion => Some(&panes[2]),
-                Screen::Working => Some(&panes[3]),
-                Screen::Gone => None,
+        for (shown, work, progress) in steps {
+            let screen = match shown {
+                Shown::Idle => Screen::pane(&panes[0]),
+                Shown::Question => Screen::pane(&panes[1]),
+                Shown::OtherQuestion => Screen::pane(&panes[2]),
+                Shown::Working => Screen::pane(&panes[3]),
+                Shown::Gone => Screen::failed("no such session"),
             };
-            let observation = Observation {
-                capture: pane.map(String::as_str).ok_or("no such session"),
-                work: Work::parse(&work.to_string()),
-                progress,
-                witness: None,
-                foreground: None,
-                cli_version: None,
-                pane_id: None,
-                pane_pid: None,
+            let screen = screen.work(Work::parse(&work.to_string()));
+            let screen = match progress {
+                Some(progress) => screen.progress(progress),
+                None => screen,
             };
             if let (Some(now), Some(before)) = (progress, last_progress) && now > before {
                 nudges_since_progress = 0;
             }
             if progress.is_some() { last_progress = progress.max(last_progress); }
-            let (report, actions) = m.poll(observation);
-            nudges_since_progress += sends(&actions) as u32;
+            let alerts_before = h.alerts.len();
+            let typed_before = h.typed.len();
+            h.poll(&screen);
+            let typed = h.typed.len() - typed_before;
+            nudges_since_progress += typed as u32;
             prop_assert!(nudges_since_progress <= budget, "nudged {} times without progress", nudges_since_progress);
-            if report.state == Some(State::Question) {
-                prop_assert_eq!(sends(&actions), 0, "a key was sent to a question");
+            let state = h.last().state;
+            if state == Some(State::Question) {
+                prop_assert_eq!(typed, 0, "a key was sent to a question");
             }
             // An event repeats only after the pane showed another verdict in between.
-            if report.state.is_some() && report.state != last_state {
-                last_state = report.state;
+            if state.is_some() && state != last_state {
+                last_state = state;
                 last_alert = None;
             }
-            for alert in alerts(&actions) {
+            for alert in &h.alerts[alerts_before..] {
                 prop_assert_ne!(Some(&alert.message), last_alert.as_ref(), "the same alert twice in a row");
                 last_alert = Some(alert.message.clone());
             }
@@ -427,457 +521,550 @@ proptest! {
 
     #[test]
     fn the_same_question_is_escalated_at_most_once_until_another_verdict(repeats in 1usize..12) {
-        let mut m = monitor(5);
-        let pane = question();
-        let total: usize = (0..repeats).map(|_| alerts(&m.poll(observe(&pane, Work::Unknown, None)).1).len()).sum();
-        prop_assert_eq!(total, 1);
-    }
-}
-
-fn with_witness<'a>(pane: &'a str, witness: &'a watchdog::witness::Witness) -> Observation<'a> {
-    Observation {
-        capture: Ok(pane),
-        work: Work::Available(3),
-        progress: None,
-        witness: Some(witness),
-        foreground: None,
-        cli_version: None,
-        pane_id: None,
-        pane_pid: None,
+        let mut h = Harness::new(5);
+        let asked = Screen::pane(&question());
+        for _ in 0..repeats {
+            h.poll(&asked);
+        }
+        prop_assert_eq!(h.alerts.len(), 1);
     }
 }
 
 #[test]
 fn a_busy_agent_behind_an_idle_looking_pane_is_working_and_not_nudged() {
-    use watchdog::witness::Witness;
-    let mut m = monitor(5);
-    let pane = idle();
-    let (report, actions) = m.poll(with_witness(&pane, &Witness::Busy));
+    let mut h = Harness::new(5);
+    let pane = Screen::pane(&idle()).work(Work::Available(3));
+    check(
+        &mut h,
+        &[(
+            pane.clone().witness(Witness::Busy),
+            &[
+                "L MONITOR · host:sess · WORKING · work=3 · progress=? · nudges 0/5 · witnesses disagree: the pane reads STALLED, Claude Code says busy, so WORKING · 00:00:30",
+            ],
+        )],
+    );
+    let report = h.last();
     assert_eq!(
         (report.state, report.pane_state, report.witness),
         (Some(State::Working), Some(State::Stalled), Some("busy"))
     );
-    assert_eq!(sends(&actions), 0);
-    assert_eq!(
-        words(&report.done),
-        ["witnesses disagree: the pane reads STALLED, Claude Code says busy, so WORKING"]
+    // A lasting disagreement is said once, but every poll of it is counted.
+    check(
+        &mut h,
+        &[(
+            pane.clone().witness(Witness::Busy),
+            &["L MONITOR · host:sess · WORKING · work=3 · progress=? · nudges 0/5 · 00:01:00"],
+        )],
     );
-    let (report, _) = m.poll(with_witness(&pane, &Witness::Busy));
-    assert!(
-        words(&report.done).is_empty(),
-        "a lasting disagreement is said once: {report:?}"
+    assert_eq!(h.last().disagreements, 2);
+    check(
+        &mut h,
+        &[(
+            pane.witness(Witness::Idle),
+            &[
+                NUDGE,
+                "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 1/5 · nudged (1/5) · 00:01:30",
+            ],
+        )],
     );
-    assert_eq!(report.disagreements, 2, "but every poll of it is counted");
-    let (report, actions) = m.poll(with_witness(&pane, &Witness::Idle));
-    assert_eq!(report.state, Some(State::Stalled));
-    assert_eq!(sends(&actions), 1);
 }
 
 #[test]
 fn a_waiting_agent_before_its_dialog_is_drawn_is_a_pending_question_never_nudged() {
-    use watchdog::witness::Witness;
-    let mut m = monitor(5);
+    let mut h = Harness::new(5);
     let waiting = Witness::Waiting("permission prompt".into());
-    let (idle_pane, question_pane) = (idle(), question());
-    let (report, actions) = m.poll(with_witness(&idle_pane, &waiting));
-    assert_eq!(report.state, Some(State::Question));
-    assert!(
-        words(&report.done)
-            .iter()
-            .any(|d| d.starts_with("question pending")),
-        "{report:?}"
+    check(
+        &mut h,
+        &[
+            (
+                Screen::pane(&idle())
+                    .work(Work::Available(3))
+                    .witness(waiting.clone()),
+                &[
+                    "L MONITOR · host:sess · QUESTION · work=3 · progress=? · nudges 0/5 · witnesses disagree: the pane reads STALLED, Claude Code says waiting, so QUESTION · question pending (the dialog is not on screen yet), not nudged · 00:00:30",
+                ],
+            ),
+            // Once the dialog is drawn it is escalated, once, and the two agree.
+            (
+                Screen::pane(&question())
+                    .work(Work::Available(3))
+                    .witness(waiting),
+                &[
+                    ASKED,
+                    "L MONITOR · host:sess · QUESTION · work=3 · progress=? · nudges 0/5 · escalated to the operator, NOT answered · 00:01:00",
+                ],
+            ),
+        ],
     );
-    assert!(
-        actions
-            .iter()
-            .all(|a| !matches!(a, Action::Send(_) | Action::Alert(_))),
-        "{actions:?}"
-    );
-    // Once the dialog is drawn it is escalated, once, and the two agree.
-    let (report, actions) = m.poll(with_witness(&question_pane, &waiting));
-    assert_eq!(
-        words(&report.done),
-        ["escalated to the operator, NOT answered"]
-    );
-    assert_eq!(alerts(&actions).len(), 1);
-    assert_eq!(report.disagreements, 1);
+    assert_eq!(h.last().disagreements, 1);
 }
 
 #[test]
 fn an_alert_that_reached_nobody_is_sent_again_next_poll() {
-    let mut m = monitor(5);
-    let pane = question();
-    let (_, actions) = m.poll(observe(&pane, Work::Unknown, None));
-    let alert = alerts(&actions)[0].clone();
-    let records = m.alert_failed(&alert);
+    let mut h = Harness::new(5);
+    let asked = Screen::pane(&question());
+    h.delivery = Delivery::Fails;
+    check(
+        &mut h,
+        &[(
+            asked.clone(),
+            &[
+                "A QUESTION question: QUESTION on host:sess: the agent is waiting for a human. It was NOT answered. (not delivered)",
+                "L MONITOR · host:sess · QUESTION · work=? · progress=? · nudges 0/5 · escalated to the operator, NOT answered · 00:00:30",
+            ],
+        )],
+    );
+    // What the failed delivery undid is journaled: the question is due again.
     assert_eq!(
-        records,
+        h.journal,
         [SessionRecord::Rearmed {
-            kind: ledger::session::EscalationKind::Question
+            kind: EscalationKind::Question
         }]
     );
-    let (report, actions) = m.poll(observe(&pane, Work::Unknown, None));
-    assert_eq!(alerts(&actions).len(), 1, "re-sent: {report:?}");
     // Delivered this time: once is enough.
-    let (_, actions) = m.poll(observe(&pane, Work::Unknown, None));
-    assert!(alerts(&actions).is_empty());
+    h.delivery = Delivery::Delivered;
+    check(
+        &mut h,
+        &[
+            (
+                asked.clone(),
+                &[
+                    ASKED,
+                    "L MONITOR · host:sess · QUESTION · work=? · progress=? · nudges 0/5 · escalated to the operator, NOT answered · 00:01:00",
+                ],
+            ),
+            (
+                asked,
+                &["L MONITOR · host:sess · QUESTION · work=? · progress=? · nudges 0/5 · 00:01:30"],
+            ),
+        ],
+    );
 }
 
 #[test]
 fn moving_the_cursor_or_ticking_a_box_is_the_same_question() {
-    let mut m = monitor(5);
+    let mut h = Harness::new(5);
     let pane = question();
-    assert_eq!(
-        alerts(&m.poll(observe(&pane, Work::Unknown, None)).1).len(),
-        1
-    );
     let moved = pane
         .replace(" ❯ 1. Yes", "   1. Yes")
         .replace("   3. No", " ❯ 3. No");
     assert_ne!(moved, pane);
-    let (report, actions) = m.poll(observe(&moved, Work::Unknown, None));
-    assert_eq!(report.state, Some(State::Question));
-    assert!(
-        alerts(&actions).is_empty(),
-        "re-paged for a cursor move: {report:?}"
+    check(
+        &mut h,
+        &[
+            (
+                Screen::pane(&pane),
+                &[
+                    ASKED,
+                    "L MONITOR · host:sess · QUESTION · work=? · progress=? · nudges 0/5 · escalated to the operator, NOT answered · 00:00:30",
+                ],
+            ),
+            (
+                Screen::pane(&moved),
+                &["L MONITOR · host:sess · QUESTION · work=? · progress=? · nudges 0/5 · 00:01:00"],
+            ),
+        ],
     );
 }
 
 #[test]
 fn the_session_file_cannot_keep_a_still_pane_silent_for_ever() {
-    use watchdog::session::STILL_PANE_PATIENCE;
-    use watchdog::witness::Witness;
-    // `busy` over a pane that never changes: after the patience, the pane decides.
-    let mut m = monitor(5);
-    let pane = idle();
-    let mut states = Vec::new();
-    let mut nudged = 0;
-    for _ in 0..=STILL_PANE_PATIENCE + 1 {
-        let (report, actions) = m.poll(with_witness(&pane, &Witness::Busy));
-        states.push(report.state.unwrap());
-        nudged += sends(&actions);
-    }
     assert_eq!(
-        &states[..=STILL_PANE_PATIENCE as usize - 1],
-        vec![State::Working; STILL_PANE_PATIENCE as usize]
+        STILL_PANE_PATIENCE, 3,
+        "the tables below are written for it"
     );
-    assert_eq!(states.last(), Some(&State::Stalled));
-    assert!(nudged >= 1);
-    // `waiting` with no dialog on screen: never nudged, and escalated once the patience runs out.
-    let mut m = monitor(5);
-    let waiting = Witness::Waiting("permission prompt".into());
-    let mut paged = Vec::new();
-    for _ in 0..=STILL_PANE_PATIENCE + 2 {
-        let (report, actions) = m.poll(with_witness(&pane, &waiting));
-        assert_eq!(report.state, Some(State::Question));
-        assert_eq!(sends(&actions), 0);
-        paged.extend(alerts(&actions).into_iter().cloned());
-    }
-    assert_eq!(paged.len(), 1, "{paged:?}");
+    // `busy` over a pane that never changes: after the patience, the pane decides.
+    let mut h = Harness::new(5);
+    let busy = Screen::pane(&idle()).witness(Witness::Busy);
+    check(
+        &mut h,
+        &[
+            (
+                busy.clone(),
+                &[
+                    "L MONITOR · host:sess · WORKING · work=? · progress=? · nudges 0/5 · witnesses disagree: the pane reads STALLED, Claude Code says busy, so WORKING · 00:00:30",
+                ],
+            ),
+            (
+                busy.clone(),
+                &["L MONITOR · host:sess · WORKING · work=? · progress=? · nudges 0/5 · 00:01:00"],
+            ),
+            (
+                busy.clone(),
+                &["L MONITOR · host:sess · WORKING · work=? · progress=? · nudges 0/5 · 00:01:30"],
+            ),
+            (
+                busy.clone(),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=? · progress=? · nudges 1/5 · Claude Code still says busy but the pane has not changed in 3 polls: the pane decides · nudged (1/5) · 00:02:00",
+                ],
+            ),
+            (
+                busy,
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=? · progress=? · nudges 2/5 · nudged (2/5) · 00:02:30",
+                ],
+            ),
+        ],
+    );
+    // `waiting` with no dialog on screen: never nudged, and escalated once
+    // the patience runs out, relaying what the screen shows.
+    let mut h = Harness::new(5);
+    let waiting = Screen::pane(&idle()).witness(Witness::Waiting("permission prompt".into()));
+    check(
+        &mut h,
+        &[
+            (
+                waiting.clone(),
+                &[
+                    "L MONITOR · host:sess · QUESTION · work=? · progress=? · nudges 0/5 · witnesses disagree: the pane reads STALLED, Claude Code says waiting, so QUESTION · question pending (the dialog is not on screen yet), not nudged · 00:00:30",
+                ],
+            ),
+            (
+                waiting.clone(),
+                &[
+                    "L MONITOR · host:sess · QUESTION · work=? · progress=? · nudges 0/5 · question pending (the dialog is not on screen yet), not nudged · 00:01:00",
+                ],
+            ),
+            (
+                waiting.clone(),
+                &[
+                    "L MONITOR · host:sess · QUESTION · work=? · progress=? · nudges 0/5 · question pending (the dialog is not on screen yet), not nudged · 00:01:30",
+                ],
+            ),
+            (
+                waiting.clone(),
+                &[
+                    ASKED,
+                    "L MONITOR · host:sess · QUESTION · work=? · progress=? · nudges 0/5 · escalated to the operator, NOT answered · 00:02:00",
+                ],
+            ),
+            (
+                waiting.clone(),
+                &["L MONITOR · host:sess · QUESTION · work=? · progress=? · nudges 0/5 · 00:02:30"],
+            ),
+            (
+                waiting,
+                &["L MONITOR · host:sess · QUESTION · work=? · progress=? · nudges 0/5 · 00:03:00"],
+            ),
+        ],
+    );
     assert!(
-        paged[0].message.contains("Crunched for"),
+        h.alerts[0].message.contains("Crunched for"),
         "the relay carries what the screen shows: {}",
-        paged[0].message
+        h.alerts[0].message
     );
 }
 
 #[test]
 fn progress_the_probe_could_not_give_is_shown_as_unknown() {
-    let mut m = monitor(5);
-    let pane = idle();
-    let (report, _) = m.poll(observe(&pane, Work::Unknown, Some(41)));
-    assert_eq!(report.progress, Some(41));
-    let (report, _) = m.poll(observe(&pane, Work::Unknown, None));
-    assert_eq!(report.progress, None);
-    assert!(report.line("00:00:00").contains(" · progress=? · "));
-}
-
-fn agent_capture(agent: &str, case: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata/panes")
-        .join(agent)
-        .join(case)
-        .join("plain.txt");
-    std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+    let mut h = Harness::new(5);
+    check(
+        &mut h,
+        &[
+            (
+                Screen::pane(&idle()).progress(41),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=? · progress=41 · nudges 1/5 · nudged (1/5) · 00:00:30",
+                ],
+            ),
+            (
+                Screen::pane(&idle()),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=? · progress=? · nudges 2/5 · nudged (2/5) · 00:01:00",
+                ],
+            ),
+        ],
+    );
+    assert_eq!(h.last().progress, None);
 }
 
 #[test]
 fn the_cli_last_recognised_in_a_pane_reads_it_while_no_marker_is_on_screen() {
-    let mut m = monitor(5);
+    let mut h = Harness::new(5);
     let full = agent_capture("aider", "question-run-command");
-    let (report, _) = m.poll(observe(&full, Work::Available(2), None));
-    assert_eq!(report.state, Some(State::Question), "{report:?}");
     // Mid-reply, the bottom lines are all reply text: still Aider, still printing.
     let mid_reply: String = full.lines().take(24).collect::<Vec<_>>().join("\n");
-    let (report, actions) = m.poll(observe(&mid_reply, Work::Available(2), None));
-    assert_eq!(
-        (report.state, report.rule),
-        (Some(State::Working), Some("no-input-line")),
-        "{report:?}"
+    check(
+        &mut h,
+        &[
+            (
+                Screen::pane(&full).work(Work::Available(2)),
+                &[
+                    ASKED,
+                    "L MONITOR · host:sess · QUESTION · work=2 · progress=? · nudges 0/5 · escalated to the operator, NOT answered · 00:00:30",
+                ],
+            ),
+            (
+                Screen::pane(&mid_reply).work(Work::Available(2)),
+                &["L MONITOR · host:sess · WORKING · work=2 · progress=? · nudges 0/5 · 00:01:00"],
+            ),
+        ],
     );
-    assert_eq!(sends(&actions), 0);
+    assert_eq!(h.last().rule, Some("no-input-line"));
 }
 
 #[test]
 fn activity_inferred_from_a_screen_that_never_moves_is_not_believed_for_ever() {
-    use watchdog::session::STILL_PANE_PATIENCE;
-    // Aider exited to a shell: its last line is no longer its prompt.
+    // Aider exited to a shell: its last line is no longer its prompt. Its
+    // input line is gone, so the stop is escalated, never typed into.
     let exited = format!(
         "{}\nuser@host:~/proj$ ",
         agent_capture("aider", "idle-after-text-answer").trim_end()
     );
-    let mut m = monitor(5);
-    let mut states = Vec::new();
-    let mut nudged = 0;
-    for _ in 0..=STILL_PANE_PATIENCE {
-        let (report, actions) = m.poll(observe(&exited, Work::Available(2), None));
-        states.push(report.state.unwrap());
-        nudged += sends(&actions);
-    }
-    assert_eq!(states.first(), Some(&State::Working));
-    assert_eq!(states.last(), Some(&State::Stalled), "{states:?}");
-    // Its input line is gone, so the stop is escalated, never typed into.
-    assert_eq!(nudged, 0);
-}
-
-fn observe_with<'a>(
-    pane: &'a str,
-    work: Work,
-    foreground: Option<&'a Foreground>,
-    cli_version: Option<&'a str>,
-) -> Observation<'a> {
-    Observation {
-        foreground,
-        cli_version,
-        ..observe(pane, work, None)
-    }
-}
-
-fn shell(command: &str, running_child: Option<bool>) -> Foreground {
-    Foreground {
-        command: command.to_string(),
-        running_child,
-        ..Foreground::default()
-    }
-}
-
-/// Runs the polls and returns (nudges typed, alert reasons, last report).
-fn run_polls<'a>(
-    m: &mut TargetMonitor,
-    polls: impl IntoIterator<Item = Observation<'a>>,
-) -> (usize, Vec<&'static str>, watchdog::session::PollReport) {
-    let (mut typed, mut reasons, mut last) = (0, Vec::new(), None);
-    for observation in polls {
-        let (report, actions) = m.poll(observation);
-        typed += sends(&actions);
-        reasons.extend(alerts(&actions).iter().map(|a| a.reason));
-        last = Some(report);
-    }
-    (typed, reasons, last.expect("at least one poll"))
-}
-
-/// One poll of a fresh monitor over `pane` (work left) with `front` in the foreground.
-fn poll_once_in_front(
-    pane: &str,
-    front: &Foreground,
-) -> (usize, Vec<&'static str>, watchdog::session::PollReport) {
-    let mut m = monitor(5);
-    run_polls(
-        &mut m,
-        [observe_with(pane, Work::Available(1), Some(front), None)],
-    )
+    let mut h = Harness::new(5);
+    let screen = Screen::pane(&exited).work(Work::Available(2));
+    check(
+        &mut h,
+        &[
+            (
+                screen.clone(),
+                &["L MONITOR · host:sess · WORKING · work=2 · progress=? · nudges 0/5 · 00:00:30"],
+            ),
+            (
+                screen.clone(),
+                &["L MONITOR · host:sess · WORKING · work=2 · progress=? · nudges 0/5 · 00:01:00"],
+            ),
+            (
+                screen.clone(),
+                &["L MONITOR · host:sess · WORKING · work=2 · progress=? · nudges 0/5 · 00:01:30"],
+            ),
+            (
+                screen,
+                &[
+                    "A STALLED unreadable: STALLED on host:sess: no input box recognised, so it was NOT typed into (a keystroke could answer a dialog or run as a command). work=2. This needs a human.",
+                    "L MONITOR · host:sess · STALLED · work=2 · progress=? · nudges 0/5 · not nudged (no input box recognised), escalated · 00:02:00",
+                ],
+            ),
+        ],
+    );
 }
 
 #[test]
 fn a_shell_in_the_foreground_means_the_agent_exited_whatever_its_last_frame_shows() {
-    // Each of the agent's last frames, with an idle bash under it in the foreground.
-    for (frame, state_word) in [
-        (idle(), "an idle box"),
-        (working(), "a running turn"),
-        (question(), "a dialog"),
-    ] {
-        for (shell_name, work, state) in [
-            ("bash", Work::Available(3), State::Stalled),
-            ("-zsh", Work::None, State::Blocked),
-            ("/bin/sh", Work::Unknown, State::Stalled),
+    // Each of the agent's last frames, with an idle shell under it in the foreground.
+    for frame in [idle(), working(), question()] {
+        for (shell, name, work, state) in [
+            ("bash", "bash", Work::Available(3), "STALLED"),
+            ("-zsh", "zsh", Work::None, "BLOCKED"),
+            ("/bin/sh", "sh", Work::Unknown, "STALLED"),
         ] {
-            let fg = shell(shell_name, Some(false));
-            let mut m = monitor(5);
-            let polls = (0..4).map(|_| observe_with(&frame, work, Some(&fg), None));
-            let (typed, reasons, report) = run_polls(&mut m, polls);
-            let what = format!("{state_word} over {shell_name}");
-            assert_eq!(typed, 0, "{what}: typed into");
-            assert_eq!(reasons, ["agent_exited"], "{what}");
-            assert_eq!(report.state, Some(state), "{what}");
-            assert_eq!(
-                report.refusal,
-                Some(watchdog::session::Refusal::AgentExited)
+            let mut h = Harness::new(5);
+            let screen = Screen::pane(&frame)
+                .work(work)
+                .front(&front(shell, Some(false)));
+            let why = format!(
+                "the agent exited: a shell ({name}) is in the foreground with nothing running under it"
             );
-            assert!(!report.typing_safe);
-            assert!(
-                words(&report.done)
-                    .iter()
-                    .any(|d| d.contains("the agent exited")),
-                "{what}: {report:?}"
+            let head = format!(
+                "L MONITOR · host:sess · {state} · work={} · progress=? · nudges 0/5 · not nudged ({why})",
+                work.display()
             );
-            assert_eq!(m.memory().nudges_used, 0, "{what}: budget spent");
+            h.expect(
+                &screen,
+                &[
+                    format!(
+                        "A {state} agent_exited: {state} on host:sess: {why}, so it was NOT typed into (a keystroke could answer a dialog or run as a command). work={}. This needs a human.",
+                        work.display()
+                    ),
+                    format!("{head}, escalated · 00:00:30"),
+                ],
+            );
+            for t in ["00:01:00", "00:01:30", "00:02:00"] {
+                h.expect(&screen, &[format!("{head} · {t}")]);
+            }
+            assert_eq!(h.last().refusal, Some(Refusal::AgentExited));
+            assert!(!h.last().typing_safe);
         }
     }
 }
 
 #[test]
 fn a_wrapper_shell_with_the_agent_under_it_is_the_agent_running() {
+    let pane = Screen::pane(&idle()).work(Work::Available(1));
     // `bash -c claude`: bash is the foreground, the agent is its child.
-    let fg = shell("bash", Some(true));
-    let mut m = monitor(5);
-    let pane = idle();
-    let (typed, reasons, report) = run_polls(
-        &mut m,
-        [observe_with(&pane, Work::Available(1), Some(&fg), None)],
+    let mut h = Harness::new(5);
+    check(
+        &mut h,
+        &[(
+            pane.clone().front(&front("bash", Some(true))),
+            &[
+                NUDGE,
+                "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 1/5 · nudged (1/5) · 00:00:30",
+            ],
+        )],
     );
-    assert_eq!((typed, reasons.len()), (1, 0));
-    assert!(report.typing_safe);
+    assert!(h.last().typing_safe);
     // A remote shell whose children were not read is not assumed to be a wrapper.
-    let unknown = shell("bash", None);
-    let (typed, reasons, _) = poll_once_in_front(&pane, &unknown);
-    assert_eq!((typed, reasons), (0, vec!["agent_exited"]));
-    // Another foreground program (the agent itself, `node`) is no shell.
-    let node = shell("node", Some(true));
-    let mut m = monitor(5);
-    let (typed, _, _) = run_polls(
-        &mut m,
-        [observe_with(&pane, Work::Available(1), Some(&node), None)],
+    let mut h = Harness::new(5);
+    check(
+        &mut h,
+        &[(
+            pane.clone().front(&front("bash", None)),
+            &[
+                "A STALLED agent_exited: STALLED on host:sess: the agent exited: a shell (bash) is in the foreground with nothing running under it, so it was NOT typed into (a keystroke could answer a dialog or run as a command). work=1. This needs a human.",
+                "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 0/5 · not nudged (the agent exited: a shell (bash) is in the foreground with nothing running under it), escalated · 00:00:30",
+            ],
+        )],
     );
-    assert_eq!(typed, 1);
+    // Another foreground program (the agent itself, `node`) is no shell.
+    let mut h = Harness::new(5);
+    check(
+        &mut h,
+        &[(
+            pane.front(&front("node", Some(true))),
+            &[
+                NUDGE,
+                "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 1/5 · nudged (1/5) · 00:00:30",
+            ],
+        )],
+    );
 }
 
 #[test]
 fn a_screen_with_no_input_box_is_escalated_once_and_never_typed_into() {
-    let less = "NAME\n       less - opposite of more\n\nSYNOPSIS\n       less -?\n:".to_string();
-    let dialog = "╭────────────────╮\n│ Something new  │\n│ [Continue]     │\n╰────────────────╯\n  Esc to cancel".to_string();
-    for pane in [
-        less,
-        dialog,
-        "$ some-other-agent\n? Pick a model\n  gpt\n".to_string(),
-    ] {
-        let mut m = monitor(2);
-        let polls: Vec<String> = vec![pane.clone(); 8];
-        let (typed, reasons, report) = run_polls(
-            &mut m,
-            polls.iter().map(|p| observe(p, Work::Available(4), None)),
+    let less = "NAME\n       less - opposite of more\n\nSYNOPSIS\n       less -?\n:";
+    let dialog = "╭────────────────╮\n│ Something new  │\n│ [Continue]     │\n╰────────────────╯\n  Esc to cancel";
+    let other = "$ some-other-agent\n? Pick a model\n  gpt\n";
+    for pane in [less, dialog, other] {
+        let mut h = Harness::new(2);
+        let screen = Screen::pane(pane).work(Work::Available(4));
+        let head = "L MONITOR · host:sess · STALLED · work=4 · progress=? · nudges 0/2 · not nudged (no input box recognised)";
+        h.expect(
+            &screen,
+            &[
+                "A STALLED unreadable: STALLED on host:sess: no input box recognised, so it was NOT typed into (a keystroke could answer a dialog or run as a command). work=4. This needs a human.".to_string(),
+                format!("{head}, escalated · 00:00:30"),
+            ],
         );
-        assert_eq!(typed, 0, "typed into {pane:?}");
-        assert_eq!(reasons, ["unreadable"], "{pane:?}");
-        assert_eq!(report.state, Some(State::Stalled));
-        assert_eq!(report.unrecognised, 8);
-        assert!(
-            words(&report.done)
-                .iter()
-                .any(|d| d == "not nudged (no input box recognised)")
-        );
-        assert_eq!(m.memory().nudges_used, 0);
+        for t in [
+            "00:01:00", "00:01:30", "00:02:00", "00:02:30", "00:03:00", "00:03:30", "00:04:00",
+        ] {
+            h.expect(&screen, &[format!("{head} · {t}")]);
+        }
+        assert_eq!(h.last().unrecognised, 8, "{pane:?}");
     }
 }
 
 #[test]
 fn the_escalation_carries_the_reason_and_the_bottom_lines_verbatim() {
     let pane = "line one\nSave to file: tep of your plan.\n:";
-    let mut m = monitor(5);
-    let (_, actions) = m.poll(observe(pane, Work::Available(2), None));
-    let alert = alerts(&actions)[0].clone();
-    assert_eq!(alert.state, State::Stalled);
-    assert!(
-        alert.message.contains("no input box recognised"),
-        "{}",
-        alert.message
+    let mut h = Harness::new(5);
+    check(
+        &mut h,
+        &[(
+            Screen::pane(pane).work(Work::Available(2)),
+            &[
+                "A STALLED unreadable: STALLED on host:sess: no input box recognised, so it was NOT typed into (a keystroke could answer a dialog or run as a command). work=2. This needs a human.",
+                "L MONITOR · host:sess · STALLED · work=2 · progress=? · nudges 0/5 · not nudged (no input box recognised), escalated · 00:00:30",
+            ],
+        )],
     );
-    assert!(alert.message.contains("NOT typed into"));
     assert!(
-        alert
-            .message
-            .ends_with("line one\nSave to file: tep of your plan.\n:")
+        h.alerts[0].message.ends_with(
+            "\n\nThe bottom of the screen:\nline one\nSave to file: tep of your plan.\n:"
+        ),
+        "{}",
+        h.alerts[0].message
     );
 }
 
 #[test]
 fn the_box_coming_back_rearms_and_a_new_unreadable_screen_is_said_again_as_a_ui_change() {
-    let idle = idle();
-    let unknown = "A new dialog this profile has never seen\n  Esc to cancel".to_string();
-    let mut m = monitor(5);
-    let polls = [
-        observe_with(&idle, Work::Available(1), None, Some("2.1.332")),
-        observe_with(&unknown, Work::Available(1), None, Some("2.1.332")),
-        observe_with(&unknown, Work::Available(1), None, Some("2.1.332")),
-    ];
-    let (typed, reasons, report) = run_polls(&mut m, polls);
-    assert_eq!((typed, reasons.clone()), (1, vec!["unreadable"]));
-    let (_, actions) = m.poll(observe_with(&unknown, Work::Available(1), None, None));
-    assert!(alerts(&actions).is_empty());
-    assert!(
-        !words(&report.done)
-            .iter()
-            .any(|d| d.contains("likely UI change")),
-        "said once, on the first unreadable poll: {report:?}"
+    let unknown = "A new dialog this profile has never seen\n  Esc to cancel";
+    let (shown, gone) = (
+        Screen::pane(&idle()).work(Work::Available(1)),
+        Screen::pane(unknown).work(Work::Available(1)),
     );
-    // The first unreadable poll said it, naming the profile and the version.
-    let mut m = monitor(5);
-    m.poll(observe(&idle, Work::Available(1), None));
-    let (report, actions) = m.poll(observe_with(
-        &unknown,
-        Work::Available(1),
-        None,
-        Some("2.1.332"),
-    ));
-    let said: Vec<String> = words(&report.done)
-        .into_iter()
-        .filter(|d| d.contains("likely UI change"))
-        .collect();
-    assert_eq!(said.len(), 1, "{report:?}");
-    assert!(
-        said[0].contains("claude profile") && said[0].contains("2.1.332"),
-        "{said:?}"
-    );
-    assert!(alerts(&actions)[0].message.contains("Likely UI change"));
-    // The box comes back: typed into again; a later unreadable screen is escalated again.
-    let (typed, reasons, _) = run_polls(
-        &mut m,
-        [
-            observe(&idle, Work::Available(1), None),
-            observe(&unknown, Work::Available(1), None),
+    // Said once, on the first unreadable poll, naming the profile and the version.
+    let mut h = Harness::new(5);
+    check(
+        &mut h,
+        &[
+            (
+                shown.clone().version("2.1.332"),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 1/5 · nudged (1/5) · 00:00:30",
+                ],
+            ),
+            (
+                gone.clone().version("2.1.332"),
+                &[
+                    "A STALLED unreadable: STALLED on host:sess: no input box recognised, so it was NOT typed into (a keystroke could answer a dialog or run as a command). work=1. This needs a human.",
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 1/5 · likely UI change: the claude profile read this pane's input box before and cannot now (version 2.1.332) · not nudged (no input box recognised), escalated · 00:01:00",
+                ],
+            ),
+            (
+                gone.clone().version("2.1.332"),
+                &[
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 1/5 · not nudged (no input box recognised) · 00:01:30",
+                ],
+            ),
+            (
+                gone.clone(),
+                &[
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 1/5 · not nudged (no input box recognised) · 00:02:00",
+                ],
+            ),
         ],
     );
-    assert_eq!((typed, reasons), (1, vec!["unreadable"]));
+    assert!(h.alerts[0].message.contains(
+        "\nLikely UI change: the claude profile recognised this pane's input box before. The CLI reports version 2.1.332."
+    ));
+    // The box comes back: typed into again; a later unreadable screen is escalated again.
+    check(
+        &mut h,
+        &[
+            (
+                shown,
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 2/5 · nudged (2/5) · 00:02:30",
+                ],
+            ),
+            (
+                gone,
+                &[
+                    "A STALLED unreadable: STALLED on host:sess: no input box recognised, so it was NOT typed into (a keystroke could answer a dialog or run as a command). work=1. This needs a human.",
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 2/5 · not nudged (no input box recognised), escalated · 00:03:00",
+                ],
+            ),
+        ],
+    );
 }
 
 #[test]
 fn a_codex_stop_with_a_background_terminal_is_nudged_to_check_it() {
-    let pane = agent_capture("codex", "idle-background-terminal");
-    let mut m = monitor(5);
-    let (report, actions) = m.poll(observe(&pane, Work::Available(1), None));
-    assert_eq!(report.state, Some(State::Stalled), "{report:?}");
-    let sent: Vec<&String> = actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::Send(text) => Some(text),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(sent.len(), 1);
-    assert!(sent[0].starts_with(watchdog::session::DEFAULT_NUDGE_TEXT));
-    assert!(sent[0].contains("check it with /ps"), "{sent:?}");
-    // Claude Code's background shells stay WORKING: never nudged.
-    let (report, actions) = m.poll(observe(
-        &capture("working-bash-sleep"),
-        Work::Available(1),
-        None,
-    ));
-    assert_eq!(report.state, Some(State::Working));
-    assert_eq!(sends(&actions), 0);
+    let mut h = Harness::new(5);
+    check(
+        &mut h,
+        &[
+            (
+                Screen::pane(&agent_capture("codex", "idle-background-terminal"))
+                    .work(Work::Available(1)),
+                &[
+                    "S Please continue with the next step of your plan. Note: a background terminal is still running: check it with /ps.",
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 1/5 · nudged (1/5) · 00:00:30",
+                ],
+            ),
+            // Claude Code's background shells stay WORKING: never nudged.
+            (
+                Screen::pane(&capture("working-bash-sleep")).work(Work::Available(1)),
+                &["L MONITOR · host:sess · WORKING · work=1 · progress=? · nudges 1/5 · 00:01:00"],
+            ),
+        ],
+    );
+    assert!(h.typed[0].starts_with(DEFAULT_NUDGE_TEXT), "{:?}", h.typed);
 }
 
 #[test]
 fn a_renamed_shell_is_known_by_its_process_and_a_relay_is_never_typed_through() {
-    let pane = idle();
+    let pane = Screen::pane(&idle()).work(Work::Available(1));
     // `exec -a agentsh bash`: tmux says `agentsh`, /proc says `bash`.
     let renamed = Foreground {
         command: "agentsh".to_string(),
@@ -885,78 +1072,133 @@ fn a_renamed_shell_is_known_by_its_process_and_a_relay_is_never_typed_through() 
         running_child: Some(false),
         ..Foreground::default()
     };
-    let (typed, reasons, _) = poll_once_in_front(&pane, &renamed);
-    assert_eq!((typed, reasons), (0, vec!["agent_exited"]));
+    let mut h = Harness::new(5);
+    check(
+        &mut h,
+        &[(
+            pane.clone().front(&renamed),
+            &[
+                "A STALLED agent_exited: STALLED on host:sess: the agent exited: a shell (bash) is in the foreground with nothing running under it, so it was NOT typed into (a keystroke could answer a dialog or run as a command). work=1. This needs a human.",
+                "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 0/5 · not nudged (the agent exited: a shell (bash) is in the foreground with nothing running under it), escalated · 00:00:30",
+            ],
+        )],
+    );
     // ssh or a nested tmux in front: the screen behind it cannot be checked.
     for relay in ["ssh", "tmux", "mosh-client"] {
-        let fg = shell(relay, Some(true));
-        let (typed, reasons, report) = poll_once_in_front(&pane, &fg);
-        assert_eq!((typed, reasons), (0, vec!["relay"]), "{relay}");
-        assert!(
-            words(&report.done)[0].contains(&format!("the pane runs {relay}")),
-            "{report:?}"
+        let mut h = Harness::new(5);
+        let why = format!(
+            "the pane runs {relay}, which relays a terminal this monitor cannot check (watch that session itself)"
+        );
+        h.expect(
+            &pane.clone().front(&front(relay, Some(true))),
+            &[
+                format!(
+                    "A STALLED relay: STALLED on host:sess: {why}, so it was NOT typed into (a keystroke could answer a dialog or run as a command). work=1. This needs a human."
+                ),
+                format!(
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 0/5 · not nudged ({why}), escalated · 00:00:30"
+                ),
+            ],
         );
     }
 }
 
 #[test]
 fn a_screen_flipping_between_two_refusals_is_escalated_once() {
-    let blank = "\n".to_string();
-    let reading = shell("bash", Some(true));
-    let idle_bash = shell("bash", Some(false));
-    let mut m = monitor(5);
-    let polls = (0..8).map(|i| {
-        let fg = if i % 2 == 0 { &reading } else { &idle_bash };
-        observe_with(&blank, Work::Available(1), Some(fg), None)
-    });
-    let (typed, reasons, _) = run_polls(&mut m, polls);
-    assert_eq!(typed, 0);
-    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    let blank = Screen::pane("\n").work(Work::Available(1));
+    let (reading, idle_bash) = (front("bash", Some(true)), front("bash", Some(false)));
+    let head = "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 0/5 · not nudged";
+    let unreadable = "(no input box recognised)";
+    let exited =
+        "(the agent exited: a shell (bash) is in the foreground with nothing running under it)";
+    let mut h = Harness::new(5);
+    h.expect(
+        &blank.clone().front(&reading),
+        &[
+            "A STALLED unreadable: STALLED on host:sess: no input box recognised, so it was NOT typed into (a keystroke could answer a dialog or run as a command). work=1. This needs a human.".to_string(),
+            format!("{head} {unreadable}, escalated · 00:00:30"),
+        ],
+    );
+    for (fg, why, t) in [
+        (&idle_bash, exited, "00:01:00"),
+        (&reading, unreadable, "00:01:30"),
+        (&idle_bash, exited, "00:02:00"),
+        (&reading, unreadable, "00:02:30"),
+        (&idle_bash, exited, "00:03:00"),
+        (&reading, unreadable, "00:03:30"),
+        (&idle_bash, exited, "00:04:00"),
+    ] {
+        h.expect(&blank.clone().front(fg), &[format!("{head} {why} · {t}")]);
+    }
 }
 
 #[test]
 fn another_program_in_front_of_a_recognised_pane_is_no_ui_change() {
-    let idle = idle();
-    let agent = shell("claude", Some(true));
-    let vim = shell("vim", Some(false));
-    let unknown = "~\n~\n\"/etc/hostname\" [readonly] 1L, 5B".to_string();
-    let mut m = monitor(5);
-    m.poll(observe_with(&idle, Work::Available(1), Some(&agent), None));
-    let (report, _) = m.poll(observe_with(&unknown, Work::Available(1), Some(&vim), None));
-    assert!(
-        !words(&report.done).iter().any(|d| d.contains("UI change")),
-        "{report:?}"
+    let shown = Screen::pane(&idle()).work(Work::Available(1));
+    let unknown =
+        Screen::pane("~\n~\n\"/etc/hostname\" [readonly] 1L, 5B").work(Work::Available(1));
+    let (agent, vim) = (front("claude", Some(true)), front("vim", Some(false)));
+    let mut h = Harness::new(5);
+    check(
+        &mut h,
+        &[
+            (
+                shown.clone().front(&agent),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 1/5 · nudged (1/5) · 00:00:30",
+                ],
+            ),
+            (
+                unknown.clone().front(&vim),
+                &[
+                    "A STALLED unreadable: STALLED on host:sess: no input box recognised, so it was NOT typed into (a keystroke could answer a dialog or run as a command). work=1. This needs a human.",
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 1/5 · not nudged (no input box recognised), escalated · 00:01:00",
+                ],
+            ),
+        ],
     );
     // The same program in front, drawing what its profile cannot read: that is one.
-    let mut m = monitor(5);
-    m.poll(observe_with(&idle, Work::Available(1), Some(&agent), None));
-    let (report, _) = m.poll(observe_with(
-        &unknown,
-        Work::Available(1),
-        Some(&agent),
-        None,
-    ));
-    assert!(
-        words(&report.done)
-            .iter()
-            .any(|d| d.contains("likely UI change")),
-        "{report:?}"
+    let mut h = Harness::new(5);
+    check(
+        &mut h,
+        &[
+            (
+                shown.front(&agent),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 1/5 · nudged (1/5) · 00:00:30",
+                ],
+            ),
+            (
+                unknown.front(&agent),
+                &[
+                    "A STALLED unreadable: STALLED on host:sess: no input box recognised, so it was NOT typed into (a keystroke could answer a dialog or run as a command). work=1. This needs a human.",
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 1/5 · likely UI change: the claude profile read this pane's input box before and cannot now · not nudged (no input box recognised), escalated · 00:01:00",
+                ],
+            ),
+        ],
     );
 }
 
 #[test]
 fn a_dead_pane_or_one_in_copy_mode_is_never_typed_into() {
-    let pane = idle();
+    let pane = Screen::pane(&idle()).work(Work::Available(1));
     let dead = Foreground {
         command: "python3".to_string(),
         dead: true,
         ..Foreground::default()
     };
-    let (typed, reasons, report) = poll_once_in_front(&pane, &dead);
-    assert_eq!((typed, reasons), (0, vec!["agent_exited"]));
-    assert!(
-        words(&report.done)[0].contains("its pane is dead"),
-        "{report:?}"
+    let mut h = Harness::new(5);
+    check(
+        &mut h,
+        &[(
+            pane.clone().front(&dead),
+            &[
+                "A STALLED agent_exited: STALLED on host:sess: the agent exited: the pane's program (python3) ended and its pane is dead, so it was NOT typed into (a keystroke could answer a dialog or run as a command). work=1. This needs a human.",
+                "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 0/5 · not nudged (the agent exited: the pane's program (python3) ended and its pane is dead), escalated · 00:00:30",
+            ],
+        )],
     );
     // Copy mode takes the keys: the budget would burn on nudges that never arrive.
     let copying = Foreground {
@@ -965,76 +1207,159 @@ fn a_dead_pane_or_one_in_copy_mode_is_never_typed_into() {
         in_mode: true,
         ..Foreground::default()
     };
-    let mut m = monitor(5);
-    let (typed, reasons, _) = run_polls(
-        &mut m,
-        (0..3).map(|_| observe_with(&pane, Work::Available(1), Some(&copying), None)),
+    let mut h = Harness::new(5);
+    let copying = pane.front(&copying);
+    check(
+        &mut h,
+        &[
+            (
+                copying.clone(),
+                &[
+                    "A STALLED pane_in_mode: STALLED on host:sess: the pane is in a tmux mode (copy mode): keys would go to the mode, not the agent, so it was NOT typed into (a keystroke could answer a dialog or run as a command). work=1. This needs a human.",
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 0/5 · not nudged (the pane is in a tmux mode (copy mode): keys would go to the mode, not the agent), escalated · 00:00:30",
+                ],
+            ),
+            (
+                copying.clone(),
+                &[
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 0/5 · not nudged (the pane is in a tmux mode (copy mode): keys would go to the mode, not the agent) · 00:01:00",
+                ],
+            ),
+            (
+                copying,
+                &[
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 0/5 · not nudged (the pane is in a tmux mode (copy mode): keys would go to the mode, not the agent) · 00:01:30",
+                ],
+            ),
+        ],
     );
-    assert_eq!((typed, reasons), (0, vec!["pane_in_mode"]));
-    assert_eq!(m.memory().nudges_used, 0);
 }
 
 #[test]
 fn a_crash_while_an_alert_runs_leaves_it_due_and_a_delivered_one_is_never_repeated() {
-    let question = question();
-    for delivered_before_the_crash in [false, true] {
-        let mut m = monitor(5);
-        let (_, actions) = m.poll(observe(&question, Work::Available(1), None));
-        // What the journal holds when the process dies: the plain records,
-        // and an alert's latch only if that alert got through.
-        let journal: Vec<SessionRecord> = if delivered_before_the_crash {
-            delivered(actions)
-        } else {
-            actions
-                .into_iter()
-                .filter_map(|a| match a {
-                    Action::Record(record) => Some(record),
-                    _ => None,
-                })
-                .collect()
-        };
-        let mut restarted = TargetMonitor::new(
-            "host:sess",
-            SessionConfig::default(),
-            SessionMemory::replay(&journal),
-        );
-        let (_, actions) = restarted.poll(observe(&question, Work::Available(1), None));
-        let sent_again = alerts(&actions).len();
-        assert_eq!(
-            sent_again,
-            usize::from(!delivered_before_the_crash),
-            "delivered before the crash: {delivered_before_the_crash}"
-        );
-    }
+    let asked = Screen::pane(&question()).work(Work::Available(1));
+    // The process dies while the alert runs: its latch was never journaled,
+    // so the restarted monitor sends it again.
+    let mut h = Harness::new(5);
+    h.delivery = Delivery::Crashes;
+    check(
+        &mut h,
+        &[(
+            asked.clone(),
+            &[
+                "A QUESTION question: QUESTION on host:sess: the agent is waiting for a human. It was NOT answered. (not delivered)",
+                "L MONITOR · host:sess · QUESTION · work=1 · progress=? · nudges 0/5 · escalated to the operator, NOT answered · 00:00:30",
+            ],
+        )],
+    );
+    h.delivery = Delivery::Delivered;
+    check(
+        &mut h,
+        &[(
+            asked.clone(),
+            &[
+                ASKED,
+                "L MONITOR · host:sess · QUESTION · work=1 · progress=? · nudges 0/5 · escalated to the operator, NOT answered · 00:01:00",
+            ],
+        )],
+    );
+    // Delivered before the crash: never repeated.
+    let mut h = Harness::new(5);
+    check(
+        &mut h,
+        &[(
+            asked.clone(),
+            &[
+                ASKED,
+                "L MONITOR · host:sess · QUESTION · work=1 · progress=? · nudges 0/5 · escalated to the operator, NOT answered · 00:00:30",
+            ],
+        )],
+    );
+    h.restart();
+    check(
+        &mut h,
+        &[(
+            asked,
+            &["L MONITOR · host:sess · QUESTION · work=1 · progress=? · nudges 0/5 · 00:01:00"],
+        )],
+    );
 }
 
 #[test]
 fn a_pane_that_cannot_be_read_for_three_polls_is_said_once_and_rearmed_by_a_capture() {
-    let failed = |m: &mut TargetMonitor| {
-        let (_, actions) = m.poll(Observation {
-            capture: Err("no tmux session named `sess`"),
-            ..observe("", Work::Unknown, None)
-        });
-        alerts(&actions)
-            .iter()
-            .map(|a| a.reason)
-            .collect::<Vec<_>>()
-    };
-    let mut m = monitor(5);
-    let said: Vec<Vec<&str>> = (0..6).map(|_| failed(&mut m)).collect();
-    let expected: Vec<Vec<&str>> = vec![
-        vec![],
-        vec![],
-        vec!["capture_failed"],
-        vec![],
-        vec![],
-        vec![],
-    ];
-    assert_eq!(said, expected);
-    // A capture that works re-arms it; three more failures say it again.
-    m.poll(observe(&idle(), Work::Available(1), None));
-    let again: Vec<&str> = (0..3).flat_map(|_| failed(&mut m)).collect();
-    assert_eq!(again, ["capture_failed"]);
+    let failed = Screen::failed("no tmux session named `sess` on host");
+    let mut h = Harness::new(5);
+    check(
+        &mut h,
+        &[
+            (
+                failed.clone(),
+                &[
+                    "E no tmux session named `sess` on host",
+                    "L MONITOR · host:sess · ? · work=? · progress=? · nudges 0/5 · capture failed · 00:00:30",
+                ],
+            ),
+            (
+                failed.clone(),
+                &[
+                    "L MONITOR · host:sess · ? · work=? · progress=? · nudges 0/5 · capture failed · 00:01:00",
+                ],
+            ),
+            (
+                failed.clone(),
+                &[
+                    "A STALLED capture_failed: host:sess cannot be read: 3 polls in a row failed to capture its pane, so nothing watches it. The last error: no tmux session named `sess` on host",
+                    "L MONITOR · host:sess · ? · work=? · progress=? · nudges 0/5 · capture failed · escalated: the pane cannot be read · 00:01:30",
+                ],
+            ),
+            (
+                failed.clone(),
+                &[
+                    "L MONITOR · host:sess · ? · work=? · progress=? · nudges 0/5 · capture failed · 00:02:00",
+                ],
+            ),
+            (
+                failed.clone(),
+                &[
+                    "L MONITOR · host:sess · ? · work=? · progress=? · nudges 0/5 · capture failed · 00:02:30",
+                ],
+            ),
+            (
+                failed.clone(),
+                &[
+                    "L MONITOR · host:sess · ? · work=? · progress=? · nudges 0/5 · capture failed · 00:03:00",
+                ],
+            ),
+            // A capture that works re-arms it; three more failures say it again.
+            (
+                Screen::pane(&idle()).work(Work::Available(1)),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 1/5 · nudged (1/5) · 00:03:30",
+                ],
+            ),
+            (
+                failed.clone(),
+                &[
+                    "E no tmux session named `sess` on host",
+                    "L MONITOR · host:sess · ? · work=? · progress=? · nudges 1/5 · capture failed · 00:04:00",
+                ],
+            ),
+            (
+                failed.clone(),
+                &[
+                    "L MONITOR · host:sess · ? · work=? · progress=? · nudges 1/5 · capture failed · 00:04:30",
+                ],
+            ),
+            (
+                failed,
+                &[
+                    "A STALLED capture_failed: host:sess cannot be read: 3 polls in a row failed to capture its pane, so nothing watches it. The last error: no tmux session named `sess` on host",
+                    "L MONITOR · host:sess · ? · work=? · progress=? · nudges 1/5 · capture failed · escalated: the pane cannot be read · 00:05:00",
+                ],
+            ),
+        ],
+    );
 }
 
 /// One run of a monitor over `screens` (a pane each poll, work left, no
@@ -1052,14 +1377,18 @@ fn run_with_crashes(
         ..SessionConfig::default()
     };
     let mut journal: Vec<SessionRecord> = Vec::new();
-    let mut m = TargetMonitor::new("t", config.clone(), SessionMemory::default());
+    let restart = |journal: &[SessionRecord]| {
+        watchdog::session::TargetMonitor::new("t", config.clone(), SessionMemory::replay(journal))
+    };
+    let mut m = restart(&journal);
     let (mut delivered, mut typed, mut executed, mut alerts_seen) = (0, 0, 0usize, 0usize);
     for pane in screens {
-        let (_, actions) = m.poll(observe(pane, Work::Available(1), None));
+        let screen = Screen::pane(pane).work(Work::Available(1));
+        let (_, actions) = m.poll(screen.observation());
         for action in actions {
             if crashes.contains(&executed) {
                 // The process dies here: everything not journaled is gone.
-                m = TargetMonitor::new("t", config.clone(), SessionMemory::replay(&journal));
+                m = restart(&journal);
                 executed += 1;
                 break;
             }

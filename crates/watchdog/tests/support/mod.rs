@@ -1,0 +1,283 @@
+//! The session monitor's fake machine and fake clock, and the `check` table
+//! that drives it: a screen per poll in, the exact lines the loop would
+//! print and do out.
+
+use std::path::Path;
+
+use bmb_watchdog::session::{
+    Action, Alert, Foreground, Observation, PollReport, SessionConfig, TargetMonitor,
+};
+use bmb_watchdog::witness::Witness;
+use classify::Work;
+use ledger::session::{SessionMemory, SessionRecord};
+
+/// A real capture from `testdata/panes/<agent>/<case>/plain.txt`.
+pub fn agent_capture(agent: &str, case: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/panes")
+        .join(agent)
+        .join(case)
+        .join("plain.txt");
+    std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+}
+
+pub fn capture(case: &str) -> String {
+    agent_capture("claude", case)
+}
+pub fn idle() -> String {
+    capture("idle-after-text-answer")
+}
+pub fn question() -> String {
+    capture("question-permission-bash")
+}
+pub fn other_question() -> String {
+    capture("question-ask-single")
+}
+pub fn working() -> String {
+    capture("working-bash-sleep")
+}
+
+/// A pane's text, or why it could not be captured.
+#[derive(Debug, Clone)]
+enum Capture {
+    Pane(String),
+    Failed(String),
+}
+
+/// What the machine shows on one poll: the pane (or why it could not be
+/// captured), the probes, and what the pane's processes tell.
+#[derive(Debug, Clone)]
+pub struct Screen {
+    capture: Capture,
+    work: Work,
+    progress: Option<u64>,
+    witness: Option<Witness>,
+    foreground: Option<Foreground>,
+    version: Option<String>,
+}
+
+impl Screen {
+    /// `pane` on screen, the work probe unanswered, no progress probe.
+    pub fn pane(pane: &str) -> Screen {
+        Screen {
+            capture: Capture::Pane(pane.to_string()),
+            work: Work::Unknown,
+            progress: None,
+            witness: None,
+            foreground: None,
+            version: None,
+        }
+    }
+    /// The capture failed with `error`.
+    pub fn failed(error: &str) -> Screen {
+        Screen {
+            capture: Capture::Failed(error.to_string()),
+            ..Screen::pane("")
+        }
+    }
+    pub fn work(self, work: Work) -> Screen {
+        Screen { work, ..self }
+    }
+    pub fn progress(self, progress: u64) -> Screen {
+        Screen {
+            progress: Some(progress),
+            ..self
+        }
+    }
+    pub fn witness(self, witness: Witness) -> Screen {
+        Screen {
+            witness: Some(witness),
+            ..self
+        }
+    }
+    pub fn front(self, foreground: &Foreground) -> Screen {
+        Screen {
+            foreground: Some(foreground.clone()),
+            ..self
+        }
+    }
+    pub fn version(self, version: &str) -> Screen {
+        Screen {
+            version: Some(version.to_string()),
+            ..self
+        }
+    }
+
+    pub fn observation(&self) -> Observation<'_> {
+        Observation {
+            capture: match &self.capture {
+                Capture::Pane(pane) => Ok(pane),
+                Capture::Failed(error) => Err(error),
+            },
+            work: self.work,
+            progress: self.progress,
+            witness: self.witness.as_ref(),
+            foreground: self.foreground.as_ref(),
+            cli_version: self.version.as_deref(),
+            pane_id: None,
+            pane_pid: None,
+        }
+    }
+}
+
+/// A foreground of `command` with or without a child running in front
+/// (`None`: its processes were not read).
+pub fn front(command: &str, running_child: Option<bool>) -> Foreground {
+    Foreground {
+        command: command.to_string(),
+        running_child,
+        ..Foreground::default()
+    }
+}
+
+/// What happens to the alerts the monitor asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// The alert command succeeds: its latch is journaled.
+    Delivered,
+    /// It fails: the monitor is told, and journals what that undoes.
+    Fails,
+    /// The process dies while the alert runs: the latch is never journaled,
+    /// and the monitor restarts from the journal after the poll.
+    Crashes,
+}
+
+/// The wall clock the loop stamps its lines with: the monitor itself reads
+/// none, so time only moves the `HH:MM:SS` at the end of each poll line.
+/// Each poll is one 30 s interval after the previous one, the first at 00:00:30.
+pub struct FakeClock {
+    seconds: u64,
+}
+
+impl FakeClock {
+    fn tick(&mut self) -> String {
+        self.seconds += 30;
+        let s = self.seconds;
+        format!("{:02}:{:02}:{:02}", s / 3600 % 24, s / 60 % 60, s % 60)
+    }
+}
+
+/// The loop around one monitor, as the CLI runs it: poll, then journal each
+/// record, type each nudge and deliver each alert, then print the line.
+pub struct Harness {
+    pub monitor: TargetMonitor,
+    config: SessionConfig,
+    target: String,
+    clock: FakeClock,
+    /// What the loop persisted: each record, and each delivered alert's latch.
+    pub journal: Vec<SessionRecord>,
+    pub delivery: Delivery,
+    /// The last poll's report and actions, for what its line does not show.
+    pub report: Option<PollReport>,
+    pub actions: Vec<Action>,
+    /// Every alert asked for so far, delivered or not.
+    pub alerts: Vec<Alert>,
+    /// Every nudge typed so far.
+    pub typed: Vec<String>,
+}
+
+pub const TARGET: &str = "host:sess";
+
+impl Harness {
+    /// A fresh monitor of `host:sess` with this budget and the default nudge.
+    pub fn new(budget: u32) -> Harness {
+        let config = SessionConfig {
+            budget,
+            ..SessionConfig::default()
+        };
+        Harness::resumed(config, SessionMemory::default())
+    }
+
+    /// A monitor with `config` that resumes from `memory`.
+    pub fn resumed(config: SessionConfig, memory: SessionMemory) -> Harness {
+        Harness {
+            monitor: TargetMonitor::new(TARGET, config.clone(), memory),
+            config,
+            target: TARGET.to_string(),
+            clock: FakeClock { seconds: 0 },
+            journal: Vec::new(),
+            delivery: Delivery::Delivered,
+            report: None,
+            actions: Vec::new(),
+            alerts: Vec::new(),
+            typed: Vec::new(),
+        }
+    }
+
+    /// The process dies and starts again: a new monitor from the journal.
+    pub fn restart(&mut self) {
+        let memory = SessionMemory::replay(&self.journal);
+        self.monitor = TargetMonitor::new(self.target.clone(), self.config.clone(), memory);
+    }
+
+    /// One poll of `screen`: the lines it produced, in the loop's order. `E`
+    /// is the capture error the loop says (once per change), `S` a nudge
+    /// typed, `A` an alert (its state, reason and first line; undelivered
+    /// ones end in ` (not delivered)`), and the poll line itself last.
+    pub fn poll(&mut self, screen: &Screen) -> Vec<String> {
+        let (report, actions) = self.monitor.poll(screen.observation());
+        let mut lines = Vec::new();
+        if let Some(error) = &report.error {
+            lines.push(format!("E {error}"));
+        }
+        let mut crashed = false;
+        for action in &actions {
+            match action {
+                Action::Record(record) => self.journal.push(record.clone()),
+                Action::Send(text) => {
+                    self.typed.push(text.clone());
+                    lines.push(format!("S {text}"));
+                }
+                Action::Alert(alert) => {
+                    let first = alert.message.lines().next().unwrap_or("");
+                    let mut line = format!("A {} {}: {first}", alert.state, alert.reason);
+                    match self.delivery {
+                        Delivery::Delivered => self.journal.push(alert.record.clone()),
+                        Delivery::Fails => {
+                            self.journal.extend(self.monitor.alert_failed(alert));
+                            line.push_str(" (not delivered)");
+                        }
+                        Delivery::Crashes => {
+                            crashed = true;
+                            line.push_str(" (not delivered)");
+                        }
+                    }
+                    self.alerts.push(alert.clone());
+                    lines.push(line);
+                }
+            }
+            if crashed {
+                break;
+            }
+        }
+        lines.push(format!("L {}", report.line(&self.clock.tick())));
+        self.report = Some(report);
+        self.actions = actions;
+        if crashed {
+            self.restart();
+        }
+        lines
+    }
+
+    /// One poll of `screen`; its lines must be exactly `expected`.
+    pub fn expect<S: AsRef<str>>(&mut self, screen: &Screen, expected: &[S]) {
+        let got = self.poll(screen);
+        let expected: Vec<&str> = expected.iter().map(AsRef::as_ref).collect();
+        assert_eq!(got, expected, "at {}", self.clock.seconds);
+    }
+
+    /// The last poll's report.
+    pub fn last(&self) -> &PollReport {
+        self.report.as_ref().expect("a poll")
+    }
+}
+
+/// One row of a table: this screen on the next poll, exactly these lines.
+pub type Step<'a> = (Screen, &'a [&'a str]);
+
+/// Runs `steps` against one harness.
+pub fn check(h: &mut Harness, steps: &[Step]) {
+    for (screen, expected) in steps {
+        h.expect(screen, expected);
+    }
+}
