@@ -750,9 +750,10 @@ fn the_sweep_reports_dead_and_untracked_panes_once_each() {
         h.pass_at(180),
         [r#"L {"type":"watchdog","event":"untracked_pane","pane":"%4","pid":500,"ts":"00:03"}"#]
     );
-    // The tmux server goes away: said once, survived, and the sweep resumes.
-    h.m.panes_error = Some("`tmux list-panes` exited with code 1: no server running".into());
-    let err = "E lead: sweep: `tmux list-panes` exited with code 1: no server running";
+    // The tmux server goes away (the adapter's error, as probes words it):
+    // said once, survived, and the sweep resumes.
+    h.m.panes_error = Some("no tmux server is running".into());
+    let err = "E lead: sweep: no tmux server is running";
     assert_eq!(h.pass_at(240), [err]);
     assert_eq!(h.pass_at(300), Vec::<String>::new());
     h.m.panes_error = None;
