@@ -240,6 +240,11 @@ impl Tmux {
         }
     }
 
+    /// The ssh alias every call goes to, for errors; `None` on this machine.
+    fn host(&self) -> Option<String> {
+        self.remote.as_ref().map(|remote| remote.alias.clone())
+    }
+
     /// What a call that gave no answer means: the one place tmux's words are
     /// read. A server that is gone is one condition however tmux words it
     /// (its socket still there or not, mid-exit or after), so a caller that
@@ -256,7 +261,7 @@ impl Tmux {
             }
             _ => false,
         };
-        let host = self.remote.as_ref().map(|remote| remote.alias.clone());
+        let host = self.host();
         if said(&NO_SERVER) {
             return TmuxError::NoServer { host };
         }
@@ -355,7 +360,7 @@ impl Tmux {
         // One listing answers both questions: which sessions exist, and
         // whether a remembered pane still belongs to its session.
         let panes = self.list_all_panes()?;
-        let host = self.remote.as_ref().map(|remote| remote.alias.clone());
+        let host = self.host();
         let mut results: Vec<Result<PaneCapture, TmuxError>> = targets
             .iter()
             .map(|(session, _)| {
