@@ -12,14 +12,28 @@ pub struct Lock {
     _file: File,
 }
 
-/// Why a lock was not taken.
+/// Why a lock was not taken: the two answers a caller must tell apart
+/// (another holder is an error, a lock that cannot be taken a warning), so
+/// deliberately exhaustive.
 #[derive(Debug, PartialEq, Eq)]
 pub enum LockError {
     /// Another process holds it; its pid as it wrote it, if readable.
     Held(Option<u32>),
-    /// The file could not be opened or locked.
+    /// The file could not be opened or locked: what failed, naming the file.
     Failed(String),
 }
+
+impl std::fmt::Display for LockError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LockError::Held(Some(pid)) => write!(f, "the lock is held by pid {pid}"),
+            LockError::Held(None) => f.write_str("the lock is held by another process"),
+            LockError::Failed(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for LockError {}
 
 /// Takes the lock at `path` without waiting, and writes this process's pid into it.
 pub fn try_lock(path: &Path) -> Result<Lock, LockError> {
@@ -66,6 +80,9 @@ mod tests {
         );
         drop(first);
         assert!(try_lock(&path).is_ok());
+        let held = |pid| LockError::Held(pid).to_string();
+        assert_eq!(held(Some(7)), "the lock is held by pid 7");
+        assert_eq!(held(None), "the lock is held by another process");
     }
 
     #[test]
@@ -104,7 +121,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("no-such-folder/t.lock");
         match try_lock(&path) {
-            Err(LockError::Failed(message)) => assert!(message.contains("t.lock"), "{message}"),
+            Err(error @ LockError::Failed(_)) => {
+                let message = error.to_string();
+                assert!(message.starts_with("cannot open lock file "), "{message}");
+                assert!(message.contains("t.lock"), "{message}");
+            }
             other => panic!("{other:?}"),
         }
     }
