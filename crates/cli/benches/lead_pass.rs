@@ -13,7 +13,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use bmb_monitor::lead::port::{RealClock, RealPort};
+use bmb_monitor::clock::SystemClock;
+use bmb_monitor::lead::port::RealPort;
 use probes::run::{Invocation, Limits, run};
 use watchdog::lead::{LeadConfig, LeadMonitor, Output, parse_control};
 
@@ -119,13 +120,13 @@ fn main() {
         seccomp_fence::forbid_process_creation_on_this_thread();
         let mut errors = 0;
         let t = thread_cpu();
-        let out = monitor.pass(&mut port, &RealClock);
+        let out = monitor.pass(&mut port, &SystemClock);
         let first = thread_cpu() - t;
         errors += out.iter().filter(|o| matches!(o, Output::Error(_))).count();
         let mut steady = Vec::with_capacity(PASSES);
         for _ in 0..PASSES {
             let t = thread_cpu();
-            let out = monitor.pass(&mut port, &RealClock);
+            let out = monitor.pass(&mut port, &SystemClock);
             steady.push(thread_cpu() - t);
             errors += out.iter().filter(|o| matches!(o, Output::Error(_))).count();
         }

@@ -9,6 +9,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod classify_cmd;
+pub mod clock;
 pub mod demo;
 pub mod exit;
 pub mod lead;

@@ -8,7 +8,8 @@ use bmb_testkit::fence as seccomp_fence;
 
 use std::path::Path;
 
-use bmb_monitor::lead::port::{RealClock, RealPort};
+use bmb_monitor::clock::SystemClock;
+use bmb_monitor::lead::port::RealPort;
 use watchdog::lead::{LeadConfig, LeadMonitor, Output, parse_control};
 
 /// A pid that named a process a moment ago and names none now.
@@ -67,7 +68,7 @@ fn a_pass_over_1000_items_creates_no_process() {
         #[allow(clippy::disallowed_methods)]
         let attempt = std::process::Command::new("true").status();
         assert!(attempt.is_err(), "the seccomp fence let a process start");
-        monitor.pass(&mut port, &RealClock)
+        monitor.pass(&mut port, &SystemClock)
     })
     .join()
     .expect("the fenced pass panicked");

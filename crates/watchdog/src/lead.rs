@@ -19,6 +19,7 @@ use std::fmt;
 
 use ledger::escalation::EscalationTracker;
 
+use crate::Clock;
 use crate::PortError;
 
 pub use message::{AckEvent, Control, ControlError, Reporting, WatchItem, parse_control};
@@ -135,14 +136,6 @@ pub trait LeadPort {
     fn list_panes(&mut self) -> Result<Vec<Pane>, PortError>;
     /// The Consultant's pane id, from `<bmb-dir>/consultant-pane-id`, if recorded.
     fn consultant_pane(&mut self) -> Option<String>;
-}
-
-/// Time as the monitor sees it.
-pub trait Clock {
-    /// Seconds since the Unix epoch.
-    fn now(&self) -> i64;
-    /// `epoch` as local `HH:MM`.
-    fn hhmm(&self, epoch: i64) -> String;
 }
 
 /// The monitor's settings (the CLI's flags).

@@ -10,18 +10,18 @@
 //! ```
 //! use std::time::Duration;
 //!
+//! use bmb_watchdog::Clock;
 //! use bmb_watchdog::worker::{
-//!     CommitsReading, CpuClocks, PidReading, WorkerConfig, WorkerMonitor, WorkerPorts,
+//!     CommitsReading, CpuClocks, PidReading, WorkerConfig, WorkerMonitor, WorkerPort,
 //! };
 //!
 //! /// The machine as the monitor sees it, one answer per question.
 //! struct FakeMachine {
 //!     agent_alive: bool,
 //!     transcript_quiet: u64,
-//!     now: i64,
 //! }
 //!
-//! impl WorkerPorts for FakeMachine {
+//! impl WorkerPort for FakeMachine {
 //!     fn pid(&mut self) -> PidReading {
 //!         if self.agent_alive { PidReading::Alive(4242) } else { PidReading::Dead(4242) }
 //!     }
@@ -37,8 +37,20 @@
 //!     fn commits(&mut self) -> CommitsReading {
 //!         CommitsReading::Count(2)
 //!     }
-//!     fn now_unix_seconds(&mut self) -> i64 {
-//!         self.now
+//! }
+//!
+//! /// The clock, a port too: moved by hand.
+//! struct FakeClock(i64);
+//!
+//! impl Clock for FakeClock {
+//!     fn now(&self) -> i64 {
+//!         self.0
+//!     }
+//!     fn hhmm(&self, _epoch: i64) -> String {
+//!         "12:00".to_string()
+//!     }
+//!     fn hhmmss(&self, _epoch: i64) -> String {
+//!         "12:00:00".to_string()
 //!     }
 //! }
 //!
@@ -48,20 +60,21 @@
 //!     interval: Duration::from_secs(60),
 //!     quiet_seconds: 900,
 //! });
-//! let mut machine = FakeMachine { agent_alive: true, transcript_quiet: 1000, now: 1_788_343_200 };
+//! let mut machine = FakeMachine { agent_alive: true, transcript_quiet: 1000 };
+//! let mut clock = FakeClock(1_788_343_200);
 //!
 //! let mut published = Vec::new();
 //! for _pass in 0..4 {
-//!     if let Some(report) = monitor.pass(&mut machine).report {
+//!     if let Some(report) = monitor.pass(&mut machine, &clock).report {
 //!         published.push(report.finding);
 //!     }
-//!     machine.now += 60;
+//!     clock.0 += 60;
 //!     machine.transcript_quiet += 60;
 //! }
 //! assert_eq!(published, ["idle"]); // published on the change only
 //!
 //! machine.agent_alive = false;
-//! let report = monitor.pass(&mut machine).report.expect("a death is news");
+//! let report = monitor.pass(&mut machine, &clock).report.expect("a death is news");
 //! assert_eq!(report.finding, "gone");
 //! assert!(report.stdout_line().starts_with(r#"plot-monitor {"#));
 //! ```
@@ -69,11 +82,14 @@
 //! **Architecture Invariant:** nothing here calls the OS; every observation
 //! arrives through a port trait, so every branch is driven from tests with
 //! fakes and a fake clock.
+pub mod clock;
 pub mod lead;
 pub mod session;
 pub mod target;
 pub mod witness;
 pub mod worker;
+
+pub use clock::Clock;
 
 /// Why a port could not answer: the adapter's own error (a probe's error
 /// type, or any `std::error::Error`), which a monitor only renders, once per

@@ -3,7 +3,7 @@
 //!
 //! A port of the seed `plot-worker-monitor.sh`. Its rules live here, each
 //! beside the reason it exists; the machine reaches the world only through
-//! [`WorkerPorts`], so every branch (a pid that dies between two samples, a
+//! [`WorkerPort`], so every branch (a pid that dies between two samples, a
 //! tree that changes between two readings, a frozen CPU clock, a missing
 //! origin ref) is driven from tests with fakes.
 //!
@@ -15,6 +15,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
+
+use crate::Clock;
 
 /// The `monitor` field of every finding.
 pub const MONITOR_NAME: &str = "WorkerMonitor";
@@ -48,7 +50,7 @@ pub enum CommitsReading {
 
 /// The questions one pass asks of the machine. Each is one seam, so a test
 /// can produce states a real machine will not produce on demand.
-pub trait WorkerPorts {
+pub trait WorkerPort {
     /// Read the pid file and ask whether its pid lives.
     fn pid(&mut self) -> PidReading;
     /// Seconds since the agent's newest transcript line; `None` when no
@@ -62,8 +64,6 @@ pub trait WorkerPorts {
     fn tree_fingerprint(&mut self) -> Result<String, crate::PortError>;
     /// Commits since the LOCAL base ref that touched a file.
     fn commits(&mut self) -> CommitsReading;
-    /// Seconds since the Unix epoch, UTC.
-    fn now_unix_seconds(&mut self) -> i64;
 }
 
 /// Who is being watched and the two numbers that shape the rules.
@@ -189,7 +189,7 @@ impl WorkerMonitor {
     }
 
     /// One full pass: sample, apply the two-sample rule, publish only on a change.
-    pub fn pass(&mut self, ports: &mut dyn WorkerPorts) -> Pass {
+    pub fn pass(&mut self, ports: &mut impl WorkerPort, clock: &impl Clock) -> Pass {
         let verdict = self.sample(ports);
         let mut note = None;
 
@@ -240,7 +240,7 @@ impl WorkerMonitor {
         // bury a new stall among old ones. Clearing is news too: a board that
         // never hears it keeps a stale entry up after the worker recovered.
         let report = if finding != self.published {
-            let now = utc_timestamp(ports.now_unix_seconds());
+            let now = utc_timestamp(clock.now());
             let report = match (finding, self.published) {
                 (Some(found), _) => {
                     let evidence = self.evidence(found, &verdict);
@@ -269,7 +269,7 @@ impl WorkerMonitor {
 
     /// What this pass sees. THE ORDER IS LOAD-BEARING: a dead pid makes every
     /// other question meaningless, so it is asked first.
-    fn sample(&mut self, ports: &mut dyn WorkerPorts) -> Verdict {
+    fn sample(&mut self, ports: &mut impl WorkerPort) -> Verdict {
         let pid = match ports.pid() {
             PidReading::Dead(pid) => {
                 self.prev_cpu = None;

@@ -22,7 +22,8 @@ use crate::output::{SaidOnce, say, usage_error};
 use probes::tmux::{Server, Tmux};
 use watchdog::lead::{Applied, LeadConfig, LeadMonitor, parse_control};
 
-use port::{RealClock, RealPort};
+use crate::clock::SystemClock;
+use port::RealPort;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -155,7 +156,7 @@ pub fn run(args: Args) -> ExitCode {
         }
         let parent_gone = std::os::unix::process::parent_id() != parent;
         if parent_gone || Instant::now() >= next_pass {
-            let outputs = monitor.pass(&mut port, &RealClock);
+            let outputs = monitor.pass(&mut port, &SystemClock);
             sinks.route(outputs);
             next_pass += interval;
             if next_pass < Instant::now() {
@@ -165,7 +166,7 @@ pub fn run(args: Args) -> ExitCode {
             // A new item is checked now, not a whole interval after it came
             // (a result already written is news at once); the others keep
             // their cadence.
-            let outputs = monitor.check_new(&mut port, &RealClock);
+            let outputs = monitor.check_new(&mut port, &SystemClock);
             sinks.route(outputs);
         }
         if parent_gone {

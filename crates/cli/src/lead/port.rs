@@ -14,7 +14,7 @@ use probes::process;
 use probes::procfs::ProcessTable;
 use probes::tmux::Tmux;
 use watchdog::PortError;
-use watchdog::lead::{Clock, Head, LeadPort, Meta, Pane, PidCheck};
+use watchdog::lead::{Head, LeadPort, Meta, Pane, PidCheck};
 
 /// Answers the lead monitor's questions about this machine.
 pub struct RealPort {
@@ -104,18 +104,5 @@ impl LeadPort for RealPort {
         let valid =
             id.len() > 1 && id.starts_with('%') && id[1..].bytes().all(|b| b.is_ascii_digit());
         valid.then(|| id.to_owned())
-    }
-}
-
-/// The system clock, with local time in the system time zone.
-pub struct RealClock;
-
-impl Clock for RealClock {
-    fn now(&self) -> i64 {
-        probes::clock::now_epoch()
-    }
-
-    fn hhmm(&self, epoch: i64) -> String {
-        probes::clock::local_hhmm(epoch)
     }
 }

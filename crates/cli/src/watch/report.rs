@@ -4,9 +4,12 @@ use watchdog::session::PollReport;
 
 use super::*;
 use crate::output::print;
+use watchdog::Clock;
+
+use crate::clock::SystemClock;
 
 pub(super) fn print_report(report: &PollReport, json: bool) {
-    let clock = probes::clock::local_hhmmss(probes::clock::now_epoch());
+    let clock = SystemClock.hhmmss(SystemClock.now());
     let line = if json {
         let value = serde_json::json!({
             "target": report.target,

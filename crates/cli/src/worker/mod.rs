@@ -2,7 +2,7 @@
 //!
 //! Every flag falls back to the seed's environment variable, then to the
 //! seed's default, so a wrapper that started the bash script can start this
-//! instead, unchanged. The real adapters for [`WorkerPorts`] are here; the
+//! instead, unchanged. The real adapters for [`WorkerPort`] are here; the
 //! rules are in `watchdog::worker`.
 
 use std::path::PathBuf;
@@ -112,7 +112,7 @@ impl Session {
         ports.scans = 0;
         ports.git_calls = 0;
         let started = Instant::now();
-        let pass = monitor.pass(ports);
+        let pass = monitor.pass(ports, &crate::clock::SystemClock);
         let spent = started.elapsed();
 
         if let Some(report) = &pass.report {

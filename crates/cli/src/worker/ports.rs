@@ -2,13 +2,13 @@
 //! the transcript, git.
 
 use std::path::PathBuf;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use probes::git;
 use probes::process::{self, Pid, PidFileState};
 use probes::procfs::ProcessTable;
 use probes::transcript;
-use watchdog::worker::{CommitsReading, CpuClocks, PidReading, RememberedPid, WorkerPorts};
+use watchdog::worker::{CommitsReading, CpuClocks, PidReading, RememberedPid, WorkerPort};
 
 use super::Settings;
 
@@ -69,7 +69,7 @@ impl RealPorts {
     }
 }
 
-impl WorkerPorts for RealPorts {
+impl WorkerPort for RealPorts {
     fn pid(&mut self) -> PidReading {
         self.pid_watch.read()
     }
@@ -119,13 +119,6 @@ impl WorkerPorts for RealPorts {
             Err(reason) => CommitsReading::Unanswerable {
                 reason: reason.to_string(),
             },
-        }
-    }
-
-    fn now_unix_seconds(&mut self) -> i64 {
-        match SystemTime::now().duration_since(UNIX_EPOCH) {
-            Ok(d) => d.as_secs() as i64,
-            Err(e) => -(e.duration().as_secs() as i64),
         }
     }
 }

@@ -95,6 +95,9 @@ impl Clock for FakeClock {
     fn hhmm(&self, epoch: i64) -> String {
         format!("{:02}:{:02}", (epoch / 3600) % 24, (epoch / 60) % 60)
     }
+    fn hhmmss(&self, epoch: i64) -> String {
+        format!("{}:{:02}", self.hhmm(epoch), epoch % 60)
+    }
 }
 
 const FEED: &str = "/b/consultant-feed.md";

@@ -64,7 +64,7 @@ struct Fake {
     cpu_calls: usize,
 }
 
-impl WorkerPorts for Fake {
+impl WorkerPort for Fake {
     fn pid(&mut self) -> PidReading {
         self.world().pid.clone()
     }
@@ -87,12 +87,28 @@ impl WorkerPorts for Fake {
         self.commit_calls += 1;
         self.world().commits.clone()
     }
-    fn now_unix_seconds(&mut self) -> i64 {
-        self.world().now
+}
+
+/// The clock, read from the current `World`.
+struct WorldClock(i64);
+
+impl crate::Clock for WorldClock {
+    fn now(&self) -> i64 {
+        self.0
+    }
+    fn hhmm(&self, epoch: i64) -> String {
+        format!("{:02}:{:02}", (epoch / 3600) % 24, (epoch / 60) % 60)
+    }
+    fn hhmmss(&self, epoch: i64) -> String {
+        format!("{}:{:02}", self.hhmm(epoch), epoch % 60)
     }
 }
 
 impl Fake {
+    fn clock(&self) -> WorldClock {
+        WorldClock(self.world().now)
+    }
+
     fn world(&self) -> &World {
         self.world.as_ref().expect("a world for this pass")
     }
@@ -125,7 +141,8 @@ fn run(monitor: &mut WorkerMonitor, worlds: &[World]) -> Vec<Pass> {
             let mut world = world.clone();
             world.now += 30 * i as i64;
             fake.world = Some(world);
-            monitor.pass(&mut fake)
+            let clock = fake.clock();
+            monitor.pass(&mut fake, &clock)
         })
         .collect()
 }
@@ -297,14 +314,16 @@ fn git_is_asked_at_most_twice_a_pass_and_not_at_all_while_busy() {
         ..Fake::default()
     };
     for _ in 0..3 {
-        monitor.pass(&mut fake);
+        let clock = fake.clock();
+        monitor.pass(&mut fake, &clock);
     }
     assert_eq!((fake.tree_calls, fake.commit_calls), (0, 0));
     assert_eq!(fake.cpu_calls, 3, "one process-table reading per live pass");
     fake.world = Some(World::stalled());
     for pass in 0..4 {
         let (tree, commits) = (fake.tree_calls, fake.commit_calls);
-        monitor.pass(&mut fake);
+        let clock = fake.clock();
+        monitor.pass(&mut fake, &clock);
         assert!(
             (fake.tree_calls - tree) + (fake.commit_calls - commits) <= 2,
             "pass {pass}"
