@@ -1154,6 +1154,28 @@ fn question_text(dialog: &str) -> String {
         .join("\n")
 }
 
+/// Whether a pane shows an agent to watch: a profile recognises its screen
+/// and tmux does not say a shell is its foreground program (an agent's last
+/// frame above a shell prompt is an exited agent). At first sight, a target
+/// whose active pane does not is searched for a pane that does.
+pub fn shows_an_agent(text: &str, current_command: Option<&str>, profiles: &Profiles) -> bool {
+    let shell_in_front = current_command.is_some_and(|command| {
+        Foreground {
+            command: command.to_string(),
+            ..Foreground::default()
+        }
+        .idle_shell()
+        .is_some()
+    });
+    !shell_in_front && classify::detect_profile(text, profiles).is_some()
+}
+
+/// Whether a probe command must run once per target: only one that reads
+/// `BMB_TARGET` can answer differently for each; any other runs once a cycle.
+pub fn probe_runs_per_target(command: &str) -> bool {
+    command.contains("BMB_TARGET")
+}
+
 /// A stable key for a text (FNV-1a, so it survives a restart and a
 /// rebuild): a question's, or a target's too long for a file name.
 pub fn fingerprint(text: &str) -> String {
@@ -1168,6 +1190,13 @@ pub fn fingerprint(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_probe_that_reads_its_target_runs_per_target() {
+        assert!(probe_runs_per_target("grep -c . \"todo-$BMB_TARGET\""));
+        assert!(probe_runs_per_target("count ${BMB_TARGET}"));
+        assert!(!probe_runs_per_target("echo 3"));
+    }
 
     /// Every `Done`, worded as the poll line and `--json` have always said it.
     #[test]

@@ -89,6 +89,11 @@ impl fmt::Display for TargetError {
 
 impl std::error::Error for TargetError {}
 
+/// A file key longer than this is cut and hashed (a file name holds 255 bytes).
+const FILE_KEY_MAX_BYTES: usize = 200;
+/// How much of a long target a cut file key keeps, for a reader of the folder.
+const FILE_KEY_KEPT_BYTES: usize = 100;
+
 impl Target {
     /// Parses `session` or `host:session`; the error says which part is wrong and why.
     pub fn parse(text: &str) -> Result<Target, TargetError> {
@@ -110,6 +115,22 @@ impl Target {
             host: host.map(str::to_string),
             session: session.to_string(),
         })
+    }
+
+    /// The name of the target's journal and lock files: the target with `:`
+    /// as `~`, or, for a name too long for a file name (255 bytes with the
+    /// extension), its first 100 bytes and a hash of the whole, so every
+    /// target tmux accepts gets files that can be created.
+    pub fn file_key(&self) -> String {
+        let key = self.to_string().replace(':', "~");
+        if key.len() <= FILE_KEY_MAX_BYTES {
+            return key;
+        }
+        let mut cut = FILE_KEY_KEPT_BYTES;
+        while !key.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        format!("{}-{}", &key[..cut], crate::session::fingerprint(&key))
     }
 
     /// The detached monitor's session name: `monitor-<session>` or
@@ -195,6 +216,19 @@ fn printable(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::{NameProblem, Target, TargetError};
+
+    #[test]
+    fn file_keys_are_the_target_or_a_cut_hashed_form_that_fits_a_file_name() {
+        let key = |text: &str| Target::parse(text).unwrap().file_key();
+        assert_eq!(key("build"), "build");
+        assert_eq!(key("box-1.lan:build_2"), "box-1.lan~build_2");
+        let long = "s".repeat(300);
+        let cut = key(&long);
+        assert!(cut.len() + ".jsonl.compact".len() <= 255, "{}", cut.len());
+        assert!(cut.starts_with(&"s".repeat(100)) && !cut.starts_with(&"s".repeat(101)));
+        assert_ne!(cut, key(&format!("{long}x")), "two long targets, two keys");
+        assert_eq!(cut, key(&long), "stable");
+    }
 
     #[test]
     fn local_and_remote_targets_parse() {

@@ -1445,3 +1445,24 @@ proptest! {
         prop_assert!(typed <= budget as usize, "{typed} nudges for a budget of {budget}");
     }
 }
+
+/// At first sight a target is searched for its agent's pane unless its
+/// active pane shows one: a screen a profile knows, no shell in front.
+#[test]
+fn an_agent_is_a_recognised_screen_without_a_shell_in_front() {
+    let profiles = watchdog::session::builtin_profiles();
+    let shows = |text: &str, command: Option<&str>| {
+        watchdog::session::shows_an_agent(text, command, &profiles)
+    };
+    let claude = support::capture("working-bash-sleep");
+    assert!(shows(&claude, Some("claude")));
+    assert!(shows(&claude, None), "no command known: the screen decides");
+    assert!(
+        !shows(&claude, Some("bash")),
+        "its last frame above a prompt"
+    );
+    assert!(
+        !shows("$ ls\nCargo.toml\n$ ", Some("node")),
+        "no profile knows it"
+    );
+}

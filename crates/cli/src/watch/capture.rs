@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use probes::tmux::PaneCapture;
-use watchdog::session::Foreground;
+use watchdog::session::shows_an_agent;
 
 use super::*;
 
@@ -27,7 +27,7 @@ impl Watch<'_> {
             let Ok(shown) = capture.as_ref() else {
                 continue;
             };
-            if classify::detect_profile(&shown.text, &profiles).is_some() && !shows_a_shell(shown) {
+            if shows_an_agent(&shown.text, shown.current_command.as_deref(), &profiles) {
                 continue;
             }
             let tmux = self.args.server.tmux(
@@ -56,7 +56,7 @@ impl Watch<'_> {
                 continue;
             };
             let agent = others.into_iter().flatten().find(|other| {
-                classify::detect_profile(&other.text, &profiles).is_some() && !shows_a_shell(other)
+                shows_an_agent(&other.text, other.current_command.as_deref(), &profiles)
             });
             if let Some(agent) = agent {
                 *capture = Ok(agent);
@@ -133,16 +133,4 @@ impl Watch<'_> {
         }
         results
     }
-}
-
-/// tmux says a shell is the pane's foreground program.
-pub(super) fn shows_a_shell(capture: &PaneCapture) -> bool {
-    capture.current_command.as_ref().is_some_and(|command| {
-        Foreground {
-            command: command.clone(),
-            ..Foreground::default()
-        }
-        .idle_shell()
-        .is_some()
-    })
 }

@@ -74,7 +74,7 @@ impl<'a> Watch<'a> {
         }
         let mut watched = Vec::new();
         for target in targets {
-            let key = state_file_key(&target);
+            let key = target.file_key();
             let lock = match probes::lock::try_lock(&dir.join(format!("{key}.lock"))) {
                 Ok(lock) => Some(lock),
                 Err(LockError::Held(pid)) => {

@@ -32,7 +32,7 @@ pub use alert::{escape_html, sanitize_text};
 use cycle::Watch;
 use detach::detach;
 use report::print_report;
-use state::{state_dir, state_file_key};
+use state::state_dir;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AlertFormat {

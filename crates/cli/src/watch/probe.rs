@@ -14,7 +14,7 @@ impl Watch<'_> {
         let Some(command) = command else {
             return vec![None; self.watched.len()];
         };
-        if !command.contains("BMB_TARGET") {
+        if !watchdog::session::probe_runs_per_target(command) {
             let answer = self.probe(command, None, what);
             return vec![answer; self.watched.len()];
         }
