@@ -11,8 +11,13 @@ use std::io::Write;
 
 /// One line on stderr.
 pub fn say(line: impl Display) {
+    let _ = say_checked(line);
+}
+
+/// [`say`], for a caller whose line is a delivery (the alert funnel).
+pub fn say_checked(line: impl Display) -> std::io::Result<()> {
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{line}").and_then(|()| err.flush());
+    writeln!(err, "{line}").and_then(|()| err.flush())
 }
 
 /// One line on stdout, flushed, so a reader at the other end of a pipe sees

@@ -1055,5 +1055,6 @@ fn sigterm_ends_a_lead_at_once() {
     assert!(wait_until(30, || d.bmb.join("monitor.lock").exists()));
     let child = rustix::process::Pid::from_child(&m.child);
     rustix::process::kill_process(child, rustix::process::Signal::TERM).unwrap();
-    assert!(m.wait_exit(10).is_some(), "SIGTERM did not end the lead");
+    let status = m.wait_exit(10).expect("SIGTERM did not end the lead");
+    assert_eq!(status.code(), Some(0), "a clean end, exit 0: {status:?}");
 }

@@ -180,6 +180,35 @@ fn a_question_pane_is_escalated_once_with_its_question_and_receives_no_key() {
     assert!(world.tmux.capture("agent").contains("❯ 1. Yes"));
 }
 
+/// Without `--alert-cmd`, stderr is the funnel: an alert it cannot take
+/// (a full disk) is not counted as sent, and the next poll sends it.
+#[test]
+fn an_alert_stderr_could_not_take_is_sent_again_next_poll() {
+    let world = World::new();
+    world.replay("agent", "question-permission-bash");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let output = world
+        .command(&["agent", "--once"])
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "a full stderr is no crash");
+    let output = world.watch_once(&["agent"]);
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("bmb-monitor: alert (question): QUESTION on agent"),
+        "the undelivered alert is sent again: {said}"
+    );
+    let output = world.watch_once(&["agent"]);
+    assert!(
+        !String::from_utf8_lossy(&output.stderr).contains("bmb-monitor: alert"),
+        "once delivered, once"
+    );
+}
+
 #[test]
 fn a_working_pane_gets_nothing() {
     let world = World::new();

@@ -677,6 +677,23 @@ fn the_startup_window_is_waited_through_then_the_agent_is_watched_to_its_end() {
 }
 
 #[test]
+fn sigterm_and_sigint_end_the_worker_cleanly_with_exit_0() {
+    for signal in [rustix::process::Signal::TERM, rustix::process::Signal::INT] {
+        let desk = Desk::new(History::Work);
+        let agent = Agent::idle();
+        std::fs::write(desk.pid_file(), agent.pid().to_string()).unwrap();
+        let mut monitor = Monitor::start(&desk.wrapper_env(), &[]);
+        // Running its loop: a pass has been logged.
+        monitor.passes(1);
+        let pid = rustix::process::Pid::from_child(&monitor.child);
+        rustix::process::kill_process(pid, signal).unwrap();
+        let status = monitor.wait_exit();
+        assert_eq!(status.code(), Some(0), "{signal:?}: {status:?}");
+        drop(agent);
+    }
+}
+
+#[test]
 fn an_unwritable_findings_file_is_reported_and_the_finding_still_reaches_stdout() {
     let desk = Desk::new(History::Work);
     // Above Linux's largest possible pid_max (2^22): a well-formed pid that

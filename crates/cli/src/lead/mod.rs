@@ -68,6 +68,7 @@ enum Source {
 }
 
 pub fn run(args: Args) -> ExitCode {
+    probes::signals::install_stop_handler();
     if let Err(message) = check_args(&args) {
         return usage_error("lead", message);
     }
@@ -129,6 +130,10 @@ pub fn run(args: Args) -> ExitCode {
 
     let mut next_pass = Instant::now();
     loop {
+        // Asked to stop (SIGTERM, SIGINT): a clean end, between passes.
+        if probes::signals::stop_requested() {
+            return crate::exit::code(crate::exit::OK);
+        }
         // Control messages first: every line already in the pipe and every
         // inbox file is applied before a pass, so a pass (the first one
         // included) sees every item registered before it. EOF on stdin is

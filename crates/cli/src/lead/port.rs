@@ -2,8 +2,8 @@
 //! question with syscalls, never with a `test`, `stat` or `ps` fork. The only
 //! subprocess is tmux, and only for the sweep.
 //!
-//! Kept free of the rest of the CLI so the no-subprocess test and the
-//! benchmark can include this very file.
+//! Public, so the no-subprocess test and the benchmark measure this very
+//! adapter.
 
 use std::path::{Path, PathBuf};
 

@@ -7,7 +7,7 @@ use watchdog::session::Alert;
 use watchdog::target::Target;
 
 use super::*;
-use crate::output::say;
+use crate::output::{say, say_checked};
 
 /// The alert funnel: `sh -c CMD` with the message on stdin, bounded, never
 /// fatal. Whether it was delivered (without `--alert-cmd`, stderr is the funnel).
@@ -17,12 +17,14 @@ pub(super) fn send_alert(args: &Args, target: &Target, alert: &Alert) -> bool {
         AlertFormat::Html => escape_html(&sanitize_text(&alert.message)),
     };
     let Some(command) = &args.alert_cmd else {
-        say(format_args!(
+        // stderr is the funnel: an alert it could not take (a full disk, a
+        // closed pipe) was not delivered, and is sent again next poll.
+        return say_checked(format_args!(
             "bmb-monitor: alert ({}): {}",
             alert.reason,
             sanitize_text(&alert.message).replace('\n', "\n    ")
-        ));
-        return true;
+        ))
+        .is_ok();
     };
     let invocation = Invocation::shell(command)
         .env("BMB_TARGET", target.to_string())

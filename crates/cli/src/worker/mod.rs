@@ -55,6 +55,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
+    probes::signals::install_stop_handler();
     let settings = match settings(args) {
         Ok(settings) => settings,
         Err(message) => {
@@ -89,11 +90,17 @@ pub fn run(args: Args) -> ExitCode {
     // It ends with its agent: the wait returns the moment the pid names no
     // live process, and the FINAL PASS is what publishes `gone` on the way
     // out (exiting without it would lose the loudest finding).
-    while wait_for_next_pass(settings.config.interval, &mut ports.pid_watch) {
-        session.pass(&mut monitor, &mut ports);
+    loop {
+        match wait_for_next_pass(settings.config.interval, &mut ports.pid_watch) {
+            Next::Pass => session.pass(&mut monitor, &mut ports),
+            Next::AgentGone => {
+                session.pass(&mut monitor, &mut ports);
+                return crate::exit::code(crate::exit::OK);
+            }
+            // Asked to stop (SIGTERM, SIGINT): nothing new to publish.
+            Next::Stop => return crate::exit::code(crate::exit::OK),
+        }
     }
-    session.pass(&mut monitor, &mut ports);
-    crate::exit::code(crate::exit::OK)
 }
 
 /// Publishing and logging around the state machine.
@@ -160,16 +167,27 @@ fn say(message: std::fmt::Arguments<'_>) {
 
 /// Sleep until the next pass, checking the pid as it goes. False when the
 /// agent is dead (then one final pass runs).
-fn wait_for_next_pass(interval: Duration, pid_watch: &mut PidWatch) -> bool {
+fn wait_for_next_pass(interval: Duration, pid_watch: &mut PidWatch) -> Next {
     let deadline = Instant::now() + interval;
     loop {
+        if probes::signals::stop_requested() {
+            return Next::Stop;
+        }
         if matches!(pid_watch.read(), PidReading::Dead(_)) {
-            return false;
+            return Next::AgentGone;
         }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return true;
+            return Next::Pass;
         }
         std::thread::sleep(left.min(PID_POLL));
     }
+}
+
+/// What ends a wait between passes.
+enum Next {
+    Pass,
+    /// The agent died: one final pass publishes `gone`.
+    AgentGone,
+    Stop,
 }
