@@ -1,0 +1,17 @@
+//! The audit team (seed `omega-session-monitor.txt`, "The deep audit team"):
+//! the second layer, slow and rare, beside the poll loop. Pure, like the
+//! other monitors: files arrive as text through the caller, auditors' output
+//! as lines, and what comes out is a plan, verdicts and a report.
+//!
+//! - [`plan`]: the watched project's own stated rules grouped into
+//!   dimensions, each rule with its `file:line`; the seed's four fallbacks
+//!   only when the project states none.
+//! - [`cite`]: an auditor's JSON lines read as findings and holding rules,
+//!   each citation checked against the project's files (R-CITE), never
+//!   trusted.
+//! - [`report`]: what survived, ranked per dimension, marked new, still open
+//!   or gone against the previous audit.
+
+pub mod cite;
+pub mod plan;
+pub mod report;
