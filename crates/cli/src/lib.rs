@@ -24,6 +24,19 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// `$XDG_STATE_HOME/bmb-monitor`, else `~/.local/state/bmb-monitor`: where
+/// every command keeps what it remembers.
+pub fn state_dir() -> std::path::PathBuf {
+    use std::path::PathBuf;
+    match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir).join("bmb-monitor"),
+        None => {
+            let home = std::env::var_os("HOME").unwrap_or_else(|| ".".into());
+            PathBuf::from(home).join(".local/state/bmb-monitor")
+        }
+    }
+}
+
 /// The longest duration any flag takes, in seconds (a year).
 pub const MAX_SECS: u64 = watchdog::MAX_DURATION_SECS;
 

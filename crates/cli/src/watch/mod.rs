@@ -6,7 +6,6 @@
 //! monitor decide, then persists, sends and alerts in the order it said.
 //! The loop never exits on a runtime error: each is rendered and survived.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -25,14 +24,13 @@ mod detach;
 mod probe;
 mod processes;
 mod report;
-mod state;
 
+use crate::state_dir;
 use alert::send_alert;
 pub use alert::{escape_html, sanitize_text};
 use cycle::Watch;
 use detach::detach;
 use report::print_report;
-use state::state_dir;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AlertFormat {
