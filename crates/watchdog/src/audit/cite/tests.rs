@@ -111,12 +111,15 @@ fn a_line_past_the_end_or_zero_is_rejected_with_the_length() {
 fn a_quote_must_be_at_or_next_to_its_line() {
     check_output(
         // Line 1 is two lines from the quote: not there. An empty quote is never there.
+        // The line before or after the cited one, or across both, is there.
         r#"{"severity":"medium","rank":1,"claim":"reads a file where it should not","file":"src/lib.rs","line":1,"quote":"std::fs::read_to_string"}
 {"severity":"medium","rank":1,"claim":"reads a file where it should not","file":"src/lib.rs","line":3,"quote":"   "}
 {"severity":"medium","rank":2,"claim":"reads a file where it should not","file":"src/lib.rs","line":2,"quote":"std::fs::read_to_string"}
-{"severity":"medium","rank":3,"claim":"the function spans its read","file":"src/lib.rs","line":2,"quote":"pub fn read() {  std::fs::read_to_string"}"#,
+{"severity":"medium","rank":3,"claim":"the function spans its read","file":"src/lib.rs","line":2,"quote":"pub fn read() {  std::fs::read_to_string"}
+{"severity":"low","rank":4,"claim":"a public reader with no doc","file":"src/lib.rs","line":3,"quote":"pub fn read()"}"#,
         "finding medium 2 src/lib.rs:2 \"reads a file where it should not\" \"std::fs::read_to_string\"\n\
          finding medium 3 src/lib.rs:2 \"the function spans its read\" \"pub fn read() {  std::fs::read_to_string\"\n\
+         finding low 4 src/lib.rs:3 \"a public reader with no doc\" \"pub fn read()\"\n\
          rejected quote_not_there: the quoted text is not at that line\n\
          rejected quote_not_there: the quoted text is not at that line\n\
          ignored 0",
