@@ -40,6 +40,7 @@ pub mod pid_files;
 pub mod pidfd;
 pub mod process;
 pub mod procfs;
+pub mod rules;
 pub mod run;
 pub mod signals;
 pub mod ssh;
