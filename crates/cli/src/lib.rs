@@ -8,6 +8,7 @@
 // Every line goes through `output`, which cannot panic on a closed stream.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod audit;
 pub mod classify_cmd;
 pub mod clock;
 pub mod demo;
@@ -54,6 +55,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Audit a project against its own stated rules: one read-only auditor per dimension, every citation checked.
+    Audit(audit::Args),
     /// Classify one pane capture read from stdin: WORKING, QUESTION, STALLED or BLOCKED.
     Classify(classify_cmd::Args),
     /// Watch a Lead's agents by metadata only; report state changes, never a heartbeat.
@@ -73,6 +76,7 @@ enum Command {
 /// Parses the command line and runs the command it names.
 pub fn main() -> ExitCode {
     match Cli::parse().command {
+        Command::Audit(args) => audit::run(args),
         Command::Classify(args) => classify_cmd::run(args),
         Command::Lead(args) => lead::run(args),
         Command::Worker(args) => worker::run(args),

@@ -1,0 +1,179 @@
+//! `bmb-monitor audit`: the seed's second layer, the deep audit team. The
+//! project's own stated rules become dimensions; one read-only auditor per
+//! dimension runs in parallel; every citation is checked here, never
+//! trusted; the report says only what changed since the last audit.
+
+mod files;
+mod prompt;
+mod store;
+mod team;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use watchdog::audit::cite;
+use watchdog::audit::plan;
+use watchdog::audit::report::{self, DimensionResult, Outcome, Previous};
+
+use crate::output::{print, say, usage_error};
+use crate::watch::{AlertFormat, escape_html, sanitize_text};
+
+/// Claude Code in print mode with read-only tools only (checked against
+/// 2.1.332's `--help`): the tools offered are Read, Grep and Glob, the same
+/// three are pre-approved, and anything else is refused without asking.
+pub const DEFAULT_AGENT_CMD: &str = "claude -p --tools Read,Grep,Glob --allowedTools Read,Grep,Glob --permission-mode dontAsk --no-session-persistence";
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The project to audit (its own rules decide the dimensions).
+    #[arg(value_name = "PROJECT_DIR")]
+    project: PathBuf,
+    /// Print the dimensions and their rules, and run nothing.
+    #[arg(long)]
+    plan: bool,
+    /// The auditor: `sh -c CMD` in the project, the prompt on stdin,
+    /// BMB_AUDIT_DIMENSION set; it answers in JSON lines (README).
+    #[arg(long, value_name = "CMD", default_value = DEFAULT_AGENT_CMD)]
+    agent_cmd: String,
+    /// Auditors run at once.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    parallel: u32,
+    /// Seconds each auditor may take before its process group is ended.
+    #[arg(long, value_name = "SECS", default_value_t = 900, value_parser = crate::secs(1))]
+    timeout: u64,
+    /// Audit at most this many dimensions (the first ones).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_dimensions: Option<u32>,
+    /// Shell command that receives the news of this audit on stdin (BMB_PROJECT, BMB_REASON=audit set).
+    #[arg(long, value_name = "CMD")]
+    alert_cmd: Option<String>,
+    /// How the alert command receives the message.
+    #[arg(long, value_enum, default_value = "text")]
+    alert_format: AlertFormat,
+    /// Print the report as one JSON object instead of markdown.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let root = match files::project_root(&args.project) {
+        Ok(root) => root,
+        Err(why) => return usage_error("audit", why),
+    };
+    let sources = match probes::rules::discover(&root) {
+        Ok(found) => found,
+        Err(why) => return usage_error("audit", format_args!("{}: {why}", root.display())),
+    };
+    for skipped in &sources.skipped {
+        say(format_args!(
+            "bmb-monitor: audit: skipped {}: {}",
+            skipped.path, skipped.why
+        ));
+    }
+    let plan = plan::plan(&sources.pairs(), args.max_dimensions.map(|n| n as usize));
+    if args.plan {
+        print(plan.render().trim_end());
+        return crate::exit::code(crate::exit::OK);
+    }
+    probes::signals::install_stop_handler();
+    let project = root.to_string_lossy().into_owned();
+    let git_timeout = Duration::from_secs(60);
+    let before = probes::git::tree_fingerprint(&root, git_timeout).ok();
+    let jobs: Vec<team::Job> = plan
+        .dimensions
+        .iter()
+        .map(|dimension| team::Job {
+            dimension: dimension.name.clone(),
+            prompt: prompt::prompt(&project, dimension, plan.fallback),
+        })
+        .collect();
+    let answers = team::run_all(
+        &args.agent_cmd,
+        &root,
+        &jobs,
+        args.parallel as usize,
+        Duration::from_secs(args.timeout),
+    );
+    let after = probes::git::tree_fingerprint(&root, git_timeout).ok();
+    let changed = match (&before, &after) {
+        (Some(before), Some(after)) if before != after => Some(
+            "the project's git state (HEAD or `git status`) changed while the auditors ran: an auditor wrote to it".to_string(),
+        ),
+        _ => None,
+    };
+    let mut tree = files::ProjectTree::new(root.clone());
+    let results: Vec<DimensionResult> = plan
+        .dimensions
+        .iter()
+        .zip(answers)
+        .map(|(dimension, answer)| {
+            let rules: Vec<&str> = dimension.rules.iter().map(|r| r.text.as_str()).collect();
+            let outcome = match answer {
+                team::Answer::Said(text) => Outcome::Checked(cite::check(&text, &rules, &mut tree)),
+                team::Answer::Failed(why) => Outcome::Failed(why),
+            };
+            DimensionResult {
+                name: dimension.name.clone(),
+                outcome,
+            }
+        })
+        .collect();
+    let folder = store::folder(&crate::state_dir(), &root);
+    let previous = match store::last(&folder) {
+        Ok(last) => last.and_then(|json| match Previous::from_json(&json) {
+            Ok(previous) => Some(previous),
+            Err(why) => {
+                say(format_args!(
+                    "bmb-monitor: audit: the last audit cannot be compared with: {why}"
+                ));
+                None
+            }
+        }),
+        Err(why) => {
+            say(format_args!(
+                "bmb-monitor: audit: the last audit cannot be read: {why}"
+            ));
+            None
+        }
+    };
+    let report = report::synthesise(results, previous.as_ref(), changed);
+    let json = report.to_json();
+    let markdown = report.markdown();
+    if let Err(why) = store::keep(&folder, &json, &markdown) {
+        say(format_args!(
+            "bmb-monitor: audit: this audit is not kept: {why}"
+        ));
+    }
+    if args.json {
+        print(&json);
+    } else {
+        print(markdown.trim_end());
+    }
+    if let (Some(command), Some(news)) = (&args.alert_cmd, report.alert()) {
+        send_alert(command, args.alert_format, &project, &news);
+    }
+    crate::exit::code(crate::exit::OK)
+}
+
+/// The audit's news through the alert command, bounded, never fatal.
+fn send_alert(command: &str, format: AlertFormat, project: &str, news: &str) {
+    let message = match format {
+        AlertFormat::Text => sanitize_text(news),
+        AlertFormat::Html => escape_html(&sanitize_text(news)),
+    };
+    let invocation = probes::run::Invocation::shell(command)
+        .env("BMB_PROJECT", project)
+        .env("BMB_REASON", "audit")
+        .stdin(message.into_bytes());
+    let outcome = probes::run::run(
+        &invocation,
+        &probes::run::Limits::with_timeout(Duration::from_secs(60)),
+    );
+    if !matches!(outcome, probes::run::Outcome::Exited { code: Some(0), .. }) {
+        say(format_args!(
+            "bmb-monitor: audit: alert command {}; the report is kept",
+            outcome.describe()
+        ));
+    }
+}

@@ -1,0 +1,44 @@
+//! What each auditor is told: its dimension, its rules with their
+//! `file:line`, to be adversarial, and the output contract (README, "The
+//! audit team").
+
+use watchdog::audit::plan::Dimension;
+
+/// The prompt for one dimension's auditor, given on its stdin.
+pub(super) fn prompt(project: &str, dimension: &Dimension, fallback: bool) -> String {
+    let mut rules = String::new();
+    for rule in &dimension.rules {
+        rules.push_str(&format!("- {}:{}: {}\n", rule.file, rule.line, rule.text));
+    }
+    let what = if fallback {
+        let looks_for = watchdog::audit::plan::FALLBACKS
+            .iter()
+            .find(|(name, _)| *name == dimension.name)
+            .map_or("", |(_, what)| *what);
+        format!(
+            "The project states no rules of its own, so audit it for: {} ({looks_for}).\n",
+            dimension.name
+        )
+    } else {
+        format!(
+            "Audit it against this dimension of its OWN stated rules, \"{}\" ({}):\n{rules}",
+            dimension.name, dimension.origin
+        )
+    };
+    format!(
+        "You are a read-only auditor of the project in the current directory ({project}). \
+Do not change any file, do not run commands that write, do not commit.\n\n\
+{what}\n\
+Be ADVERSARIAL: try to falsify the project's claim about itself. Read the code and tests that \
+the rules are about; a rule is broken when you can point at the line that breaks it.\n\n\
+Answer with JSON lines only, one object per line:\n\
+- a finding: {{\"severity\":\"high\"|\"medium\"|\"low\",\"rank\":N,\"claim\":\"what is wrong\",\
+\"file\":\"path/in/project\",\"line\":N,\"quote\":\"the exact text at that line\"}}\n\
+- a rule that genuinely holds: {{\"holds\":\"one specific line on why it holds\",\
+\"file\":\"path/in/project\",\"line\":N}}\n\n\
+Every finding cites a file and line inside the project and quotes the text there; a finding \
+without a citation that resolves is rejected. Rank findings, 1 first. Never pad: a finding that \
+only restates the rule is rejected. \"No issues found\" is noise and is rejected: say in one \
+specific line why a rule holds, citing where.\n"
+    )
+}

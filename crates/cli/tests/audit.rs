@@ -1,0 +1,249 @@
+//! `bmb-monitor audit` end to end: a real git project with its own rules, a
+//! fake auditor (a shell script) per scenario, the real binary.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_bmb-monitor");
+
+/// A sample project: a CLAUDE.md with two sections of rules, a source file
+/// the auditors cite, committed in a real git repository.
+struct Project {
+    dir: tempfile::TempDir,
+    state: tempfile::TempDir,
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let outcome = probes::run::run(
+        &probes::run::Invocation::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid"),
+        &probes::run::Limits::default(),
+    );
+    assert!(
+        outcome.success_stdout().is_some(),
+        "git {args:?}: {}",
+        outcome.describe()
+    );
+}
+
+impl Project {
+    fn new() -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(
+            root.join("CLAUDE.md"),
+            "# Project rules\n\n## Testing\n\n- Every test must wait for an event, never sleep.\n\n## Storage\n\n- Never write outside the data folder.\n",
+        )
+        .unwrap();
+        std::fs::create_dir(root.join("src")).unwrap();
+        std::fs::write(
+            root.join("src/app.rs"),
+            "fn main() {\n    std::thread::sleep(std::time::Duration::from_secs(1));\n    std::fs::write(\"/tmp/x\", \"\").unwrap();\n}\n",
+        )
+        .unwrap();
+        git(root, &["init", "-q"]);
+        git(root, &["add", "."]);
+        git(root, &["commit", "-q", "-m", "start"]);
+        Project {
+            dir,
+            state: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().to_path_buf()
+    }
+
+    /// Writes `script` as the auditor and runs `audit` with it.
+    fn audit(&self, script: &str, extra: &[&str]) -> Output {
+        let auditor = self.state.path().join("auditor.sh");
+        std::fs::write(&auditor, script).unwrap();
+        let mut command = bmb_testkit::bin::command(BIN);
+        command
+            .arg("audit")
+            .arg(self.root())
+            .args(["--agent-cmd", &format!("sh {}", auditor.display())])
+            .args(extra)
+            .env("XDG_STATE_HOME", self.state.path());
+        bmb_testkit::bin::run(command, b"", Duration::from_secs(120))
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// An auditor whose Testing answer holds one good finding and every kind of
+/// bad citation, and whose Storage answer is a specific holding rule.
+const MIXED: &str = r#"cat > /dev/null
+case "$BMB_AUDIT_DIMENSION" in
+*Testing*)
+  echo 'Here are my findings:'
+  echo '{"severity":"high","rank":1,"claim":"src/app.rs sleeps instead of waiting for an event","file":"src/app.rs","line":2,"quote":"std::thread::sleep(std::time::Duration::from_secs(1));"}'
+  echo '{"severity":"medium","rank":2,"claim":"a missing file","file":"src/gone.rs","line":1,"quote":"x"}'
+  echo '{"severity":"low","rank":3,"claim":"a line past the end","file":"src/app.rs","line":99,"quote":"x"}'
+  echo '{"severity":"low","rank":4,"claim":"a quote that is not there","file":"src/app.rs","line":1,"quote":"unsafe { launch() }"}'
+  echo '{"severity":"high","rank":5,"claim":"escapes","file":"../../etc/passwd","line":1,"quote":"root"}'
+  echo '{"holds":"no issues found","file":"CLAUDE.md","line":5}'
+  echo 'garbage {not json'
+  ;;
+*Storage*)
+  echo '{"holds":"the only write outside the data folder is src/app.rs line 3, which a test fixture owns","file":"src/app.rs","line":3}'
+  ;;
+esac
+"#;
+
+#[test]
+fn plan_prints_the_projects_own_dimensions_and_runs_nothing() {
+    let project = Project::new();
+    let marker = project.state.path().join("ran");
+    let output = project.audit(&format!("touch {}", marker.display()), &["--plan"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let plan = text(&output.stdout);
+    assert!(
+        plan.contains("Testing") && plan.contains("Storage"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("CLAUDE.md:5"),
+        "rules carry file:line: {plan}"
+    );
+    assert!(!marker.exists(), "--plan runs no auditor");
+}
+
+#[test]
+fn plan_on_this_repository_draws_from_its_architecture_invariants() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut command = bmb_testkit::bin::command(BIN);
+    command.arg("audit").arg(&repo).arg("--plan");
+    let output = bmb_testkit::bin::run(command, b"", Duration::from_secs(60));
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let plan = text(&output.stdout);
+    assert!(plan.contains("ARCHITECTURE.md:"), "{plan}");
+    assert!(
+        plan.contains("classify"),
+        "the classify crate's invariants: {plan}"
+    );
+}
+
+#[test]
+fn only_cited_findings_survive_and_every_rejection_says_why() {
+    let project = Project::new();
+    let output = project.audit(MIXED, &["--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let report: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("one JSON object");
+    let all = report.to_string();
+    assert!(all.contains("sleeps instead of waiting"), "{all}");
+    for planted in [
+        "a missing file",
+        "a line past the end",
+        "a quote that is not there",
+        "escapes",
+        "no issues found",
+    ] {
+        assert!(
+            all.contains(planted),
+            "kept apart as rejected: {planted}: {all}"
+        );
+    }
+    assert!(
+        all.contains("which a test fixture owns"),
+        "a specific holding rule is kept: {all}"
+    );
+    assert!(
+        !all.contains("garbage"),
+        "lines that are not objects are ignored: {all}"
+    );
+    // The markdown report, kept for the operator.
+    let kept = std::fs::read_dir(project.state.path().join("bmb-monitor/audits"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let markdown = std::fs::read_to_string(kept.join("report.md")).unwrap();
+    assert!(markdown.contains("sleeps instead of waiting"), "{markdown}");
+}
+
+#[test]
+fn a_second_audit_marks_what_is_still_open_and_what_is_gone() {
+    let project = Project::new();
+    let first = text(&project.audit(MIXED, &[]).stdout);
+    assert!(first.to_lowercase().contains("new"), "{first}");
+    let again = text(&project.audit(MIXED, &[]).stdout);
+    assert!(again.to_lowercase().contains("still open"), "{again}");
+    // The finding is gone: the auditor no longer reports it.
+    let third = text(&project.audit("cat > /dev/null\n", &[]).stdout);
+    assert!(third.to_lowercase().contains("gone"), "{third}");
+}
+
+#[test]
+fn an_auditor_that_hangs_with_a_grandchild_is_ended_and_is_one_line() {
+    let project = Project::new();
+    let pid_file = project.state.path().join("grandchild.pid");
+    let script = format!(
+        "cat > /dev/null\ncase \"$BMB_AUDIT_DIMENSION\" in *Testing*) sh -c 'echo $$ > {}; exec sleep 300' & wait ;; esac\n",
+        pid_file.display()
+    );
+    let output = project.audit(&script, &["--timeout", "2"]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "never fatal: {}",
+        text(&output.stderr)
+    );
+    let report = text(&output.stdout);
+    assert!(report.contains("did not finish in 2 s"), "{report}");
+    let grandchild: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        bmb_testkit::bin::wait_until(10, || probes::procfs::Stat::of(grandchild)
+            .is_none_or(|s| s.has_exited())),
+        "the grandchild was ended with its group"
+    );
+}
+
+#[test]
+fn an_auditor_that_edits_the_project_is_said_first() {
+    let project = Project::new();
+    let script = "cat > /dev/null\necho changed >> src/app.rs\n";
+    let output = project.audit(script, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let report = text(&output.stdout);
+    let first = report
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .unwrap_or("");
+    assert!(
+        first.contains("changed while the auditors ran"),
+        "said first: {report}"
+    );
+}
+
+#[test]
+fn a_project_with_no_rules_of_its_own_gets_the_four_fallbacks() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("README.md"), "# A project\n").unwrap();
+    let mut command = bmb_testkit::bin::command(BIN);
+    command.arg("audit").arg(dir.path()).arg("--plan");
+    let output = bmb_testkit::bin::run(command, b"", Duration::from_secs(60));
+    let plan = text(&output.stdout).to_lowercase();
+    for fallback in [
+        "design and token",
+        "access control",
+        "test reality",
+        "documentation integrity",
+    ] {
+        assert!(plan.contains(fallback), "{fallback}: {plan}");
+    }
+}
