@@ -124,7 +124,7 @@ fn the_second_audit_marks_new_still_open_and_gone_through_the_saved_json() {
                 checked(vec![
                     // The same quote, re-indented and moved down: still open.
                     finding(Severity::High, 1, "src/a.rs", 14, "  std::fs::read "),
-                    finding(Severity::Medium, 1, "src/c.rs", 2, "Command::new"),
+                    finding(Severity::Medium, 1, "src/c.rs", 2, "spawn_child(argv)"),
                 ]),
             ),
             // The same quote in another dimension is another finding.
