@@ -17,7 +17,7 @@ use watchdog::audit::plan;
 use watchdog::audit::report::{self, DimensionResult, Outcome, Previous};
 
 use crate::output::{print, say, usage_error};
-use crate::watch::{AlertFormat, escape_html, sanitize_text};
+use crate::watch::{AlertFormat, run_alert_cmd};
 
 /// Claude Code in print mode with read-only tools only (checked against
 /// 2.1.332's `--help`): the tools offered are Read, Grep and Glob, the same
@@ -158,22 +158,13 @@ pub fn run(args: Args) -> ExitCode {
 
 /// The audit's news through the alert command, bounded, never fatal.
 fn send_alert(command: &str, format: AlertFormat, project: &str, news: &str) {
-    let message = match format {
-        AlertFormat::Text => sanitize_text(news),
-        AlertFormat::Html => escape_html(&sanitize_text(news)),
-    };
-    let invocation = probes::run::Invocation::shell(command)
-        .env("BMB_PROJECT", project)
-        .env("BMB_REASON", "audit")
-        .stdin(message.into_bytes());
-    let outcome = probes::run::run(
-        &invocation,
-        &probes::run::Limits::with_timeout(Duration::from_secs(60)),
-    );
-    if !matches!(outcome, probes::run::Outcome::Exited { code: Some(0), .. }) {
+    let env = [
+        ("BMB_PROJECT", project.to_string()),
+        ("BMB_REASON", "audit".to_string()),
+    ];
+    if let Err(how) = run_alert_cmd(command, &env, news, format, Duration::from_secs(60)) {
         say(format_args!(
-            "bmb-monitor: audit: alert command {}; the report is kept",
-            outcome.describe()
+            "bmb-monitor: audit: alert command {how}; the report is kept"
         ));
     }
 }

@@ -18,7 +18,9 @@ pub(super) struct Job {
     pub(super) prompt: String,
 }
 
-/// Runs `jobs` with at most `parallel` at once; answers in the jobs' order.
+/// Runs `jobs` with at most `parallel` at once, each worker taking the next
+/// job as it finishes one (a slow auditor holds up only its own slot);
+/// answers in the jobs' order.
 pub(super) fn run_all(
     command: &str,
     project: &std::path::Path,
@@ -26,32 +28,28 @@ pub(super) fn run_all(
     parallel: usize,
     timeout: Duration,
 ) -> Vec<Answer> {
-    let mut answers: Vec<Option<Answer>> = (0..jobs.len()).map(|_| None).collect();
-    for (chunk_start, chunk) in jobs
-        .chunks(parallel.max(1))
-        .enumerate()
-        .map(|(i, c)| (i * parallel.max(1), c))
-    {
-        let done: Vec<Answer> = std::thread::scope(|scope| {
-            let handles: Vec<_> = chunk
-                .iter()
-                .map(|job| scope.spawn(move || ask(command, project, job, timeout)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Answer::Failed("the auditor's thread failed".into()))
-                })
-                .collect()
-        });
-        for (offset, answer) in done.into_iter().enumerate() {
-            answers[chunk_start + offset] = Some(answer);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let answers: std::sync::Mutex<Vec<Option<Answer>>> =
+        std::sync::Mutex::new((0..jobs.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..parallel.clamp(1, jobs.len().max(1)) {
+            scope.spawn(|| {
+                loop {
+                    let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(job) = jobs.get(index) else { return };
+                    let answer = ask(command, project, job, timeout);
+                    if let Ok(mut answers) = answers.lock() {
+                        answers[index] = Some(answer);
+                    }
+                }
+            });
         }
-    }
+    });
     answers
+        .into_inner()
+        .unwrap_or_default()
         .into_iter()
-        .map(|a| a.unwrap_or_else(|| Answer::Failed("not run".into())))
+        .map(|a| a.unwrap_or_else(|| Answer::Failed("the auditor's thread failed".into())))
         .collect()
 }
 

@@ -12,10 +12,6 @@ use crate::output::{say, say_checked};
 /// The alert funnel: `sh -c CMD` with the message on stdin, bounded, never
 /// fatal. Whether it was delivered (without `--alert-cmd`, stderr is the funnel).
 pub(super) fn send_alert(args: &Args, target: &Target, alert: &Alert) -> bool {
-    let message = match args.alert_format {
-        AlertFormat::Text => sanitize_text(&alert.message),
-        AlertFormat::Html => escape_html(&sanitize_text(&alert.message)),
-    };
     let Some(command) = &args.alert_cmd else {
         // stderr is the funnel: an alert it could not take (a full disk, a
         // closed pipe) was not delivered, and is sent again next poll.
@@ -26,23 +22,49 @@ pub(super) fn send_alert(args: &Args, target: &Target, alert: &Alert) -> bool {
         ))
         .is_ok();
     };
-    let invocation = Invocation::shell(command)
-        .env("BMB_TARGET", target.to_string())
-        .env("BMB_STATE", alert.state.as_str())
-        .env("BMB_REASON", alert.reason)
-        .stdin(message.into_bytes());
-    let outcome = run::run(
-        &invocation,
-        &Limits::with_timeout(Duration::from_secs(args.probe_timeout)),
+    let env = [
+        ("BMB_TARGET", target.to_string()),
+        ("BMB_STATE", alert.state.as_str().to_string()),
+        ("BMB_REASON", alert.reason.to_string()),
+    ];
+    let sent = run_alert_cmd(
+        command,
+        &env,
+        &alert.message,
+        args.alert_format,
+        Duration::from_secs(args.probe_timeout),
     );
-    let delivered = matches!(outcome, Outcome::Exited { code: Some(0), .. });
-    if !delivered {
+    if let Err(how) = &sent {
         say(format_args!(
-            "bmb-monitor: watch: {target}: alert command {}; it will be sent again next poll",
-            outcome.describe()
+            "bmb-monitor: watch: {target}: alert command {how}; it will be sent again next poll"
         ));
     }
-    delivered
+    sent.is_ok()
+}
+
+/// `sh -c COMMAND` with `message` on stdin (sanitised, and HTML-escaped for
+/// `html`) and `env` set, bounded by `timeout`: delivered when it exits 0,
+/// else how it ended. Every command's alert funnel.
+pub(crate) fn run_alert_cmd(
+    command: &str,
+    env: &[(&str, String)],
+    message: &str,
+    format: AlertFormat,
+    timeout: Duration,
+) -> Result<(), String> {
+    let message = match format {
+        AlertFormat::Text => sanitize_text(message),
+        AlertFormat::Html => escape_html(&sanitize_text(message)),
+    };
+    let mut invocation = Invocation::shell(command).stdin(message.into_bytes());
+    for (key, value) in env {
+        invocation = invocation.env(key, value);
+    }
+    let outcome = run::run(&invocation, &Limits::with_timeout(timeout));
+    match outcome {
+        Outcome::Exited { code: Some(0), .. } => Ok(()),
+        _ => Err(outcome.describe()),
+    }
 }
 
 /// No control character or escape sequence reaches a terminal or a chat:

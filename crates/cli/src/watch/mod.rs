@@ -26,6 +26,7 @@ mod processes;
 mod report;
 
 use crate::state_dir;
+pub(crate) use alert::run_alert_cmd;
 use alert::send_alert;
 pub use alert::{escape_html, sanitize_text};
 use cycle::Watch;
