@@ -247,3 +247,213 @@ fn a_project_with_no_rules_of_its_own_gets_the_four_fallbacks() {
         assert!(plan.contains(fallback), "{fallback}: {plan}");
     }
 }
+
+/// An auditor that says it runs (one line per dimension in `runs`, its pid
+/// in `pids`), then holds until `release` exists, then answers one holding rule.
+fn held_auditor(state: &Path) -> String {
+    format!(
+        r#"cat > /dev/null
+echo "$BMB_AUDIT_DIMENSION" >> '{runs}'
+echo $$ >> '{pids}'
+while [ ! -e '{release}' ]; do sleep 0.05; done
+echo '{{"holds":"the only write outside the data folder is src/app.rs line 3, which a test fixture owns","file":"src/app.rs","line":3}}'
+"#,
+        runs = state.join("runs").display(),
+        pids = state.join("pids").display(),
+        release = state.join("release").display(),
+    )
+}
+
+/// `watch --audit` on a private tmux pane that shows a turn in progress
+/// (nothing to act on), polling every second.
+fn watch_with_audit(
+    project: &Project,
+    tmux: &bmb_testkit::tmux::PrivateTmux,
+    every: &str,
+) -> bmb_testkit::bin::Running {
+    let auditor = project.state.path().join("auditor.sh");
+    std::fs::write(&auditor, held_auditor(project.state.path())).unwrap();
+    let received = tmux.dir.path().join("received");
+    tmux.replay(
+        "work",
+        &bmb_testkit::tmux::capture_path("working-bash-sleep"),
+        &received,
+    );
+    start_watch(project, tmux, every)
+}
+
+/// `watch` of the pane `work` with the project's audit every `every`.
+fn start_watch(
+    project: &Project,
+    tmux: &bmb_testkit::tmux::PrivateTmux,
+    every: &str,
+) -> bmb_testkit::bin::Running {
+    let auditor = project.state.path().join("auditor.sh");
+    let mut command = bmb_testkit::bin::command(BIN);
+    command
+        .arg("watch")
+        .arg("-S")
+        .arg(&tmux.socket)
+        .args(["work", "--interval", "1", "--work-probe", "echo 0"])
+        .arg("--audit")
+        .arg(project.root())
+        .args(["--audit-every", every])
+        .args(["--audit-agent-cmd", &format!("sh {}", auditor.display())])
+        .env("XDG_STATE_HOME", project.state.path());
+    bmb_testkit::bin::Running::start(command)
+}
+
+fn lines_of(path: &Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
+}
+
+fn said(watch: &bmb_testkit::bin::Running, needle: &str) -> usize {
+    watch.err().iter().filter(|l| l.contains(needle)).count()
+}
+
+/// Seed: the audit "is not something the poll loop does inline". Polls go on
+/// while both auditors hold; the audit's end is one line; its report is kept.
+#[test]
+fn a_watcher_keeps_polling_while_its_audit_runs() {
+    let project = Project::new();
+    let tmux = bmb_testkit::tmux::PrivateTmux::new();
+    let mut watch = watch_with_audit(&project, &tmux, "1h");
+    let runs = project.state.path().join("runs");
+    assert!(
+        bmb_testkit::bin::wait_until(60, || lines_of(&runs) == 2),
+        "both auditors start at once; stderr: {:?}",
+        watch.err()
+    );
+    // Both auditors hold: every poll from here on happened during the audit.
+    let polls = watch.out().len();
+    assert!(
+        bmb_testkit::bin::wait_until(60, || watch.out().len() >= polls + 3),
+        "the loop polled {} times while the audit ran",
+        watch.out().len() - polls
+    );
+    assert_eq!(said(&watch, "done:"), 0, "{:?}", watch.err());
+    std::fs::write(project.state.path().join("release"), "").unwrap();
+    assert!(
+        bmb_testkit::bin::wait_until(60, || said(&watch, "done:") == 1),
+        "{:?}",
+        watch.err()
+    );
+    let done = watch
+        .err()
+        .into_iter()
+        .find(|l| l.contains("done:"))
+        .unwrap();
+    assert!(
+        done.contains("0 new") && done.contains("2 holding") && done.contains("report.md"),
+        "{done}"
+    );
+    assert!(
+        watch.out().iter().all(|l| l.contains("WORKING")),
+        "{:?}",
+        watch.out()
+    );
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&watch.child),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    assert_eq!(watch.wait_exit(30).and_then(|s| s.code()), Some(0));
+    let folders: Vec<_> = std::fs::read_dir(project.state.path().join("bmb-monitor/audits"))
+        .unwrap()
+        .collect();
+    assert_eq!(folders.len(), 1);
+    let folder = folders[0].as_ref().unwrap().path();
+    assert!(folder.join("report.md").is_file() && folder.join("started").is_file());
+
+    // Restarted: the last audit started within the period, so none starts
+    // now. Three polls are three turns of the schedule.
+    let mut again = start_watch(&project, &tmux, "1h");
+    assert!(
+        bmb_testkit::bin::wait_until(60, || again.out().len() >= 3),
+        "{:?}",
+        again.err()
+    );
+    assert_eq!(said(&again, "started"), 0, "{:?}", again.err());
+    assert_eq!(lines_of(&runs), 2, "no auditor ran again");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&again.child),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    assert_eq!(again.wait_exit(30).and_then(|s| s.code()), Some(0));
+}
+
+/// A slot that comes while the last audit still runs is skipped and said,
+/// once; a stopping watcher ends the auditors it started.
+#[test]
+fn a_late_audit_is_skipped_and_a_stopping_watcher_ends_its_auditors() {
+    let project = Project::new();
+    let tmux = bmb_testkit::tmux::PrivateTmux::new();
+    let mut watch = watch_with_audit(&project, &tmux, "2s");
+    assert!(
+        bmb_testkit::bin::wait_until(60, || said(&watch, "still runs; skipped") >= 1),
+        "{:?}",
+        watch.err()
+    );
+    assert_eq!(said(&watch, "started;"), 1, "{:?}", watch.err());
+    assert_eq!(lines_of(&project.state.path().join("runs")), 2);
+    let pids: Vec<i32> = std::fs::read_to_string(project.state.path().join("pids"))
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&watch.child),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    assert_eq!(watch.wait_exit(30).and_then(|s| s.code()), Some(0));
+    for pid in pids {
+        let alive = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                !stat
+                    .rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
+        };
+        assert!(
+            bmb_testkit::bin::wait_until(30, || !alive()),
+            "auditor {pid} outlived its watcher"
+        );
+    }
+}
+
+#[test]
+fn watch_refuses_an_audit_it_cannot_run() {
+    let state = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["--audit", "/nonexistent/project", "--audit-every", "6h"],
+            "--audit /nonexistent/project",
+        ),
+        (
+            &["--audit", ".", "--audit-every", "6"],
+            "a number needs a unit",
+        ),
+        (&["--audit", ".", "--audit-every", "0s"], "must be from 1s"),
+        (&["--audit", "."], "--audit-every"),
+        (
+            &["--audit", ".", "--audit-every", "6h", "--once"],
+            "not with --once",
+        ),
+    ];
+    for (flags, needle) in cases {
+        let mut command = bmb_testkit::bin::command(BIN);
+        command
+            .args(["watch", "-L", "bmb-none", "s"])
+            .args(flags)
+            .env("XDG_STATE_HOME", state.path());
+        let output = bmb_testkit::bin::run(command, b"", Duration::from_secs(30));
+        assert_eq!(output.status.code(), Some(2), "{flags:?}");
+        let err = text(&output.stderr);
+        assert!(err.contains(needle), "{flags:?}: {err}");
+    }
+}

@@ -11,7 +11,10 @@
 //!   trusted.
 //! - [`report`]: what survived, ranked per dimension, marked new, still open
 //!   or gone against the previous audit.
+//! - [`cadence`]: when a project's next audit is due beside the poll loop,
+//!   and a late slot skipped while the last audit still runs.
 
+pub mod cadence;
 pub mod cite;
 pub mod plan;
 pub mod report;

@@ -44,7 +44,7 @@ impl watchdog::audit::cite::ProjectFiles for ProjectTree {
 }
 
 /// The project folder, canonical, or why it is not one.
-pub(super) fn project_root(dir: &Path) -> Result<PathBuf, String> {
+pub(crate) fn project_root(dir: &Path) -> Result<PathBuf, String> {
     let real = dir
         .canonicalize()
         .map_err(|e| format!("{}: {e}", dir.display()))?;

@@ -3,9 +3,9 @@
 //! dimension runs in parallel; every citation is checked here, never
 //! trusted; the report says only what changed since the last audit.
 
-mod files;
+pub(crate) mod files;
 mod prompt;
-mod store;
+pub(crate) mod store;
 mod team;
 
 use std::path::PathBuf;
@@ -77,6 +77,17 @@ pub fn run(args: Args) -> ExitCode {
         return crate::exit::code(crate::exit::OK);
     }
     probes::signals::install_stop_handler();
+    let folder = store::folder(&crate::state_dir(), &root);
+    let _lock = match store::lock(&folder) {
+        Ok(lock) => lock,
+        Err(why) => {
+            say(format_args!(
+                "bmb-monitor: audit: {}: {why}",
+                root.display()
+            ));
+            return crate::exit::code(crate::exit::FAILURE);
+        }
+    };
     let project = root.to_string_lossy().into_owned();
     let git_timeout = Duration::from_secs(60);
     let before = probes::git::tree_fingerprint(&root, git_timeout).ok();
@@ -119,7 +130,6 @@ pub fn run(args: Args) -> ExitCode {
             }
         })
         .collect();
-    let folder = store::folder(&crate::state_dir(), &root);
     let previous = match store::last(&folder) {
         Ok(last) => last.and_then(|json| match Previous::from_json(&json) {
             Ok(previous) => Some(previous),

@@ -9,7 +9,7 @@ const MAX_REPORT_BYTES: u64 = 64 << 20;
 
 /// The folder of `project`'s audits: its name and a hash of its path, so two
 /// projects of one name keep apart.
-pub(super) fn folder(state_dir: &Path, project: &Path) -> PathBuf {
+pub(crate) fn folder(state_dir: &Path, project: &Path) -> PathBuf {
     let text = project.to_string_lossy();
     let name: String = project
         .file_name()
@@ -61,4 +61,50 @@ pub(super) fn keep(folder: &Path, json: &serde_json::Value, markdown: &str) -> R
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(())
+}
+
+/// When `folder`'s project last had an audit started, in seconds since the
+/// epoch: what a restarted watcher waits a period from. `Err` says why a
+/// kept time cannot be read.
+pub(crate) fn last_started(folder: &Path) -> Result<Option<i64>, String> {
+    let path = folder.join("started");
+    match probes::file::read_regular_text(&path, 64) {
+        Ok(text) => text.trim().parse::<i64>().map(Some).map_err(|_| {
+            format!(
+                "{}: not a time in seconds: {:?}",
+                path.display(),
+                text.trim()
+            )
+        }),
+        Err(probes::file::ReadError::Missing) => Ok(None),
+        Err(e) => Err(format!("{}: it {e}", path.display())),
+    }
+}
+
+/// Keeps `epoch` as the start of `folder`'s project's latest audit.
+pub(crate) fn mark_started(folder: &Path, epoch: i64) -> Result<(), String> {
+    std::fs::create_dir_all(folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    let path = folder.join("started");
+    let fresh = folder.join(".started.new");
+    std::fs::write(&fresh, format!("{epoch}\n"))
+        .and_then(|()| std::fs::rename(&fresh, &path))
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Held while an audit of `folder`'s project runs: a second audit of one
+/// project at once (another watcher, a hand-run `audit`) is refused.
+pub(crate) fn lock(folder: &Path) -> Result<Option<probes::lock::Lock>, String> {
+    if std::fs::create_dir_all(folder).is_err() {
+        // Said when the report is not kept; the audit itself can run.
+        return Ok(None);
+    }
+    match probes::lock::try_lock(&folder.join("audit.lock")) {
+        Ok(lock) => Ok(Some(lock)),
+        Err(probes::lock::LockError::Held(pid)) => Err(format!(
+            "this project is being audited already{}",
+            pid.map_or_else(String::new, |pid| format!(" (pid {pid})"))
+        )),
+        // Not guarded, but not stopped either: the audit itself can run.
+        Err(probes::lock::LockError::Failed(_)) => Ok(None),
+    }
 }

@@ -18,6 +18,7 @@ use crate::output::usage_error;
 use crate::server_args::ServerArgs;
 
 mod alert;
+mod audit;
 mod capture;
 mod cycle;
 mod detach;
@@ -88,6 +89,16 @@ pub struct Args {
     /// (`<claude-dir>/sessions/<pid>.json`) as a second witness.
     #[arg(long)]
     no_witness: bool,
+    /// A project to audit on its own cadence beside the poll loop, as `bmb-monitor audit` does (repeatable).
+    #[arg(long, value_name = "PROJECT_DIR", requires = "audit_every")]
+    audit: Vec<std::path::PathBuf>,
+    /// How often each --audit project is audited (6h, 90m, 1d). The first audit starts at once,
+    /// unless the last one started within this period, even before a restart.
+    #[arg(long, value_name = "PERIOD", value_parser = watchdog::audit::cadence::parse_every, requires = "audit")]
+    audit_every: Option<Duration>,
+    /// The auditor command of each --audit run (`bmb-monitor audit --agent-cmd`; its default if not given).
+    #[arg(long, value_name = "CMD", requires = "audit")]
+    audit_agent_cmd: Option<String>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -101,15 +112,27 @@ pub fn run(args: Args) -> ExitCode {
             "--nudge-text must be one non-empty line without control characters",
         );
     }
+    if !args.audit.is_empty() && (args.once || args.detach) {
+        return usage_error(
+            "watch",
+            "--audit runs beside a watcher that goes on: not with --once or --detach (run `bmb-monitor audit` for one audit)",
+        );
+    }
     if args.detach {
         return detach(&args, &targets);
     }
+    let mut audits = match audit::Audits::new(&args) {
+        Ok(audits) => audits,
+        Err(message) => return usage_error("watch", &message),
+    };
     probes::signals::install_stop_handler();
     let mut watch = match Watch::new(&args, targets, &state_dir()) {
         Ok(watch) => watch,
         Err(message) => return usage_error("watch", &message),
     };
     loop {
+        // Never waits: an audit runs in a process and a thread of its own.
+        audits.tick();
         watch.cycle();
         if args.once || !probes::signals::sleep_unless_stopped(Duration::from_secs(args.interval)) {
             return crate::exit::code(crate::exit::OK);

@@ -1,0 +1,241 @@
+//! `watch --audit DIR --audit-every PERIOD`: the audit team on its own slow
+//! cadence beside the poll loop (seed: "Two layers, two cadences"). Each
+//! audit is `bmb-monitor audit DIR` in a process of its own, waited on by a
+//! thread of its own; the loop only asks, once per cycle, whether one is due
+//! or has ended, so no poll waits on an auditor.
+
+use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use probes::run::{Invocation, Limits, Outcome};
+use watchdog::Clock;
+use watchdog::audit::cadence::{Cadence, Turn};
+
+use super::{AlertFormat, Args};
+use crate::audit::{files, store};
+use crate::clock::SystemClock;
+use crate::output::say;
+
+/// The whole audit's wall clock: each auditor has its own (`audit --timeout`),
+/// so this only ends an audit that hangs outside them.
+const AUDIT_LIMIT: Duration = Duration::from_secs(24 * 3600);
+
+/// The most of an audit's JSON report read back.
+const MAX_REPORT_BYTES: usize = 64 << 20;
+
+/// The projects audited beside the loop.
+pub(super) struct Audits {
+    projects: Vec<Project>,
+    /// The `audit` command line common to every project (after `audit DIR`).
+    flags: Vec<String>,
+}
+
+struct Project {
+    root: PathBuf,
+    folder: PathBuf,
+    cadence: Cadence,
+    running: Option<JoinHandle<Outcome>>,
+}
+
+impl Audits {
+    /// Every `--audit` folder, checked now; each project's schedule resumes
+    /// from its last audit's start, kept across restarts.
+    pub(super) fn new(args: &Args) -> Result<Audits, String> {
+        let Some(every) = args.audit_every else {
+            return Ok(Audits {
+                projects: Vec::new(),
+                flags: Vec::new(),
+            });
+        };
+        let now = SystemClock.now();
+        let mut projects: Vec<Project> = Vec::new();
+        for dir in &args.audit {
+            let root = files::project_root(dir).map_err(|why| format!("--audit {why}"))?;
+            if projects.iter().any(|p| p.root == root) {
+                return Err(format!("--audit {} is given twice", dir.display()));
+            }
+            let folder = store::folder(&crate::state_dir(), &root);
+            let last = store::last_started(&folder).unwrap_or_else(|why| {
+                say(format_args!(
+                    "bmb-monitor: watch: the last audit's start is not known ({why}); auditing {} at once",
+                    root.display()
+                ));
+                None
+            });
+            projects.push(Project {
+                cadence: Cadence::new(every, last, now),
+                root,
+                folder,
+                running: None,
+            });
+        }
+        let mut flags = vec!["--json".to_string()];
+        if let Some(command) = &args.audit_agent_cmd {
+            flags.extend(["--agent-cmd".to_string(), command.clone()]);
+        }
+        if let Some(command) = &args.alert_cmd {
+            let format = match args.alert_format {
+                AlertFormat::Text => "text",
+                AlertFormat::Html => "html",
+            };
+            flags.extend([
+                "--alert-cmd".to_string(),
+                command.clone(),
+                "--alert-format".to_string(),
+                format.to_string(),
+            ]);
+        }
+        Ok(Audits { projects, flags })
+    }
+
+    /// Once per cycle, and never blocking: says each audit that ended,
+    /// starts each that is due, and skips (saying so) one that is due while
+    /// the last still runs.
+    pub(super) fn tick(&mut self) {
+        let now = SystemClock.now();
+        for project in &mut self.projects {
+            if project
+                .running
+                .as_ref()
+                .is_some_and(JoinHandle::is_finished)
+            {
+                if let Some(thread) = project.running.take() {
+                    match thread.join() {
+                        Ok(outcome) => say_ended(&project.root, &project.folder, &outcome),
+                        Err(_) => say(format_args!(
+                            "bmb-monitor: watch: the audit of {} ended without an answer",
+                            project.root.display()
+                        )),
+                    }
+                }
+                project.cadence.finished();
+            }
+            match project.cadence.turn(now) {
+                Turn::Wait => {}
+                Turn::Skip { running_since } => say(format_args!(
+                    "bmb-monitor: watch: the audit of {} is due, but the one started at {} still runs; skipped",
+                    project.root.display(),
+                    SystemClock.hhmmss(running_since)
+                )),
+                Turn::Start => {
+                    if let Err(why) = store::mark_started(&project.folder, now) {
+                        say(format_args!(
+                            "bmb-monitor: watch: the audit's start is not kept ({why}); a restarted watcher audits {} at once",
+                            project.root.display()
+                        ));
+                    }
+                    match start(&project.root, &self.flags) {
+                        Ok(thread) => {
+                            say(format_args!(
+                                "bmb-monitor: watch: audit of {} started; next due at {}",
+                                project.root.display(),
+                                SystemClock.hhmmss(project.cadence.next_due())
+                            ));
+                            project.running = Some(thread);
+                        }
+                        Err(why) => {
+                            say(format_args!(
+                                "bmb-monitor: watch: the audit of {} cannot start: {why}",
+                                project.root.display()
+                            ));
+                            project.cadence.finished();
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+impl Drop for Audits {
+    /// A stopping watcher ends its audits (their runs see the stop request
+    /// and end their process groups) before it exits.
+    fn drop(&mut self) {
+        for project in &mut self.projects {
+            if let Some(thread) = project.running.take() {
+                let _ = thread.join();
+            }
+        }
+    }
+}
+
+/// `bmb-monitor audit ROOT FLAGS…` in a thread of its own.
+fn start(root: &Path, flags: &[String]) -> Result<JoinHandle<Outcome>, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("this program's path: {e}"))?;
+    let invocation = Invocation::new(exe).arg("audit").arg(root).args(flags);
+    let limits = Limits {
+        timeout: AUDIT_LIMIT,
+        max_output: MAX_REPORT_BYTES,
+        ..Limits::default()
+    };
+    std::thread::Builder::new()
+        .name("audit".to_string())
+        .spawn(move || probes::run::run(&invocation, &limits))
+        .map_err(|e| format!("a thread: {e}"))
+}
+
+/// One line for an audit that ended, then the audit's own lines (files it
+/// skipped, an alert command that failed), as it said them.
+fn say_ended(root: &Path, folder: &Path, outcome: &Outcome) {
+    let report = outcome
+        .success_stdout()
+        .and_then(|out| serde_json::from_slice::<serde_json::Value>(&out.bytes).ok());
+    match report {
+        Some(report) => say(format_args!(
+            "bmb-monitor: watch: audit of {} done: {}; report: {}",
+            root.display(),
+            summary(&report),
+            folder.join("report.md").display()
+        )),
+        None => say(format_args!(
+            "bmb-monitor: watch: the audit of {} {}",
+            root.display(),
+            outcome.describe()
+        )),
+    }
+    let stderr = match outcome {
+        Outcome::Exited { stderr, .. } | Outcome::TimedOut { stderr, .. } => stderr.text(),
+        Outcome::FailedToSpawn { .. } => String::new(),
+    };
+    for line in stderr.lines().filter(|l| !l.trim().is_empty()) {
+        say(crate::watch::sanitize_text(line));
+    }
+}
+
+/// The counts of an audit's JSON report: its findings by status, the
+/// holding rules, the rejected items and the auditors that failed.
+fn summary(report: &serde_json::Value) -> String {
+    let dimensions = report["dimensions"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
+    let findings = || {
+        dimensions
+            .iter()
+            .flat_map(|d| d["findings"].as_array().into_iter().flatten())
+    };
+    let count_of = |key: &str| -> usize {
+        dimensions
+            .iter()
+            .map(|d| d[key].as_array().map_or(0, Vec::len))
+            .sum()
+    };
+    let new = findings().filter(|f| f["status"] == "new").count();
+    let open = findings().filter(|f| f["status"] == "still_open").count();
+    let failed = dimensions.iter().filter(|d| !d["failed"].is_null()).count();
+    let mut parts = vec![
+        format!("{new} new"),
+        format!("{open} still open"),
+        format!("{} gone", count_of("gone")),
+        format!("{} holding", count_of("holds")),
+        format!("{} rejected", count_of("rejected")),
+    ];
+    if failed > 0 {
+        parts.push(format!("{failed} of {} auditors failed", dimensions.len()));
+    }
+    if report["changed_by_auditors"].is_string() {
+        parts.insert(0, "THE AUDITORS CHANGED THE PROJECT".to_string());
+    }
+    parts.join(", ")
+}
