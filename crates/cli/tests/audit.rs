@@ -457,3 +457,41 @@ fn watch_refuses_an_audit_it_cannot_run() {
         assert!(err.contains(needle), "{flags:?}: {err}");
     }
 }
+
+/// One audit per project at a time, across processes: a second is refused
+/// while the first holds, and nothing of the first is disturbed.
+#[test]
+fn a_second_audit_of_a_project_being_audited_is_refused() {
+    let project = Project::new();
+    let auditor = project.state.path().join("auditor.sh");
+    std::fs::write(&auditor, held_auditor(project.state.path())).unwrap();
+    let mut command = bmb_testkit::bin::command(BIN);
+    command
+        .arg("audit")
+        .arg(project.root())
+        .args(["--agent-cmd", &format!("sh {}", auditor.display())])
+        .env("XDG_STATE_HOME", project.state.path());
+    let mut first = bmb_testkit::bin::Running::start(command);
+    let runs = project.state.path().join("runs");
+    assert!(bmb_testkit::bin::wait_until(60, || lines_of(&runs) == 2));
+    let second = project.audit("echo never >> /dev/null", &[]);
+    assert_eq!(second.status.code(), Some(1));
+    assert!(
+        text(&second.stderr).contains("this project is being audited already (pid "),
+        "{}",
+        text(&second.stderr)
+    );
+    std::fs::write(project.state.path().join("release"), "").unwrap();
+    assert_eq!(first.wait_exit(60).and_then(|s| s.code()), Some(0));
+    // Both dimensions' holding rules are in the first audit's report.
+    let clean = |out: Vec<String>| {
+        out.iter()
+            .filter(|l| l.contains("clean (1 rule holds)"))
+            .count()
+    };
+    assert!(
+        bmb_testkit::bin::wait_until(30, || clean(first.out()) == 2),
+        "{:?}",
+        first.out()
+    );
+}
