@@ -712,7 +712,7 @@ fn an_unwritable_findings_file_is_reported_and_the_finding_still_reaches_stdout(
         monitor
             .stderr
             .iter()
-            .any(|l| l.contains("cannot open findings file") && l.contains("findings-dir")),
+            .any(|l| l.contains("cannot open") && l.contains("for appending") && l.contains("findings-dir")),
         "{:?}",
         monitor.stderr
     );

@@ -32,15 +32,15 @@ impl fmt::Display for AppendError {
         match self {
             AppendError::NewlineInside { path } => write!(
                 f,
-                "refusing to append a finding with a newline inside it to {}",
+                "refusing to append a line with a newline inside it to {}",
                 path.display()
             ),
             AppendError::Open { path, error } => {
-                write!(f, "cannot open findings file {}: {error}", path.display())
+                write!(f, "cannot open {} for appending: {error}", path.display())
             }
             AppendError::Write { path, error } => write!(
                 f,
-                "cannot append to findings file {}: {error}",
+                "cannot append to {}: {error}",
                 path.display()
             ),
         }
@@ -161,7 +161,7 @@ mod tests {
         assert!(matches!(err, AppendError::Open { .. }), "{err:?}");
         let shown = err.to_string();
         assert!(
-            shown.starts_with(&format!("cannot open findings file {}: ", path.display())),
+            shown.starts_with(&format!("cannot open {} for appending: ", path.display())),
             "{shown}"
         );
         let missing_parent = dir.path().join("no/such/dir/f.jsonl");

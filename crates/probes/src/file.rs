@@ -32,7 +32,7 @@ impl fmt::Display for ReadError {
             ReadError::Missing => f.write_str("does not exist"),
             ReadError::NotAFile(kind) => write!(f, "is a {kind}, not a regular file"),
             ReadError::TooLarge { cap } => write!(f, "is larger than {cap} bytes"),
-            ReadError::Io(error) => f.write_str(error),
+            ReadError::Io(error) => write!(f, "cannot be read ({error})"),
         }
     }
 }
@@ -105,6 +105,22 @@ fn check_regular(file: &File) -> Result<(), ReadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every error reads after "it" ("…: it cannot be read (…)"), as the
+    /// callers put it.
+    #[test]
+    fn an_io_error_reads_as_a_sentence_naming_the_os_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pid");
+        std::fs::write(&file, "1\n").unwrap();
+        let error = read_regular_text(&file.join("under-a-file"), 64).unwrap_err();
+        assert!(matches!(error, ReadError::Io(_)), "{error:?}");
+        let shown = format!("it {error}");
+        assert!(
+            shown.starts_with("it cannot be read (") && shown.contains("Not a directory"),
+            "{shown}"
+        );
+    }
 
     #[test]
     fn a_regular_file_is_read_whole_up_to_its_cap() {

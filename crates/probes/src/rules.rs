@@ -78,7 +78,7 @@ pub enum SkipReason {
 impl fmt::Display for SkipReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SkipReason::Unreadable(error) => write!(f, "unreadable: {error}"),
+            SkipReason::Unreadable(error) => write!(f, "it {error}"),
             SkipReason::Unlisted(error) => write!(f, "folder unreadable: {error}"),
             SkipReason::OutsideProject => f.write_str("a symlink that leads outside the project"),
             SkipReason::SameFileAs(path) => write!(f, "the same file as {path}"),
@@ -516,7 +516,7 @@ mod tests {
         assert_eq!(
             skipped,
             [
-                "CLAUDE.md: unreadable: is larger than 64 bytes",
+                "CLAUDE.md: it is larger than 64 bytes",
                 "c/AGENTS.md: more than 3 rules files: this one and the rest not read",
             ]
         );
@@ -555,7 +555,7 @@ mod tests {
         assert_eq!(found.skipped.len(), 1);
         assert_eq!(
             found.skipped[0].why.to_string(),
-            "unreadable: is a FIFO, not a regular file"
+            "it is a FIFO, not a regular file"
         );
     }
 
