@@ -709,10 +709,9 @@ fn an_unwritable_findings_file_is_reported_and_the_finding_still_reaches_stdout(
     assert_eq!(monitor.stdout.len(), 1);
     assert_eq!(finding(&monitor.stdout[0])["finding"], "gone");
     assert!(
-        monitor
-            .stderr
-            .iter()
-            .any(|l| l.contains("cannot open") && l.contains("for appending") && l.contains("findings-dir")),
+        monitor.stderr.iter().any(|l| l.contains("cannot open")
+            && l.contains("for appending")
+            && l.contains("findings-dir")),
         "{:?}",
         monitor.stderr
     );

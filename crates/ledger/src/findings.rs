@@ -38,11 +38,9 @@ impl fmt::Display for AppendError {
             AppendError::Open { path, error } => {
                 write!(f, "cannot open {} for appending: {error}", path.display())
             }
-            AppendError::Write { path, error } => write!(
-                f,
-                "cannot append to {}: {error}",
-                path.display()
-            ),
+            AppendError::Write { path, error } => {
+                write!(f, "cannot append to {}: {error}", path.display())
+            }
         }
     }
 }
