@@ -19,10 +19,18 @@ use watchdog::audit::report::{self, DimensionResult, Outcome, Previous};
 use crate::output::{print, say, usage_error};
 use crate::watch::{AlertFormat, run_alert_cmd};
 
-/// Claude Code in print mode with read-only tools only (checked against
-/// 2.1.332's `--help`): the tools offered are Read, Grep and Glob, the same
-/// three are pre-approved, and anything else is refused without asking.
-pub const DEFAULT_AGENT_CMD: &str = "claude -p --tools Read,Grep,Glob --allowedTools Read,Grep,Glob --permission-mode dontAsk --no-session-persistence";
+/// Claude Code in print mode with read-only tools only, checked against the
+/// pinned 2.1.332 (`--help`, and tests/audit_claude.rs against the mock API):
+/// - `--tools Read,Grep,Glob`: the only tools offered (no Bash, Edit, Write);
+/// - `--permission-mode dontAsk`: what would ask is refused, and what is
+///   allowed without asking is reading inside the working directory, the
+///   project. No `--allowedTools`: pre-approving Read, Grep and Glob lets them
+///   read the whole machine (/etc, ~/.ssh) without asking;
+/// - `--setting-sources user`: the project's own `.claude/settings*.json` are
+///   not loaded, so its hooks (which run shell commands, e.g. at
+///   SessionStart) do not run; the user's settings (credentials, model) are;
+/// - `--no-session-persistence`: no session file is kept for the audit.
+pub const DEFAULT_AGENT_CMD: &str = "claude -p --tools Read,Grep,Glob --permission-mode dontAsk --setting-sources user --no-session-persistence";
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
