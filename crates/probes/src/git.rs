@@ -105,6 +105,48 @@ pub fn tree_fingerprint(worktree: &Path, timeout: Duration) -> Result<String, Gi
     Ok(filter_own_records(&status))
 }
 
+/// Everything an auditor could change in a project that git can see, as one
+/// string: HEAD and the status with ignored files too (one git call), then
+/// the repository's `config` and its `hooks/` (each hook's name, size and
+/// modification time), which a status never shows. Equal strings mean the
+/// auditors wrote nothing git can see; `Err` when it is not a repository or
+/// git cannot answer.
+pub fn audit_fingerprint(project: &Path, timeout: Duration) -> Result<String, GitError> {
+    let git_dir = common_git_dir(project)?;
+    let limits = Limits {
+        timeout,
+        max_output: 8 << 20,
+        ..Limits::default()
+    };
+    let mut print = answer(
+        &git(project).args(["status", "--porcelain=v2", "--branch", "--ignored"]),
+        &limits,
+    )?;
+    let config = crate::file::read_regular(&git_dir.join("config"), 1 << 20)
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_else(|error| format!("unreadable: {error}"));
+    print.push_str("\n# config\n");
+    print.push_str(&config);
+    print.push_str("\n# hooks\n");
+    if let Ok(entries) = std::fs::read_dir(git_dir.join("hooks")) {
+        let mut hooks: Vec<String> = entries
+            .filter_map(Result::ok)
+            .map(|entry| {
+                let meta = entry.metadata().ok();
+                format!(
+                    "{} {} {:?}",
+                    entry.file_name().to_string_lossy(),
+                    meta.as_ref().map_or(0, std::fs::Metadata::len),
+                    meta.and_then(|m| m.modified().ok())
+                )
+            })
+            .collect();
+        hooks.sort();
+        print.push_str(&hooks.join("\n"));
+    }
+    Ok(print)
+}
+
 /// Drop the monitor's own files from a porcelain status, keep the headers
 /// (`# branch.oid` is HEAD: an agent that commits has done something, even
 /// when the status list reads the same either side of the commit).

@@ -16,7 +16,7 @@ use watchdog::audit::cite;
 use watchdog::audit::plan;
 use watchdog::audit::report::{self, DimensionResult, Outcome, Previous};
 
-use crate::output::{print, say, usage_error};
+use crate::output::{print, print_checked, say, usage_error};
 use crate::watch::{AlertFormat, run_alert_cmd};
 
 /// Claude Code in print mode with read-only tools only, checked against the
@@ -98,7 +98,7 @@ pub fn run(args: Args) -> ExitCode {
     };
     let project = root.to_string_lossy().into_owned();
     let git_timeout = Duration::from_secs(60);
-    let before = probes::git::tree_fingerprint(&root, git_timeout).ok();
+    let before = probes::git::audit_fingerprint(&root, git_timeout);
     let jobs: Vec<team::Job> = plan
         .dimensions
         .iter()
@@ -114,12 +114,29 @@ pub fn run(args: Args) -> ExitCode {
         args.parallel as usize,
         Duration::from_secs(args.timeout),
     );
-    let after = probes::git::tree_fingerprint(&root, git_timeout).ok();
-    let changed = match (&before, &after) {
-        (Some(before), Some(after)) if before != after => Some(
-            "the project's git state (HEAD or `git status`) changed while the auditors ran: an auditor wrote to it".to_string(),
+    if probes::signals::stop_requested() {
+        // Stopped (SIGTERM, SIGINT) while auditors ran: what they said is
+        // not an audit, and must not replace the last one.
+        say(format_args!(
+            "bmb-monitor: audit: stopped before every auditor answered; this audit is not kept"
+        ));
+        return crate::exit::code(crate::exit::OK);
+    }
+    let after = probes::git::audit_fingerprint(&root, git_timeout);
+    let (changed, unverified) = match (&before, &after) {
+        (Ok(before), Ok(after)) if before != after => (
+            Some(
+                "the project's git state (HEAD, `git status` with ignored files, .git/config or its hooks) changed while the auditors ran: an auditor wrote to it, or something else did meanwhile".to_string(),
+            ),
+            None,
         ),
-        _ => None,
+        (Ok(_), Ok(_)) => (None, None),
+        (Err(why), _) | (_, Err(why)) => (
+            None,
+            Some(format!(
+                "the auditors' writes cannot be seen ({why}), so this audit's read-only use is not verified"
+            )),
+        ),
     };
     let mut tree = files::ProjectTree::new(root.clone());
     let results: Vec<DimensionResult> = plan
@@ -143,19 +160,22 @@ pub fn run(args: Args) -> ExitCode {
             Ok(previous) => Some(previous),
             Err(why) => {
                 say(format_args!(
-                    "bmb-monitor: audit: the last audit cannot be compared with: {why}"
+                    "bmb-monitor: audit: the last audit cannot be compared with: {why}; {}",
+                    store::set_aside(&folder)
                 ));
                 None
             }
         }),
         Err(why) => {
             say(format_args!(
-                "bmb-monitor: audit: the last audit cannot be read: {why}"
+                "bmb-monitor: audit: the last audit cannot be read: {why}; {}",
+                store::set_aside(&folder)
             ));
             None
         }
     };
-    let report = report::synthesise(results, previous.as_ref(), changed);
+    let mut report = report::synthesise(results, previous.as_ref(), changed);
+    report.unverified = unverified;
     let json = report.to_json();
     let markdown = report.markdown();
     if let Err(why) = store::keep(&folder, &json, &markdown) {
@@ -163,15 +183,24 @@ pub fn run(args: Args) -> ExitCode {
             "bmb-monitor: audit: this audit is not kept: {why}"
         ));
     }
-    if args.json {
-        print(&json);
+    let printed = if args.json {
+        print_checked(&json)
     } else {
-        print(markdown.trim_end());
-    }
+        print_checked(markdown.trim_end())
+    };
     if let (Some(command), Some(news)) = (&args.alert_cmd, report.alert()) {
         send_alert(command, args.alert_format, &project, &news);
     }
-    crate::exit::code(crate::exit::OK)
+    match printed {
+        Ok(()) => crate::exit::code(crate::exit::OK),
+        Err(why) => {
+            say(format_args!(
+                "bmb-monitor: audit: the report could not be printed ({why}); it is kept in {}",
+                folder.display()
+            ));
+            crate::exit::code(crate::exit::FAILURE)
+        }
+    }
 }
 
 /// The audit's news through the alert command, bounded, never fatal.

@@ -108,3 +108,15 @@ pub(crate) fn lock(folder: &Path) -> Result<Option<probes::lock::Lock>, String> 
         Err(probes::lock::LockError::Failed(_)) => Ok(None),
     }
 }
+
+/// Moves an unreadable `last.json` aside (`last.json.unreadable`, replacing
+/// an older one) before this audit takes its place: nothing is lost. Says
+/// where it went, or why it stays.
+pub(super) fn set_aside(folder: &Path) -> String {
+    let path = folder.join("last.json");
+    let aside = folder.join("last.json.unreadable");
+    match std::fs::rename(&path, &aside) {
+        Ok(()) => format!("it is kept as {}", aside.display()),
+        Err(e) => format!("it cannot be moved aside ({e})"),
+    }
+}

@@ -69,6 +69,9 @@ fn ask(command: &str, project: &std::path::Path, job: &Job, timeout: Duration) -
     let outcome = run::run(&invocation, &limits);
     match (&outcome, outcome.success_stdout()) {
         (_, Some(out)) => Answer::Said(out.text()),
+        (Outcome::TimedOut { stopping: true, .. }, None) => {
+            Answer::Failed("the auditor was ended because the audit was stopped".to_string())
+        }
         (Outcome::TimedOut { .. }, None) => Answer::Failed(format!(
             "the auditor did not finish in {} s and was ended",
             timeout.as_secs()

@@ -182,12 +182,17 @@ fn say_ended(root: &Path, folder: &Path, outcome: &Outcome) {
     let report = outcome
         .success_stdout()
         .and_then(|out| serde_json::from_slice::<serde_json::Value>(&out.bytes).ok());
-    match report {
+    let kept = folder.join("report.md");
+    match &report {
         Some(report) => say(format_args!(
-            "bmb-monitor: watch: audit of {} done: {}; report: {}",
+            "bmb-monitor: watch: audit of {} done: {}; {}",
             root.display(),
-            summary(&report),
-            folder.join("report.md").display()
+            summary(report),
+            if kept.is_file() {
+                format!("report: {}", kept.display())
+            } else {
+                "the report is not kept".to_string()
+            }
         )),
         None => say(format_args!(
             "bmb-monitor: watch: the audit of {} {}",
@@ -199,7 +204,9 @@ fn say_ended(root: &Path, folder: &Path, outcome: &Outcome) {
         Outcome::Exited { stderr, .. } | Outcome::TimedOut { stderr, .. } => stderr.text(),
         Outcome::FailedToSpawn { .. } => String::new(),
     };
-    for line in stderr.lines().filter(|l| !l.trim().is_empty()) {
+    // A failure's first line is already in its description.
+    let skip = usize::from(report.is_none());
+    for line in stderr.lines().filter(|l| !l.trim().is_empty()).skip(skip) {
         say(crate::watch::sanitize_text(line));
     }
 }
@@ -233,6 +240,9 @@ fn summary(report: &serde_json::Value) -> String {
     ];
     if failed > 0 {
         parts.push(format!("{failed} of {} auditors failed", dimensions.len()));
+    }
+    if report["unverified"].is_string() {
+        parts.insert(0, "not verified read-only".to_string());
     }
     if report["changed_by_auditors"].is_string() {
         parts.insert(0, "THE AUDITORS CHANGED THE PROJECT".to_string());

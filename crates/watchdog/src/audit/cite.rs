@@ -122,6 +122,10 @@ pub enum RejectReason {
     },
     /// `severity` is a string, but not `high`, `medium` or `low`.
     BadSeverity,
+    /// A finding at the same file and quote as one kept above it: a finding
+    /// is known by its place (how it is matched with the previous audit), so
+    /// a second claim there is one finding said twice.
+    Duplicate,
 }
 
 impl RejectReason {
@@ -136,6 +140,7 @@ impl RejectReason {
             RejectReason::Padding => "padding",
             RejectReason::MissingField { .. } => "missing_field",
             RejectReason::BadSeverity => "bad_severity",
+            RejectReason::Duplicate => "duplicate",
         }
     }
 }
@@ -155,6 +160,9 @@ impl fmt::Display for RejectReason {
                 write!(f, "field `{field}` is missing or of the wrong type")
             }
             RejectReason::BadSeverity => f.write_str("severity is not high, medium or low"),
+            RejectReason::Duplicate => {
+                f.write_str("the same file and quote as a finding kept above it")
+            }
         }
     }
 }
@@ -195,6 +203,134 @@ pub const GENERIC_HOLDS: [&str; 12] = [
     "this holds",
 ];
 
+/// Words that say nothing of what was looked at ("I checked everything and
+/// found nothing wrong"): a holding line needs [`MIN_SPECIFIC_WORDS`] others.
+const VAGUE_WORDS: [&str; 120] = [
+    "a",
+    "an",
+    "the",
+    "and",
+    "or",
+    "but",
+    "so",
+    "as",
+    "of",
+    "in",
+    "on",
+    "at",
+    "to",
+    "for",
+    "with",
+    "by",
+    "from",
+    "across",
+    "into",
+    "over",
+    "under",
+    "within",
+    "throughout",
+    "all",
+    "any",
+    "every",
+    "each",
+    "everything",
+    "everywhere",
+    "anything",
+    "anywhere",
+    "nothing",
+    "nowhere",
+    "none",
+    "no",
+    "not",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "being",
+    "it",
+    "its",
+    "this",
+    "that",
+    "these",
+    "those",
+    "there",
+    "here",
+    "i",
+    "we",
+    "found",
+    "find",
+    "checked",
+    "check",
+    "checks",
+    "reviewed",
+    "looked",
+    "look",
+    "looks",
+    "inspected",
+    "verified",
+    "confirmed",
+    "seems",
+    "appears",
+    "out",
+    "fine",
+    "good",
+    "ok",
+    "okay",
+    "clean",
+    "correct",
+    "correctly",
+    "properly",
+    "well",
+    "fully",
+    "entirely",
+    "completely",
+    "whole",
+    "overall",
+    "rule",
+    "rules",
+    "holds",
+    "hold",
+    "respected",
+    "followed",
+    "obeyed",
+    "complies",
+    "compliant",
+    "adheres",
+    "satisfied",
+    "met",
+    "code",
+    "codebase",
+    "project",
+    "repository",
+    "repo",
+    "tree",
+    "files",
+    "issues",
+    "issue",
+    "problems",
+    "violations",
+    "violation",
+    "detected",
+    "wrong",
+    "errors",
+    "concerns",
+    "seen",
+    "expected",
+    "can",
+    "could",
+    "do",
+    "does",
+    "did",
+    "have",
+    "has",
+    "also",
+];
+
+/// A holding line names at least this many things beyond [`VAGUE_WORDS`].
+pub const MIN_SPECIFIC_WORDS: usize = 3;
+
 /// A claim that contains a rule is still padding when at most this many
 /// words are added to it ("violated: <rule>").
 pub const PADDING_EXTRA_WORDS: usize = 4;
@@ -224,6 +360,16 @@ pub fn check(output: &str, rules: &[&str], files: &mut impl ProjectFiles) -> Che
             check_finding(&object, &rules, &mut cache).map(Verdict::Finding)
         };
         match verdict {
+            Ok(Verdict::Finding(finding))
+                if checked.findings.iter().any(|kept| {
+                    kept.file == finding.file && squeeze(&kept.quote) == squeeze(&finding.quote)
+                }) =>
+            {
+                checked.rejected.push(Rejected {
+                    line: shorten(line, REJECTED_LINE_CHARS),
+                    why: RejectReason::Duplicate,
+                });
+            }
             Ok(Verdict::Finding(finding)) => checked.findings.push(finding),
             Ok(Verdict::Holds(holds)) => checked.holds.push(holds),
             Err(why) => checked.rejected.push(Rejected {
@@ -429,12 +575,20 @@ fn is_padding(claim: &str, rules: &[String]) -> bool {
     })
 }
 
-/// Fewer than [`MIN_HOLDS_WORDS`] words, or a [`GENERIC_HOLDS`] phrase with
-/// fewer than that many words beside it.
+/// Fewer than [`MIN_HOLDS_WORDS`] words, fewer than [`MIN_SPECIFIC_WORDS`]
+/// that are not [`VAGUE_WORDS`], or a [`GENERIC_HOLDS`] phrase with fewer
+/// than [`MIN_HOLDS_WORDS`] words beside it.
 fn is_generic(holds: &str) -> bool {
     let holds = words(holds);
     let count = word_count(&holds);
     if count < MIN_HOLDS_WORDS {
+        return true;
+    }
+    let specific = holds
+        .split(' ')
+        .filter(|word| !word.is_empty() && !VAGUE_WORDS.contains(word))
+        .count();
+    if specific < MIN_SPECIFIC_WORDS {
         return true;
     }
     GENERIC_HOLDS.iter().any(|phrase| {

@@ -196,6 +196,8 @@ struct Reader<'a> {
     file: &'a str,
     /// An ARCHITECTURE.md: only invariants are rules.
     invariants_only: bool,
+    /// A plain order is a rule too ("Use tabs."), not only must and never.
+    every_sentence: bool,
     heading: Option<String>,
     /// The current heading names invariants: its items are invariants.
     invariant_heading: bool,
@@ -206,9 +208,21 @@ struct Reader<'a> {
 }
 
 fn sections(file: &str, text: &str) -> Vec<Section> {
+    let found = read_sections(file, text, false);
+    let base = file.rsplit('/').next().unwrap_or(file);
+    if found.is_empty() && base != "ARCHITECTURE.md" {
+        // A rules file says what to do in plain orders too ("Use tabs for
+        // indentation."): when nothing reads as a rule, its orders are rules.
+        return read_sections(file, text, true);
+    }
+    found
+}
+
+fn read_sections(file: &str, text: &str, every_sentence: bool) -> Vec<Section> {
     let base = file.rsplit('/').next().unwrap_or(file);
     let mut reader = Reader {
         file,
+        every_sentence,
         invariants_only: base == "ARCHITECTURE.md",
         heading: None,
         invariant_heading: false,
@@ -251,6 +265,21 @@ fn sections(file: &str, text: &str) -> Vec<Section> {
         }
         if trimmed.is_empty() {
             reader.flush();
+            continue;
+        }
+        if let Some(cells) = table_row(trimmed) {
+            reader.flush();
+            match cells {
+                // The row above was the table's header, not a rule.
+                None => reader.drop_rule_at(number - 1),
+                Some(cells) => {
+                    reader.block = Some(Block {
+                        bullet: true,
+                        lines: vec![(number, cells)],
+                    });
+                    reader.flush();
+                }
+            }
             continue;
         }
         if let Some(item) = list_item(trimmed) {
@@ -341,9 +370,16 @@ impl Reader<'_> {
             return self.push(first, joined, false);
         }
         for (line, sentence) in sentences(&block.lines) {
-            if is_imperative(&sentence) {
+            if is_imperative(&sentence) || (self.every_sentence && is_order(&sentence)) {
                 self.push(line, sentence, false);
             }
+        }
+    }
+
+    /// A table's header row, taken for a rule before its separator row came.
+    fn drop_rule_at(&mut self, line: usize) {
+        if self.rules.last().is_some_and(|rule| rule.line == line) {
+            self.rules.pop();
         }
     }
 
@@ -399,6 +435,26 @@ fn heading(trimmed: &str) -> Option<(usize, String)> {
 /// Text without the marks that only style it (code spans, bold).
 fn plain(text: &str) -> String {
     text.replace('`', "").replace("**", "")
+}
+
+/// A markdown table row (`| a | b |`): `Some(cells)` joined by ` | `, or
+/// `None` for the separator row under a header (`|---|:--:|`).
+fn table_row(trimmed: &str) -> Option<Option<String>> {
+    let inner = trimmed.strip_prefix('|')?;
+    let inner = inner.strip_suffix('|').unwrap_or(inner);
+    if inner.contains('-')
+        && inner
+            .chars()
+            .all(|c| matches!(c, '-' | ':' | '|' | ' ' | '\t'))
+    {
+        return Some(None);
+    }
+    let cells: Vec<String> = inner
+        .split('|')
+        .map(|cell| plain(cell.trim()))
+        .filter(|cell| !cell.is_empty())
+        .collect();
+    Some(Some(cells.join(" | ")))
 }
 
 /// The text of a list item (`- `, `* `, `+ `, `1. `, `1) `), without its marker.
@@ -484,6 +540,30 @@ fn is_imperative(sentence: &str) -> bool {
     })
 }
 
+/// Verbs a plain order opens with ("Use tabs.", "Prefer small functions.").
+const ORDER_VERBS: [&str; 40] = [
+    "use", "prefer", "avoid", "keep", "write", "run", "add", "make", "put", "call", "check",
+    "test", "read", "follow", "ask", "answer", "be", "stop", "start", "commit", "document", "name",
+    "return", "log", "handle", "validate", "leave", "remove", "update", "create", "fix", "format",
+    "treat", "give", "wait", "cite", "reply", "limit", "store", "print",
+];
+
+/// Whether a sentence is an order without must or never: it opens with a
+/// verb of [`ORDER_VERBS`], or says should, shall, only, avoid or prefer.
+fn is_order(sentence: &str) -> bool {
+    let lower = sentence.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .collect();
+    words
+        .first()
+        .is_some_and(|first| ORDER_VERBS.contains(first))
+        || words
+            .iter()
+            .any(|word| matches!(*word, "should" | "shall" | "only" | "avoid" | "prefer"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -547,6 +627,37 @@ Testing  [CLAUDE.md § Testing]
 Details  [CLAUDE.md § Details]
   CLAUDE.md:21  Do not print from a library.
   CLAUDE.md:25  folded into Details
+",
+        );
+    }
+
+    /// Found by a review: a CLAUDE.md of plain orders, and an AGENTS.md
+    /// whose rules are a table, used to read as "no rules of its own".
+    #[test]
+    fn plain_sentences_and_table_rows_of_a_rules_file_are_rules() {
+        check(
+            &[
+                (
+                    "CLAUDE.md",
+                    "This is a web shop.\nUse tabs for indentation.\nPrefer small functions. Avoid global state.\n",
+                ),
+                (
+                    "AGENTS.md",
+                    "## Code\n\n| Rule | Why |\n|---|:--|\n| No unwrap in lib code | panics |\n| `cargo fmt` first | review noise |\n",
+                ),
+            ],
+            None,
+            "\
+2 dimensions, 5 rules, from the project's own rules.
+
+CLAUDE.md  [CLAUDE.md]
+  CLAUDE.md:2  Use tabs for indentation.
+  CLAUDE.md:3  Prefer small functions.
+  CLAUDE.md:3  Avoid global state.
+
+Code  [AGENTS.md § Code]
+  AGENTS.md:5  No unwrap in lib code | panics
+  AGENTS.md:6  cargo fmt first | review noise
 ",
         );
     }

@@ -219,6 +219,9 @@ pub struct DimensionReport {
 pub struct Report {
     /// The project's git state moved while the auditors ran: how. Said first.
     pub changed_by_auditors: Option<String>,
+    /// Why the auditors' writes could not be seen (not a git repository, git
+    /// failed): said first, since the read-only check did not run.
+    pub unverified: Option<String>,
     pub dimensions: Vec<DimensionReport>,
     /// Findings of the previous audit in dimensions not checked this time
     /// (their auditor failed, or the plan left them out): neither news nor
@@ -240,6 +243,14 @@ pub fn synthesise(
     for result in results {
         let verdict = match result.outcome {
             Outcome::Failed(how) => Verdict::Failed(how),
+            // An answer with nothing that survived says nothing of the
+            // dimension: its open findings are not gone, they are unknown
+            // (an empty or error reply must not read as "fixed").
+            Outcome::Checked(checked)
+                if checked.findings.is_empty() && checked.holds.is_empty() =>
+            {
+                Verdict::Failed(said_nothing(&checked))
+            }
             Outcome::Checked(checked) => {
                 checked_names.insert(result.name.clone());
                 Verdict::Kept(mark(&result.name, checked, previous))
@@ -257,9 +268,36 @@ pub fn synthesise(
         .collect();
     Report {
         changed_by_auditors,
+        unverified: None,
         dimensions,
         carried,
     }
+}
+
+/// How an answer with no finding and no holding rule that survived is
+/// said: what it held instead.
+fn said_nothing(checked: &Checked) -> String {
+    let mut held = Vec::new();
+    if !checked.rejected.is_empty() {
+        let mut codes: Vec<&str> = checked.rejected.iter().map(|r| r.why.code()).collect();
+        codes.dedup();
+        held.push(format!(
+            "{} rejected: {}",
+            checked.rejected.len(),
+            codes.join(", ")
+        ));
+    }
+    if checked.ignored_lines > 0 {
+        held.push(plural(checked.ignored_lines, "other line", "other lines"));
+    }
+    let held = if held.is_empty() {
+        "it printed nothing".to_string()
+    } else {
+        held.join(", ")
+    };
+    format!(
+        "no finding and no holding rule survived the check ({held}), so its earlier findings are kept as they were"
+    )
 }
 
 fn mark(name: &str, checked: Checked, previous: &[Known]) -> Kept {
@@ -334,6 +372,9 @@ impl Report {
         let mut out = String::new();
         if let Some(how) = &self.changed_by_auditors {
             out.push_str(&format!("**The auditors changed the project:** {how}\n\n"));
+        }
+        if let Some(why) = &self.unverified {
+            out.push_str(&format!("**Not verified read-only:** {why}\n\n"));
         }
         let found: usize = self.kept().map(|(_, k)| k.findings.len()).sum();
         out.push_str(&format!(
@@ -477,6 +518,7 @@ impl Report {
             .collect();
         json!({
             "changed_by_auditors": self.changed_by_auditors,
+            "unverified": self.unverified,
             "dimensions": dimensions,
             "carried": carried,
         })
@@ -486,6 +528,28 @@ impl Report {
     /// new findings, then the count of the rest. `None` when nothing is news.
     pub fn alert(&self) -> Option<String> {
         let new = self.new_findings();
+        let first_failure = self.dimensions.iter().find_map(|d| match &d.verdict {
+            Verdict::Failed(how) => Some((d.name.as_str(), how.as_str())),
+            Verdict::Kept(_) => None,
+        });
+        let all_failed = self
+            .dimensions
+            .iter()
+            .all(|d| matches!(d.verdict, Verdict::Failed(_)));
+        if let (true, Some((name, how)), None) =
+            (all_failed, first_failure, &self.changed_by_auditors)
+        {
+            // Nothing was audited: that is news too, or a broken auditor
+            // (a lost API key) would stay silent audit after audit.
+            return Some(format!(
+                "The audit learned nothing: {} failed ({name}: {how})",
+                if self.dimensions.len() == 1 {
+                    "its auditor".to_string()
+                } else {
+                    format!("all {} auditors", self.dimensions.len())
+                }
+            ));
+        }
         if self.changed_by_auditors.is_none() && new.is_empty() {
             return None;
         }

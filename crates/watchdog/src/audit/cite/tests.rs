@@ -185,7 +185,7 @@ fn generic_holding_lines_are_noise_and_specific_ones_are_kept() {
 
 #[test]
 fn the_generic_table() {
-    let cases: [(&str, bool); 10] = [
+    let cases: [(&str, bool); 14] = [
         ("no issues found", true),
         ("Everything is fine.", true),
         ("Nothing to report here at all", true),
@@ -202,6 +202,23 @@ fn the_generic_table() {
             false,
         ),
         ("each probe kills its whole process group on timeout", false),
+        // Found by a review: noise in other words.
+        (
+            "I checked everything and found nothing wrong at all here",
+            true,
+        ),
+        (
+            "Everything checks out; the rule is fully respected in the code.",
+            true,
+        ),
+        (
+            "no violations were detected anywhere across the whole project tree",
+            true,
+        ),
+        (
+            "the code never writes files outside data/, checked with grep",
+            false,
+        ),
     ];
     for (holds, expected) in cases {
         assert_eq!(is_generic(holds), expected, "for {holds:?}");
@@ -294,8 +311,24 @@ fn each_file_is_asked_for_once() {
     let project = check_output(
         &format!("{GOOD}\n{GOOD}"),
         "finding high 1 src/lib.rs:3 \"the crate reads a file with std::fs although watchdog is pure\" \"std::fs::read_to_string(\\\"x\\\")\"\n\
-         finding high 1 src/lib.rs:3 \"the crate reads a file with std::fs although watchdog is pure\" \"std::fs::read_to_string(\\\"x\\\")\"\n\
+         rejected duplicate: the same file and quote as a finding kept above it\n\
          ignored 0",
     );
     assert_eq!(project.asked, ["src/lib.rs"]);
+}
+
+/// Found by a review: a finding said twice, or two claims at one place, was
+/// kept twice and later listed gone twice.
+#[test]
+fn a_second_finding_at_the_same_place_is_a_duplicate() {
+    check_output(
+        &format!(
+            "{GOOD}\n{GOOD}\n\
+             {{\"severity\":\"low\",\"rank\":3,\"claim\":\"another claim at the same quote, re-indented\",\"file\":\"src/lib.rs\",\"line\":3,\"quote\":\"std::fs::read_to_string(\\\"x\\\")  \"}}"
+        ),
+        "finding high 1 src/lib.rs:3 \"the crate reads a file with std::fs although watchdog is pure\" \"std::fs::read_to_string(\\\"x\\\")\"\n\
+         rejected duplicate: the same file and quote as a finding kept above it\n\
+         rejected duplicate: the same file and quote as a finding kept above it\n\
+         ignored 0",
+    );
 }

@@ -242,8 +242,16 @@ fn a_dimension_with_findings_lists_them_with_status_and_quote() {
 
 #[test]
 fn the_auditors_changes_come_first_in_the_report_and_the_alert() {
+    let clean = Outcome::Checked(Checked {
+        holds: vec![Holds {
+            holds: "watchdog has no std::fs: grep finds none under crates/watchdog".to_string(),
+            file: "CLAUDE.md".to_string(),
+            line: 2,
+        }],
+        ..Checked::default()
+    });
     let report = synthesise(
-        vec![dimension("Purity", checked(vec![]))],
+        vec![dimension("Purity", clean)],
         None,
         Some("HEAD moved from 1a2b3c to 4d5e6f".to_string()),
     );
@@ -348,6 +356,7 @@ fn the_json_keeps_findings_holds_and_rejected_apart_with_their_field_names() {
         report.to_json(),
         json!({
             "changed_by_auditors": null,
+            "unverified": null,
             "dimensions": [
                 {
                     "name": "Purity",
@@ -418,4 +427,58 @@ fn a_key_is_the_dimension_the_file_and_the_squeezed_quote() {
         finding_key("P", "a\",\"b", "x"),
         finding_key("P", "a", "b\",\"x")
     );
+}
+
+/// Found by a review: an auditor that answered nothing (or only what the
+/// check rejected) marked every open finding gone, and the next audit
+/// alerted them all again as new.
+#[test]
+fn an_answer_with_nothing_that_survived_keeps_the_open_findings_unknown() {
+    let first = synthesise(
+        vec![dimension(
+            "Purity",
+            checked(vec![finding(Severity::High, 1, "a.rs", 1, "kept")]),
+        )],
+        None,
+        None,
+    );
+    let previous = Previous::from_json(&first.to_json()).unwrap();
+    let empty = synthesise(
+        vec![dimension(
+            "Purity",
+            Outcome::Checked(Checked {
+                rejected: vec![Rejected {
+                    line: "{}".to_string(),
+                    why: RejectReason::Generic,
+                }],
+                ignored_lines: 2,
+                ..Checked::default()
+            }),
+        )],
+        Some(&previous),
+        None,
+    );
+    assert_eq!(
+        ranking(&empty),
+        [
+            "Purity failed: no finding and no holding rule survived the check (1 rejected: generic, 2 other lines), so its earlier findings are kept as they were"
+        ]
+    );
+    assert_eq!(
+        empty.alert().as_deref(),
+        Some(
+            "The audit learned nothing: its auditor failed (Purity: no finding and no holding rule survived the check (1 rejected: generic, 2 other lines), so its earlier findings are kept as they were)"
+        )
+    );
+    // The finding is carried, so the next real answer finds it still open.
+    let previous = Previous::from_json(&empty.to_json()).unwrap();
+    let again = synthesise(
+        vec![dimension(
+            "Purity",
+            checked(vec![finding(Severity::High, 1, "a.rs", 1, "kept")]),
+        )],
+        Some(&previous),
+        None,
+    );
+    assert_eq!(again.alert(), None, "{:?}", again.alert());
 }
