@@ -103,13 +103,19 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     config: Option<std::path::PathBuf>,
     /// With --config: only check the file (exit 0 with `ok: N targets`, or its mistakes and exit 2).
-    #[arg(long, requires = "config")]
+    #[arg(long)]
     check: bool,
 }
 
 pub fn run(args: Args) -> ExitCode {
     if let Some(path) = args.config.clone() {
         return run_config(&args, &path);
+    }
+    if args.check {
+        return usage_error(
+            "watch",
+            "--check checks a config file: give it with --config FILE",
+        );
     }
     let settings = match Settings::from_args(&args) {
         Ok(settings) => settings,
