@@ -548,6 +548,21 @@ fn a_reload_adds_and_removes_targets_without_repaging_the_ones_that_stay() {
         running.out()
     );
 
+    // `first`'s journal, which its release must keep.
+    let journal = || {
+        let servers = world.state.path().join("bmb-monitor/session");
+        std::fs::read_dir(servers)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|server| server.path().join("first.jsonl"))
+            .find(|path| path.is_file())
+    };
+    assert!(
+        wait_until(30, || journal().is_some()),
+        "no journal for `first`"
+    );
+
     // `first` removed, `second` added, `asks` stays with another budget.
     world.write(
         "fleet.toml",
@@ -595,7 +610,8 @@ fn a_reload_adds_and_removes_targets_without_repaging_the_ones_that_stay() {
     // The question was paged once, across both reloads.
     assert_eq!(world.read("alerts"), "asks question\n");
 
-    // `first` was released: its lock is free for another monitor, its journal kept.
+    // `first` was released: its journal kept, its lock free for another monitor.
+    assert!(journal().is_some(), "the journal of `first` was deleted");
     let other = world.run(&[
         "-S",
         world.tmux.socket.to_str().expect("utf-8"),
@@ -617,4 +633,85 @@ fn a_reload_adds_and_removes_targets_without_repaging_the_ones_that_stay() {
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM");
     let mut running = running;
     assert_eq!(running.wait_exit(30).and_then(|s| s.code()), Some(0));
+}
+
+/// What only a running monitor knows (how many unreadable screens it saw, a
+/// count its journal does not keep) goes on across a reload that changes
+/// the target's settings: the monitor is kept, not rebuilt from its journal.
+#[test]
+fn a_target_that_stays_keeps_its_running_monitor_not_only_its_journal() {
+    let world = World::new();
+    let screen = world.write(
+        "screen.txt",
+        "╭────────────────╮\n│ Something new  │\n│ [Continue]     │\n╰────────────────╯\n  Esc to cancel\n",
+    );
+    world.tmux.session(
+        "odd",
+        &format!(
+            "cat '{}'; exec cat > '{}'",
+            screen.display(),
+            world.path("received").display()
+        ),
+    );
+    world
+        .tmux
+        .wait_for("odd", |pane| pane.contains("Esc to cancel"));
+    let config = |budget: u32| {
+        format!(
+            "{}\n[defaults]\ninterval = 1\n\n[sinks]\nalert_cmd = '''{}'''\n\n[[targets]]\ntarget = \"odd\"\nnudge_budget = {budget}\n",
+            world.server(),
+            world.alert_cmd()
+        )
+    };
+    let file = world.write("fleet.toml", &config(5));
+    let running =
+        Running::start(world.command(&["--config", file.to_str().expect("utf-8"), "--json"]));
+    let counts = |lines: &[String]| -> Vec<u64> {
+        lines
+            .iter()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter_map(|v| v["unrecognised"].as_u64())
+            .collect()
+    };
+    assert!(
+        wait_until(30, || counts(&running.out()).iter().any(|&n| n >= 2)),
+        "stdout: {:?}\nstderr: {:?}",
+        running.out(),
+        running.err()
+    );
+    world.write("fleet.toml", &config(2));
+    sighup(&running);
+    assert!(
+        wait_until(30, || running
+            .err()
+            .iter()
+            .any(|l| l.contains("changed: odd"))),
+        "{:?}",
+        running.err()
+    );
+    // The first poll with the new budget counts on from the last one with the old.
+    let reports = || -> Vec<serde_json::Value> {
+        running
+            .out()
+            .iter()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    assert!(
+        wait_until(30, || reports().iter().any(|v| v["budget"] == 2)),
+        "{:?}",
+        running.out()
+    );
+    let reports = reports();
+    let count = |v: &serde_json::Value| v["unrecognised"].as_u64();
+    let before = reports
+        .iter()
+        .filter(|v| v["budget"] == 5)
+        .filter_map(count)
+        .max();
+    let after = reports.iter().find(|v| v["budget"] == 2).and_then(count);
+    assert_eq!(after, before.map(|n| n + 1), "{reports:?}");
+    // Escalated once, before the reload, and not again after it; never typed into.
+    assert_eq!(world.read("alerts"), "odd unreadable\n");
+    assert_eq!(world.read("received"), "");
 }
