@@ -20,6 +20,14 @@ pub fn load(explicit: &[Utf8PathBuf]) -> Result<Profiles, String> {
     Ok(Profiles::with(extra))
 }
 
+/// The profiles in force now (the built-ins and the user's folder), the
+/// user's malformed ones left out without a word: the monitor that reads the
+/// folder next says them, once.
+pub fn in_force_quietly() -> Profiles {
+    let (extra, _) = user_dir_profiles(user_profile_dir().as_deref());
+    Profiles::with(extra)
+}
+
 /// The user's profile folder as a long-running monitor sees it: read at
 /// start and again whenever a file in it is added, removed or changed, so a
 /// fixed profile takes effect without a restart. A malformed file is

@@ -45,6 +45,31 @@ pub struct ServerArgs {
 }
 
 impl ServerArgs {
+    /// The server a config file's `[server]` table names, as the flags would.
+    pub fn new(
+        socket_name: Option<String>,
+        socket_path: Option<String>,
+        tmux_bin: Option<String>,
+        ssh_config: Option<String>,
+    ) -> ServerArgs {
+        ServerArgs {
+            socket: SocketArgs {
+                socket_name,
+                socket_path,
+            },
+            tmux_bin: tmux_bin.unwrap_or_else(|| "tmux".to_string()),
+            ssh_config,
+        }
+    }
+
+    /// Whether no flag chose anything (the default server, `tmux`, ssh's own config).
+    pub fn is_default(&self) -> bool {
+        self.socket.socket_name.is_none()
+            && self.socket.socket_path.is_none()
+            && self.tmux_bin == "tmux"
+            && self.ssh_config.is_none()
+    }
+
     pub fn server(&self) -> Server {
         self.socket.server()
     }

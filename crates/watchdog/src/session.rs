@@ -35,6 +35,11 @@ pub struct SessionConfig {
     pub budget: u32,
     pub nudge_text: String,
     pub reclassify_every: u32,
+    /// The profile this pane is always read with (a config file's `profile`
+    /// for a CLI whose screen the markers cannot tell apart); `None`: the
+    /// one whose markers the pane shows, as `auto` picks it. A name no
+    /// profile in force has (a user's profile removed since) reads as `None`.
+    pub profile: Option<String>,
 }
 
 impl Default for SessionConfig {
@@ -43,6 +48,7 @@ impl Default for SessionConfig {
             budget: DEFAULT_BUDGET,
             nudge_text: DEFAULT_NUDGE_TEXT.to_string(),
             reclassify_every: RECLASSIFY_EVERY,
+            profile: None,
         }
     }
 }
@@ -529,6 +535,24 @@ impl TargetMonitor {
         self.last_verdict = None;
     }
 
+    /// Runs with `config` from the next poll on (a reloaded config file
+    /// changed the budget, the nudge or the profile): what the monitor
+    /// remembers (nudges used, what was escalated, the echo ledger) stays,
+    /// and the pane is classified afresh.
+    pub fn set_config(&mut self, config: SessionConfig) {
+        self.config = config;
+        self.last_hash = None;
+        self.last_verdict = None;
+    }
+
+    /// The profile the config forces on this pane, when one in force has its name.
+    fn forced_profile(&self) -> Option<&classify::Profile> {
+        self.config
+            .profile
+            .as_deref()
+            .and_then(|name| self.profiles.get(name))
+    }
+
     /// An alert that could not be delivered did not reach anyone: undo its
     /// latch so the next poll sends it again. Returns the records to persist.
     pub fn alert_failed(&mut self, alert: &Alert) -> Vec<SessionRecord> {
@@ -778,8 +802,14 @@ impl TargetMonitor {
         }
         // The profile that last recognised this pane stays in force while no
         // profile's markers are on screen (a long reply fills the bottom lines).
+        // A profile the config forces is read with whatever the screen shows.
         let profiles = &*self.profiles;
-        let detected = classify::detect_profile(pane, profiles);
+        let forced = self
+            .config
+            .profile
+            .as_deref()
+            .and_then(|name| profiles.get(name));
+        let detected = forced.or_else(|| classify::detect_profile(pane, profiles));
         if let Some(profile) = detected {
             self.profile = Some(profile.name.clone());
         }
@@ -1018,7 +1048,9 @@ impl TargetMonitor {
             key: work.display(),
         };
         self.memory.apply(&latch_record);
-        let context = Context::new(&self.profiles).with_echo(&self.echo);
+        let context = Context::new(&self.profiles)
+            .with_profile(self.forced_profile())
+            .with_echo(&self.echo);
         let transition = classify::signals(pane, &context).transition;
         let last =
             transition.map_or_else(|| "none shown".to_string(), |t| t.text.trim().to_string());
@@ -1040,7 +1072,9 @@ impl TargetMonitor {
 
     /// New failure text, one latch per signal, never cleared on resume.
     fn report_new_failures(&mut self, pane: &str, actions: &mut Vec<Action>, done: &mut Vec<Done>) {
-        let context = Context::new(&self.profiles).with_echo(&self.echo);
+        let context = Context::new(&self.profiles)
+            .with_profile(self.forced_profile())
+            .with_echo(&self.echo);
         let failures = classify::signals(pane, &context).failures;
         for failure in failures {
             let signal = failure.kind.name().to_string();

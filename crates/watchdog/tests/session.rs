@@ -1466,3 +1466,33 @@ fn an_agent_is_a_recognised_screen_without_a_shell_in_front() {
         "no profile knows it"
     );
 }
+
+#[test]
+fn a_new_config_keeps_the_memory_and_a_forced_profile_reads_the_pane_whatever_its_markers_say() {
+    let mut h = Harness::new(2);
+    let stalled = Screen::pane(&idle()).work(Work::Available(4));
+    let nudged = |used: u32, budget: u32, time: &str| {
+        format!(
+            "L MONITOR · host:sess · STALLED · work=4 · progress=? · nudges {used}/{budget} · nudged ({used}/{budget}) · {time}"
+        )
+    };
+    h.expect(&stalled, &[NUDGE.to_string(), nudged(1, 2, "00:00:30")]);
+    // A reloaded config file raises the budget: the nudge already spent stays spent.
+    h.monitor.set_config(SessionConfig {
+        budget: 3,
+        ..SessionConfig::default()
+    });
+    h.expect(&stalled, &[NUDGE.to_string(), nudged(2, 3, "00:01:00")]);
+    // Then it forces Aider's profile on this pane, which shows Claude Code:
+    // read as Aider, whose prompt line is not there, it is still printing.
+    h.monitor.set_config(SessionConfig {
+        budget: 3,
+        profile: Some("aider".to_string()),
+        ..SessionConfig::default()
+    });
+    h.expect(
+        &stalled,
+        &["L MONITOR · host:sess · WORKING · work=4 · progress=? · nudges 2/3 · 00:01:30"],
+    );
+    assert_eq!(h.last().rule, Some("no-input-line"));
+}

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use classify::{Work, parse_count};
-use watchdog::session::{Action, Foreground, Observation, SessionConfig, TargetMonitor};
+use watchdog::session::{Action, Foreground, Observation, TargetMonitor};
 use watchdog::target::Target;
 
 use super::*;
@@ -13,6 +13,8 @@ use crate::output::{SaidOnce, say};
 /// One watched target: its monitor, its journal, and the errors last said.
 pub(super) struct Watched {
     pub(super) target: Target,
+    /// Its probes, budget, nudge and profile (a config file gives each target its own).
+    pub(super) settings: TargetSettings,
     pub(super) monitor: TargetMonitor,
     pub(super) journal: Journal,
     pub(super) journal_error: Option<String>,
@@ -28,7 +30,8 @@ pub(super) struct Watched {
 }
 
 pub(super) struct Watch<'a> {
-    pub(super) args: &'a Args,
+    /// The process-wide settings; a reloaded config file replaces them.
+    pub(super) args: std::borrow::Cow<'a, Args>,
     pub(super) watched: Vec<Watched>,
     pub(super) probe_errors: SaidOnce<String>,
     pub(super) cycle: u64,
@@ -36,6 +39,8 @@ pub(super) struct Watch<'a> {
     pub(super) profiles: crate::profiles::UserProfiles,
     /// The profiles in force (the built-ins and the user's).
     pub(super) current_profiles: std::sync::Arc<classify::Profiles>,
+    /// This tmux server's state folder: each target's journal and lock.
+    pub(super) state_dir: std::path::PathBuf,
 }
 
 impl<'a> Watch<'a> {
@@ -43,15 +48,10 @@ impl<'a> Watch<'a> {
     /// monitor watches on this server is refused (two would each spend the
     /// nudge budget).
     pub(super) fn new(
-        args: &'a Args,
-        targets: Vec<Target>,
+        args: std::borrow::Cow<'a, Args>,
+        targets: Vec<TargetSettings>,
         state_dir: &std::path::Path,
     ) -> Result<Watch<'a>, String> {
-        let config = SessionConfig {
-            budget: args.nudge_budget,
-            nudge_text: args.nudge_text.clone(),
-            ..SessionConfig::default()
-        };
         let dir = state_dir.join("session").join(args.server.state_key());
         let legacy = state_dir
             .join("session")
@@ -73,37 +73,8 @@ impl<'a> Watch<'a> {
             ));
         }
         let mut watched = Vec::new();
-        for target in targets {
-            let key = target.file_key();
-            let lock = match probes::lock::try_lock(&dir.join(format!("{key}.lock"))) {
-                Ok(lock) => Some(lock),
-                Err(LockError::Held(pid)) => {
-                    let by = pid.map_or_else(String::new, |pid| format!(" (pid {pid})"));
-                    return Err(format!(
-                        "{target} is already watched by another bmb-monitor{by} on this server"
-                    ));
-                }
-                Err(LockError::Failed(why)) => {
-                    say(format_args!(
-                        "bmb-monitor: watch: {target}: {why}; not guarded against a second monitor"
-                    ));
-                    None
-                }
-            };
-            let opened = Journal::open(dir.join(format!("{key}.jsonl")));
-            for problem in &opened.problems {
-                say(format_args!("bmb-monitor: watch: {problem}"));
-            }
-            let monitor = TargetMonitor::new(target.to_string(), config.clone(), opened.memory);
-            watched.push(Watched {
-                target,
-                monitor,
-                journal: opened.journal,
-                journal_error: None,
-                pane_id: None,
-                searched: false,
-                _lock: lock,
-            });
+        for settings in targets {
+            watched.push(Watched::open(&dir, settings)?);
         }
         let mut watch = Watch {
             args,
@@ -112,6 +83,7 @@ impl<'a> Watch<'a> {
             cycle: 0,
             profiles: crate::profiles::UserProfiles::default(),
             current_profiles: watchdog::session::builtin_profiles(),
+            state_dir: dir,
         };
         watch.reload_profiles();
         Ok(watch)
@@ -133,8 +105,8 @@ impl<'a> Watch<'a> {
         self.reload_profiles();
         // The probes first: they may take seconds, and the screen must be
         // read as close as possible to the keys that act on it.
-        let works = self.probe_all(self.args.work_probe.as_deref(), "work");
-        let progresses = self.probe_all(self.args.progress_probe.as_deref(), "progress");
+        let works = self.probe_all(|s| s.work_probe.as_deref(), "work");
+        let progresses = self.probe_all(|s| s.progress_probe.as_deref(), "progress");
         let mut captures = self.capture_all();
         self.find_agent_panes(&mut captures);
         let processes = self.pane_processes(&captures);
@@ -196,7 +168,7 @@ impl<'a> Watch<'a> {
                 ));
             }
             for action in actions {
-                execute(self.args, watched, action);
+                execute(&self.args, watched, action);
             }
             print_report(&report, self.args.json);
         }
@@ -287,8 +259,8 @@ mod tests {
         let mut argv = vec!["test".to_string(), "-S".to_string(), socket];
         argv.extend(names.iter().cloned());
         let args = TestCli::parse_from(argv).args;
-        let targets = parse_targets(&args.targets).unwrap();
-        let mut watch = Watch::new(&args, targets, dir.path()).unwrap();
+        let targets = Settings::from_args(&args).unwrap().targets;
+        let mut watch = Watch::new(std::borrow::Cow::Borrowed(&args), targets, dir.path()).unwrap();
         // Let every pane draw its screen, so no cycle below has a reason to act.
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         while watch.capture_all().iter().any(|c| {

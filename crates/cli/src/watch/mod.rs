@@ -14,17 +14,21 @@ use probes::lock::LockError;
 use watchdog::session::DEFAULT_NUDGE_TEXT;
 use watchdog::target::Target;
 
-use crate::output::usage_error;
+use crate::output::{print, say, usage_error};
 use crate::server_args::ServerArgs;
+use probes::signals::Wake;
 
 mod alert;
 mod audit;
 mod capture;
+mod config;
 mod cycle;
 mod detach;
 mod probe;
 mod processes;
+mod reload;
 mod report;
+mod settings;
 
 use crate::state_dir;
 pub(crate) use alert::run_alert_cmd;
@@ -33,6 +37,7 @@ pub use alert::{escape_html, sanitize_text};
 use cycle::Watch;
 use detach::detach;
 use report::print_report;
+use settings::{Settings, TargetSettings};
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AlertFormat {
@@ -42,37 +47,42 @@ pub enum AlertFormat {
     Html,
 }
 
-#[derive(clap::Args, Debug)]
+// Every setting a config file gives conflicts with `--config`: the file says it.
+#[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// Sessions to watch: `session` on this machine, or `host:session` on an ssh alias.
-    #[arg(value_name = "TARGET", required = true)]
+    #[arg(
+        value_name = "TARGET",
+        required_unless_present = "config",
+        conflicts_with = "config"
+    )]
     targets: Vec<String>,
     /// Seconds between polls.
-    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = crate::secs(1))]
+    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = crate::secs(1), conflicts_with = "config")]
     interval: u64,
     /// Shell command printing the amount of work left (any form, sign-offs included); 0 means none.
-    #[arg(long, value_name = "CMD")]
+    #[arg(long, value_name = "CMD", conflicts_with = "config")]
     work_probe: Option<String>,
     /// Shell command printing a monotonic progress count; each advance resets the nudge budget.
-    #[arg(long, value_name = "CMD")]
+    #[arg(long, value_name = "CMD", conflicts_with = "config")]
     progress_probe: Option<String>,
     /// Nudges without progress before the monitor stops nudging and escalates.
-    #[arg(long, value_name = "N", default_value_t = 5)]
+    #[arg(long, value_name = "N", default_value_t = 5, conflicts_with = "config")]
     nudge_budget: u32,
     /// The nudge typed into a STALLED pane (then Enter, as a separate key).
-    #[arg(long, value_name = "TEXT", default_value = DEFAULT_NUDGE_TEXT)]
+    #[arg(long, value_name = "TEXT", default_value = DEFAULT_NUDGE_TEXT, conflicts_with = "config")]
     nudge_text: String,
     /// Shell command that receives each escalation on stdin, with BMB_TARGET, BMB_STATE, BMB_REASON set.
-    #[arg(long, value_name = "CMD")]
+    #[arg(long, value_name = "CMD", conflicts_with = "config")]
     alert_cmd: Option<String>,
     /// Seconds a capture (local or over ssh) may take before its process group is killed.
-    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = crate::secs(1))]
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = crate::secs(1), conflicts_with = "config")]
     capture_timeout: u64,
     /// Seconds a probe or the alert command may take before its process group is killed.
-    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = crate::secs(1))]
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = crate::secs(1), conflicts_with = "config")]
     probe_timeout: u64,
     /// How the alert command receives the message.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, value_enum, default_value = "text", conflicts_with = "config")]
     alert_format: AlertFormat,
     #[command(flatten)]
     server: ServerArgs,
@@ -83,12 +93,19 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// Run each target's monitor in its own detached tmux session (`monitor-<session>`).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "config")]
     detach: bool,
     /// Read the pane alone: do not consult Claude Code's own session file
     /// (`<claude-dir>/sessions/<pid>.json`) as a second witness.
     #[arg(long)]
     no_witness: bool,
+    /// Read the targets and their settings from a TOML file (README, "Config file"),
+    /// checked up front and re-read on SIGHUP; no target or setting flag with it.
+    #[arg(long, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
+    /// With --config: only check the file (exit 0 with `ok: N targets`, or its mistakes and exit 2).
+    #[arg(long)]
+    check: bool,
     /// A project to audit on its own cadence beside the poll loop, as `bmb-monitor audit` does (repeatable).
     #[arg(long, value_name = "PROJECT_DIR", requires = "audit_every")]
     audit: Vec<std::path::PathBuf>,
@@ -102,8 +119,17 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let targets = match parse_targets(&args.targets) {
-        Ok(targets) => targets,
+    if let Some(path) = args.config.clone() {
+        return run_config(&args, &path);
+    }
+    if args.check {
+        return usage_error(
+            "watch",
+            "--check checks a config file: give it with --config FILE",
+        );
+    }
+    let settings = match Settings::from_args(&args) {
+        Ok(settings) => settings,
         Err(message) => return usage_error("watch", &message),
     };
     if args.nudge_text.trim().is_empty() || args.nudge_text.chars().any(char::is_control) {
@@ -119,6 +145,7 @@ pub fn run(args: Args) -> ExitCode {
         );
     }
     if args.detach {
+        let targets: Vec<Target> = settings.targets.into_iter().map(|t| t.target).collect();
         return detach(&args, &targets);
     }
     let mut audits = match audit::Audits::new(&args) {
@@ -126,7 +153,11 @@ pub fn run(args: Args) -> ExitCode {
         Err(message) => return usage_error("watch", &message),
     };
     probes::signals::install_stop_handler();
-    let mut watch = match Watch::new(&args, targets, &state_dir()) {
+    let mut watch = match Watch::new(
+        std::borrow::Cow::Borrowed(&args),
+        settings.targets,
+        &state_dir(),
+    ) {
         Ok(watch) => watch,
         Err(message) => return usage_error("watch", &message),
     };
@@ -140,14 +171,124 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-fn parse_targets(texts: &[String]) -> Result<Vec<Target>, String> {
-    let mut targets: Vec<Target> = Vec::new();
-    for text in texts {
-        let target = Target::parse(text).map_err(|e| e.to_string())?;
-        if targets.contains(&target) {
-            return Err(format!("target `{target}` is given twice"));
+/// `--config FILE`: checked up front with every mistake named, then
+/// watched, and re-read on SIGHUP without losing any target's memory.
+fn run_config(args: &Args, path: &std::path::Path) -> ExitCode {
+    // Before anything can take a while: a SIGHUP from here on is a reload.
+    probes::signals::install_reload_handler();
+    let settings = match read_config(args, path, &crate::profiles::in_force_quietly()) {
+        Ok(settings) => settings,
+        Err(lines) => {
+            for line in lines {
+                say(line);
+            }
+            return crate::exit::code(crate::exit::USAGE);
         }
-        targets.push(target);
+    };
+    if args.check {
+        let n = settings.targets.len();
+        print(format_args!(
+            "ok: {n} target{}",
+            if n == 1 { "" } else { "s" }
+        ));
+        return crate::exit::code(crate::exit::OK);
     }
-    Ok(targets)
+    if !settings.args.audit.is_empty() && settings.args.once {
+        return usage_error(
+            "watch",
+            "--audit runs beside a watcher that goes on: not with --once (run `bmb-monitor audit` for one audit)",
+        );
+    }
+    let mut audits = match audit::Audits::new(&settings.args) {
+        Ok(audits) => audits,
+        Err(message) => return usage_error("watch", &message),
+    };
+    probes::signals::install_stop_handler();
+    let once = settings.args.once;
+    let mut watch = match Watch::new(
+        std::borrow::Cow::Owned(settings.args),
+        settings.targets,
+        &state_dir(),
+    ) {
+        Ok(watch) => watch,
+        Err(message) => return usage_error("watch", &message),
+    };
+    loop {
+        // Never waits: an audit runs in a process and a thread of its own.
+        audits.tick();
+        watch.cycle();
+        if once {
+            return crate::exit::code(crate::exit::OK);
+        }
+        let interval = Duration::from_secs(watch.args.interval);
+        match probes::signals::sleep_unless_stopped_or_reloaded(interval) {
+            Wake::Reload => reload(&mut watch, args, path),
+            Wake::Elapsed => {}
+            // A stop, or whatever a later version wakes for: end cleanly.
+            _ => return crate::exit::code(crate::exit::OK),
+        }
+    }
+}
+
+/// The config file's settings, or the lines that say what is wrong with it
+/// (`bmb-monitor: watch: FILE:LINE: KEY: what`).
+fn read_config(
+    args: &Args,
+    path: &std::path::Path,
+    profiles: &classify::Profiles,
+) -> Result<Settings, Vec<String>> {
+    let shown = path.display();
+    let config = match config::read(path, profiles) {
+        Ok(config) => config,
+        Err(config::LoadError::Unreadable(why)) => {
+            return Err(vec![format!(
+                "bmb-monitor: watch: cannot read the config file {shown}: it {why}"
+            )]);
+        }
+        Err(config::LoadError::Mistakes(mistakes)) => {
+            return Err(mistakes
+                .iter()
+                .map(|mistake| format!("bmb-monitor: watch: {shown}:{mistake}"))
+                .collect());
+        }
+    };
+    Settings::from_config(args, config)
+        .map_err(|message| vec![format!("bmb-monitor: watch: {message}")])
+}
+
+/// SIGHUP: the file re-read and applied, or, when it no longer reads, said
+/// and the settings in force kept.
+/// `args` is the command line (what the file leaves out is its default).
+fn reload(watch: &mut Watch<'_>, args: &Args, path: &std::path::Path) {
+    // A profile added since may be what the new file names.
+    watch.reload_profiles();
+    let settings = match read_config(args, path, &watch.current_profiles) {
+        Ok(settings) => settings,
+        Err(lines) => {
+            for line in lines {
+                say(line);
+            }
+            say(format_args!(
+                "bmb-monitor: watch: {} not reloaded: the settings in force are kept",
+                path.display()
+            ));
+            return;
+        }
+    };
+    let done = watch.reload(settings);
+    let list = |names: &[String]| {
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    };
+    say(format_args!(
+        "bmb-monitor: watch: reloaded {}: {} targets (added: {}; removed: {}; changed: {})",
+        path.display(),
+        watch.watched.len(),
+        list(&done.added),
+        list(&done.removed),
+        list(&done.changed)
+    ));
 }

@@ -5,24 +5,48 @@ use std::time::Duration;
 use classify::parse_count;
 use probes::run::{self, Invocation, Limits};
 
+use super::settings::TargetSettings;
 use super::*;
 
 impl Watch<'_> {
-    /// A probe's stdout per target. A command that does not mention
-    /// `BMB_TARGET` cannot differ per target, so it runs once per cycle.
-    pub(super) fn probe_all(&mut self, command: Option<&str>, what: &str) -> Vec<Option<String>> {
-        let Some(command) = command else {
-            return vec![None; self.watched.len()];
-        };
-        if !watchdog::session::probe_runs_per_target(command) {
-            let answer = self.probe(command, None, what);
-            return vec![answer; self.watched.len()];
-        }
-        let targets: Vec<String> = self.watched.iter().map(|w| w.target.to_string()).collect();
-        targets
+    /// A probe's stdout per target, each target with its own command
+    /// (`command_of` picks it from the target's settings). A command that
+    /// does not mention `BMB_TARGET` cannot differ per target, so it runs
+    /// once per cycle, for every target that has it.
+    pub(super) fn probe_all(
+        &mut self,
+        command_of: fn(&TargetSettings) -> Option<&str>,
+        what: &str,
+    ) -> Vec<Option<String>> {
+        let commands: Vec<(String, Option<String>)> = self
+            .watched
             .iter()
-            .map(|target| self.probe(command, Some(target), what))
-            .collect()
+            .map(|w| {
+                let command = command_of(&w.settings).map(str::to_string);
+                (w.target.to_string(), command)
+            })
+            .collect();
+        let mut shared: std::collections::HashMap<&str, Option<String>> =
+            std::collections::HashMap::new();
+        let mut answers = Vec::with_capacity(commands.len());
+        for (target, command) in &commands {
+            let answer = match command.as_deref() {
+                None => None,
+                Some(command) if watchdog::session::probe_runs_per_target(command) => {
+                    self.probe(command, Some(target), what)
+                }
+                Some(command) => match shared.get(command) {
+                    Some(answer) => answer.clone(),
+                    None => {
+                        let answer = self.probe(command, None, what);
+                        shared.insert(command, answer.clone());
+                        answer
+                    }
+                },
+            };
+            answers.push(answer);
+        }
+        answers
     }
 
     pub(super) fn probe(
@@ -39,7 +63,12 @@ impl Watch<'_> {
             &invocation,
             &Limits::with_timeout(Duration::from_secs(self.args.probe_timeout)),
         );
-        let key = format!("{what}:{}", target.unwrap_or("*"));
+        // A shared probe is known by its command: two targets' different
+        // shared commands each have their own trouble to say.
+        let key = match target {
+            Some(target) => format!("{what}:{target}"),
+            None => format!("{what}:*{command}"),
+        };
         let answer = outcome.success_stdout().map(|out| out.text());
         let problem = match &answer {
             // A probe prints a count; anything else (`seven`, `-1`, two numbers) is unknown.

@@ -1,0 +1,710 @@
+//! The fleet's config file (`watch --config FILE`, TOML): targets local and
+//! remote, each with its own probes, budget, nudge and profile; `[defaults]`
+//! for all of them; `[sinks]`; `metrics_listen`; `[server]`.
+//!
+//! The whole file is checked before anything runs, and every mistake is
+//! named by its line and key, all of them at once: the parser recovers past
+//! a syntax error, and the checker goes on past a bad value, so a fleet's
+//! file is fixed in one pass, not one mistake per restart.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::ops::Range;
+use std::path::Path;
+
+use classify::Profiles;
+use serde::Deserialize;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue, ValueDeserializer};
+use watchdog::session::{DEFAULT_BUDGET, DEFAULT_NUDGE_TEXT};
+use watchdog::target::Target;
+
+use super::settings::TargetSettings;
+use super::*;
+
+/// More nudges than this without progress is not a budget but a loop.
+pub(super) const MAX_NUDGE_BUDGET: i64 = 100;
+/// A fleet of a thousand targets is a few hundred KiB; more is not a config file.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// Each target's own keys, which `[defaults]` gives for all of them.
+const PER_TARGET: &[&str] = &[
+    "work_probe",
+    "progress_probe",
+    "nudge_budget",
+    "nudge_text",
+    "profile",
+];
+/// The process's timing, in `[defaults]` only.
+const TIMING: &[&str] = &["interval", "capture_timeout", "probe_timeout"];
+const SINKS: &[&str] = &["alert_cmd", "alert_format", "alertmanager"];
+const SERVER: &[&str] = &["socket_name", "socket_path", "tmux_bin", "ssh_config"];
+const TOP: &[&str] = &["metrics_listen", "defaults", "sinks", "server", "targets"];
+
+/// One mistake in the file: where, which key, what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Mistake {
+    pub(super) line: usize,
+    /// The key's path (`targets[1].nudge_budget`, `sinks.alert_format`);
+    /// empty for a syntax error, which no key owns.
+    pub(super) key: String,
+    pub(super) message: String,
+}
+
+impl fmt::Display for Mistake {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}: {}", self.line, self.message)
+        } else {
+            write!(f, "{}: {}: {}", self.line, self.key, self.message)
+        }
+    }
+}
+
+/// Why a config file gives no settings.
+#[derive(Debug)]
+pub(super) enum LoadError {
+    /// It could not be read at all (missing, not a regular file, too large, not UTF-8).
+    Unreadable(String),
+    /// What is wrong in it, in the file's order.
+    Mistakes(Vec<Mistake>),
+}
+
+/// What a valid file says; what it leaves out is the command line's default.
+#[derive(Debug)]
+pub(super) struct Config {
+    pub(super) targets: Vec<TargetSettings>,
+    pub(super) interval: Option<u64>,
+    pub(super) capture_timeout: Option<u64>,
+    pub(super) probe_timeout: Option<u64>,
+    pub(super) alert_cmd: Option<String>,
+    pub(super) alert_format: Option<AlertFormat>,
+    pub(super) alertmanager: Option<String>,
+    pub(super) metrics_listen: Option<SocketAddr>,
+    /// The `[server]` table, when the file has one.
+    pub(super) server: Option<ServerArgs>,
+}
+
+/// Reads and checks the file at `path`; `profiles` are the ones a target may name.
+pub(super) fn read(path: &Path, profiles: &Profiles) -> Result<Config, LoadError> {
+    let bytes = probes::file::read_regular(path, MAX_CONFIG_BYTES)
+        .map_err(|error| LoadError::Unreadable(error.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|error| {
+        LoadError::Unreadable(format!(
+            "is not UTF-8 text (byte {})",
+            error.utf8_error().valid_up_to()
+        ))
+    })?;
+    parse(&text, profiles).map_err(LoadError::Mistakes)
+}
+
+/// Checks a config file's text: its settings, or every mistake in it.
+pub(super) fn parse(text: &str, profiles: &Profiles) -> Result<Config, Vec<Mistake>> {
+    let (document, errors) = DeTable::parse_recoverable(text);
+    let mut checker = Checker {
+        text,
+        profiles,
+        mistakes: Vec::new(),
+    };
+    if !errors.is_empty() {
+        // What the parser recovered around a syntax error is a guess: its
+        // values are not checked, so no mistake is reported that is not one.
+        for error in errors {
+            checker.mistake(error.span().unwrap_or(0..0), "", error.message());
+        }
+        return Err(checker.finish());
+    }
+    let config = checker.document(document.get_ref());
+    match checker.finish() {
+        mistakes if mistakes.is_empty() => Ok(config),
+        mistakes => Err(mistakes),
+    }
+}
+
+/// The keys one target may be given, from `[defaults]` or its own table.
+#[derive(Debug, Default, Clone)]
+struct Layer {
+    work_probe: Option<String>,
+    progress_probe: Option<String>,
+    nudge_budget: Option<u32>,
+    nudge_text: Option<String>,
+    /// `Some(None)`: `auto`, overriding a default profile.
+    profile: Option<Option<String>>,
+}
+
+type Value<'s> = Spanned<DeValue<'s>>;
+
+struct Checker<'s, 'p> {
+    text: &'s str,
+    profiles: &'p Profiles,
+    mistakes: Vec<Mistake>,
+}
+
+impl<'s> Checker<'s, '_> {
+    fn finish(&mut self) -> Vec<Mistake> {
+        let mut mistakes = std::mem::take(&mut self.mistakes);
+        mistakes.sort_by_key(|m| m.line);
+        mistakes
+    }
+
+    fn line(&self, span: &Range<usize>) -> usize {
+        let end = span.start.min(self.text.len());
+        1 + self.text.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+    }
+
+    fn mistake(&mut self, span: Range<usize>, key: &str, message: impl Into<String>) {
+        self.mistakes.push(Mistake {
+            line: self.line(&span),
+            key: key.to_string(),
+            message: message.into(),
+        });
+    }
+
+    fn document(&mut self, top: &DeTable<'s>) -> Config {
+        let fields = self.keys(top, "", TOP);
+        let mut defaults = Layer::default();
+        let mut config = Config {
+            targets: Vec::new(),
+            interval: None,
+            capture_timeout: None,
+            probe_timeout: None,
+            alert_cmd: None,
+            alert_format: None,
+            alertmanager: None,
+            metrics_listen: None,
+            server: None,
+        };
+        if let Some(value) = fields.get("defaults")
+            && let Some(table) = self.table(value, "defaults")
+        {
+            let known: Vec<&'static str> = PER_TARGET.iter().chain(TIMING).copied().collect();
+            let fields = self.keys(table, "defaults", &known);
+            defaults = self.layer(&fields, "defaults");
+            config.interval = self.duration(fields.get("interval"), "defaults.interval");
+            config.capture_timeout =
+                self.duration(fields.get("capture_timeout"), "defaults.capture_timeout");
+            config.probe_timeout =
+                self.duration(fields.get("probe_timeout"), "defaults.probe_timeout");
+        }
+        if let Some(value) = fields.get("sinks")
+            && let Some(table) = self.table(value, "sinks")
+        {
+            let fields = self.keys(table, "sinks", SINKS);
+            config.alert_cmd = self.command(fields.get("alert_cmd"), "sinks.alert_cmd");
+            config.alert_format = self.alert_format(fields.get("alert_format"));
+            config.alertmanager = self.alertmanager(fields.get("alertmanager"));
+        }
+        config.metrics_listen = self.metrics_listen(fields.get("metrics_listen"));
+        if let Some(value) = fields.get("server")
+            && let Some(table) = self.table(value, "server")
+        {
+            config.server = Some(self.server(table));
+        }
+        config.targets = self.targets(fields.get("targets").copied(), &defaults);
+        config
+    }
+
+    /// The known keys of `table`; every other key is a mistake, said with
+    /// where it belongs when it belongs somewhere else.
+    fn keys<'t>(
+        &mut self,
+        table: &'t DeTable<'s>,
+        path: &str,
+        known: &[&'static str],
+    ) -> std::collections::BTreeMap<&'static str, &'t Value<'s>> {
+        let mut found = std::collections::BTreeMap::new();
+        for (key, value) in table.iter() {
+            let name: &str = key.get_ref();
+            match known.iter().find(|k| **k == name) {
+                Some(known) => {
+                    found.insert(*known, value);
+                }
+                None => {
+                    let message = match home_of(name) {
+                        Some(home) => format!("unknown key here: it belongs in {home}"),
+                        None => format!("unknown key (expected one of: {})", known.join(", ")),
+                    };
+                    self.mistake(key.span(), &join(path, name), message);
+                }
+            }
+        }
+        found
+    }
+
+    fn table<'t>(&mut self, value: &'t Value<'s>, path: &str) -> Option<&'t DeTable<'s>> {
+        match value.get_ref() {
+            DeValue::Table(table) => Some(table),
+            other => {
+                self.mistake(
+                    value.span(),
+                    path,
+                    format!("expected a table ([{path}]), found {}", kind(other)),
+                );
+                None
+            }
+        }
+    }
+
+    fn layer(
+        &mut self,
+        fields: &std::collections::BTreeMap<&'static str, &Value<'s>>,
+        path: &str,
+    ) -> Layer {
+        let key = |name: &str| join(path, name);
+        Layer {
+            work_probe: self.command(fields.get("work_probe"), &key("work_probe")),
+            progress_probe: self.command(fields.get("progress_probe"), &key("progress_probe")),
+            nudge_budget: self.budget(fields.get("nudge_budget"), &key("nudge_budget")),
+            nudge_text: self.nudge_text(fields.get("nudge_text"), &key("nudge_text")),
+            profile: self.profile(fields.get("profile"), &key("profile")),
+        }
+    }
+
+    fn targets(&mut self, value: Option<&Value<'s>>, defaults: &Layer) -> Vec<TargetSettings> {
+        let no_targets =
+            "no targets: add a [[targets]] table with target = \"session\" or \"host:session\"";
+        let Some(value) = value else {
+            self.mistake(0..0, "targets", no_targets);
+            return Vec::new();
+        };
+        let DeValue::Array(items) = value.get_ref() else {
+            let found = kind(value.get_ref());
+            self.mistake(
+                value.span(),
+                "targets",
+                format!("expected [[targets]] tables, found {found}"),
+            );
+            return Vec::new();
+        };
+        if items.is_empty() {
+            self.mistake(value.span(), "targets", no_targets);
+        }
+        let mut targets: Vec<(TargetSettings, usize)> = Vec::new();
+        for (index, item) in items.iter().enumerate() {
+            let path = format!("targets[{index}]");
+            let Some(table) = self.table(item, &path) else {
+                continue;
+            };
+            let mut known = vec!["target"];
+            known.extend(PER_TARGET);
+            let fields = self.keys(table, &path, &known);
+            let own = self.layer(&fields, &path);
+            let target = match fields.get("target") {
+                None => {
+                    self.mistake(
+                        item.span(),
+                        &join(&path, "target"),
+                        "missing: each [[targets]] table names its target, \"session\" or \"host:session\"",
+                    );
+                    None
+                }
+                Some(value) => self.target(value, &join(&path, "target"), &targets),
+            };
+            let Some(target) = target else {
+                continue;
+            };
+            let settings = TargetSettings {
+                target,
+                work_probe: own.work_probe.or_else(|| defaults.work_probe.clone()),
+                progress_probe: own
+                    .progress_probe
+                    .or_else(|| defaults.progress_probe.clone()),
+                nudge_budget: own
+                    .nudge_budget
+                    .or(defaults.nudge_budget)
+                    .unwrap_or(DEFAULT_BUDGET),
+                nudge_text: own
+                    .nudge_text
+                    .or_else(|| defaults.nudge_text.clone())
+                    .unwrap_or_else(|| DEFAULT_NUDGE_TEXT.to_string()),
+                profile: own.profile.or_else(|| defaults.profile.clone()).flatten(),
+            };
+            let line = fields.get("target").map_or(0, |v| self.line(&v.span()));
+            targets.push((settings, line));
+        }
+        targets.into_iter().map(|(settings, _)| settings).collect()
+    }
+
+    /// A target as the command line spells it, given once.
+    fn target(
+        &mut self,
+        value: &Value<'s>,
+        key: &str,
+        before: &[(TargetSettings, usize)],
+    ) -> Option<Target> {
+        let text = self.string(value, key)?;
+        let target = match Target::parse(&text) {
+            Ok(target) => target,
+            Err(error) => {
+                self.mistake(value.span(), key, error.to_string());
+                return None;
+            }
+        };
+        if let Some((_, line)) = before.iter().find(|(t, _)| t.target == target) {
+            self.mistake(
+                value.span(),
+                key,
+                format!("`{target}` is given twice (first at line {line})"),
+            );
+            return None;
+        }
+        Some(target)
+    }
+
+    fn string(&mut self, value: &Value<'s>, key: &str) -> Option<String> {
+        match value.get_ref() {
+            DeValue::String(text) => Some(text.to_string()),
+            other => {
+                self.mistake(
+                    value.span(),
+                    key,
+                    format!("expected a string, found {}", kind(other)),
+                );
+                None
+            }
+        }
+    }
+
+    fn integer(&mut self, value: &Value<'s>, key: &str) -> Option<i64> {
+        if !matches!(value.get_ref(), DeValue::Integer(_)) {
+            let found = kind(value.get_ref());
+            self.mistake(
+                value.span(),
+                key,
+                format!("expected a whole number, found {found}"),
+            );
+            return None;
+        }
+        match i64::deserialize(ValueDeserializer::from(value.clone())) {
+            Ok(number) => Some(number),
+            Err(error) => {
+                self.mistake(value.span(), key, error.message());
+                None
+            }
+        }
+    }
+
+    /// A shell command: a probe or the alert command.
+    fn command(&mut self, value: Option<&&Value<'s>>, key: &str) -> Option<String> {
+        let value = value?;
+        let command = self.string(value, key)?;
+        if command.trim().is_empty() {
+            self.mistake(
+                value.span(),
+                key,
+                "an empty command: leave the key out for none",
+            );
+            return None;
+        }
+        Some(command)
+    }
+
+    fn budget(&mut self, value: Option<&&Value<'s>>, key: &str) -> Option<u32> {
+        let value = value?;
+        let budget = self.integer(value, key)?;
+        if !(1..=MAX_NUDGE_BUDGET).contains(&budget) {
+            self.mistake(
+                value.span(),
+                key,
+                format!(
+                    "{budget} is not a nudge budget: give 1 to {MAX_NUDGE_BUDGET} (nudges without progress before escalating)"
+                ),
+            );
+            return None;
+        }
+        u32::try_from(budget).ok()
+    }
+
+    fn nudge_text(&mut self, value: Option<&&Value<'s>>, key: &str) -> Option<String> {
+        let value = value?;
+        let text = self.string(value, key)?;
+        if text.trim().is_empty() || text.chars().any(char::is_control) {
+            self.mistake(
+                value.span(),
+                key,
+                "must be one non-empty line without control characters",
+            );
+            return None;
+        }
+        Some(text)
+    }
+
+    fn profile(&mut self, value: Option<&&Value<'s>>, key: &str) -> Option<Option<String>> {
+        let value = value?;
+        let name = self.string(value, key)?;
+        if name == "auto" {
+            return Some(None);
+        }
+        if self.profiles.get(&name).is_none() {
+            let known: Vec<&str> = std::iter::once("auto")
+                .chain(self.profiles.names())
+                .collect();
+            self.mistake(
+                value.span(),
+                key,
+                format!("unknown profile `{name}` (known: {})", known.join(", ")),
+            );
+            return None;
+        }
+        Some(Some(name))
+    }
+
+    /// Whole seconds, from one to a year: `30`, or a duration as people write
+    /// it (`"30s"`, `"5m"`, `"1h 30m"`, or ISO 8601's `"PT30S"`).
+    fn duration(&mut self, value: Option<&&Value<'s>>, key: &str) -> Option<u64> {
+        let value = value?;
+        let how = "write seconds (30) or a duration such as \"30s\", \"5m\", \"1h 30m\"";
+        let seconds = match value.get_ref() {
+            DeValue::Integer(_) => self.integer(value, key)?,
+            DeValue::String(text) => match text.parse::<jiff::SignedDuration>() {
+                Ok(duration) if duration.subsec_nanos() != 0 => {
+                    self.mistake(
+                        value.span(),
+                        key,
+                        format!("`{text}` is not a whole number of seconds"),
+                    );
+                    return None;
+                }
+                Ok(duration) => duration.as_secs(),
+                Err(_) => {
+                    self.mistake(
+                        value.span(),
+                        key,
+                        format!("`{text}` is not a duration: {how}"),
+                    );
+                    return None;
+                }
+            },
+            other => {
+                self.mistake(
+                    value.span(),
+                    key,
+                    format!("expected a duration, found {}: {how}", kind(other)),
+                );
+                return None;
+            }
+        };
+        match u64::try_from(seconds) {
+            Ok(seconds) if (1..=crate::MAX_SECS).contains(&seconds) => Some(seconds),
+            _ => {
+                self.mistake(
+                    value.span(),
+                    key,
+                    format!(
+                        "{seconds} seconds is out of range: give 1 second to a year ({} seconds)",
+                        crate::MAX_SECS
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn alert_format(&mut self, value: Option<&&Value<'s>>) -> Option<AlertFormat> {
+        let value = value?;
+        let key = "sinks.alert_format";
+        match self.string(value, key)?.as_str() {
+            "text" => Some(AlertFormat::Text),
+            "html" => Some(AlertFormat::Html),
+            other => {
+                self.mistake(
+                    value.span(),
+                    key,
+                    format!("`{other}` is not an alert format: text or html"),
+                );
+                None
+            }
+        }
+    }
+
+    /// Alertmanager's base URL, `http://host:port` (its API is under it).
+    fn alertmanager(&mut self, value: Option<&&Value<'s>>) -> Option<String> {
+        let value = value?;
+        let key = "sinks.alertmanager";
+        let url = self.string(value, key)?;
+        let rest = url
+            .strip_prefix("http://")
+            .or_else(|| url.strip_prefix("https://"));
+        let host = rest.map(|rest| rest.split(['/', '?', '#']).next().unwrap_or(""));
+        let clean = !url.chars().any(|c| c.is_whitespace() || c.is_control());
+        if !clean || host.is_none_or(str::is_empty) {
+            self.mistake(
+                value.span(),
+                key,
+                format!(
+                    "`{}` is not Alertmanager's URL: give http://host:port",
+                    url.escape_debug()
+                ),
+            );
+            return None;
+        }
+        Some(url)
+    }
+
+    fn metrics_listen(&mut self, value: Option<&&Value<'s>>) -> Option<SocketAddr> {
+        let value = value?;
+        let key = "metrics_listen";
+        let text = self.string(value, key)?;
+        match text.parse::<SocketAddr>() {
+            Ok(address) => Some(address),
+            Err(_) => {
+                self.mistake(
+                    value.span(),
+                    key,
+                    format!(
+                        "`{}` is not an address to listen on: give IP:PORT, such as 127.0.0.1:9184",
+                        text.escape_debug()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn server(&mut self, table: &DeTable<'s>) -> ServerArgs {
+        let fields = self.keys(table, "server", SERVER);
+        let name = |this: &mut Self, key: &str| {
+            let value = fields.get(key)?;
+            let path = join("server", key);
+            let text = this.string(value, &path)?;
+            if text.is_empty() {
+                this.mistake(
+                    value.span(),
+                    &path,
+                    "empty: leave the key out for the default",
+                );
+                return None;
+            }
+            Some(text)
+        };
+        let socket_name = name(self, "socket_name");
+        let socket_path = name(self, "socket_path");
+        let tmux_bin = name(self, "tmux_bin");
+        let ssh_config = name(self, "ssh_config");
+        if socket_name.is_some()
+            && socket_path.is_some()
+            && let Some(value) = fields.get("socket_path")
+        {
+            self.mistake(
+                value.span(),
+                "server.socket_path",
+                "give socket_name or socket_path, not both (as -L and -S)",
+            );
+        }
+        ServerArgs::new(socket_name, socket_path, tmux_bin, ssh_config)
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// Where a key that is misplaced belongs.
+fn home_of(key: &str) -> Option<&'static str> {
+    if PER_TARGET.contains(&key) {
+        Some("[defaults] or a [[targets]] table")
+    } else if TIMING.contains(&key) {
+        Some("[defaults]")
+    } else if SINKS.contains(&key) {
+        Some("[sinks]")
+    } else if SERVER.contains(&key) {
+        Some("[server]")
+    } else if key == "target" {
+        Some("a [[targets]] table")
+    } else if key == "metrics_listen" {
+        Some("the top of the file, before any table")
+    } else {
+        None
+    }
+}
+
+/// A TOML value's kind, as a mistake names it.
+fn kind(value: &DeValue<'_>) -> &'static str {
+    match value {
+        DeValue::String(_) => "a string",
+        DeValue::Integer(_) => "a whole number",
+        DeValue::Float(_) => "a decimal number",
+        DeValue::Boolean(_) => "a boolean",
+        DeValue::Datetime(_) => "a date",
+        DeValue::Array(_) => "an array",
+        DeValue::Table(_) => "a table",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(text: &str) -> Config {
+        parse(text, Profiles::builtin()).unwrap_or_else(|mistakes| {
+            panic!(
+                "{}",
+                mistakes
+                    .iter()
+                    .map(|m| format!("{m}\n"))
+                    .collect::<String>()
+            )
+        })
+    }
+
+    #[test]
+    fn defaults_reach_every_target_and_a_target_overrides_them() {
+        let config = parsed(
+            r#"
+[defaults]
+interval = "2m"
+work_probe = "echo 3"
+nudge_budget = 4
+profile = "codex"
+
+[[targets]]
+target = "api"
+
+[[targets]]
+target = "box:web"
+work_probe = "echo 0"
+nudge_text = "Go on."
+profile = "auto"
+"#,
+        );
+        assert_eq!(config.interval, Some(120));
+        let [api, web] = &config.targets[..] else {
+            panic!("{:?}", config.targets)
+        };
+        assert_eq!(
+            (api.target.to_string(), api.work_probe.as_deref()),
+            ("api".to_string(), Some("echo 3"))
+        );
+        assert_eq!(
+            (
+                api.nudge_budget,
+                api.nudge_text.as_str(),
+                api.profile.as_deref()
+            ),
+            (4, DEFAULT_NUDGE_TEXT, Some("codex"))
+        );
+        assert_eq!(web.target.host.as_deref(), Some("box"));
+        assert_eq!(
+            (web.work_probe.as_deref(), web.nudge_text.as_str()),
+            (Some("echo 0"), "Go on.")
+        );
+        // `auto` undoes the default profile.
+        assert_eq!(web.profile, None);
+    }
+
+    #[test]
+    fn a_file_without_defaults_has_the_command_lines_defaults() {
+        let config = parsed("[[targets]]\ntarget = \"api\"\n");
+        assert_eq!(config.interval, None);
+        assert_eq!(config.targets[0].nudge_budget, DEFAULT_BUDGET);
+        assert_eq!(config.targets[0].nudge_text, DEFAULT_NUDGE_TEXT);
+        assert!(config.server.is_none());
+    }
+}

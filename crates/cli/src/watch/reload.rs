@@ -1,0 +1,123 @@
+//! Opening a target's memory and lock, at start and when a reloaded config
+//! file adds it, and the reload itself (SIGHUP): targets added start, targets
+//! removed are released (their lock and journal closed, never deleted),
+//! targets that stay keep their monitor, so what it remembers (the nudges
+//! spent, the escalations sent, the echo ledger, what it last read) stays.
+
+use std::path::Path;
+
+use super::cycle::Watched;
+use super::settings::{Settings, TargetSettings};
+use super::*;
+use crate::output::say;
+
+impl Watched {
+    /// Loads the target's memory from its journal in `dir` and takes its
+    /// lock: a target another monitor watches on this server is refused (two
+    /// would each spend the nudge budget).
+    pub(super) fn open(dir: &Path, settings: TargetSettings) -> Result<Watched, String> {
+        let target = settings.target.clone();
+        let key = target.file_key();
+        let lock = match probes::lock::try_lock(&dir.join(format!("{key}.lock"))) {
+            Ok(lock) => Some(lock),
+            Err(LockError::Held(pid)) => {
+                let by = pid.map_or_else(String::new, |pid| format!(" (pid {pid})"));
+                return Err(format!(
+                    "{target} is already watched by another bmb-monitor{by} on this server"
+                ));
+            }
+            Err(LockError::Failed(why)) => {
+                say(format_args!(
+                    "bmb-monitor: watch: {target}: {why}; not guarded against a second monitor"
+                ));
+                None
+            }
+        };
+        let opened = Journal::open(dir.join(format!("{key}.jsonl")));
+        for problem in &opened.problems {
+            say(format_args!("bmb-monitor: watch: {problem}"));
+        }
+        let monitor = watchdog::session::TargetMonitor::new(
+            target.to_string(),
+            settings.session_config(),
+            opened.memory,
+        );
+        Ok(Watched {
+            target,
+            settings,
+            monitor,
+            journal: opened.journal,
+            journal_error: None,
+            pane_id: None,
+            searched: false,
+            _lock: lock,
+        })
+    }
+}
+
+/// What a reload changed, as it is said.
+#[derive(Debug, Default)]
+pub(super) struct Reloaded {
+    pub(super) added: Vec<String>,
+    pub(super) removed: Vec<String>,
+    /// Targets that stay with other settings (probes, budget, nudge, profile).
+    pub(super) changed: Vec<String>,
+}
+
+impl Watch<'_> {
+    /// Runs with `settings` from the next cycle on, in their order. A target
+    /// the new file adds but another monitor holds is said and left out (a
+    /// later reload tries again); the tmux server cannot change under a
+    /// running monitor (its targets' memory lives in that server's folder),
+    /// so a new `[server]` is said and the old one kept.
+    pub(super) fn reload(&mut self, mut settings: Settings) -> Reloaded {
+        if settings.args.server.state_key() != self.args.server.state_key() {
+            say(
+                "bmb-monitor: watch: the config file names another tmux server; \
+                 a running monitor keeps its own (restart it to watch the other)",
+            );
+            settings.args.server = self.args.server.clone();
+        }
+        let mut reloaded = Reloaded::default();
+        let mut before: Vec<Option<Watched>> = std::mem::take(&mut self.watched)
+            .into_iter()
+            .map(Some)
+            .collect();
+        for target in settings.targets {
+            let staying = before
+                .iter_mut()
+                .find(|w| w.as_ref().is_some_and(|w| w.target == target.target))
+                .and_then(Option::take);
+            match staying {
+                Some(mut watched) => {
+                    if watched.settings != target {
+                        reloaded.changed.push(target.target.to_string());
+                        watched.monitor.set_config(target.session_config());
+                        watched.settings = target;
+                    }
+                    self.watched.push(watched);
+                }
+                None => {
+                    let name = target.target.to_string();
+                    match Watched::open(&self.state_dir, target) {
+                        Ok(mut watched) => {
+                            watched.monitor.set_profiles(self.current_profiles.clone());
+                            reloaded.added.push(name);
+                            self.watched.push(watched);
+                        }
+                        Err(message) => {
+                            say(format_args!("bmb-monitor: watch: not watching {message}"))
+                        }
+                    }
+                }
+            }
+        }
+        // Dropped here: each lock and journal is closed, its files kept, so
+        // a target added back later resumes from what it remembered.
+        for watched in before.into_iter().flatten() {
+            reloaded.removed.push(watched.target.to_string());
+        }
+        self.args = std::borrow::Cow::Owned(settings.args);
+        reloaded
+    }
+}

@@ -1,0 +1,116 @@
+//! What one `watch` process runs with, built either from the command line or
+//! from a config file (`--config`): each target's own settings, and the
+//! process-wide ones spelled as the flags spell them, so the rest of the
+//! loop reads them in one way whichever form started it.
+
+use std::net::SocketAddr;
+
+use watchdog::session::SessionConfig;
+use watchdog::target::Target;
+
+use super::config::Config;
+use super::*;
+
+/// One target's own settings: what it is probed with, its nudge and budget,
+/// and the profile it is read with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct TargetSettings {
+    pub(super) target: Target,
+    pub(super) work_probe: Option<String>,
+    pub(super) progress_probe: Option<String>,
+    pub(super) nudge_budget: u32,
+    pub(super) nudge_text: String,
+    /// A profile forced on this target; `None` picks one from the pane (`auto`).
+    pub(super) profile: Option<String>,
+}
+
+impl TargetSettings {
+    /// What its monitor decides with.
+    pub(super) fn session_config(&self) -> SessionConfig {
+        SessionConfig {
+            budget: self.nudge_budget,
+            nudge_text: self.nudge_text.clone(),
+            profile: self.profile.clone(),
+            ..SessionConfig::default()
+        }
+    }
+}
+
+/// Everything one `watch` process runs with.
+#[derive(Debug)]
+pub(super) struct Settings {
+    /// The process-wide settings as the flags spell them: the interval, the
+    /// timeouts, the alert command and its format, the tmux server, and the
+    /// flags only the command line gives (`--once`, `--json`, `--no-witness`).
+    /// Built from a config file, its per-target flags are unset (each target
+    /// has its own in `targets`) and it names no target.
+    pub(super) args: Args,
+    pub(super) targets: Vec<TargetSettings>,
+    /// `[sinks] alertmanager` of a config file: where escalations are posted
+    /// (the `--alertmanager` sink reads it once merged).
+    #[allow(dead_code)]
+    pub(super) alertmanager: Option<String>,
+    /// `metrics_listen` of a config file: where `/metrics` is served (the
+    /// `--metrics-listen` listener reads it once merged).
+    #[allow(dead_code)]
+    pub(super) metrics_listen: Option<SocketAddr>,
+}
+
+impl Settings {
+    /// The command-line form: every target with the same flags.
+    pub(super) fn from_args(args: &Args) -> Result<Settings, String> {
+        let mut targets: Vec<TargetSettings> = Vec::new();
+        for text in &args.targets {
+            let target = Target::parse(text).map_err(|e| e.to_string())?;
+            if targets.iter().any(|t| t.target == target) {
+                return Err(format!("target `{target}` is given twice"));
+            }
+            targets.push(TargetSettings {
+                target,
+                work_probe: args.work_probe.clone(),
+                progress_probe: args.progress_probe.clone(),
+                nudge_budget: args.nudge_budget,
+                nudge_text: args.nudge_text.clone(),
+                profile: None,
+            });
+        }
+        Ok(Settings {
+            args: args.clone(),
+            targets,
+            alertmanager: None,
+            metrics_listen: None,
+        })
+    }
+
+    /// The config-file form. The flags a config file cannot give (`--once`,
+    /// `--json`, `--no-witness`) come from the command line; so does the tmux
+    /// server when the file has no `[server]` table (both is an error: which
+    /// one meant it?).
+    pub(super) fn from_config(cli: &Args, config: Config) -> Result<Settings, String> {
+        let mut args = cli.clone();
+        args.targets.clear();
+        args.work_probe = None;
+        args.progress_probe = None;
+        args.interval = config.interval.unwrap_or(cli.interval);
+        args.capture_timeout = config.capture_timeout.unwrap_or(cli.capture_timeout);
+        args.probe_timeout = config.probe_timeout.unwrap_or(cli.probe_timeout);
+        args.alert_cmd = config.alert_cmd;
+        args.alert_format = config.alert_format.unwrap_or(cli.alert_format);
+        if let Some(server) = config.server {
+            if !cli.server.is_default() {
+                return Err(
+                    "the tmux server is given twice: by the config file's [server] table and \
+                     by -L, -S, --tmux-bin or --ssh-config; keep one"
+                        .to_string(),
+                );
+            }
+            args.server = server;
+        }
+        Ok(Settings {
+            args,
+            targets: config.targets,
+            alertmanager: config.alertmanager,
+            metrics_listen: config.metrics_listen,
+        })
+    }
+}

@@ -1,0 +1,717 @@
+//! `bmb-monitor watch --config FILE` end to end: the real binary, real TOML
+//! files, a private tmux server per test, and SIGHUP sent to the running
+//! monitor by its pid.
+// These tests start the binary, tmux and shell commands; that is their point.
+#![allow(clippy::disallowed_methods)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use bmb_testkit::bin::{Running, run, wait_until};
+use bmb_testkit::tmux::{PrivateTmux, capture_path};
+
+/// One test's world: a tmux server, a state folder, an empty profile folder
+/// (a profile of the machine's user cannot change a message), and the files.
+struct World {
+    tmux: PrivateTmux,
+    state: tempfile::TempDir,
+    profiles: tempfile::TempDir,
+}
+
+impl World {
+    fn new() -> World {
+        World {
+            tmux: PrivateTmux::new(),
+            state: tempfile::tempdir().expect("tempdir"),
+            profiles: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.tmux.dir.path().join(name)
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.path(name);
+        std::fs::write(&path, text).expect("write");
+        path
+    }
+
+    fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.path(name)).unwrap_or_default()
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+        command
+            .arg("watch")
+            .args(args)
+            .env("XDG_STATE_HOME", self.state.path())
+            .env("XDG_CONFIG_HOME", self.profiles.path());
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        run(self.command(args), b"", Duration::from_secs(60))
+    }
+
+    /// `--check` of a file holding `text`.
+    fn check(&self, text: &str) -> Output {
+        let path = self.write("fleet.toml", text);
+        self.run(&["--config", path.to_str().expect("utf-8"), "--check"])
+    }
+
+    /// A `[server]` table naming this test's tmux server.
+    fn server(&self) -> String {
+        format!("[server]\nsocket_path = '{}'\n", self.tmux.socket.display())
+    }
+
+    /// A pane replaying `case`; returns the file that records what was typed into it.
+    fn replay(&self, session: &str, case: &str) -> PathBuf {
+        let received = self.path(&format!("{session}.received"));
+        self.tmux.replay(session, &capture_path(case), &received);
+        received
+    }
+
+    /// An alert command appending `TARGET REASON` to `alerts`, once per alert delivered.
+    fn alert_cmd(&self) -> String {
+        format!(
+            "echo \"$BMB_TARGET $BMB_REASON\" >> '{}'; cat > /dev/null",
+            self.path("alerts").display()
+        )
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `--check` of `config`: exit 2 and exactly these mistakes, each
+/// `LINE: KEY: what` after the file's name, in the file's order.
+fn check(config: &str, expected: &[&str]) {
+    let world = World::new();
+    let output = world.check(config);
+    let file = world.path("fleet.toml");
+    let prefix = format!("bmb-monitor: watch: {}:", file.display());
+    let said = text(&output.stderr);
+    let mistakes: Vec<&str> = said
+        .lines()
+        .map(|line| line.strip_prefix(&prefix).unwrap_or(line))
+        .collect();
+    assert_eq!(mistakes, expected, "for:\n{config}");
+    assert_eq!(output.status.code(), Some(2), "for:\n{config}");
+    assert_eq!(text(&output.stdout), "", "for:\n{config}");
+}
+
+const ONE_TARGET: &str = "[[targets]]\ntarget = \"api\"\n";
+
+#[test]
+fn every_malformed_line_is_named_by_its_line_and_key() {
+    let cases: &[(String, &[&str])] = &[
+        // Unknown keys, and misplaced ones told where they belong.
+        (
+            format!("colour = 1\n{ONE_TARGET}"),
+            &[
+                "1: colour: unknown key (expected one of: metrics_listen, defaults, sinks, server, targets)",
+            ],
+        ),
+        (
+            format!("nudge_budget = 3\n{ONE_TARGET}"),
+            &["1: nudge_budget: unknown key here: it belongs in [defaults] or a [[targets]] table"],
+        ),
+        (
+            format!("[sinks]\ninterval = 5\n{ONE_TARGET}"),
+            &["2: sinks.interval: unknown key here: it belongs in [defaults]"],
+        ),
+        (
+            format!("{ONE_TARGET}nudge_txt = \"go\"\n"),
+            &[
+                "3: targets[0].nudge_txt: unknown key (expected one of: target, work_probe, progress_probe, nudge_budget, nudge_text, profile)",
+            ],
+        ),
+        (
+            format!("[defaults]\nalert_cmd = \"x\"\n{ONE_TARGET}"),
+            &["2: defaults.alert_cmd: unknown key here: it belongs in [sinks]"],
+        ),
+        // Wrong types.
+        (
+            format!("[defaults]\nwork_probe = 5\n{ONE_TARGET}"),
+            &["2: defaults.work_probe: expected a string, found a whole number"],
+        ),
+        (
+            format!("{ONE_TARGET}nudge_budget = \"3\"\n"),
+            &["3: targets[0].nudge_budget: expected a whole number, found a string"],
+        ),
+        (
+            format!("defaults = 3\n{ONE_TARGET}"),
+            &["1: defaults: expected a table ([defaults]), found a whole number"],
+        ),
+        (
+            "[targets]\ntarget = \"api\"\n".to_string(),
+            &["1: targets: expected [[targets]] tables, found a table"],
+        ),
+        (
+            "targets = [\"api\"]\n".to_string(),
+            &["1: targets[0]: expected a table ([targets[0]]), found a string"],
+        ),
+        // Nudges.
+        (
+            format!("{ONE_TARGET}nudge_text = \"  \"\n"),
+            &["3: targets[0].nudge_text: must be one non-empty line without control characters"],
+        ),
+        (
+            format!("[defaults]\nnudge_text = \"go\\non\"\n{ONE_TARGET}"),
+            &["2: defaults.nudge_text: must be one non-empty line without control characters"],
+        ),
+        (
+            format!("{ONE_TARGET}nudge_budget = 0\n"),
+            &[
+                "3: targets[0].nudge_budget: 0 is not a nudge budget: give 1 to 100 (nudges without progress before escalating)",
+            ],
+        ),
+        (
+            format!("[defaults]\nnudge_budget = 100000\n{ONE_TARGET}"),
+            &[
+                "2: defaults.nudge_budget: 100000 is not a nudge budget: give 1 to 100 (nudges without progress before escalating)",
+            ],
+        ),
+        (
+            format!("{ONE_TARGET}work_probe = \" \"\n"),
+            &["3: targets[0].work_probe: an empty command: leave the key out for none"],
+        ),
+        // Durations.
+        (
+            format!("[defaults]\ninterval = \"5x\"\n{ONE_TARGET}"),
+            &[
+                "2: defaults.interval: `5x` is not a duration: write seconds (30) or a duration such as \"30s\", \"5m\", \"1h 30m\"",
+            ],
+        ),
+        (
+            format!("[defaults]\ncapture_timeout = 0\n{ONE_TARGET}"),
+            &[
+                "2: defaults.capture_timeout: 0 seconds is out of range: give 1 second to a year (31536000 seconds)",
+            ],
+        ),
+        (
+            format!("[defaults]\nprobe_timeout = \"-5s\"\n{ONE_TARGET}"),
+            &[
+                "2: defaults.probe_timeout: -5 seconds is out of range: give 1 second to a year (31536000 seconds)",
+            ],
+        ),
+        (
+            format!("[defaults]\ninterval = \"1.5s\"\n{ONE_TARGET}"),
+            &["2: defaults.interval: `1.5s` is not a whole number of seconds"],
+        ),
+        (
+            format!("[defaults]\ninterval = true\n{ONE_TARGET}"),
+            &[
+                "2: defaults.interval: expected a duration, found a boolean: write seconds (30) or a duration such as \"30s\", \"5m\", \"1h 30m\"",
+            ],
+        ),
+        // Profiles.
+        (
+            format!("{ONE_TARGET}profile = \"cursor\"\n"),
+            &[
+                "3: targets[0].profile: unknown profile `cursor` (known: auto, claude, opencode, aider, codex, gemini)",
+            ],
+        ),
+        // Targets.
+        (
+            "[defaults]\nnudge_budget = 2\n".to_string(),
+            &[
+                "1: targets: no targets: add a [[targets]] table with target = \"session\" or \"host:session\"",
+            ],
+        ),
+        (
+            "[[targets]]\nnudge_budget = 2\n".to_string(),
+            &[
+                "1: targets[0].target: missing: each [[targets]] table names its target, \"session\" or \"host:session\"",
+            ],
+        ),
+        (
+            format!("{ONE_TARGET}\n[[targets]]\ntarget = \"api\"\n"),
+            &["5: targets[1].target: `api` is given twice (first at line 2)"],
+        ),
+        (
+            "[[targets]]\ntarget = \"a b\"\n".to_string(),
+            &[
+                "2: targets[0].target: target `a b`: session name holds ' ', which tmux would rewrite or a shell would interpret (allowed: letters, digits, _ - + @ % ,)",
+            ],
+        ),
+        (
+            "[[targets]]\ntarget = \"-box:api\"\n".to_string(),
+            &[
+                "2: targets[0].target: target `-box:api`: host alias starts with `-`, which ssh would read as an option",
+            ],
+        ),
+        // Sinks, metrics, server.
+        (
+            format!("[sinks]\nalert_format = \"pdf\"\n{ONE_TARGET}"),
+            &["2: sinks.alert_format: `pdf` is not an alert format: text or html"],
+        ),
+        (
+            format!("[sinks]\nalertmanager = \"127.0.0.1:9093\"\n{ONE_TARGET}"),
+            &[
+                "2: sinks.alertmanager: `127.0.0.1:9093` is not Alertmanager's URL: give http://host:port",
+            ],
+        ),
+        (
+            format!("[sinks]\nalert_cmd = \"\"\n{ONE_TARGET}"),
+            &["2: sinks.alert_cmd: an empty command: leave the key out for none"],
+        ),
+        (
+            format!("metrics_listen = \"localhost\"\n{ONE_TARGET}"),
+            &[
+                "1: metrics_listen: `localhost` is not an address to listen on: give IP:PORT, such as 127.0.0.1:9184",
+            ],
+        ),
+        (
+            format!("[server]\nsocket_name = \"a\"\nsocket_path = \"/tmp/b\"\n{ONE_TARGET}"),
+            &["3: server.socket_path: give socket_name or socket_path, not both (as -L and -S)"],
+        ),
+        (
+            format!("[server]\ntmux_bin = \"\"\n{ONE_TARGET}"),
+            &["2: server.tmux_bin: empty: leave the key out for the default"],
+        ),
+        // Syntax: the parser's own words, with the line; no key owns them.
+        (
+            format!("[defaults]\ninterval = \n{ONE_TARGET}"),
+            &["2: string values must be quoted, expected literal string"],
+        ),
+        (
+            format!("{ONE_TARGET}target = \"web\"\n"),
+            &["3: duplicate key"],
+        ),
+    ];
+    for (config, expected) in cases {
+        check(config, expected);
+    }
+}
+
+#[test]
+fn every_mistake_of_a_file_is_said_at_once_in_the_files_order() {
+    check(
+        "\
+[defaults]
+interval = 0
+nudge_budget = -1
+
+[sinks]
+alert_format = \"rtf\"
+
+[[targets]]
+target = \"api\"
+profile = \"vim\"
+
+[[targets]]
+target = \"api\"
+",
+        &[
+            "2: defaults.interval: 0 seconds is out of range: give 1 second to a year (31536000 seconds)",
+            "3: defaults.nudge_budget: -1 is not a nudge budget: give 1 to 100 (nudges without progress before escalating)",
+            "6: sinks.alert_format: `rtf` is not an alert format: text or html",
+            "10: targets[0].profile: unknown profile `vim` (known: auto, claude, opencode, aider, codex, gemini)",
+            "13: targets[1].target: `api` is given twice (first at line 9)",
+        ],
+    );
+    // Syntax errors too, where the parser can go on past one.
+    check(
+        "x = \n[[targets]\ntarget = \"a\"\ny = = 2\n",
+        &[
+            "1: string values must be quoted, expected literal string",
+            "2: unclosed array table, expected `]`",
+            "4: extra `=`, expected nothing",
+            "4: unexpected key or value, expected newline, `#`",
+        ],
+    );
+}
+
+#[test]
+fn check_says_ok_with_the_number_of_targets_and_exits_0() {
+    let world = World::new();
+    let output = world.check(
+        "[[targets]]\ntarget = \"api\"\n[[targets]]\ntarget = \"build-box:web\"\nprofile = \"codex\"\n",
+    );
+    assert_eq!(
+        (
+            output.status.code(),
+            text(&output.stdout),
+            text(&output.stderr)
+        ),
+        (Some(0), "ok: 2 targets\n".to_string(), String::new())
+    );
+    let output = world.check(ONE_TARGET);
+    assert_eq!(text(&output.stdout), "ok: 1 target\n");
+    // A file that cannot be read at all is said as such.
+    let output = world.run(&["--config", "/nonexistent/fleet.toml", "--check"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        text(&output.stderr),
+        "bmb-monitor: watch: cannot read the config file /nonexistent/fleet.toml: it does not exist\n"
+    );
+}
+
+/// The README's example is a file that checks: the documentation cannot drift from the parser.
+#[test]
+fn the_readmes_example_config_checks() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .expect("README.md");
+    let section = readme
+        .split("### Config file")
+        .nth(1)
+        .expect("README has a \"Config file\" subsection");
+    let example = section
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the subsection has a toml example");
+    let world = World::new();
+    let output = world.check(example);
+    assert_eq!(
+        (output.status.code(), text(&output.stderr)),
+        (Some(0), String::new()),
+        "{example}"
+    );
+    assert_eq!(text(&output.stdout), "ok: 4 targets\n");
+}
+
+#[test]
+fn the_command_line_cannot_say_what_the_file_says() {
+    let world = World::new();
+    let file = world.write("fleet.toml", ONE_TARGET);
+    let file = file.to_str().expect("utf-8");
+    for args in [
+        vec!["--config", file, "api"],
+        vec!["--config", file, "--interval", "5"],
+        vec!["--config", file, "--nudge-budget", "2"],
+        vec!["--config", file, "--alert-cmd", "true"],
+        vec!["--config", file, "--detach"],
+    ] {
+        let output = world.run(&args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(text(&output.stderr).starts_with("error: "), "{args:?}");
+    }
+    let output = world.run(&["--check", "api"]);
+    assert_eq!(
+        (output.status.code(), text(&output.stderr)),
+        (
+            Some(2),
+            "bmb-monitor: watch: --check checks a config file: give it with --config FILE\n"
+                .to_string()
+        )
+    );
+    // The tmux server: from the file or from the command line, not both.
+    let with_server = world.write("server.toml", &format!("{}{ONE_TARGET}", world.server()));
+    let output = world.run(&[
+        "--config",
+        with_server.to_str().expect("utf-8"),
+        "-L",
+        "other",
+        "--check",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        text(&output.stderr),
+        "bmb-monitor: watch: the tmux server is given twice: by the config file's [server] table and by -L, -S, --tmux-bin or --ssh-config; keep one\n"
+    );
+    let output = world.run(&["--config", file, "-L", "other", "--check"]);
+    assert_eq!(text(&output.stdout), "ok: 1 target\n");
+}
+
+/// Each target has its own probe, nudge and profile: a profile forced on a
+/// pane reads it whatever its markers say.
+#[test]
+fn each_target_is_probed_nudged_and_read_with_its_own_settings() {
+    let world = World::new();
+    let nudged = world.replay("nudged", "idle-after-text-answer");
+    world.replay("forced", "idle-after-text-answer");
+    let config = world.write(
+        "fleet.toml",
+        &format!(
+            "{}
+[defaults]
+work_probe = \"echo 4\"
+
+[[targets]]
+target = \"nudged\"
+nudge_text = \"Go on with the plan.\"
+nudge_budget = 2
+
+[[targets]]
+target = \"forced\"
+work_probe = \"echo 0\"
+profile = \"aider\"
+",
+            world.server()
+        ),
+    );
+    let output = world.run(&["--config", config.to_str().expect("utf-8"), "--once"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let lines: Vec<String> = text(&output.stdout)
+        .lines()
+        .map(|line| {
+            line.rsplit_once(" · ")
+                .map_or(line, |(head, _)| head)
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "MONITOR · nudged · STALLED · work=4 · progress=? · nudges 1/2 · nudged (1/2)",
+            // Read as Aider, whose prompt line is not on this Claude Code screen: still printing.
+            "MONITOR · forced · WORKING · work=0 · progress=? · nudges 0/5",
+        ]
+    );
+    assert!(
+        wait_until(10, || std::fs::read_to_string(&nudged)
+            .unwrap_or_default()
+            .contains("Go on with the plan.")),
+        "the pane never received its own nudge"
+    );
+}
+
+/// The lines of `running`'s stdout from the first that contains `from` on.
+fn lines_from(running: &Running, from: &str) -> Vec<String> {
+    let out = running.out();
+    let start = out
+        .iter()
+        .position(|l| l.contains(from))
+        .unwrap_or(out.len());
+    out[start..].to_vec()
+}
+
+fn sighup(running: &Running) {
+    let pid = rustix::process::Pid::from_raw(running.child.id() as i32).expect("a child's pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::HUP).expect("SIGHUP");
+}
+
+#[test]
+fn a_reload_adds_and_removes_targets_without_repaging_the_ones_that_stay() {
+    let world = World::new();
+    world.replay("asks", "question-permission-bash");
+    world.replay("first", "working-bash-sleep");
+    world.replay("second", "working-bash-sleep");
+    let head = format!(
+        "{}\n[defaults]\ninterval = 1\n\n[sinks]\nalert_cmd = '''{}'''\n",
+        world.server(),
+        world.alert_cmd()
+    );
+    let config = world.write(
+        "fleet.toml",
+        &format!("{head}\n[[targets]]\ntarget = \"asks\"\n\n[[targets]]\ntarget = \"first\"\n"),
+    );
+    let file = config.to_str().expect("utf-8");
+    let running = Running::start(world.command(&["--config", file]));
+
+    // The question is paged once.
+    assert!(
+        running.wait_out("MONITOR · asks · QUESTION", 30)
+            && running.wait_out("MONITOR · first", 30),
+        "stdout: {:?}\nstderr: {:?}",
+        running.out(),
+        running.err()
+    );
+    assert!(
+        wait_until(30, || world.read("alerts") == "asks question\n"),
+        "alerts: {:?}",
+        world.read("alerts")
+    );
+
+    // A file that no longer reads is said, and the old one kept.
+    world.write(
+        "fleet.toml",
+        &format!("{head}\n[[targets]]\ntarget = \"asks\"\nnudge_budget = 0\n"),
+    );
+    sighup(&running);
+    let kept = "not reloaded: the settings in force are kept";
+    assert!(
+        wait_until(30, || running.err().iter().any(|l| l.contains(kept))),
+        "stderr: {:?}",
+        running.err()
+    );
+    let said = running.err();
+    assert!(
+        said.iter().any(|l| l
+            .ends_with(":12: targets[0].nudge_budget: 0 is not a nudge budget: give 1 to 100 (nudges without progress before escalating)")),
+        "{said:?}"
+    );
+    // Still watching both: a cycle after the failed reload reads `first` again.
+    let seen = running.out().len();
+    assert!(
+        wait_until(30, || running.out()[seen..]
+            .iter()
+            .any(|l| l.contains("MONITOR · first"))),
+        "{:?}",
+        running.out()
+    );
+
+    // `first`'s journal, which its release must keep.
+    let journal = || {
+        let servers = world.state.path().join("bmb-monitor/session");
+        std::fs::read_dir(servers)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|server| server.path().join("first.jsonl"))
+            .find(|path| path.is_file())
+    };
+    assert!(
+        wait_until(30, || journal().is_some()),
+        "no journal for `first`"
+    );
+
+    // `first` removed, `second` added, `asks` stays with another budget.
+    world.write(
+        "fleet.toml",
+        &format!(
+            "{head}\n[[targets]]\ntarget = \"asks\"\nnudge_budget = 3\n\n[[targets]]\ntarget = \"second\"\n"
+        ),
+    );
+    sighup(&running);
+    let reloaded = format!(
+        "bmb-monitor: watch: reloaded {file}: 2 targets (added: second; removed: first; changed: asks)"
+    );
+    assert!(
+        wait_until(30, || running.err().contains(&reloaded)),
+        "stderr: {:?}",
+        running.err()
+    );
+    // Two whole cycles of the new set: `asks` (its new budget shown), then `second`.
+    assert!(
+        wait_until(30, || {
+            let after = lines_from(&running, "MONITOR · second");
+            after
+                .iter()
+                .filter(|l| l.contains("MONITOR · second"))
+                .count()
+                >= 2
+                && after
+                    .iter()
+                    .any(|l| l.contains("MONITOR · asks · QUESTION"))
+        }),
+        "{:?}",
+        running.out()
+    );
+    let after = lines_from(&running, "MONITOR · second");
+    assert!(
+        after.iter().all(|l| !l.contains("MONITOR · first")),
+        "{after:?}"
+    );
+    assert!(
+        after
+            .iter()
+            .filter(|l| l.contains("MONITOR · asks"))
+            .all(|l| l.contains("nudges 0/3") && !l.contains("escalated")),
+        "{after:?}"
+    );
+    // The question was paged once, across both reloads.
+    assert_eq!(world.read("alerts"), "asks question\n");
+
+    // `first` was released: its journal kept, its lock free for another monitor.
+    assert!(journal().is_some(), "the journal of `first` was deleted");
+    let other = world.run(&[
+        "-S",
+        world.tmux.socket.to_str().expect("utf-8"),
+        "first",
+        "--once",
+    ]);
+    assert_eq!(other.status.code(), Some(0), "{}", text(&other.stderr));
+    // The running monitor still holds `asks`.
+    let refused = world.run(&[
+        "-S",
+        world.tmux.socket.to_str().expect("utf-8"),
+        "asks",
+        "--once",
+    ]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    assert!(text(&refused.stderr).contains("asks is already watched by another bmb-monitor"));
+
+    let pid = rustix::process::Pid::from_raw(running.child.id() as i32).expect("a child's pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM");
+    let mut running = running;
+    assert_eq!(running.wait_exit(30).and_then(|s| s.code()), Some(0));
+}
+
+/// What only a running monitor knows (how many unreadable screens it saw, a
+/// count its journal does not keep) goes on across a reload that changes
+/// the target's settings: the monitor is kept, not rebuilt from its journal.
+#[test]
+fn a_target_that_stays_keeps_its_running_monitor_not_only_its_journal() {
+    let world = World::new();
+    let screen = world.write(
+        "screen.txt",
+        "╭────────────────╮\n│ Something new  │\n│ [Continue]     │\n╰────────────────╯\n  Esc to cancel\n",
+    );
+    world.tmux.session(
+        "odd",
+        &format!(
+            "cat '{}'; exec cat > '{}'",
+            screen.display(),
+            world.path("received").display()
+        ),
+    );
+    world
+        .tmux
+        .wait_for("odd", |pane| pane.contains("Esc to cancel"));
+    let config = |budget: u32| {
+        format!(
+            "{}\n[defaults]\ninterval = 1\n\n[sinks]\nalert_cmd = '''{}'''\n\n[[targets]]\ntarget = \"odd\"\nnudge_budget = {budget}\n",
+            world.server(),
+            world.alert_cmd()
+        )
+    };
+    let file = world.write("fleet.toml", &config(5));
+    let running =
+        Running::start(world.command(&["--config", file.to_str().expect("utf-8"), "--json"]));
+    let counts = |lines: &[String]| -> Vec<u64> {
+        lines
+            .iter()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter_map(|v| v["unrecognised"].as_u64())
+            .collect()
+    };
+    assert!(
+        wait_until(30, || counts(&running.out()).iter().any(|&n| n >= 2)),
+        "stdout: {:?}\nstderr: {:?}",
+        running.out(),
+        running.err()
+    );
+    world.write("fleet.toml", &config(2));
+    sighup(&running);
+    assert!(
+        wait_until(30, || running
+            .err()
+            .iter()
+            .any(|l| l.contains("changed: odd"))),
+        "{:?}",
+        running.err()
+    );
+    // The first poll with the new budget counts on from the last one with the old.
+    let reports = || -> Vec<serde_json::Value> {
+        running
+            .out()
+            .iter()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    assert!(
+        wait_until(30, || reports().iter().any(|v| v["budget"] == 2)),
+        "{:?}",
+        running.out()
+    );
+    let reports = reports();
+    let count = |v: &serde_json::Value| v["unrecognised"].as_u64();
+    let before = reports
+        .iter()
+        .filter(|v| v["budget"] == 5)
+        .filter_map(count)
+        .max();
+    let after = reports.iter().find(|v| v["budget"] == 2).and_then(count);
+    assert_eq!(after, before.map(|n| n + 1), "{reports:?}");
+    // Escalated once, before the reload, and not again after it; never typed into.
+    assert_eq!(world.read("alerts"), "odd unreadable\n");
+    assert_eq!(world.read("received"), "");
+}
