@@ -36,6 +36,8 @@ pub(super) struct Watch<'a> {
     pub(super) profiles: crate::profiles::UserProfiles,
     /// The profiles in force (the built-ins and the user's).
     pub(super) current_profiles: std::sync::Arc<classify::Profiles>,
+    /// `--alertmanager`: every target's escalations as alerts.
+    pub(super) alertmanager: Option<super::alertmanager::Alertmanager>,
 }
 
 impl<'a> Watch<'a> {
@@ -112,6 +114,9 @@ impl<'a> Watch<'a> {
             cycle: 0,
             profiles: crate::profiles::UserProfiles::default(),
             current_profiles: watchdog::session::builtin_profiles(),
+            alertmanager: args.alertmanager.as_deref().map(|url| {
+                super::alertmanager::Alertmanager::new(url, Duration::from_secs(args.interval))
+            }),
         };
         watch.reload_profiles();
         Ok(watch)
@@ -195,10 +200,19 @@ impl<'a> Watch<'a> {
                     watched.target
                 ));
             }
+            if let Some(sink) = &mut self.alertmanager {
+                sink.raised(&watched.target, &actions, &watched.monitor);
+            }
             for action in actions {
                 execute(self.args, watched, action);
             }
+            if let Some(sink) = &mut self.alertmanager {
+                sink.settle(&watched.target, &report, &watched.monitor);
+            }
             print_report(&report, self.args.json);
+        }
+        if let Some(sink) = &mut self.alertmanager {
+            sink.post();
         }
     }
 }

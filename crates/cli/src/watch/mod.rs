@@ -19,6 +19,7 @@ use crate::server_args::ServerArgs;
 
 mod alert;
 mod audit;
+mod alertmanager;
 mod capture;
 mod cycle;
 mod detach;
@@ -99,6 +100,11 @@ pub struct Args {
     /// The auditor command of each --audit run (`bmb-monitor audit --agent-cmd`; its default if not given).
     #[arg(long, value_name = "CMD", requires = "audit")]
     audit_agent_cmd: Option<String>,
+    /// Alertmanager to post each escalation to, as an alert that fires until the verdict
+    /// moves on (`http://127.0.0.1:9093`; its v2 API). Plain http only: this build has no TLS.
+    /// `--alert-cmd` still runs; both may be given.
+    #[arg(long, value_name = "URL", value_parser = alertmanager::parse_url)]
+    alertmanager: Option<String>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -125,16 +131,28 @@ pub fn run(args: Args) -> ExitCode {
         Ok(audits) => audits,
         Err(message) => return usage_error("watch", &message),
     };
+    let interval = Duration::from_secs(args.interval);
+    if let Some(why) = crate::notify::watchdog_period()
+        .and_then(|period| crate::notify::watchdog_too_short(period, interval))
+    {
+        return usage_error("watch", why);
+    }
     probes::signals::install_stop_handler();
     let mut watch = match Watch::new(&args, targets, &state_dir()) {
         Ok(watch) => watch,
         Err(message) => return usage_error("watch", &message),
     };
+    let mut notifier = crate::notify::Notifier::default();
     loop {
         // Never waits: an audit runs in a process and a thread of its own.
         audits.tick();
         watch.cycle();
-        if args.once || !probes::signals::sleep_unless_stopped(Duration::from_secs(args.interval)) {
+        if !probes::signals::stop_requested() {
+            // A cycle a signal cut short is not a completed one.
+            notifier.cycle_done();
+        }
+        if args.once || !probes::signals::sleep_unless_stopped(interval) {
+            notifier.stopping();
             return crate::exit::code(crate::exit::OK);
         }
     }
