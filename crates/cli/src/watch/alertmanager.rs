@@ -164,7 +164,14 @@ impl Alertmanager {
             .post(&self.endpoint)
             .header("Content-Type", "application/json")
             .send(body)
-            .map_err(|err| err.to_string())?;
+            .map_err(|err| match err {
+                ureq::Error::Timeout(_) => format!(
+                    "no answer within {} s (a hung or overloaded Alertmanager)",
+                    POST_TIMEOUT.as_secs()
+                ),
+                ureq::Error::Io(err) => format!("cannot reach it: {err}"),
+                err => err.to_string(),
+            })?;
         let status = response.status();
         if status.is_success() {
             return Ok(());
