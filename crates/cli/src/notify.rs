@@ -10,7 +10,7 @@ use sd_notify::NotifyState;
 
 use crate::output::SaidOnce;
 
-/// The monitor's side of the protocol.
+/// The monitor's side of the protocol; `STOPPING=1` when it is dropped.
 #[derive(Default)]
 pub(crate) struct Notifier {
     ready: bool,
@@ -28,11 +28,6 @@ impl Notifier {
         if self.send(states) {
             self.ready = true;
         }
-    }
-
-    /// The monitor is ending (a signal, or `--once` done).
-    pub(crate) fn stopping(&mut self) {
-        self.send(&[NotifyState::Stopping]);
     }
 
     fn send(&mut self, states: &[NotifyState]) -> bool {
@@ -54,16 +49,30 @@ impl Notifier {
     }
 }
 
+impl Drop for Notifier {
+    /// The loop is over, by whichever way it ended (a signal, `--once`, the
+    /// agent or the Lead gone): `STOPPING=1`.
+    fn drop(&mut self) {
+        self.send(&[NotifyState::Stopping]);
+    }
+}
+
 /// The watchdog's period when systemd set one for this process (`WatchdogSec=`).
-pub(crate) fn watchdog_period() -> Option<Duration> {
+fn watchdog_period() -> Option<Duration> {
     let mut usec = 0;
     sd_notify::watchdog_enabled(false, &mut usec).then(|| Duration::from_micros(usec))
+}
+
+/// The usage error of a watchdog systemd set too short for a loop of this
+/// interval, if it did.
+pub(crate) fn check_watchdog(interval: Duration) -> Option<String> {
+    watchdog_period().and_then(|period| watchdog_too_short(period, interval))
 }
 
 /// Why a watchdog period cannot work with a cycle every `interval`: a ping
 /// comes once a cycle, so a period no longer than the interval kills a
 /// healthy monitor between two cycles.
-pub(crate) fn watchdog_too_short(period: Duration, interval: Duration) -> Option<String> {
+fn watchdog_too_short(period: Duration, interval: Duration) -> Option<String> {
     (period <= interval).then(|| {
         format!(
             "systemd's WatchdogSec ({}s) must be longer than the interval ({}s) and the cycle's timeouts: \

@@ -132,9 +132,7 @@ pub fn run(args: Args) -> ExitCode {
         Err(message) => return usage_error("watch", &message),
     };
     let interval = Duration::from_secs(args.interval);
-    if let Some(why) = crate::notify::watchdog_period()
-        .and_then(|period| crate::notify::watchdog_too_short(period, interval))
-    {
+    if let Some(why) = crate::notify::check_watchdog(interval) {
         return usage_error("watch", why);
     }
     probes::signals::install_stop_handler();
@@ -152,7 +150,6 @@ pub fn run(args: Args) -> ExitCode {
             notifier.cycle_done();
         }
         if args.once || !probes::signals::sleep_unless_stopped(interval) {
-            notifier.stopping();
             return crate::exit::code(crate::exit::OK);
         }
     }
