@@ -228,7 +228,10 @@ impl AlertBook {
         }
         for kind in memory.escalated.keys() {
             let cause = Cause::Escalation(*kind);
-            if self.firing.contains_key(&cause) {
+            // A failed capture tells nothing of the screen (which refusal, which
+            // evidence): a held escalation is told from the next readable one.
+            let untold = report.state.is_none() && *kind != EscalationKind::CaptureFailed;
+            if self.firing.contains_key(&cause) || untold {
                 continue;
             }
             let reason = reason_held(*kind, report.refusal);
@@ -618,6 +621,14 @@ mod tests {
             "{}",
             postings[0].message
         );
+    }
+
+    #[test]
+    fn an_escalation_held_from_before_a_restart_waits_for_a_readable_screen() {
+        let mut book = book();
+        let mem = memory(&[EscalationKind::Unreadable, EscalationKind::CaptureFailed]);
+        book.settle(&report(None), &mem, None, at(0));
+        assert_eq!(due(&book, 0), [("BmbCaptureFailing".into(), false, 0, 180)]);
     }
 
     #[test]
