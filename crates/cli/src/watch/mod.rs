@@ -18,8 +18,8 @@ use crate::output::usage_error;
 use crate::server_args::ServerArgs;
 
 mod alert;
-mod audit;
 mod alertmanager;
+mod audit;
 mod capture;
 mod cycle;
 mod detach;
@@ -127,14 +127,14 @@ pub fn run(args: Args) -> ExitCode {
     if args.detach {
         return detach(&args, &targets);
     }
-    let mut audits = match audit::Audits::new(&args) {
-        Ok(audits) => audits,
-        Err(message) => return usage_error("watch", &message),
-    };
     let interval = Duration::from_secs(args.interval);
     if let Some(why) = crate::notify::check_watchdog(interval) {
         return usage_error("watch", why);
     }
+    let mut audits = match audit::Audits::new(&args) {
+        Ok(audits) => audits,
+        Err(message) => return usage_error("watch", &message),
+    };
     probes::signals::install_stop_handler();
     let mut watch = match Watch::new(&args, targets, &state_dir()) {
         Ok(watch) => watch,
