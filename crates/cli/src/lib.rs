@@ -15,6 +15,7 @@ pub mod demo;
 pub mod exit;
 pub mod lead;
 pub mod list;
+mod notify;
 pub mod output;
 pub mod profiles;
 pub mod server_args;

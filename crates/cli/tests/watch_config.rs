@@ -253,7 +253,13 @@ fn every_malformed_line_is_named_by_its_line_and_key() {
         (
             format!("[sinks]\nalertmanager = \"127.0.0.1:9093\"\n{ONE_TARGET}"),
             &[
-                "2: sinks.alertmanager: `127.0.0.1:9093` is not Alertmanager's URL: give http://host:port",
+                "2: sinks.alertmanager: `127.0.0.1:9093` is not an http:// URL (for example http://127.0.0.1:9093)",
+            ],
+        ),
+        (
+            format!("[sinks]\nalertmanager = \"https://am.example:9093\"\n{ONE_TARGET}"),
+            &[
+                "2: sinks.alertmanager: https is not supported (this build has no TLS): give Alertmanager's plain http address, or a local TLS-terminating proxy in front of a remote one",
             ],
         ),
         (

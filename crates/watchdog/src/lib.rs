@@ -82,6 +82,7 @@
 //! **Architecture Invariant:** nothing here calls the OS; every observation
 //! arrives through a port trait, so every branch is driven from tests with
 //! fakes and a fake clock.
+pub mod alerts;
 pub mod audit;
 pub mod clock;
 pub mod lead;

@@ -493,6 +493,11 @@ impl TargetMonitor {
         &self.memory
     }
 
+    /// The agent CLI's profile that last recognised this pane, if one did.
+    pub fn profile(&self) -> Option<&str> {
+        self.profile.as_deref()
+    }
+
     /// A pane that cannot be read for [`CAPTURE_FAILURE_PATIENCE`] polls in a
     /// row is watched by nobody: said once through the funnel, re-armed by
     /// the next capture that works (a silence nothing bounds is the one

@@ -128,6 +128,10 @@ pub fn run(args: Args) -> ExitCode {
     // Messages and the parent are looked at this often; passes run at `interval`.
     let tick = interval.min(Duration::from_millis(250));
 
+    if let Some(why) = crate::notify::check_watchdog(interval) {
+        return usage_error("lead", why);
+    }
+    let mut notifier = crate::notify::Notifier::default();
     let mut next_pass = Instant::now();
     loop {
         // Asked to stop (SIGTERM, SIGINT): a clean end, between passes.
@@ -163,6 +167,7 @@ pub fn run(args: Args) -> ExitCode {
         if parent_gone || Instant::now() >= next_pass {
             let outputs = monitor.pass(&mut port, &SystemClock);
             sinks.route(outputs);
+            notifier.cycle_done();
             next_pass += interval;
             if next_pass < Instant::now() {
                 next_pass = Instant::now() + interval;

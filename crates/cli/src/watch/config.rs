@@ -525,23 +525,13 @@ impl<'s> Checker<'s, '_> {
         let value = value?;
         let key = "sinks.alertmanager";
         let url = self.string(value, key)?;
-        let rest = url
-            .strip_prefix("http://")
-            .or_else(|| url.strip_prefix("https://"));
-        let host = rest.map(|rest| rest.split(['/', '?', '#']).next().unwrap_or(""));
-        let clean = !url.chars().any(|c| c.is_whitespace() || c.is_control());
-        if !clean || host.is_none_or(str::is_empty) {
-            self.mistake(
-                value.span(),
-                key,
-                format!(
-                    "`{}` is not Alertmanager's URL: give http://host:port",
-                    url.escape_debug()
-                ),
-            );
-            return None;
+        match super::alertmanager::parse_url(&url) {
+            Ok(url) => Some(url),
+            Err(why) => {
+                self.mistake(value.span(), key, why);
+                None
+            }
         }
-        Some(url)
     }
 
     fn metrics_listen(&mut self, value: Option<&&Value<'s>>) -> Option<SocketAddr> {

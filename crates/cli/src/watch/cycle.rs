@@ -41,6 +41,8 @@ pub(super) struct Watch<'a> {
     pub(super) current_profiles: std::sync::Arc<classify::Profiles>,
     /// This tmux server's state folder: each target's journal and lock.
     pub(super) state_dir: std::path::PathBuf,
+    /// `--alertmanager`: every target's escalations as alerts.
+    pub(super) alertmanager: Option<super::alertmanager::Alertmanager>,
 }
 
 impl<'a> Watch<'a> {
@@ -76,6 +78,9 @@ impl<'a> Watch<'a> {
         for settings in targets {
             watched.push(Watched::open(&dir, settings)?);
         }
+        let alertmanager = args.alertmanager.as_deref().map(|url| {
+            super::alertmanager::Alertmanager::new(url, Duration::from_secs(args.interval))
+        });
         let mut watch = Watch {
             args,
             watched,
@@ -84,6 +89,7 @@ impl<'a> Watch<'a> {
             profiles: crate::profiles::UserProfiles::default(),
             current_profiles: watchdog::session::builtin_profiles(),
             state_dir: dir,
+            alertmanager,
         };
         watch.reload_profiles();
         Ok(watch)
@@ -167,10 +173,19 @@ impl<'a> Watch<'a> {
                     watched.target
                 ));
             }
+            if let Some(sink) = &mut self.alertmanager {
+                sink.raised(&watched.target, &actions, &watched.monitor);
+            }
             for action in actions {
                 execute(&self.args, watched, action);
             }
+            if let Some(sink) = &mut self.alertmanager {
+                sink.settle(&watched.target, &report, &watched.monitor);
+            }
             print_report(&report, self.args.json);
+        }
+        if let Some(sink) = &mut self.alertmanager {
+            sink.post();
         }
     }
 }

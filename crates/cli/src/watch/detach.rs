@@ -85,6 +85,7 @@ pub(super) fn forwarded(args: &Args) -> Vec<String> {
         ("--work-probe", &args.work_probe),
         ("--progress-probe", &args.progress_probe),
         ("--alert-cmd", &args.alert_cmd),
+        ("--alertmanager", &args.alertmanager),
     ] {
         if let Some(value) = value {
             out.extend([flag.to_string(), value.clone()]);

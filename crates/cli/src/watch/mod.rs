@@ -19,6 +19,7 @@ use crate::server_args::ServerArgs;
 use probes::signals::Wake;
 
 mod alert;
+mod alertmanager;
 mod audit;
 mod capture;
 mod config;
@@ -116,6 +117,11 @@ pub struct Args {
     /// The auditor command of each --audit run (`bmb-monitor audit --agent-cmd`; its default if not given).
     #[arg(long, value_name = "CMD", requires = "audit")]
     audit_agent_cmd: Option<String>,
+    /// Alertmanager to post each escalation to, as an alert that fires until the verdict
+    /// moves on (`http://127.0.0.1:9093`; its v2 API). Plain http only: this build has no TLS.
+    /// `--alert-cmd` still runs; both may be given.
+    #[arg(long, value_name = "URL", value_parser = alertmanager::parse_url)]
+    alertmanager: Option<String>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -138,7 +144,7 @@ pub fn run(args: Args) -> ExitCode {
             "--nudge-text must be one non-empty line without control characters",
         );
     }
-    if !args.audit.is_empty() && (args.once || args.detach) {
+    if !args.audit.is_empty() && args.detach {
         return usage_error(
             "watch",
             "--audit runs beside a watcher that goes on: not with --once or --detach (run `bmb-monitor audit` for one audit)",
@@ -148,25 +154,62 @@ pub fn run(args: Args) -> ExitCode {
         let targets: Vec<Target> = settings.targets.into_iter().map(|t| t.target).collect();
         return detach(&args, &targets);
     }
+    start(std::borrow::Cow::Borrowed(&args), settings.targets, None)
+}
+
+/// The process-wide checks that need the settings in force, then the loop:
+/// audits asked, one cycle, the notify ping, the sleep (which a SIGHUP ends
+/// with a reload of `config`, when there is one).
+fn start(
+    args: std::borrow::Cow<'_, Args>,
+    targets: Vec<TargetSettings>,
+    config: Option<(&Args, &std::path::Path)>,
+) -> ExitCode {
+    if !args.audit.is_empty() && (args.once || args.detach) {
+        return usage_error(
+            "watch",
+            "--audit runs beside a watcher that goes on: not with --once or --detach (run `bmb-monitor audit` for one audit)",
+        );
+    }
+    if let Some(why) = crate::notify::check_watchdog(Duration::from_secs(args.interval)) {
+        return usage_error("watch", why);
+    }
     let mut audits = match audit::Audits::new(&args) {
         Ok(audits) => audits,
         Err(message) => return usage_error("watch", &message),
     };
     probes::signals::install_stop_handler();
-    let mut watch = match Watch::new(
-        std::borrow::Cow::Borrowed(&args),
-        settings.targets,
-        &state_dir(),
-    ) {
+    let mut watch = match Watch::new(args, targets, &state_dir()) {
         Ok(watch) => watch,
         Err(message) => return usage_error("watch", &message),
     };
+    let mut notifier = crate::notify::Notifier::default();
     loop {
         // Never waits: an audit runs in a process and a thread of its own.
         audits.tick();
         watch.cycle();
-        if args.once || !probes::signals::sleep_unless_stopped(Duration::from_secs(args.interval)) {
+        if !probes::signals::stop_requested() {
+            // A cycle a signal cut short is not a completed one.
+            notifier.cycle_done();
+        }
+        if watch.args.once {
             return crate::exit::code(crate::exit::OK);
+        }
+        let interval = Duration::from_secs(watch.args.interval);
+        match config {
+            Some((cli, path)) => {
+                match probes::signals::sleep_unless_stopped_or_reloaded(interval) {
+                    Wake::Reload => reload(&mut watch, cli, path),
+                    Wake::Elapsed => {}
+                    // A stop, or whatever a later version wakes for: end cleanly.
+                    _ => return crate::exit::code(crate::exit::OK),
+                }
+            }
+            None => {
+                if !probes::signals::sleep_unless_stopped(interval) {
+                    return crate::exit::code(crate::exit::OK);
+                }
+            }
         }
     }
 }
@@ -193,41 +236,11 @@ fn run_config(args: &Args, path: &std::path::Path) -> ExitCode {
         ));
         return crate::exit::code(crate::exit::OK);
     }
-    if !settings.args.audit.is_empty() && settings.args.once {
-        return usage_error(
-            "watch",
-            "--audit runs beside a watcher that goes on: not with --once (run `bmb-monitor audit` for one audit)",
-        );
-    }
-    let mut audits = match audit::Audits::new(&settings.args) {
-        Ok(audits) => audits,
-        Err(message) => return usage_error("watch", &message),
-    };
-    probes::signals::install_stop_handler();
-    let once = settings.args.once;
-    let mut watch = match Watch::new(
+    start(
         std::borrow::Cow::Owned(settings.args),
         settings.targets,
-        &state_dir(),
-    ) {
-        Ok(watch) => watch,
-        Err(message) => return usage_error("watch", &message),
-    };
-    loop {
-        // Never waits: an audit runs in a process and a thread of its own.
-        audits.tick();
-        watch.cycle();
-        if once {
-            return crate::exit::code(crate::exit::OK);
-        }
-        let interval = Duration::from_secs(watch.args.interval);
-        match probes::signals::sleep_unless_stopped_or_reloaded(interval) {
-            Wake::Reload => reload(&mut watch, args, path),
-            Wake::Elapsed => {}
-            // A stop, or whatever a later version wakes for: end cleanly.
-            _ => return crate::exit::code(crate::exit::OK),
-        }
-    }
+        Some((args, path)),
+    )
 }
 
 /// The config file's settings, or the lines that say what is wrong with it

@@ -117,6 +117,16 @@ impl Watch<'_> {
         for watched in before.into_iter().flatten() {
             reloaded.removed.push(watched.target.to_string());
         }
+        if settings.args.alertmanager != self.args.alertmanager {
+            // Another Alertmanager, or none: what was firing at the old one
+            // ends there by its own endsAt.
+            self.alertmanager = settings.args.alertmanager.as_deref().map(|url| {
+                super::alertmanager::Alertmanager::new(
+                    url,
+                    std::time::Duration::from_secs(settings.args.interval),
+                )
+            });
+        }
         self.args = std::borrow::Cow::Owned(settings.args);
         reloaded
     }

@@ -46,10 +46,6 @@ pub(super) struct Settings {
     /// has its own in `targets`) and it names no target.
     pub(super) args: Args,
     pub(super) targets: Vec<TargetSettings>,
-    /// `[sinks] alertmanager` of a config file: where escalations are posted
-    /// (the `--alertmanager` sink reads it once merged).
-    #[allow(dead_code)]
-    pub(super) alertmanager: Option<String>,
     /// `metrics_listen` of a config file: where `/metrics` is served (the
     /// `--metrics-listen` listener reads it once merged).
     #[allow(dead_code)]
@@ -77,7 +73,6 @@ impl Settings {
         Ok(Settings {
             args: args.clone(),
             targets,
-            alertmanager: None,
             metrics_listen: None,
         })
     }
@@ -96,6 +91,16 @@ impl Settings {
         args.probe_timeout = config.probe_timeout.unwrap_or(cli.probe_timeout);
         args.alert_cmd = config.alert_cmd;
         args.alert_format = config.alert_format.unwrap_or(cli.alert_format);
+        if config.alertmanager.is_some() {
+            if cli.alertmanager.is_some() {
+                return Err(
+                    "Alertmanager is given twice: by the config file's [sinks] alertmanager and \
+                     by --alertmanager; keep one"
+                        .to_string(),
+                );
+            }
+            args.alertmanager = config.alertmanager;
+        }
         if let Some(server) = config.server {
             if !cli.server.is_default() {
                 return Err(
@@ -109,7 +114,6 @@ impl Settings {
         Ok(Settings {
             args,
             targets: config.targets,
-            alertmanager: config.alertmanager,
             metrics_listen: config.metrics_listen,
         })
     }

@@ -82,7 +82,13 @@ pub fn run(args: Args) -> ExitCode {
         last_unknown: None,
     };
 
+    if let Some(why) = crate::notify::check_watchdog(settings.config.interval) {
+        say(format_args!("{why}"));
+        return crate::exit::code(crate::exit::USAGE);
+    }
+    let mut notifier = crate::notify::Notifier::default();
     session.pass(&mut monitor, &mut ports);
+    notifier.cycle_done();
     // `--once` is a test affordance, not a mode: `idle` needs two readings.
     if settings.once {
         return crate::exit::code(crate::exit::OK);
@@ -92,7 +98,10 @@ pub fn run(args: Args) -> ExitCode {
     // out (exiting without it would lose the loudest finding).
     loop {
         match wait_for_next_pass(settings.config.interval, &mut ports.pid_watch) {
-            Next::Pass => session.pass(&mut monitor, &mut ports),
+            Next::Pass => {
+                session.pass(&mut monitor, &mut ports);
+                notifier.cycle_done();
+            }
             Next::AgentGone => {
                 session.pass(&mut monitor, &mut ports);
                 return crate::exit::code(crate::exit::OK);

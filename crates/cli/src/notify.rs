@@ -1,0 +1,101 @@
+//! systemd's notify protocol for the long-running monitors (`Type=notify`,
+//! `WatchdogSec=`): `READY=1` once the first cycle completed, `WATCHDOG=1`
+//! after every completed cycle, so a loop frozen past the watchdog (a hung
+//! capture beyond every timeout) is killed and restarted, and `STOPPING=1` on
+//! the way out. Without `NOTIFY_SOCKET` every call does nothing.
+
+use std::time::Duration;
+
+use sd_notify::NotifyState;
+
+use crate::output::SaidOnce;
+
+/// The monitor's side of the protocol; `STOPPING=1` when it is dropped.
+#[derive(Default)]
+pub(crate) struct Notifier {
+    ready: bool,
+    said: SaidOnce<()>,
+}
+
+impl Notifier {
+    /// A cycle (a poll over every target, a lead or worker pass) completed.
+    pub(crate) fn cycle_done(&mut self) {
+        let states: &[NotifyState] = if self.ready {
+            &[NotifyState::Watchdog]
+        } else {
+            &[NotifyState::Ready, NotifyState::Watchdog]
+        };
+        if self.send(states) {
+            self.ready = true;
+        }
+    }
+
+    fn send(&mut self, states: &[NotifyState]) -> bool {
+        // The variable stays set: unsetting it is not sound while threads
+        // run, and a child's message is ignored under NotifyAccess=main.
+        match sd_notify::notify(false, states) {
+            Ok(()) => {
+                self.said.clear(&());
+                true
+            }
+            Err(err) => {
+                self.said.say(
+                    (),
+                    &format!("bmb-monitor: cannot notify systemd (NOTIFY_SOCKET): {err}"),
+                );
+                false
+            }
+        }
+    }
+}
+
+impl Drop for Notifier {
+    /// The loop is over, by whichever way it ended (a signal, `--once`, the
+    /// agent or the Lead gone): `STOPPING=1`.
+    fn drop(&mut self) {
+        self.send(&[NotifyState::Stopping]);
+    }
+}
+
+/// The watchdog's period when systemd set one for this process (`WatchdogSec=`).
+fn watchdog_period() -> Option<Duration> {
+    let mut usec = 0;
+    sd_notify::watchdog_enabled(false, &mut usec).then(|| Duration::from_micros(usec))
+}
+
+/// The usage error of a watchdog systemd set too short for a loop of this
+/// interval, if it did.
+pub(crate) fn check_watchdog(interval: Duration) -> Option<String> {
+    watchdog_period().and_then(|period| watchdog_too_short(period, interval))
+}
+
+/// Why a watchdog period cannot work with a cycle every `interval`: a ping
+/// comes once a cycle, so a period no longer than the interval kills a
+/// healthy monitor between two cycles.
+fn watchdog_too_short(period: Duration, interval: Duration) -> Option<String> {
+    (period <= interval).then(|| {
+        format!(
+            "systemd's WatchdogSec ({}s) must be longer than the interval ({}s) and the cycle's timeouts: \
+             the monitor pings once per cycle",
+            period.as_secs_f64(),
+            interval.as_secs()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_watchdog_no_longer_than_the_interval_is_refused() {
+        let secs = Duration::from_secs;
+        assert!(watchdog_too_short(secs(120), secs(30)).is_none());
+        let why = watchdog_too_short(secs(30), secs(30)).unwrap();
+        assert!(
+            why.contains("WatchdogSec (30s)") && why.contains("interval (30s)"),
+            "{why}"
+        );
+        assert!(watchdog_too_short(Duration::from_millis(500), secs(1)).is_some());
+    }
+}

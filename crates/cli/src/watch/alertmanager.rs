@@ -1,0 +1,304 @@
+//! `--alertmanager URL`: every target's firing escalations posted to
+//! Alertmanager's v2 API (`POST URL/api/v2/alerts`), re-sent while they fire
+//! and resolved when the verdict moves on. What fires and when it ends is
+//! decided in `watchdog::alerts`; this is the HTTP glue. A failing
+//! Alertmanager is said once per change and costs a poll at most
+//! [`POST_TIMEOUT`]; what it did not take is sent again next poll.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use jiff::Timestamp;
+use watchdog::alerts::{AlertBook, Posting, TargetLabels, Timing};
+use watchdog::session::{Action, PollReport, TargetMonitor};
+use watchdog::target::Target;
+
+use super::sanitize_text;
+use crate::output::SaidOnce;
+
+/// The longest one post may take, connection included: a slow or hung
+/// Alertmanager delays a poll by this much at most.
+pub(super) const POST_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// An annotation's cap: a question's dialog is a screenful, well under it.
+const ANNOTATION_CAP: usize = 8 * 1024;
+
+/// The `--alertmanager` value: an `http://` base URL (a path prefix is
+/// kept, for an Alertmanager behind `--web.route-prefix`).
+pub(super) fn parse_url(text: &str) -> Result<String, String> {
+    let text = text.trim_end_matches('/');
+    if text.starts_with("https://") {
+        return Err(
+            "https is not supported (this build has no TLS): give Alertmanager's plain http address, \
+             or a local TLS-terminating proxy in front of a remote one"
+                .to_string(),
+        );
+    }
+    let Some(rest) = text.strip_prefix("http://") else {
+        return Err(format!(
+            "`{text}` is not an http:// URL (for example http://127.0.0.1:9093)"
+        ));
+    };
+    let authority = rest.split('/').next().unwrap_or("");
+    if authority.is_empty() || rest.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!(
+            "`{text}` names no host (for example http://127.0.0.1:9093)"
+        ));
+    }
+    Ok(text.to_string())
+}
+
+/// The sink: one alert book per target, and the client that delivers them.
+pub(super) struct Alertmanager {
+    endpoint: String,
+    agent: ureq::Agent,
+    timing: Timing,
+    /// The `host` label of a local target: this machine's name.
+    local_host: String,
+    books: BTreeMap<Target, AlertBook>,
+    /// The targets settled since the last post; any other book's target is no longer watched.
+    settled: BTreeSet<Target>,
+    said: SaidOnce<()>,
+}
+
+impl Alertmanager {
+    pub(super) fn new(url: &str, interval: Duration) -> Alertmanager {
+        let config = ureq::Agent::config_builder()
+            .timeout_global(Some(POST_TIMEOUT))
+            // A 4xx or 5xx is read, so its body can say what Alertmanager refused.
+            .http_status_as_error(false)
+            .build();
+        Alertmanager {
+            endpoint: format!("{url}/api/v2/alerts"),
+            agent: ureq::Agent::new_with_config(config),
+            timing: Timing::for_interval(interval),
+            local_host: local_host_name(),
+            books: BTreeMap::new(),
+            settled: BTreeSet::new(),
+            said: SaidOnce::default(),
+        }
+    }
+
+    fn book(&mut self, target: &Target) -> &mut AlertBook {
+        let timing = self.timing;
+        let local_host = &self.local_host;
+        self.books.entry(target.clone()).or_insert_with(|| {
+            let labels = TargetLabels {
+                target: target.to_string(),
+                host: target.host.clone().unwrap_or_else(|| local_host.clone()),
+                session: target.session.clone(),
+            };
+            AlertBook::new(labels, timing)
+        })
+    }
+
+    /// A target's poll: the alerts its monitor raised (before its actions run)
+    /// and what it holds after them.
+    pub(super) fn raised(&mut self, target: &Target, actions: &[Action], monitor: &TargetMonitor) {
+        let now = Timestamp::now();
+        let book = self.book(target);
+        for action in actions {
+            if let Action::Alert(alert) = action {
+                book.raise(alert, monitor.profile(), now);
+            }
+        }
+    }
+
+    pub(super) fn settle(&mut self, target: &Target, report: &PollReport, monitor: &TargetMonitor) {
+        let now = Timestamp::now();
+        self.settled.insert(target.clone());
+        self.book(target)
+            .settle(report, monitor.memory(), monitor.profile(), now);
+    }
+
+    /// After every target's poll: one request with every alert due; the
+    /// books learn what Alertmanager took.
+    pub(super) fn post(&mut self) {
+        let now = Timestamp::now();
+        let settled = std::mem::take(&mut self.settled);
+        for (target, book) in &mut self.books {
+            if !settled.contains(target) {
+                book.resolve_all(now);
+            }
+        }
+        let due: Vec<(Target, Vec<Posting>)> = self
+            .books
+            .iter()
+            .map(|(target, book)| (target.clone(), book.due(now)))
+            .filter(|(_, postings)| !postings.is_empty())
+            .collect();
+        if due.is_empty() {
+            return;
+        }
+        let body = body(due.iter().flat_map(|(_, postings)| postings));
+        match self.send(&body) {
+            Ok(()) => {
+                if self.said.is_failing(&()) {
+                    self.said.clear(&());
+                    crate::output::say(format_args!(
+                        "bmb-monitor: watch: alertmanager {}: delivering again",
+                        self.endpoint
+                    ));
+                }
+                for (target, postings) in &due {
+                    if let Some(book) = self.books.get_mut(target) {
+                        book.delivered(postings, now);
+                    }
+                }
+                self.books
+                    .retain(|target, book| settled.contains(target) || !book.is_idle());
+            }
+            Err(why) => self.said.say(
+                (),
+                &format!(
+                    "bmb-monitor: watch: alertmanager {}: {why}; the alerts will be sent again next poll",
+                    self.endpoint
+                ),
+            ),
+        }
+    }
+
+    fn send(&self, body: &str) -> Result<(), String> {
+        let mut response = self
+            .agent
+            .post(&self.endpoint)
+            .header("Content-Type", "application/json")
+            .send(body)
+            .map_err(|err| match err {
+                ureq::Error::Timeout(_) => format!(
+                    "no answer within {} s (a hung or overloaded Alertmanager)",
+                    POST_TIMEOUT.as_secs()
+                ),
+                ureq::Error::Io(err) => format!("cannot reach it: {err}"),
+                err => err.to_string(),
+            })?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        let said = response
+            .body_mut()
+            .with_config()
+            .limit(512)
+            .read_to_string()
+            .unwrap_or_default();
+        let said = sanitize_text(&said).replace('\n', " ");
+        Err(format!("answered {status}: {}", said.trim()))
+    }
+}
+
+/// Alertmanager's v2 body: an array of alerts, each with its labels, its
+/// annotations (the message sanitised: no escape sequence reaches a chat or
+/// a terminal through a receiver) and its times.
+fn body<'a>(postings: impl Iterator<Item = &'a Posting>) -> String {
+    let alerts: Vec<serde_json::Value> = postings
+        .map(|posting| {
+            let labels: serde_json::Map<String, serde_json::Value> = posting
+                .labels
+                .iter()
+                .map(|(name, value)| (name.to_string(), sanitize_text(value).into()))
+                .collect();
+            let description = capped(sanitize_text(&posting.message), ANNOTATION_CAP);
+            let summary = description.lines().next().unwrap_or("").to_string();
+            serde_json::json!({
+                "labels": labels,
+                "annotations": { "summary": summary, "description": description },
+                "startsAt": posting.starts_at.to_string(),
+                "endsAt": posting.ends_at.to_string(),
+            })
+        })
+        .collect();
+    serde_json::Value::Array(alerts).to_string()
+}
+
+fn capped(mut text: String, cap: usize) -> String {
+    if text.len() > cap {
+        let mut end = cap;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
+}
+
+/// This machine's name (the kernel's), for the `host` label of a local
+/// target: two machines' `agent` sessions are two alerts, not one.
+fn local_host_name() -> String {
+    probes::file::read_regular_text(std::path::Path::new("/proc/sys/kernel/hostname"), 256)
+        .ok()
+        .map(|name| name.trim().to_string())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "localhost".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_plain_http_url_with_a_host_is_taken() {
+        assert_eq!(
+            parse_url("http://127.0.0.1:9093/").as_deref(),
+            Ok("http://127.0.0.1:9093")
+        );
+        assert_eq!(
+            parse_url("http://am.lan:9093/prefix").as_deref(),
+            Ok("http://am.lan:9093/prefix")
+        );
+        assert!(parse_url("https://am:9093").unwrap_err().contains("no TLS"));
+        assert!(
+            parse_url("127.0.0.1:9093")
+                .unwrap_err()
+                .contains("not an http:// URL")
+        );
+        assert!(
+            parse_url("http:///x")
+                .unwrap_err()
+                .contains("names no host")
+        );
+    }
+
+    #[test]
+    fn the_body_carries_labels_sanitised_annotations_and_rfc3339_times() {
+        let mut book = AlertBook::new(
+            TargetLabels {
+                target: "box:agent".into(),
+                host: "box".into(),
+                session: "agent".into(),
+            },
+            Timing::for_interval(Duration::from_secs(1)),
+        );
+        let alert = watchdog::session::Alert {
+            state: classify::State::Question,
+            reason: "question",
+            message: "QUESTION on box:agent\u{1b}[31m: waiting\n\nDo you want to proceed?\u{7}"
+                .into(),
+            latch: watchdog::session::Latch::Escalation(ledger::session::EscalationKind::Question),
+            record: ledger::session::SessionRecord::Progress { value: 0 },
+        };
+        let start = Timestamp::from_second(1_800_000_000).unwrap();
+        book.raise(&alert, Some("claude"), start);
+        let value: serde_json::Value = serde_json::from_str(&body(book.due(start).iter())).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!([{
+                "labels": {
+                    "alertname": "BmbQuestion",
+                    "target": "box:agent",
+                    "host": "box",
+                    "session": "agent",
+                    "cli": "claude",
+                },
+                "annotations": {
+                    "summary": "QUESTION on box:agent: waiting",
+                    "description": "QUESTION on box:agent: waiting\n\nDo you want to proceed?",
+                },
+                "startsAt": "2027-01-15T08:00:00Z",
+                "endsAt": "2027-01-15T08:03:00Z",
+            }])
+        );
+        assert_eq!(capped("ééé".into(), 3), "é…");
+    }
+}

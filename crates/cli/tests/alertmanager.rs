@@ -1,0 +1,317 @@
+//! `bmb-monitor watch --alertmanager URL` end to end: the real binary, a
+//! private tmux server replaying real Claude Code captures, and a real
+//! Alertmanager (Debian's `prometheus-alertmanager`) on 127.0.0.1, read back
+//! through its own API as an operator's tools would read it.
+// These tests start the binary, tmux, Alertmanager and fake servers; that is their point.
+#![allow(clippy::disallowed_methods)]
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bmb_testkit::alertmanager::Alertmanager;
+use bmb_testkit::bin::{Running, wait_until};
+use bmb_testkit::sshd::free_port;
+use bmb_testkit::tmux::{PrivateTmux, capture_path};
+
+/// A monitor of the private server's `agent` session, polling every second.
+fn watch(tmux: &PrivateTmux, state: &tempfile::TempDir, extra: &[&str]) -> Running {
+    let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+    command
+        .arg("watch")
+        .arg("-S")
+        .arg(&tmux.socket)
+        .args(["agent", "--interval", "1", "--work-probe", "echo 4"])
+        .args(extra)
+        .env("XDG_STATE_HOME", state.path());
+    Running::start(command)
+}
+
+/// The active alerts Alertmanager holds for our target under `name`.
+fn ours(alertmanager: &Alertmanager, name: &str) -> Vec<serde_json::Value> {
+    alertmanager
+        .alerts()
+        .into_iter()
+        .filter(|a| a["labels"]["alertname"] == name && a["labels"]["target"] == "agent")
+        .collect()
+}
+
+/// The `agent` pane's program replaced by one replaying `case` (then
+/// recording what is typed into it); returns once it is on screen.
+fn show(tmux: &PrivateTmux, case: &str, received: &std::path::Path) {
+    let capture = capture_path(case);
+    tmux.tmux(&[
+        "respawn-pane",
+        "-k",
+        "-t",
+        "=agent:",
+        "sh",
+        "-c",
+        &format!(
+            "cat '{}'; exec cat >> '{}'",
+            capture.display(),
+            received.display()
+        ),
+    ]);
+    let text = std::fs::read_to_string(&capture).expect("capture");
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    tmux.wait_for("agent", |pane| pane.contains(&last));
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .expect("the kernel's host name")
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn a_question_fires_in_alertmanager_with_its_labels_and_text_and_resolves_when_the_pane_moves_on() {
+    let alertmanager = Alertmanager::start();
+    let tmux = PrivateTmux::new();
+    let state = tempfile::tempdir().expect("tempdir");
+    let received = tmux.dir.path().join("agent.received");
+    // The agent works (its screen names its CLI), then asks.
+    tmux.replay("agent", &capture_path("working-bash-sleep"), &received);
+    let funnel = tmux.dir.path().join("funnel");
+    let alert_cmd = format!("cat >> '{}'", funnel.display());
+    let monitor = watch(
+        &tmux,
+        &state,
+        &[
+            "--alertmanager",
+            &alertmanager.url(),
+            "--alert-cmd",
+            &alert_cmd,
+        ],
+    );
+    assert!(
+        monitor.wait_out(" · WORKING · ", 30),
+        "the monitor never read the working pane: {:?}",
+        monitor.out()
+    );
+    show(&tmux, "question-permission-bash", &received);
+    assert!(
+        wait_until(60, || !ours(&alertmanager, "BmbQuestion").is_empty()),
+        "no BmbQuestion alert reached Alertmanager; stdout: {:?}; stderr: {:?}",
+        monitor.out(),
+        monitor.err()
+    );
+    let alerts = ours(&alertmanager, "BmbQuestion");
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    let alert = &alerts[0];
+    assert_eq!(
+        alert["labels"],
+        serde_json::json!({
+            "alertname": "BmbQuestion",
+            "target": "agent",
+            "host": hostname(),
+            "session": "agent",
+            "cli": "claude",
+        }),
+        "{alert}"
+    );
+    let description = alert["annotations"]["description"]
+        .as_str()
+        .expect("a description");
+    assert!(
+        description.contains("Do you want to proceed?")
+            && description.contains("python3 -m pytest -q tests/")
+            && description.contains("NOT answered"),
+        "{description}"
+    );
+    assert_eq!(
+        alert["annotations"]["summary"],
+        "QUESTION on agent: the agent is waiting for a human. It was NOT answered."
+    );
+    assert_eq!(alert["status"]["state"], "active", "{alert}");
+    // The plain funnel still ran, once, with the same question.
+    assert!(
+        wait_until(10, || std::fs::read_to_string(&funnel)
+            .unwrap_or_default()
+            .contains("Do you want to proceed?")),
+        "the alert command did not get the question"
+    );
+    assert_eq!(std::fs::read_to_string(&received).unwrap_or_default(), "");
+
+    // The agent moves on: the question's dialog gives way to a working screen.
+    let seen = monitor.out().len();
+    show(&tmux, "working-bash-sleep", &received);
+    assert!(
+        wait_until(30, || monitor.out()[seen..]
+            .iter()
+            .any(|l| l.contains(" · WORKING · "))),
+        "the monitor never read the working pane again: {:?}",
+        monitor.out()
+    );
+    assert!(
+        wait_until(30, || ours(&alertmanager, "BmbQuestion").is_empty()),
+        "the question is still active in Alertmanager: {:?}",
+        alertmanager.alerts()
+    );
+    let funnel_text = std::fs::read_to_string(&funnel).unwrap_or_default();
+    assert_eq!(
+        funnel_text.matches("Do you want to proceed?").count(),
+        1,
+        "the alert command ran once: {funnel_text}"
+    );
+    assert!(
+        !monitor.err().iter().any(|l| l.contains("alertmanager")),
+        "a healthy Alertmanager is not complained about: {:?}",
+        monitor.err()
+    );
+}
+
+#[test]
+fn an_alertmanager_that_is_down_is_said_once_and_gets_the_alert_when_it_comes_up() {
+    let port = free_port();
+    let tmux = PrivateTmux::new();
+    let state = tempfile::tempdir().expect("tempdir");
+    let received = tmux.dir.path().join("agent.received");
+    tmux.replay(
+        "agent",
+        &capture_path("question-permission-bash"),
+        &received,
+    );
+    let url = format!("http://127.0.0.1:{port}");
+    let monitor = watch(&tmux, &state, &["--alertmanager", &url]);
+    assert!(
+        wait_until(30, || monitor.err().iter().any(|l| l
+            .contains("alertmanager")
+            && l.contains("sent again next poll"))),
+        "a refused connection was not said: {:?}",
+        monitor.err()
+    );
+    // The loop goes on polling while nothing listens.
+    let polls = |m: &Running| {
+        m.out()
+            .iter()
+            .filter(|l| l.contains(" · QUESTION · "))
+            .count()
+    };
+    assert!(
+        wait_until(30, || polls(&monitor) >= 4),
+        "{:?}",
+        monitor.out()
+    );
+    let complaints = |m: &Running| {
+        m.err()
+            .iter()
+            .filter(|l| l.contains("alertmanager") && l.contains("sent again"))
+            .count()
+    };
+    assert_eq!(complaints(&monitor), 1, "said once: {:?}", monitor.err());
+
+    let alertmanager = Alertmanager::start_at(Some(port));
+    assert!(
+        wait_until(60, || !ours(&alertmanager, "BmbQuestion").is_empty()),
+        "the undelivered alert was not sent again: {:?}",
+        monitor.err()
+    );
+    assert!(
+        wait_until(10, || monitor.err().iter().any(|l| l
+            .contains("alertmanager")
+            && l.contains("delivering again"))),
+        "{:?}",
+        monitor.err()
+    );
+    assert_eq!(complaints(&monitor), 1, "{:?}", monitor.err());
+}
+
+/// A fake Alertmanager: the first connection is accepted and never
+/// answered (a hung server), every later request answered 500.
+fn slow_then_failing() -> (u16, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    let requests = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&requests);
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            if count.fetch_add(1, Ordering::SeqCst) == 0 {
+                held.push(stream);
+                continue;
+            }
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+            let mut request = [0u8; 65536];
+            let _ = stream.read(&mut request);
+            let _ = stream.write_all(
+                b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\nConnection: close\r\n\r\nboom",
+            );
+        }
+    });
+    (port, requests)
+}
+
+#[test]
+fn a_hung_or_failing_alertmanager_costs_a_poll_a_short_timeout_and_is_said_once_per_change() {
+    let (port, requests) = slow_then_failing();
+    let tmux = PrivateTmux::new();
+    let state = tempfile::tempdir().expect("tempdir");
+    let received = tmux.dir.path().join("agent.received");
+    tmux.replay(
+        "agent",
+        &capture_path("question-permission-bash"),
+        &received,
+    );
+    let url = format!("http://127.0.0.1:{port}");
+    let monitor = watch(&tmux, &state, &["--alertmanager", &url]);
+    // The hung post, then three answered 500: each one a poll that went on.
+    assert!(
+        wait_until(60, || requests.load(Ordering::SeqCst) >= 4),
+        "{} requests; stderr {:?}",
+        requests.load(Ordering::SeqCst),
+        monitor.err()
+    );
+    assert!(
+        monitor.wait_out(" · QUESTION · ", 10),
+        "{:?}",
+        monitor.out()
+    );
+    let said: Vec<String> = monitor
+        .err()
+        .into_iter()
+        .filter(|l| l.contains("alertmanager"))
+        .collect();
+    assert_eq!(said.len(), 2, "one line per change: {said:?}");
+    assert!(said[0].contains("no answer within 2 s"), "{said:?}");
+    assert!(
+        said[1].contains("answered 500") && said[1].contains("boom"),
+        "{said:?}"
+    );
+    // The funnel (stderr without --alert-cmd) relayed the question once regardless.
+    let relayed = monitor
+        .err()
+        .iter()
+        .filter(|l| l.starts_with("bmb-monitor: alert (question)"))
+        .count();
+    assert_eq!(relayed, 1, "{:?}", monitor.err());
+}
+
+#[test]
+fn an_https_or_malformed_alertmanager_url_exits_2_naming_it() {
+    for (url, says) in [
+        ("https://127.0.0.1:9093", "no TLS"),
+        ("127.0.0.1:9093", "not an http:// URL"),
+    ] {
+        let output = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"))
+            .args(["watch", "agent", "--once", "--alertmanager", url])
+            .output()
+            .expect("runs");
+        assert_eq!(output.status.code(), Some(2), "{url}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("--alertmanager") && stderr.contains(says),
+            "{stderr}"
+        );
+    }
+}

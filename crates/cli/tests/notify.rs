@@ -1,0 +1,345 @@
+//! systemd's notify protocol from the loops, end to end: the real binary
+//! with `NOTIFY_SOCKET` naming a datagram socket the test listens on, as
+//! systemd's would. `READY=1` once, after the first cycle; `WATCHDOG=1` once
+//! per completed cycle, so none while a capture hangs; `STOPPING=1` on the
+//! way out.
+// These tests start the binary and tmux, and signal the tmux server; that is their point.
+#![allow(clippy::disallowed_methods)]
+
+use std::os::unix::net::UnixDatagram;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use bmb_testkit::bin::{Running, wait_until};
+use bmb_testkit::tmux::{PrivateTmux, capture_path};
+use rustix::process::{Pid, Signal, kill_process};
+
+/// The socket systemd would listen on, and what arrived on it.
+struct NotifySocket {
+    socket: UnixDatagram,
+    messages: Vec<String>,
+}
+
+impl NotifySocket {
+    fn bind(path: &Path) -> NotifySocket {
+        let socket = UnixDatagram::bind(path).expect("bind the notify socket");
+        socket.set_nonblocking(true).expect("non-blocking");
+        NotifySocket {
+            socket,
+            messages: Vec::new(),
+        }
+    }
+
+    /// Takes every datagram already queued.
+    fn drain(&mut self) {
+        let mut buffer = [0u8; 4096];
+        while let Ok(n) = self.socket.recv(&mut buffer) {
+            self.messages
+                .push(String::from_utf8_lossy(&buffer[..n]).into_owned());
+        }
+    }
+
+    /// How many times `assignment` (`WATCHDOG=1`) arrived so far.
+    fn count(&mut self, assignment: &str) -> usize {
+        self.drain();
+        self.messages
+            .iter()
+            .flat_map(|m| m.lines())
+            .filter(|line| *line == assignment)
+            .count()
+    }
+}
+
+fn poll_lines(monitor: &Running) -> usize {
+    monitor
+        .out()
+        .iter()
+        .filter(|l| l.starts_with("MONITOR · agent · "))
+        .count()
+}
+
+/// The monitor's children whose name starts with `comm` (its captures are
+/// tmux clients, which name themselves `tmux: client`).
+fn children_named(parent: u32, comm: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            probes::procfs::Stat::of(*pid).is_some_and(|s| {
+                s.ppid() == Some(parent) && s.comm().starts_with(comm) && !s.has_exited()
+            })
+        })
+        .collect()
+}
+
+/// Resumes the stopped tmux server even when an assertion fails (a stopped
+/// server would hang the private server's own clean-up).
+struct Resume(u32);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        if let Some(pid) = Pid::from_raw(self.0 as i32) {
+            let _ = kill_process(pid, Signal::CONT);
+        }
+    }
+}
+
+#[test]
+fn ready_once_a_watchdog_ping_per_completed_cycle_none_while_a_capture_hangs_and_stopping() {
+    let tmux = PrivateTmux::new();
+    let state = tempfile::tempdir().expect("tempdir");
+    let received = tmux.dir.path().join("agent.received");
+    tmux.replay("agent", &capture_path("working-bash-sleep"), &received);
+    let socket_path = tmux.dir.path().join("notify.sock");
+    let mut notify = NotifySocket::bind(&socket_path);
+    let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+    command
+        .arg("watch")
+        .arg("-S")
+        .arg(&tmux.socket)
+        // A capture may hang far longer than the test runs: only the server's resuming ends it.
+        .args(["agent", "--interval", "1", "--capture-timeout", "600"])
+        .env("XDG_STATE_HOME", state.path())
+        .env("NOTIFY_SOCKET", &socket_path);
+    let mut monitor = Running::start(command);
+    assert!(
+        wait_until(30, || poll_lines(&monitor) >= 3),
+        "{:?} {:?}",
+        monitor.out(),
+        monitor.err()
+    );
+    assert!(
+        wait_until(10, || notify.count("WATCHDOG=1") >= 3),
+        "{:?}",
+        notify.messages
+    );
+    assert_eq!(
+        notify.messages[0], "READY=1\nWATCHDOG=1\n",
+        "ready after the first cycle"
+    );
+
+    // Freeze the tmux server: the next capture hangs.
+    let server: u32 =
+        String::from_utf8_lossy(&tmux.tmux(&["display-message", "-p", "#{pid}"]).stdout)
+            .trim()
+            .parse()
+            .expect("the server's pid");
+    let _resume = Resume(server);
+    kill_process(Pid::from_raw(server as i32).expect("pid"), Signal::STOP).expect("SIGSTOP");
+    let monitor_pid = monitor.child.id();
+    let mut hung = Vec::new();
+    assert!(
+        wait_until(30, || {
+            hung = children_named(monitor_pid, "tmux");
+            !hung.is_empty()
+        }),
+        "no capture started against the stopped server"
+    );
+    let hung_capture = hung[0];
+    // Every cycle completed before the capture began was pinged, once.
+    let pinged = notify.count("WATCHDOG=1");
+    assert!(
+        wait_until(10, || poll_lines(&monitor) == pinged),
+        "{pinged} pings for {} poll lines",
+        poll_lines(&monitor)
+    );
+    // The capture stays hung for several intervals: no ping meanwhile.
+    let since = Instant::now();
+    while since.elapsed() < Duration::from_secs(4) {
+        assert!(
+            children_named(monitor_pid, "tmux").contains(&hung_capture),
+            "the capture ended while the server was stopped"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        notify.count("WATCHDOG=1"),
+        pinged,
+        "no ping while the capture hangs"
+    );
+    assert_eq!(poll_lines(&monitor), pinged, "no cycle completed meanwhile");
+
+    // Resumed: the cycle completes, and is pinged.
+    kill_process(Pid::from_raw(server as i32).expect("pid"), Signal::CONT).expect("SIGCONT");
+    assert!(
+        wait_until(30, || poll_lines(&monitor) > pinged),
+        "no cycle after the server resumed: {:?}",
+        monitor.err()
+    );
+    assert!(
+        wait_until(10, || notify.count("WATCHDOG=1") > pinged),
+        "no ping after the cycle"
+    );
+    assert!(
+        wait_until(10, || notify.count("WATCHDOG=1") == poll_lines(&monitor)),
+        "one ping per completed cycle: {} pings, {} cycles",
+        notify.count("WATCHDOG=1"),
+        poll_lines(&monitor)
+    );
+    assert_eq!(notify.count("READY=1"), 1, "ready once");
+
+    kill_process(
+        Pid::from_raw(monitor_pid as i32).expect("pid"),
+        Signal::TERM,
+    )
+    .expect("SIGTERM");
+    let status = monitor.wait_exit(10).expect("ends on SIGTERM");
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(notify.count("STOPPING=1"), 1, "{:?}", notify.messages);
+    assert!(
+        notify.messages.last().is_some_and(|m| m == "STOPPING=1\n"),
+        "{:?}",
+        notify.messages
+    );
+}
+
+#[test]
+fn a_systemd_watchdog_no_longer_than_the_interval_is_a_usage_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket_path = dir.path().join("notify.sock");
+    let mut notify = NotifySocket::bind(&socket_path);
+    // WATCHDOG_PID must name the monitor itself: a shell that execs it keeps its pid.
+    let script = format!(
+        "WATCHDOG_PID=$$ WATCHDOG_USEC=30000000 exec '{}' watch agent --interval 30",
+        env!("CARGO_BIN_EXE_bmb-monitor")
+    );
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .env("NOTIFY_SOCKET", &socket_path)
+        .env("XDG_STATE_HOME", dir.path())
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("WatchdogSec (30s)") && stderr.contains("interval (30s)"),
+        "{stderr}"
+    );
+    assert_eq!(notify.count("READY=1"), 0, "never ready");
+}
+
+#[test]
+fn the_worker_is_ready_after_its_first_pass_pings_per_pass_and_says_stopping_when_its_agent_ends() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket_path = dir.path().join("notify.sock");
+    let mut notify = NotifySocket::bind(&socket_path);
+    let mut agent = Command::new("sleep").arg("600").spawn().expect("an agent");
+    let pid_file = dir.path().join("agent.pid");
+    std::fs::write(&pid_file, agent.id().to_string()).expect("pid file");
+    let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+    command
+        .arg("worker")
+        .arg("--pid-file")
+        .arg(&pid_file)
+        .arg("--findings")
+        .arg(dir.path().join("findings.jsonl"))
+        .args(["--interval", "1", "--verbose"])
+        .env("NOTIFY_SOCKET", &socket_path);
+    let mut monitor = Running::start(command);
+    // `--verbose`: one stderr line per pass.
+    let passes = |m: &Running| m.err().iter().filter(|l| l.contains(": pass ")).count();
+    assert!(
+        wait_until(30, || passes(&monitor) >= 3),
+        "{:?}",
+        monitor.err()
+    );
+    assert!(
+        wait_until(10, || notify.count("WATCHDOG=1") >= 3),
+        "{:?}",
+        notify.messages
+    );
+    assert_eq!(notify.messages[0], "READY=1\nWATCHDOG=1\n");
+    agent.kill().expect("the agent ends");
+    agent.wait().expect("reaped");
+    let status = monitor.wait_exit(30).expect("ends with its agent");
+    assert_eq!(status.code(), Some(0));
+    // The final pass, which publishes `gone`, ends the loop: STOPPING follows it, not a ping.
+    assert_eq!(
+        notify.count("WATCHDOG=1"),
+        passes(&monitor) - 1,
+        "one ping per pass that the loop goes on from: {:?}",
+        monitor.err()
+    );
+    assert_eq!(notify.count("READY=1"), 1);
+    assert!(
+        notify.messages.last().is_some_and(|m| m == "STOPPING=1\n"),
+        "{:?}",
+        notify.messages
+    );
+}
+
+#[test]
+fn the_lead_is_ready_after_its_first_pass_pings_while_it_passes_and_says_stopping_on_shutdown() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket_path = dir.path().join("notify.sock");
+    let mut notify = NotifySocket::bind(&socket_path);
+    let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+    command
+        .arg("lead")
+        .arg("--bmb-dir")
+        .arg(dir.path().join(".bmb"))
+        .args(["--interval", "1", "--no-sweep"])
+        .env("NOTIFY_SOCKET", &socket_path);
+    let mut monitor = Running::start(command);
+    assert!(
+        wait_until(30, || notify.count("WATCHDOG=1") >= 3),
+        "{:?} {:?}",
+        notify.messages,
+        monitor.err()
+    );
+    assert_eq!(notify.messages[0], "READY=1\nWATCHDOG=1\n");
+    monitor.send(r#"{"type":"shutdown_request"}"#);
+    let status = monitor.wait_exit(10).expect("ends on shutdown_request");
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(notify.count("READY=1"), 1);
+    assert!(
+        notify.messages.last().is_some_and(|m| m == "STOPPING=1\n"),
+        "{:?}",
+        notify.messages
+    );
+}
+
+/// The unit in contrib/systemd is the one the README describes, and its
+/// watchdog leaves room for the example's interval (a shorter one is refused).
+#[test]
+fn the_systemd_unit_is_a_notify_service_with_a_watchdog_restarted_on_failure_but_not_after_exit_2()
+{
+    let contrib = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../contrib/systemd");
+    let unit = std::fs::read_to_string(contrib.join("bmb-monitor-watch@.service")).expect("unit");
+    let value = |key: &str| -> String {
+        let values: Vec<&str> = unit
+            .lines()
+            .filter_map(|line| line.strip_prefix(key)?.strip_prefix('='))
+            .collect();
+        assert_eq!(values.len(), 1, "{key}= once in the unit");
+        values[0].to_string()
+    };
+    assert_eq!(value("Type"), "notify");
+    assert_eq!(value("NotifyAccess"), "main");
+    assert_eq!(value("Restart"), "on-failure");
+    assert_eq!(value("RestartPreventExitStatus"), "2");
+    assert!(value("ExecStart").ends_with("/bmb-monitor watch $BMB_WATCH_ARGS"));
+    let watchdog: u64 = value("WatchdogSec")
+        .parse()
+        .expect("WatchdogSec in seconds");
+    let example = std::fs::read_to_string(contrib.join("watch.env.example")).expect("example");
+    let words: Vec<&str> = example
+        .lines()
+        .find_map(|line| line.strip_prefix("BMB_WATCH_ARGS="))
+        .expect("BMB_WATCH_ARGS=")
+        .split_whitespace()
+        .collect();
+    let interval: u64 = words
+        .iter()
+        .position(|w| *w == "--interval")
+        .and_then(|at| words.get(at + 1)?.parse().ok())
+        .expect("the example's --interval");
+    assert!(
+        watchdog > 2 * interval,
+        "WatchdogSec={watchdog}, --interval {interval}"
+    );
+}

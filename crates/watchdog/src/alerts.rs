@@ -1,0 +1,707 @@
+//! The session monitor's escalations as alerts an alert manager holds
+//! (Alertmanager's model): an alert fires from the escalation until the
+//! verdict moves on, is re-sent while it fires (an alert manager forgets one
+//! that is not re-sent before its end time), and is resolved by sending it
+//! once more with its end time set to now. One [`AlertBook`] per target; the
+//! HTTP client that delivers its postings lives in the binary.
+//!
+//! Pure: the time comes in as an argument, and nothing here calls the OS.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use classify::State;
+use jiff::{SignedDuration, Timestamp};
+use ledger::session::{EscalationKind, SessionMemory};
+
+use crate::session::{Alert, Latch, PollReport, Refusal};
+
+/// The alert name (`alertname`) per cause: the session monitor's reason
+/// word (`BMB_REASON`) and the name an alert manager routes, silences and
+/// groups on. Every reason the monitor gives has one (a unit test checks).
+pub const ALERT_NAMES: &[(&str, &str)] = &[
+    ("question", "BmbQuestion"),
+    ("blocked", "BmbBlocked"),
+    ("escalate_to_human", "BmbBudgetSpent"),
+    ("unreadable", "BmbUnreadableScreen"),
+    ("agent_exited", "BmbAgentGone"),
+    ("relay", "BmbRelayInFront"),
+    ("pane_in_mode", "BmbPaneInMode"),
+    ("synchronized", "BmbPanesSynchronized"),
+    ("capture_failed", "BmbCaptureFailing"),
+    ("failure", "BmbNewFailure"),
+];
+
+/// The name of a reason no table row knows (a reason added later without
+/// one): still delivered, under a name that says what it is.
+pub const UNNAMED_ALERT: &str = "BmbEscalation";
+
+/// The alert name of a reason word.
+pub fn alert_name(reason: &str) -> &'static str {
+    ALERT_NAMES
+        .iter()
+        .find(|(word, _)| *word == reason)
+        .map_or(UNNAMED_ALERT, |(_, name)| name)
+}
+
+/// The labels every alert of one target carries besides its name and CLI.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetLabels {
+    /// The target as given (`session` or `host:session`).
+    pub target: String,
+    /// The ssh alias, or this machine's name for a local target.
+    pub host: String,
+    pub session: String,
+}
+
+/// How often a firing alert is re-sent and how long each sending holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timing {
+    /// A firing alert is sent again once this long has passed since it was delivered.
+    pub repost_every: Duration,
+    /// Each sending's end time is this far ahead: a monitor that dies leaves
+    /// its alerts firing this long at most.
+    pub hold: Duration,
+}
+
+impl Timing {
+    /// Re-sent every poll, but not more often than once a minute; each
+    /// sending holds for three re-sendings, so one or two lost posts (an
+    /// alert manager restarting) do not resolve an alert that still fires.
+    pub fn for_interval(interval: Duration) -> Timing {
+        let repost_every = interval.max(Duration::from_secs(60));
+        Timing {
+            repost_every,
+            hold: repost_every * 3,
+        }
+    }
+}
+
+/// What fires, one alert per cause: an escalation kind's latch, or a failure signal.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Cause {
+    Escalation(EscalationKind),
+    Failure(String),
+}
+
+impl Cause {
+    fn of(latch: &Latch) -> Cause {
+        match latch {
+            Latch::Escalation(kind) => Cause::Escalation(*kind),
+            Latch::Failure(signal) => Cause::Failure(signal.clone()),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    id: u64,
+    name: &'static str,
+    cli: String,
+    /// The escalation's message, unsanitised (the sink cleans it for its medium).
+    message: String,
+    starts_at: Timestamp,
+    /// The verdict when it was raised: a failure alert fires while it holds.
+    state: Option<State>,
+    /// When it was last delivered; `None`: due now.
+    delivered: Option<Timestamp>,
+    /// Raised (or raised again) in the poll being settled.
+    raised_now: bool,
+}
+
+/// One alert to send: every label, the message, and its times. A resolved
+/// alert is sent once more with `ends_at` at the moment it was resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Posting {
+    id: u64,
+    /// In this order: `alertname`, `target`, `host`, `session`, `cli`.
+    pub labels: Vec<(&'static str, String)>,
+    /// The escalation's message, unsanitised.
+    pub message: String,
+    pub starts_at: Timestamp,
+    pub ends_at: Timestamp,
+    pub resolved: bool,
+}
+
+/// One target's alerts: the ones firing, and the resolutions not yet delivered.
+#[derive(Debug)]
+pub struct AlertBook {
+    labels: TargetLabels,
+    timing: Timing,
+    firing: BTreeMap<Cause, Entry>,
+    /// Kept for re-sending while the alert manager cannot be reached, one per
+    /// set of labels (a later one supersedes it), so bounded by the names.
+    resolved: Vec<(Entry, Timestamp)>,
+    next_id: u64,
+}
+
+impl AlertBook {
+    pub fn new(labels: TargetLabels, timing: Timing) -> AlertBook {
+        AlertBook {
+            labels,
+            timing,
+            firing: BTreeMap::new(),
+            resolved: Vec::new(),
+            next_id: 0,
+        }
+    }
+
+    /// The monitor escalated `alert` this poll (whether or not the alert
+    /// command took it: a failed one is raised again next poll, and the
+    /// alert stays firing meanwhile). `cli`: the pane's profile, if known.
+    pub fn raise(&mut self, alert: &Alert, cli: Option<&str>, now: Timestamp) {
+        let cause = Cause::of(&alert.latch);
+        let name = alert_name(alert.reason);
+        if let Some(entry) = self.firing.get_mut(&cause) {
+            entry.raised_now = true;
+            if entry.message != alert.message || entry.name != name {
+                // Another question in the same dialog slot, or another reason
+                // for the same refusal: the same alert, told afresh.
+                entry.message = alert.message.clone();
+                entry.name = name;
+                entry.state = Some(alert.state);
+                entry.delivered = None;
+            }
+            return;
+        }
+        // The alert fires again: its resolution, if not delivered yet, is moot.
+        self.forget_resolution(name, &cli_label(cli));
+        let entry = self.entry(name, cli, alert.message.clone(), Some(alert.state), now);
+        self.firing.insert(cause, entry);
+    }
+
+    /// Drops an undelivered resolution of the alert with these labels.
+    fn forget_resolution(&mut self, name: &str, cli: &str) {
+        self.resolved
+            .retain(|(entry, _)| !(entry.name == name && entry.cli == cli));
+    }
+
+    fn entry(
+        &mut self,
+        name: &'static str,
+        cli: Option<&str>,
+        message: String,
+        state: Option<State>,
+        now: Timestamp,
+    ) -> Entry {
+        self.next_id += 1;
+        Entry {
+            id: self.next_id,
+            name,
+            cli: cli_label(cli),
+            message,
+            starts_at: now,
+            state,
+            delivered: None,
+            raised_now: true,
+        }
+    }
+
+    /// After a poll's actions: an escalation whose latch the monitor cleared
+    /// (the verdict moved on) is resolved, a failure when the verdict is no
+    /// longer the one it was raised under; an escalation the monitor holds
+    /// that no alert carries (it was sent before a restart) fires from now,
+    /// told from this poll's report.
+    pub fn settle(
+        &mut self,
+        report: &PollReport,
+        memory: &SessionMemory,
+        cli: Option<&str>,
+        now: Timestamp,
+    ) {
+        let held = |cause: &Cause, entry: &Entry| match cause {
+            Cause::Escalation(kind) => memory.escalated.contains_key(kind),
+            // A failed capture says nothing about the verdict.
+            Cause::Failure(_) => report.state.is_none() || report.state == entry.state,
+        };
+        let ended: Vec<Cause> = self
+            .firing
+            .iter()
+            .filter(|(cause, entry)| !entry.raised_now && !held(cause, entry))
+            .map(|(cause, _)| cause.clone())
+            .collect();
+        for cause in ended {
+            if let Some(entry) = self.firing.remove(&cause) {
+                self.forget_resolution(entry.name, &entry.cli);
+                self.resolved.push((entry, now));
+            }
+        }
+        for kind in memory.escalated.keys() {
+            let cause = Cause::Escalation(*kind);
+            // A failed capture tells nothing of the screen (which refusal, which
+            // evidence): a held escalation is told from the next readable one.
+            let untold = report.state.is_none() && *kind != EscalationKind::CaptureFailed;
+            if self.firing.contains_key(&cause) || untold {
+                continue;
+            }
+            let reason = reason_held(*kind, report.refusal);
+            let message = adopted_message(&self.labels.target, report);
+            let entry = self.entry(alert_name(reason), cli, message, report.state, now);
+            self.firing.insert(cause, entry);
+        }
+        for entry in self.firing.values_mut() {
+            entry.raised_now = false;
+        }
+    }
+
+    /// What to send now: the resolutions not yet delivered (first, so an
+    /// alert manager reads an end before a new start of the same labels),
+    /// then every firing alert never delivered or due for re-sending.
+    pub fn due(&self, now: Timestamp) -> Vec<Posting> {
+        let repost = signed(self.timing.repost_every);
+        let hold = signed(self.timing.hold);
+        let resolved = self
+            .resolved
+            .iter()
+            .map(|(entry, at)| self.posting(entry, *at, true));
+        let firing = self
+            .firing
+            .values()
+            .filter(|entry| {
+                entry
+                    .delivered
+                    .is_none_or(|at| now.duration_since(at) >= repost)
+            })
+            .map(|entry| self.posting(entry, now.saturating_add(hold).unwrap_or(now), false));
+        resolved.chain(firing).collect()
+    }
+
+    fn posting(&self, entry: &Entry, ends_at: Timestamp, resolved: bool) -> Posting {
+        Posting {
+            id: entry.id,
+            labels: vec![
+                ("alertname", entry.name.to_string()),
+                ("target", self.labels.target.clone()),
+                ("host", self.labels.host.clone()),
+                ("session", self.labels.session.clone()),
+                ("cli", entry.cli.clone()),
+            ],
+            message: entry.message.clone(),
+            starts_at: entry.starts_at,
+            ends_at,
+            resolved,
+        }
+    }
+
+    /// The alert manager took `postings` (from [`Self::due`]) at `now`:
+    /// resolutions are done with, firing alerts wait for their re-sending.
+    /// Postings it did not take are simply due again.
+    pub fn delivered(&mut self, postings: &[Posting], now: Timestamp) {
+        for posting in postings {
+            if posting.resolved {
+                self.resolved.retain(|(entry, _)| entry.id != posting.id);
+            } else if let Some(entry) = self.firing.values_mut().find(|e| e.id == posting.id) {
+                entry.delivered = Some(now);
+            }
+        }
+    }
+
+    /// The target is no longer watched (a reload removed it, or the monitor
+    /// stops for good): every firing alert is resolved now.
+    pub fn resolve_all(&mut self, now: Timestamp) {
+        for entry in std::mem::take(&mut self.firing).into_values() {
+            self.forget_resolution(entry.name, &entry.cli);
+            self.resolved.push((entry, now));
+        }
+    }
+
+    /// Whether nothing fires and nothing waits to be sent.
+    pub fn is_idle(&self) -> bool {
+        self.firing.is_empty() && self.resolved.is_empty()
+    }
+
+    /// The names of the alerts firing, for a caller that shows them.
+    pub fn firing(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.firing.values().map(|entry| entry.name)
+    }
+}
+
+/// The `cli` label: the pane's profile, `unknown` before one recognised it
+/// (an empty label value is no label to an alert manager).
+fn cli_label(cli: Option<&str>) -> String {
+    cli.filter(|cli| !cli.is_empty())
+        .unwrap_or("unknown")
+        .to_string()
+}
+
+/// The reason word of an escalation the monitor holds, as its report shows it now.
+fn reason_held(kind: EscalationKind, refusal: Option<Refusal>) -> &'static str {
+    match kind {
+        EscalationKind::Question => "question",
+        EscalationKind::Blocked => "blocked",
+        EscalationKind::BudgetSpent => "escalate_to_human",
+        EscalationKind::Unreadable => refusal.map_or("unreadable", Refusal::word),
+        EscalationKind::CaptureFailed => "capture_failed",
+        _ => "",
+    }
+}
+
+/// The message of an escalation sent before this monitor started: what the
+/// pane shows now, with the rule and evidence line that read it.
+fn adopted_message(target: &str, report: &PollReport) -> String {
+    let state = report.state.map_or("?", State::as_str);
+    let mut message = format!(
+        "{state} on {target}: escalated before this monitor restarted (the alert command had the full message)."
+    );
+    if let Some(rule) = report.rule {
+        message.push_str(&format!(" Rule: {rule}."));
+    }
+    if let Some(evidence) = &report.evidence {
+        message.push_str(&format!("\n\nEvidence: {evidence}"));
+    }
+    message
+}
+
+fn signed(duration: Duration) -> SignedDuration {
+    SignedDuration::try_from(duration).unwrap_or(SignedDuration::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use classify::Work;
+    use ledger::session::SessionRecord;
+
+    const T0: i64 = 1_800_000_000;
+
+    fn at(secs: i64) -> Timestamp {
+        Timestamp::from_second(T0 + secs).unwrap()
+    }
+
+    fn book() -> AlertBook {
+        AlertBook::new(
+            TargetLabels {
+                target: "box:agent".into(),
+                host: "box".into(),
+                session: "agent".into(),
+            },
+            Timing {
+                repost_every: Duration::from_secs(60),
+                hold: Duration::from_secs(180),
+            },
+        )
+    }
+
+    fn report(state: Option<State>) -> PollReport {
+        PollReport {
+            target: "box:agent".into(),
+            state,
+            work: Work::Available(3),
+            progress: None,
+            nudges_used: 0,
+            budget: 5,
+            done: Vec::new(),
+            rule: state.map(|_| "dialog"),
+            evidence: state.map(|_| "Do you want to proceed?".to_string()),
+            error: None,
+            pane_state: state,
+            witness: None,
+            disagreements: 0,
+            typing_safe: false,
+            refusal: None,
+            unrecognised: 0,
+            agent_seen: false,
+        }
+    }
+
+    fn alert(reason: &'static str, latch: Latch, state: State, message: &str) -> Alert {
+        Alert {
+            state,
+            reason,
+            message: message.into(),
+            latch,
+            record: SessionRecord::Progress { value: 0 },
+        }
+    }
+
+    fn question(message: &str) -> Alert {
+        alert(
+            "question",
+            Latch::Escalation(EscalationKind::Question),
+            State::Question,
+            message,
+        )
+    }
+
+    fn memory(kinds: &[EscalationKind]) -> SessionMemory {
+        let mut memory = SessionMemory::default();
+        for kind in kinds {
+            memory.apply(&SessionRecord::Escalated {
+                kind: *kind,
+                key: "k".into(),
+            });
+        }
+        memory
+    }
+
+    /// What is due, as `(alertname, resolved, starts, ends)` in seconds from T0.
+    fn due(book: &AlertBook, now: i64) -> Vec<(String, bool, i64, i64)> {
+        book.due(at(now))
+            .into_iter()
+            .map(|p| {
+                (
+                    p.labels[0].1.clone(),
+                    p.resolved,
+                    p.starts_at.as_second() - T0,
+                    p.ends_at.as_second() - T0,
+                )
+            })
+            .collect()
+    }
+
+    fn deliver(book: &mut AlertBook, now: i64) {
+        let postings = book.due(at(now));
+        book.delivered(&postings, at(now));
+    }
+
+    #[test]
+    fn every_reason_the_session_monitor_gives_has_its_own_name() {
+        let refusals = [
+            Refusal::NoInputBox,
+            Refusal::AgentExited,
+            Refusal::Relay,
+            Refusal::PaneInMode,
+            Refusal::Synchronized,
+        ];
+        let others = [
+            "question",
+            "blocked",
+            "escalate_to_human",
+            "capture_failed",
+            "failure",
+        ];
+        let reasons: Vec<&str> = refusals.iter().map(|r| r.word()).chain(others).collect();
+        let mut names: Vec<&str> = reasons.iter().map(|r| alert_name(r)).collect();
+        assert!(!names.contains(&UNNAMED_ALERT), "{reasons:?} → {names:?}");
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), reasons.len(), "one name per cause");
+        assert_eq!(alert_name("question"), "BmbQuestion");
+        assert_eq!(alert_name("agent_exited"), "BmbAgentGone");
+        assert_eq!(alert_name("unreadable"), "BmbUnreadableScreen");
+        assert_eq!(alert_name("escalate_to_human"), "BmbBudgetSpent");
+        assert_eq!(alert_name("blocked"), "BmbBlocked");
+        assert_eq!(alert_name("something new"), UNNAMED_ALERT);
+    }
+
+    #[test]
+    fn a_question_fires_with_every_label_until_the_verdict_moves_on_then_resolves_once() {
+        let mut book = book();
+        book.raise(
+            &question("QUESTION on box:agent\n\nProceed?"),
+            Some("claude"),
+            at(0),
+        );
+        let mem = memory(&[EscalationKind::Question]);
+        book.settle(&report(Some(State::Question)), &mem, Some("claude"), at(0));
+        let postings = book.due(at(0));
+        assert_eq!(postings.len(), 1);
+        assert_eq!(
+            postings[0].labels,
+            [
+                ("alertname", "BmbQuestion".to_string()),
+                ("target", "box:agent".to_string()),
+                ("host", "box".to_string()),
+                ("session", "agent".to_string()),
+                ("cli", "claude".to_string()),
+            ]
+        );
+        assert_eq!(postings[0].message, "QUESTION on box:agent\n\nProceed?");
+        assert_eq!(due(&book, 0), [("BmbQuestion".into(), false, 0, 180)]);
+        book.delivered(&postings, at(0));
+        // Still firing: nothing due until the re-sending, then again with a later end.
+        book.settle(&report(Some(State::Question)), &mem, Some("claude"), at(30));
+        assert_eq!(due(&book, 30), []);
+        book.settle(&report(Some(State::Question)), &mem, Some("claude"), at(60));
+        assert_eq!(due(&book, 60), [("BmbQuestion".into(), false, 0, 240)]);
+        deliver(&mut book, 60);
+        // The verdict moved on: the monitor re-armed the latch.
+        book.settle(&report(Some(State::Working)), &memory(&[]), None, at(70));
+        assert_eq!(due(&book, 70), [("BmbQuestion".into(), true, 0, 70)]);
+        assert_eq!(book.firing().count(), 0);
+        deliver(&mut book, 70);
+        assert_eq!(due(&book, 71), [], "a resolution is sent once delivered");
+    }
+
+    #[test]
+    fn undelivered_alerts_and_resolutions_stay_due_until_delivered() {
+        let mut book = book();
+        book.raise(&question("Q"), None, at(0));
+        let mem = memory(&[EscalationKind::Question]);
+        book.settle(&report(Some(State::Question)), &mem, None, at(0));
+        assert_eq!(due(&book, 0).len(), 1);
+        // Not delivered (the alert manager is down): due at every poll.
+        book.settle(&report(Some(State::Question)), &mem, None, at(1));
+        assert_eq!(due(&book, 1), [("BmbQuestion".into(), false, 0, 181)]);
+        book.settle(&report(Some(State::Working)), &memory(&[]), None, at(2));
+        book.settle(&report(Some(State::Working)), &memory(&[]), None, at(3));
+        assert_eq!(due(&book, 3), [("BmbQuestion".into(), true, 0, 2)]);
+        deliver(&mut book, 4);
+        assert_eq!(due(&book, 5), []);
+    }
+
+    #[test]
+    fn an_alert_the_command_failed_to_take_keeps_firing_while_it_is_raised_again() {
+        let mut book = book();
+        for poll in 0..3 {
+            // Raised each poll; the failed alert command re-arms the latch.
+            book.raise(&question("Q"), None, at(poll));
+            book.settle(&report(Some(State::Question)), &memory(&[]), None, at(poll));
+            assert_eq!(
+                due(&book, poll),
+                [("BmbQuestion".into(), false, 0, poll + 180)],
+                "poll {poll}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_new_question_in_a_firing_alert_is_told_at_once_under_the_same_start() {
+        let mut book = book();
+        let mem = memory(&[EscalationKind::Question]);
+        book.raise(&question("first"), None, at(0));
+        book.settle(&report(Some(State::Question)), &mem, None, at(0));
+        deliver(&mut book, 0);
+        book.raise(&question("second"), None, at(5));
+        book.settle(&report(Some(State::Question)), &mem, None, at(5));
+        let postings = book.due(at(5));
+        assert_eq!(postings.len(), 1);
+        assert_eq!(postings[0].message, "second");
+        assert_eq!(postings[0].starts_at, at(0));
+        // The same question again changes nothing.
+        book.delivered(&postings, at(5));
+        book.raise(&question("second"), None, at(6));
+        book.settle(&report(Some(State::Question)), &mem, None, at(6));
+        assert_eq!(due(&book, 6), []);
+    }
+
+    #[test]
+    fn a_failure_fires_while_its_verdict_holds_and_a_failed_capture_does_not_end_it() {
+        let mut book = book();
+        let failure = alert(
+            "failure",
+            Latch::Failure("exit-code".into()),
+            State::Stalled,
+            "new failure on box:agent (exit-code): Error: Exit code 2",
+        );
+        book.raise(&failure, Some("claude"), at(0));
+        book.settle(&report(Some(State::Stalled)), &memory(&[]), None, at(0));
+        assert_eq!(due(&book, 0), [("BmbNewFailure".into(), false, 0, 180)]);
+        deliver(&mut book, 0);
+        book.settle(&report(None), &memory(&[]), None, at(1));
+        book.settle(&report(Some(State::Stalled)), &memory(&[]), None, at(2));
+        assert_eq!(due(&book, 2), []);
+        book.settle(&report(Some(State::Working)), &memory(&[]), None, at(3));
+        assert_eq!(due(&book, 3), [("BmbNewFailure".into(), true, 0, 3)]);
+    }
+
+    #[test]
+    fn an_escalation_held_from_before_a_restart_fires_told_from_the_report() {
+        let mut book = book();
+        let mut now = report(Some(State::Stalled));
+        now.refusal = Some(Refusal::AgentExited);
+        now.rule = Some("work-probe");
+        now.evidence = Some("$ ".into());
+        book.settle(
+            &now,
+            &memory(&[EscalationKind::Unreadable]),
+            Some("claude"),
+            at(0),
+        );
+        let postings = book.due(at(0));
+        assert_eq!(postings.len(), 1);
+        assert_eq!(postings[0].labels[0].1, "BmbAgentGone");
+        assert_eq!(postings[0].labels[4].1, "claude");
+        assert!(
+            postings[0]
+                .message
+                .starts_with("STALLED on box:agent: escalated before")
+                && postings[0].message.contains("Rule: work-probe.")
+                && postings[0].message.ends_with("Evidence: $ "),
+            "{}",
+            postings[0].message
+        );
+    }
+
+    #[test]
+    fn an_escalation_held_from_before_a_restart_waits_for_a_readable_screen() {
+        let mut book = book();
+        let mem = memory(&[EscalationKind::Unreadable, EscalationKind::CaptureFailed]);
+        book.settle(&report(None), &mem, None, at(0));
+        assert_eq!(due(&book, 0), [("BmbCaptureFailing".into(), false, 0, 180)]);
+    }
+
+    #[test]
+    fn an_alert_that_fires_again_before_its_resolution_was_delivered_just_fires() {
+        let mut book = book();
+        let mem = memory(&[EscalationKind::Blocked]);
+        let blocked = alert(
+            "blocked",
+            Latch::Escalation(EscalationKind::Blocked),
+            State::Blocked,
+            "BLOCKED",
+        );
+        book.raise(&blocked, None, at(0));
+        book.settle(&report(Some(State::Blocked)), &mem, None, at(0));
+        book.settle(&report(Some(State::Working)), &memory(&[]), None, at(1));
+        book.raise(&blocked, None, at(2));
+        book.settle(&report(Some(State::Blocked)), &mem, None, at(2));
+        assert_eq!(due(&book, 2), [("BmbBlocked".into(), false, 2, 182)]);
+    }
+
+    #[test]
+    fn resolutions_waiting_for_an_unreachable_alert_manager_are_one_per_alert() {
+        let mut book = book();
+        for poll in 0..100 {
+            book.raise(&question(&format!("Q{poll}")), None, at(2 * poll));
+            book.settle(
+                &report(Some(State::Question)),
+                &memory(&[EscalationKind::Question]),
+                None,
+                at(2 * poll),
+            );
+            book.settle(
+                &report(Some(State::Working)),
+                &memory(&[]),
+                None,
+                at(2 * poll + 1),
+            );
+        }
+        assert_eq!(due(&book, 1000), [("BmbQuestion".into(), true, 198, 199)]);
+    }
+
+    #[test]
+    fn a_target_no_longer_watched_resolves_everything_then_is_idle() {
+        let mut book = book();
+        let mem = memory(&[EscalationKind::Question, EscalationKind::BudgetSpent]);
+        book.settle(&report(Some(State::Question)), &mem, None, at(0));
+        assert_eq!(book.firing().count(), 2);
+        deliver(&mut book, 0);
+        book.resolve_all(at(5));
+        assert_eq!(
+            due(&book, 5),
+            [
+                ("BmbQuestion".into(), true, 0, 5),
+                ("BmbBudgetSpent".into(), true, 0, 5)
+            ]
+        );
+        assert!(!book.is_idle());
+        deliver(&mut book, 5);
+        assert!(book.is_idle());
+    }
+
+    #[test]
+    fn timing_resends_every_poll_but_at_most_once_a_minute() {
+        assert_eq!(
+            Timing::for_interval(Duration::from_secs(1)),
+            Timing {
+                repost_every: Duration::from_secs(60),
+                hold: Duration::from_secs(180)
+            }
+        );
+        assert_eq!(
+            Timing::for_interval(Duration::from_secs(300)).hold,
+            Duration::from_secs(900)
+        );
+    }
+}
