@@ -61,19 +61,22 @@ pub struct Running {
     pub stdin: Option<ChildStdin>,
     out: Arc<Mutex<Vec<String>>>,
     err: Arc<Mutex<Vec<String>>>,
+    /// Both streams reached their end of file.
+    ended: [Arc<std::sync::atomic::AtomicBool>; 2],
 }
 
 impl Running {
     /// Starts `command` with all three streams piped.
     pub fn start(command: Command) -> Running {
         let mut child = spawn_piped(command);
-        let out = collect(child.stdout.take().expect("stdout is piped"));
-        let err = collect(child.stderr.take().expect("stderr is piped"));
+        let (out, out_ended) = collect(child.stdout.take().expect("stdout is piped"));
+        let (err, err_ended) = collect(child.stderr.take().expect("stderr is piped"));
         Running {
             stdin: child.stdin.take(),
             child,
             out,
             err,
+            ended: [out_ended, err_ended],
         }
     }
 
@@ -99,11 +102,21 @@ impl Running {
         wait_until(secs, || self.out().iter().any(|l| l.contains(needle)))
     }
 
-    /// Waits (up to `secs`) for the monitor to exit.
+    /// Waits (up to `secs`) for the monitor to exit and for what it printed
+    /// to be collected (both streams at their end, unless a process it left
+    /// still holds one open past the deadline).
     pub fn wait_exit(&mut self, secs: u64) -> Option<ExitStatus> {
         let deadline = Instant::now() + Duration::from_secs(secs);
         loop {
             if let Some(status) = self.child.try_wait().expect("try_wait") {
+                let ended = || {
+                    self.ended
+                        .iter()
+                        .all(|e| e.load(std::sync::atomic::Ordering::SeqCst))
+                };
+                while !ended() && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
                 return Some(status);
             }
             if Instant::now() >= deadline {
@@ -133,16 +146,21 @@ fn spawn_piped(mut command: Command) -> Child {
         .expect("bmb-monitor starts")
 }
 
-fn collect(stream: impl std::io::Read + Send + 'static) -> Arc<Mutex<Vec<String>>> {
+/// A stream's lines as they come; the flag is set at its end of file.
+type Collected = (Arc<Mutex<Vec<String>>>, Arc<std::sync::atomic::AtomicBool>);
+
+fn collect(stream: impl std::io::Read + Send + 'static) -> Collected {
     let lines = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&lines);
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (sink, ended) = (Arc::clone(&lines), Arc::clone(&done));
     std::thread::spawn(move || {
         for line in BufReader::new(stream).lines() {
-            let Ok(line) = line else { return };
+            let Ok(line) = line else { break };
             sink.lock().expect("collector").push(line);
         }
+        ended.store(true, std::sync::atomic::Ordering::SeqCst);
     });
-    lines
+    (lines, done)
 }
 
 /// Polls `cond` until it holds or `secs` pass; its last answer.
