@@ -36,6 +36,8 @@ pub(super) struct Watch<'a> {
     pub(super) profiles: crate::profiles::UserProfiles,
     /// The profiles in force (the built-ins and the user's).
     pub(super) current_profiles: std::sync::Arc<classify::Profiles>,
+    /// The remote hosts' round trips (`hosts.rs`).
+    pub(super) hosts: super::hosts::Hosts,
 }
 
 impl<'a> Watch<'a> {
@@ -112,6 +114,7 @@ impl<'a> Watch<'a> {
             cycle: 0,
             profiles: crate::profiles::UserProfiles::default(),
             current_profiles: watchdog::session::builtin_profiles(),
+            hosts: super::hosts::Hosts::default(),
         };
         watch.reload_profiles();
         Ok(watch)

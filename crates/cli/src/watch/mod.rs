@@ -21,6 +21,7 @@ mod alert;
 mod capture;
 mod cycle;
 mod detach;
+mod hosts;
 mod probe;
 mod processes;
 mod report;
@@ -90,7 +91,7 @@ pub struct Args {
     no_witness: bool,
 }
 
-pub fn run(args: Args) -> ExitCode {
+pub fn run(mut args: Args) -> ExitCode {
     let targets = match parse_targets(&args.targets) {
         Ok(targets) => targets,
         Err(message) => return usage_error("watch", &message),
@@ -105,6 +106,9 @@ pub fn run(args: Args) -> ExitCode {
         return detach(&args, &targets);
     }
     probes::signals::install_stop_handler();
+    args.server.multiplex = hosts::multiplex(&args, &targets);
+    // Declared before the monitor, so dropped after it: the masters close last.
+    let _masters = hosts::Masters::new(&args, &targets);
     let mut watch = match Watch::new(&args, targets, &state_dir()) {
         Ok(watch) => watch,
         Err(message) => return usage_error("watch", &message),

@@ -1,0 +1,366 @@
+//! One ssh round trip per remote host per cycle: the pane listing, every
+//! watched pane's capture and every pane's processes (its foreground and
+//! Claude Code's session file) in ONE remote shell script.
+//!
+//! Locally a capture is two tmux invocations (`list-panes -a`, then one
+//! chain), the second built from the first's answer. Over ssh each would be
+//! a round trip, and the processes a third; so here the remote shell makes
+//! the choice the chain needs (the remembered pane while it is still its
+//! session's with the same first process, else `=session:`) from the listing
+//! it just read, and this side reads the same listing back to tell "no such
+//! session" from a failed capture, with the same rule ([`tmux::wanted_targets`]).
+//! The witness reads the pane the listing named (for `=session:`, the
+//! session's current window's active pane); a capture that found another
+//! pane there (the user switched in between) gets no reading
+//! ([`HostRead::processes`] says whose pid was read).
+//!
+//! Every line the script prints that is not a pane's text starts with this
+//! cycle's 128-bit nonce, so a pane cannot forge the end of a section; an
+//! end marker seen more often than the script prints it voids every capture
+//! of the host.
+
+use crate::claude::PaneProcesses;
+use crate::remote_procs::{self, AgentMemory};
+use crate::run::{Captured, CommandFailed, Invocation, Limits, Outcome, run};
+use crate::ssh::quote_literal;
+use crate::tmux::{self, KnownPane, PaneCapture, Tmux, TmuxError};
+
+/// What one host's round trip read.
+#[derive(Debug)]
+pub struct HostRead {
+    /// Per target, as [`Tmux::capture_panes`] gives them.
+    pub captures: Result<Vec<Result<PaneCapture, TmuxError>>, TmuxError>,
+    /// Per target: the pane processes read, and the first process of the
+    /// pane they belong to (`None`: the call failed before it said, and the
+    /// reading says why).
+    pub processes: Vec<Option<(Option<u32>, PaneProcesses)>>,
+}
+
+/// A label for the one call in error messages, instead of the whole script.
+const SCRIPT_LABEL: &str = "<list-panes, capture-pane and the panes' processes>";
+
+impl Tmux {
+    /// [`Tmux::capture_panes`] and [`crate::claude::remote_panes`] in one
+    /// ssh call on this client's remote host. `memory` is the host's known
+    /// agents, read and updated. On this machine it is the capture alone.
+    pub fn read_remote_host(
+        &self,
+        targets: &[(String, Option<KnownPane>)],
+        nonce: &str,
+        with_session: bool,
+        memory: &mut AgentMemory,
+    ) -> HostRead {
+        let Some(remote) = &self.remote else {
+            return HostRead {
+                captures: self.capture_panes(targets, nonce),
+                processes: vec![None; targets.len()],
+            };
+        };
+        // Each entry as long as the longer of its two possible targets.
+        let batches = tmux::chain_batches(targets.iter().map(|(session, known)| {
+            (session.len() + 3).max(known.as_ref().map_or(0, |k| k.id.len()))
+        }));
+        let script = host_script(self, targets, &batches, nonce, with_session, memory);
+        let limits = Limits {
+            max_output: tmux::CAPTURE_BASE_BYTES + targets.len() * tmux::CAPTURE_PER_PANE_BYTES,
+            ..Limits::with_timeout(self.timeout)
+        };
+        let outcome = run(&remote.invocation(&script), &limits);
+        let shown = remote.invocation(SCRIPT_LABEL);
+        let read = self.read_host_output(targets, &batches, nonce, with_session, &outcome, &shown);
+        for (root, processes) in read.processes.iter().flatten() {
+            if let (Some(root), true) = (root, with_session) {
+                memory.learn(*root, &processes.session);
+            }
+        }
+        let roots: Vec<u32> = read
+            .processes
+            .iter()
+            .flatten()
+            .filter_map(|(r, _)| *r)
+            .collect();
+        if read.captures.is_ok() {
+            memory.keep_only(&roots);
+        }
+        read
+    }
+
+    fn read_host_output(
+        &self,
+        targets: &[(String, Option<KnownPane>)],
+        batches: &[std::ops::Range<usize>],
+        nonce: &str,
+        with_session: bool,
+        outcome: &Outcome,
+        shown: &Invocation,
+    ) -> HostRead {
+        let (stdout, stderr) = match outcome {
+            Outcome::Exited { stdout, stderr, .. } | Outcome::TimedOut { stdout, stderr, .. } => {
+                (stdout.text(), stderr.clone())
+            }
+            Outcome::FailedToSpawn { .. } => (String::new(), Captured::default()),
+        };
+        // What a part the script did not finish gets: why the call ended.
+        let overall: Option<TmuxError> = match outcome {
+            Outcome::Exited {
+                code: Some(0),
+                stdout,
+                ..
+            } if stdout.truncated => Some(TmuxError::CaptureCut {
+                max_output: stdout.bytes.len(),
+            }),
+            Outcome::Exited { code: Some(0), .. } => None,
+            _ => Some(self.failure(shown, outcome, None)),
+        };
+        let processes_failed = overall.as_ref().map(|_| {
+            format!(
+                "the session-file search on {} {}",
+                self.remote.as_ref().map_or("", |r| r.alias.as_str()),
+                outcome.describe()
+            )
+        });
+        let failed_processes = || -> Vec<Option<(Option<u32>, PaneProcesses)>> {
+            targets
+                .iter()
+                .map(|_| {
+                    Some((
+                        None,
+                        remote_procs::pane_processes(
+                            None,
+                            with_session,
+                            processes_failed.as_deref(),
+                        ),
+                    ))
+                })
+                .collect()
+        };
+        let list_head = format!("BMB-{nonce}-LIST ");
+        let list_end = format!("\nBMB-{nonce}-LISTEND\n");
+        let Some(after_head) = stdout.strip_prefix(&list_head) else {
+            let error = overall.unwrap_or_else(|| self.failure(shown, outcome, None));
+            return HostRead {
+                captures: Err(error),
+                processes: failed_processes(),
+            };
+        };
+        let Some((listing, rest)) = after_head.split_once(&list_end) else {
+            let error = overall.unwrap_or_else(|| self.failure(shown, outcome, None));
+            return HostRead {
+                captures: Err(error),
+                processes: failed_processes(),
+            };
+        };
+        let (code, rows) = listing.split_once('\n').unwrap_or((listing, ""));
+        let panes = if code == "0" {
+            tmux::parse_list(rows)
+        } else {
+            let listed = exited_with(code.parse().ok(), rows.as_bytes(), &stderr);
+            match self.failure(shown, &listed, None) {
+                TmuxError::NoServer { .. } => Vec::new(),
+                error => {
+                    return HostRead {
+                        captures: Err(error),
+                        processes: vec![None; targets.len()],
+                    };
+                }
+            }
+        };
+        let mut results = self.no_session_results(targets);
+        let wanted = tmux::wanted_targets(targets, &panes);
+
+        // The chains, each closed by `\nEND <code>\n`.
+        let end = format!("\nBMB-{nonce}-END ");
+        let ends = rest.matches(&end).count();
+        if ends > batches.len() {
+            for (index, _) in &wanted {
+                results[*index] = Err(TmuxError::MarkerRepeated { count: ends });
+            }
+            return HostRead {
+                captures: Ok(results),
+                processes: vec![None; targets.len()],
+            };
+        }
+        let mut rest = rest;
+        let mut finished = true;
+        for batch in batches {
+            let in_batch: Vec<(usize, String)> = wanted
+                .iter()
+                .filter(|(index, _)| batch.contains(index))
+                .cloned()
+                .collect();
+            let markers: Vec<String> = in_batch
+                .iter()
+                .map(|(index, _)| tmux::chain_marker(nonce, *index))
+                .collect();
+            let (section, failure) = match rest.split_once(&end) {
+                Some((section, after)) if finished => {
+                    let (code, after) = after.split_once('\n').unwrap_or((after, ""));
+                    rest = after;
+                    let failure = (code != "0").then(|| {
+                        self.failure(shown, &exited_with(code.parse().ok(), b"", &stderr), None)
+                    });
+                    (section.to_string(), failure)
+                }
+                _ => {
+                    let cut = if finished {
+                        rest.to_string()
+                    } else {
+                        String::new()
+                    };
+                    finished = false;
+                    let failure = overall.clone().unwrap_or_else(|| {
+                        TmuxError::Failed(CommandFailed {
+                            command: shown.display(),
+                            outcome: "ended before its capture did".to_string(),
+                        })
+                    });
+                    (cut, Some(failure))
+                }
+            };
+            // An empty chain printed nothing but the newline before its end.
+            let section = if in_batch.is_empty() {
+                String::new()
+            } else {
+                section
+            };
+            tmux::read_chain(
+                targets,
+                &in_batch,
+                &markers,
+                &section,
+                failure,
+                &mut results,
+            );
+        }
+
+        let processes = if finished {
+            let tag = format!("BMB-{nonce}-P");
+            let mut read = remote_procs::parse(&tag, rest);
+            (0..targets.len())
+                .map(|index| match read.remove(&index) {
+                    Some(reading) => Some((
+                        reading.root,
+                        remote_procs::pane_processes(
+                            Some(reading),
+                            with_session,
+                            processes_failed.as_deref(),
+                        ),
+                    )),
+                    // Cut short before it said anything of this pane.
+                    None => processes_failed.as_ref().map(|why| {
+                        (
+                            None,
+                            remote_procs::pane_processes(None, with_session, Some(why)),
+                        )
+                    }),
+                })
+                .collect()
+        } else {
+            failed_processes()
+        };
+        HostRead {
+            captures: Ok(results),
+            processes,
+        }
+    }
+}
+
+/// An outcome for one command inside the script: its exit code, and what
+/// it (or, lacking that, the whole call) wrote on stderr.
+fn exited_with(code: Option<i32>, own_words: &[u8], call_stderr: &Captured) -> Outcome {
+    let stderr = if own_words.iter().any(|b| !b.is_ascii_whitespace()) {
+        Captured {
+            bytes: own_words.to_vec(),
+            truncated: false,
+        }
+    } else {
+        call_stderr.clone()
+    };
+    Outcome::Exited {
+        code: code.or(Some(1)),
+        signal: None,
+        stdout: Captured::default(),
+        stderr,
+    }
+}
+
+/// The remote script: list, choose, capture in chains, then the processes.
+fn host_script(
+    tmux: &Tmux,
+    targets: &[(String, Option<KnownPane>)],
+    batches: &[std::ops::Range<usize>],
+    nonce: &str,
+    with_session: bool,
+    memory: &AgentMemory,
+) -> String {
+    use std::fmt::Write as _;
+    let mut script = String::new();
+    let _ = write!(
+        script,
+        "bmb_main() {{\nset -f\n{functions}bmb_tag=BMB-{nonce}-P\nbmb_witness={witness}\n\
+         bmb_tmux() {{ {tmux} \"$@\"; }}\n\
+         bmb_rows=$(bmb_tmux list-panes -a -F {format} 2>&1)\n\
+         bmb_rc=$?\n\
+         printf '%s %s\\n%s\\n%s\\n' BMB-{nonce}-LIST \"$bmb_rc\" \"$bmb_rows\" BMB-{nonce}-LISTEND\n\
+         [ \"$bmb_rc\" = 0 ] || bmb_rows=\n{pick}bmb_roots=\n",
+        functions = remote_procs::functions(),
+        witness = u8::from(with_session),
+        tmux = tmux.remote_line(&[]),
+        format = quote_literal(tmux::LIST_FORMAT),
+        pick = PICK,
+    );
+    for batch in batches {
+        script.push_str("set --\n");
+        for index in batch.clone() {
+            let (session, known) = &targets[index];
+            let (id, pid) = known
+                .as_ref()
+                .map_or(("-".to_string(), "-".to_string()), |k| {
+                    (
+                        k.id.clone(),
+                        k.pid.map_or("-".to_string(), |p| p.to_string()),
+                    )
+                });
+            let marker = tmux::marker_format(&tmux::chain_marker(nonce, index));
+            let _ = write!(
+                script,
+                "if bmb_pick {session} {id} {pid}; then\n\
+                 [ $# -eq 0 ] || set -- \"$@\" ';'\n\
+                 set -- \"$@\" display-message -p -t \"$bmb_t\" {marker} ';' capture-pane -p -t \"$bmb_t\"\n\
+                 bmb_roots=\"$bmb_roots {index}:$bmb_r\"\nfi\n",
+                session = quote_literal(session),
+                id = quote_literal(&id),
+                pid = quote_literal(&pid),
+                marker = quote_literal(&marker),
+            );
+        }
+        let _ = writeln!(
+            script,
+            "if [ $# -gt 0 ]; then bmb_tmux \"$@\"; bmb_rc=$?; else bmb_rc=0; fi\n\
+             printf '\\n%s %s\\n' BMB-{nonce}-END \"$bmb_rc\""
+        );
+    }
+    script.push_str(&memory.assignments(memory.roots()));
+    script.push_str("bmb_procs 2>/dev/null\n}\nbmb_main </dev/null\nexit 0\n");
+    script
+}
+
+/// `bmb_pick SESSION ID PID`: sets `bmb_t` to the tmux target to read and
+/// `bmb_r` to that pane's first process, from `$bmb_rows`; false when the
+/// session has no pane. The rule is [`tmux::wanted_targets`]'s.
+const PICK: &str = r#"bmb_pick() {
+  bmb_t= bmb_r=
+  while read -r bmb_id bmb_pid bmb_act bmb_sess; do
+    [ "$bmb_sess" = "$1" ] || continue
+    if [ "$bmb_id" = "$2" ] && { [ "$3" = - ] || [ "$bmb_pid" = "$3" ]; }; then
+      bmb_t=$bmb_id bmb_r=$bmb_pid
+      return 0
+    fi
+    [ -n "$bmb_t" ] || bmb_t="=$1:"
+    [ "$bmb_act" = 11 ] && bmb_r=$bmb_pid
+  done <<BMB_ROWS
+$bmb_rows
+BMB_ROWS
+  [ -n "$bmb_t" ]
+}
+"#;
