@@ -56,10 +56,7 @@ impl Tmux {
                 processes: vec![None; targets.len()],
             };
         };
-        // Each entry as long as the longer of its two possible targets.
-        let batches = tmux::chain_batches(targets.iter().map(|(session, known)| {
-            (session.len() + 3).max(known.as_ref().map_or(0, |k| k.id.len()))
-        }));
+        let batches = host_batches(targets);
         let script = host_script(self, targets, &batches, nonce, with_session, memory);
         let limits = Limits {
             max_output: tmux::CAPTURE_BASE_BYTES + targets.len() * tmux::CAPTURE_PER_PANE_BYTES,
@@ -265,6 +262,16 @@ impl Tmux {
     }
 }
 
+/// The script's chains: each entry counted as long as the longer of its two
+/// possible targets, since the remote shell chooses between them.
+fn host_batches(targets: &[(String, Option<KnownPane>)]) -> Vec<std::ops::Range<usize>> {
+    tmux::chain_batches(
+        targets.iter().map(|(session, known)| {
+            (session.len() + 3).max(known.as_ref().map_or(0, |k| k.id.len()))
+        }),
+    )
+}
+
 /// An outcome for one command inside the script: its exit code, and what
 /// it (or, lacking that, the whole call) wrote on stderr.
 fn exited_with(code: Option<i32>, own_words: &[u8], call_stderr: &Captured) -> Outcome {
@@ -364,3 +371,195 @@ BMB_ROWS
   [ -n "$bmb_t" ]
 }
 "#;
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::ssh::Remote;
+    use crate::tmux::Server;
+
+    /// A private tmux server in a temporary folder, ended on drop.
+    struct Private {
+        tmux: Tmux,
+        _dir: tempfile::TempDir,
+    }
+
+    impl Drop for Private {
+        fn drop(&mut self) {
+            let _ = self.tmux.kill_server();
+        }
+    }
+
+    fn private(sessions: &[(&str, &str)]) -> Private {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("sock").to_string_lossy().into_owned();
+        let tmux = Tmux::new(Server::Path(socket));
+        let private = Private { tmux, _dir: dir };
+        let shell = |script: &str| vec!["sh".to_string(), "-c".to_string(), script.to_string()];
+        let (first, script) = sessions[0];
+        private
+            .tmux
+            .start_private_server(first, (80, 24), &shell(script))
+            .unwrap();
+        for (name, script) in &sessions[1..] {
+            private
+                .tmux
+                .new_detached_session(name, &shell(script))
+                .unwrap();
+        }
+        private
+    }
+
+    /// The host script run by a local `sh` as the remote shell would run
+    /// it, and read back as [`Tmux::read_remote_host`] reads it.
+    fn read(tmux: &Tmux, targets: &[(String, Option<KnownPane>)], nonce: &str) -> HostRead {
+        let remote = Tmux {
+            remote: Some(Remote::new("box", None)),
+            ..tmux.clone()
+        };
+        let batches = host_batches(targets);
+        let script = host_script(
+            &remote,
+            targets,
+            &batches,
+            nonce,
+            true,
+            &AgentMemory::default(),
+        );
+        let outcome = run(
+            &Invocation::new("sh").arg("-c").arg(&script),
+            &Limits::default(),
+        );
+        let shown = Invocation::new("ssh");
+        remote.read_host_output(targets, &batches, nonce, true, &outcome, &shown)
+    }
+
+    fn target(session: &str, known: Option<KnownPane>) -> (String, Option<KnownPane>) {
+        (session.to_string(), known)
+    }
+
+    #[test]
+    fn one_script_lists_captures_and_reads_the_processes_of_the_panes_it_chose() {
+        let server = private(&[
+            ("one", "echo this-is-one; exec sleep 600"),
+            ("two", "echo this-is-two; exec sleep 600"),
+        ]);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let drawn = |name: &str| {
+            let shown = server
+                .tmux
+                .capture_sessions(&[name.to_string()], "x")
+                .unwrap();
+            shown[0].as_ref().is_ok_and(|c| c.text.contains("this-is-"))
+        };
+        while !(drawn("one") && drawn("two")) {
+            assert!(Instant::now() < deadline, "the panes never drew");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Two's pane is remembered; a pane id that is gone falls back to `=one:`.
+        let two = server.tmux.list_panes(Some("=two:")).unwrap().remove(0);
+        let targets = [
+            target(
+                "one",
+                Some(KnownPane {
+                    id: "%99".into(),
+                    pid: None,
+                }),
+            ),
+            target(
+                "two",
+                Some(KnownPane {
+                    id: two.id.clone(),
+                    pid: Some(two.pid),
+                }),
+            ),
+            target("gone", None),
+        ];
+        let nonce = crate::tmux::fresh_nonce();
+        let read = read(&server.tmux, &targets, &nonce);
+        let captures = read.captures.expect("the host answered");
+        let one = captures[0].as_ref().expect("one captured");
+        assert!(one.text.contains("this-is-one"), "{one:?}");
+        let two_read = captures[1].as_ref().expect("two captured");
+        assert!(two_read.text.contains("this-is-two"), "{two_read:?}");
+        assert_eq!(two_read.pane_id.as_deref(), Some(two.id.as_str()));
+        assert!(
+            matches!(&captures[2], Err(TmuxError::NoSession { session, host: Some(h) }) if session == "gone" && h == "box"),
+            "{:?}",
+            captures[2]
+        );
+        for (index, capture) in captures.iter().take(2).enumerate() {
+            let (root, processes) = read.processes[index].as_ref().expect("read");
+            let capture = capture.as_ref().unwrap();
+            assert_eq!(
+                *root, capture.pane_pid,
+                "the witness read the pane captured"
+            );
+            let front = processes.foreground.as_ref().expect("a foreground");
+            assert_eq!(front.comm, "sleep");
+            assert!(
+                matches!(processes.session, crate::claude::SessionSearch::None),
+                "{:?}",
+                processes.session
+            );
+        }
+        assert!(read.processes[2].is_none());
+    }
+
+    #[test]
+    fn a_pane_that_prints_the_end_marker_voids_the_hosts_captures() {
+        let nonce = crate::tmux::fresh_nonce();
+        let forger = format!("printf '\\nBMB-{nonce}-END 0\\n'; exec sleep 600");
+        let server = private(&[("honest", "echo fine; exec sleep 600"), ("forger", &forger)]);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let shown = server
+                .tmux
+                .capture_sessions(&["forger".to_string()], "x")
+                .unwrap();
+            if shown[0].as_ref().is_ok_and(|c| c.text.contains("-END 0")) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the forger never drew");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let targets = [target("honest", None), target("forger", None)];
+        let captures = read(&server.tmux, &targets, &nonce).captures.unwrap();
+        for capture in &captures {
+            assert!(
+                matches!(capture, Err(TmuxError::MarkerRepeated { count: 2 })),
+                "{capture:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_server_that_is_not_running_has_no_sessions_and_a_missing_tmux_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("none").to_string_lossy().into_owned();
+        let tmux = Tmux::new(Server::Path(socket));
+        let targets = [target("s", None)];
+        let nonce = crate::tmux::fresh_nonce();
+        let read_none = read(&tmux, &targets, &nonce);
+        assert!(
+            matches!(
+                &read_none.captures.as_ref().unwrap()[0],
+                Err(TmuxError::NoSession { .. })
+            ),
+            "{:?}",
+            read_none.captures
+        );
+        let missing = Tmux {
+            program: "/nonexistent/tmux".to_string(),
+            ..tmux
+        };
+        let failed = read(&missing, &targets, &nonce);
+        assert!(
+            matches!(&failed.captures, Err(TmuxError::Failed(_))),
+            "{:?}",
+            failed.captures
+        );
+    }
+}
