@@ -456,6 +456,55 @@ mod tests {
     }
 
     #[test]
+    fn control_sockets_go_to_the_first_private_folder_with_room_for_a_short_path() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let deep = dir.path().join("d".repeat(90));
+        let open = dir.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let persist = Duration::from_secs(60);
+        let multiplex = Multiplex::prepare(&[deep.clone(), open.clone()], persist).unwrap();
+        assert_eq!(multiplex.dir, open);
+        let mode = std::fs::metadata(&open).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "closed to others");
+        // Short whatever the alias, one per alias and config.
+        let long = multiplex.socket_for(&"a".repeat(200), Some("/x"));
+        assert!(long.path.as_os_str().len() <= MAX_CONTROL_PATH, "{long:?}");
+        assert_ne!(
+            multiplex.socket_for("a", None),
+            multiplex.socket_for("b", None)
+        );
+        assert_ne!(
+            multiplex.socket_for("a", None),
+            multiplex.socket_for("a", Some("/x"))
+        );
+        let refused = Multiplex::prepare(&[deep, "relative".into()], persist).unwrap_err();
+        let said = refused.to_string();
+        assert!(
+            said.contains("too long a path for a socket") && said.contains("not an absolute path"),
+            "{said}"
+        );
+    }
+
+    #[test]
+    fn a_multiplexed_invocation_names_its_socket_and_closing_none_spawns_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let multiplex = Multiplex {
+            dir: dir.path().join("100%"),
+            persist: Duration::from_secs(90),
+        };
+        let remote = Remote::new("box1", None).multiplexed(&multiplex);
+        let shown = remote.invocation("true").display();
+        assert!(shown.contains("ControlMaster=auto"), "{shown}");
+        assert!(shown.contains("ControlPersist=90"), "{shown}");
+        assert!(shown.contains("/100%%/"), "a % is doubled for ssh: {shown}");
+        let before = crate::run::spawned_by_this_thread();
+        remote.close_master();
+        assert_eq!(crate::run::spawned_by_this_thread(), before);
+    }
+
+    #[test]
     fn the_ssh_invocation_is_batch_mode_with_a_connect_timeout() {
         let remote = Remote::new("box1", Some("/tmp/cfg".into()));
         let shown = remote.invocation("tmux list-sessions").display();
