@@ -133,7 +133,13 @@ impl Tmux {
         };
         let list_head = format!("BMB-{nonce}-LIST ");
         let list_end = format!("\nBMB-{nonce}-LISTEND\n");
-        let Some(after_head) = stdout.strip_prefix(&list_head) else {
+        // What a chatty startup file of the remote shell printed first is skipped.
+        let head_at = if stdout.starts_with(&list_head) {
+            Some(0)
+        } else {
+            stdout.find(&format!("\n{list_head}")).map(|at| at + 1)
+        };
+        let Some(after_head) = head_at.map(|at| &stdout[at + list_head.len()..]) else {
             let error = overall.unwrap_or_else(|| self.failure(shown, outcome, None));
             return HostRead {
                 captures: Err(error),
@@ -506,6 +512,63 @@ mod tests {
             );
         }
         assert!(read.processes[2].is_none());
+    }
+
+    #[test]
+    fn what_a_remote_startup_file_prints_first_is_skipped() {
+        let server = private(&[("one", "echo this-is-one; exec sleep 600")]);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let shown = server
+                .tmux
+                .capture_sessions(&["one".to_string()], "x")
+                .unwrap();
+            if shown[0]
+                .as_ref()
+                .is_ok_and(|c| c.text.contains("this-is-one"))
+            {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the pane never drew");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let remote = Tmux {
+            remote: Some(Remote::new("box", None)),
+            ..server.tmux.clone()
+        };
+        let targets = [target("one", None)];
+        let nonce = crate::tmux::fresh_nonce();
+        let batches = host_batches(&targets);
+        let script = host_script(
+            &remote,
+            &targets,
+            &batches,
+            &nonce,
+            true,
+            &AgentMemory::default(),
+        );
+        let chatty = format!(
+            "echo 'Welcome to box'; echo 'no newline at the end' | tr -d '\\n'; echo; {script}"
+        );
+        let outcome = run(
+            &Invocation::new("sh").arg("-c").arg(&chatty),
+            &Limits::default(),
+        );
+        let read = remote.read_host_output(
+            &targets,
+            &batches,
+            &nonce,
+            true,
+            &outcome,
+            &Invocation::new("ssh"),
+        );
+        let captures = read.captures.expect("the host answered");
+        assert!(
+            captures[0]
+                .as_ref()
+                .is_ok_and(|c| c.text.contains("this-is-one")),
+            "{captures:?}"
+        );
     }
 
     #[test]
