@@ -42,6 +42,9 @@ pub struct ServerArgs {
     /// An ssh config file for `host:session` targets (`ssh -F`); ssh otherwise reads the passwd home's.
     #[arg(long, value_name = "FILE")]
     pub ssh_config: Option<String>,
+    /// Set by `watch`: every call to an alias rides on one master connection.
+    #[arg(skip)]
+    pub multiplex: Option<probes::ssh::Multiplex>,
 }
 
 impl ServerArgs {
@@ -59,6 +62,7 @@ impl ServerArgs {
             },
             tmux_bin: tmux_bin.unwrap_or_else(|| "tmux".to_string()),
             ssh_config,
+            multiplex: None,
         }
     }
 
@@ -85,7 +89,11 @@ impl ServerArgs {
 
     /// An ssh alias, reached with `--ssh-config` when one was given.
     pub fn remote(&self, alias: &str) -> Remote {
-        Remote::new(alias, self.ssh_config.clone())
+        let remote = Remote::new(alias, self.ssh_config.clone());
+        match &self.multiplex {
+            Some(multiplex) => remote.multiplexed(multiplex),
+            None => remote,
+        }
     }
 
     pub fn forward(&self) -> Vec<String> {

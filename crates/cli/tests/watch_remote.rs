@@ -699,3 +699,100 @@ fn list_skips_an_alias_watch_would_refuse_and_names_it_without_its_escapes() {
         ran.stderr
     );
 }
+
+/// The names in `dir`, sorted (the control sockets of a monitor).
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+#[test]
+fn each_host_is_one_login_for_the_whole_run_and_its_master_is_closed_on_sigterm_and_sigint() {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start("box", &[]);
+    // A second alias of the same daemon plays a second host.
+    let config = dir.path().join("two_hosts");
+    std::fs::write(
+        &config,
+        format!(
+            "{}{}",
+            std::fs::read_to_string(sshd.config()).unwrap(),
+            sshd.host_block("box2")
+        ),
+    )
+    .unwrap();
+    let server = PrivateTmux::new();
+    replay(&server, "a", "working-bash-sleep");
+    replay(&server, "b", "working-bash-sleep");
+    for (round, signal) in [rustix::process::Signal::TERM, rustix::process::Signal::INT]
+        .into_iter()
+        .enumerate()
+    {
+        let runtime = dir.path().join(format!("run{round}"));
+        std::fs::create_dir(&runtime).unwrap();
+        let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+        command
+            .args([
+                "watch",
+                "--interval",
+                "1",
+                "--ssh-config",
+                config.to_str().unwrap(),
+                "-S",
+                socket(&server),
+                "box:a",
+                "box2:b",
+            ])
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .env("XDG_STATE_HOME", dir.path().join("state"));
+        let mut running = bmb_testkit::bin::Running::start(command);
+        // Three cycles over both hosts.
+        let reported = |running: &bmb_testkit::bin::Running| {
+            let out = running.out();
+            ["MONITOR · box:a · ", "MONITOR · box2:b · "]
+                .iter()
+                .all(|target| out.iter().filter(|l| l.starts_with(target)).count() >= 3)
+        };
+        assert!(
+            bmb_testkit::bin::wait_until(60, || reported(&running)),
+            "out: {:?}\nerr: {:?}",
+            running.out(),
+            running.err()
+        );
+        let control = runtime.join("bmb-monitor");
+        assert_eq!(entries(&control).len(), 2, "one master socket per host");
+        // Every call of every cycle rode on one login per host.
+        assert_eq!(
+            sshd.log().matches("Accepted publickey for root").count(),
+            2 * (round + 1),
+            "{}",
+            sshd.log()
+        );
+        let pid = rustix::process::Pid::from_child(&running.child);
+        rustix::process::kill_process(pid, signal).unwrap();
+        let status = running
+            .wait_exit(30)
+            .expect("the monitor ends on the signal");
+        assert!(status.success(), "{status:?}: {:?}", running.err());
+        assert_eq!(
+            entries(&control),
+            Vec::<String>::new(),
+            "sockets left behind"
+        );
+        let needle = control.to_string_lossy().into_owned();
+        assert!(
+            bmb_testkit::bin::wait_until(20, || processes_mentioning(&needle).is_empty()),
+            "a master outlived its monitor: {:?}",
+            processes_mentioning(&needle)
+        );
+        assert_eq!(running.err(), Vec::<String>::new());
+    }
+}

@@ -52,73 +52,6 @@ pub fn find_session_file_in(proc_root: &Path, pane_pid: u32) -> Option<SessionFi
     None
 }
 
-/// The same search on another machine: a POSIX shell script for the REMOTE
-/// shell (run it with [`crate::ssh::Remote`] under a wall clock) that, for each
-/// pane pid, walks its process tree through `/proc` and prints the first
-/// session file it finds between marker lines; [`parse_remote`] reads them back.
-pub fn remote_script(pane_pids: &[u32]) -> String {
-    let pids: Vec<String> = pane_pids.iter().map(u32::to_string).collect();
-    format!(
-        r#"for root in {pids}; do
-  queue=$root; n=0
-  while [ -n "$queue" ] && [ $n -lt {MAX_PROCESSES} ]; do
-    set -- $queue; p=$1; shift; queue="$*"; n=$((n + 1))
-    dir=$(tr '\000' '\n' < /proc/$p/environ 2>/dev/null | sed -n 's/^CLAUDE_CONFIG_DIR=//p' | head -n 1)
-    if [ -z "$dir" ]; then
-      home=$(tr '\000' '\n' < /proc/$p/environ 2>/dev/null | sed -n 's/^HOME=//p' | head -n 1)
-      [ -n "$home" ] && dir="$home/.claude"
-    fi
-    if [ -n "$dir" ] && [ -f "$dir/sessions/$p.json" ] && [ -r "$dir/sessions/$p.json" ]; then
-      start=$(sed 's/.*) //' /proc/$p/stat 2>/dev/null | cut -d ' ' -f 20)
-      printf 'BMB-SESSION %s %s %s %s
-' "$root" "$p" "${{start:--}}" "$dir/sessions/$p.json"
-      head -c {MAX_FILE_BYTES} "$dir/sessions/$p.json"
-      printf '
-BMB-SESSION-END
-'
-      break
-    fi
-    queue="$queue $(cat /proc/$p/task/*/children 2>/dev/null)"
-  done
-done
-exit 0
-"#,
-        pids = pids.join(" ")
-    )
-}
-
-/// Reads [`remote_script`]'s output: per pane pid, the session file found.
-pub fn parse_remote(output: &str) -> Vec<(u32, SessionFile)> {
-    let mut found = Vec::new();
-    let mut lines = output.lines();
-    while let Some(line) = lines.next() {
-        let Some(header) = line.strip_prefix("BMB-SESSION ") else {
-            continue;
-        };
-        let mut fields = header.splitn(4, ' ');
-        let (Some(root), Some(pid), Some(start), Some(path)) =
-            (fields.next(), fields.next(), fields.next(), fields.next())
-        else {
-            continue;
-        };
-        let text: Vec<&str> = lines
-            .by_ref()
-            .take_while(|l| *l != "BMB-SESSION-END")
-            .collect();
-        let (Ok(root), Ok(pid)) = (root.parse(), pid.parse()) else {
-            continue;
-        };
-        let file = SessionFile {
-            pid,
-            path: PathBuf::from(path),
-            text: text.join("\n"),
-            start_ticks: start.parse().ok(),
-        };
-        found.push((root, file));
-    }
-    found
-}
-
 /// `pid` and its descendants, breadth first, from each task's `children` list.
 fn subtree(proc_root: &Path, pid: u32) -> Vec<u32> {
     let mut found = vec![pid];
@@ -212,49 +145,41 @@ pub fn local_pane(pane_pid: u32, follow_through: &[&str], with_session: bool) ->
     }
 }
 
-/// Every pane of one remote host in ONE bounded ssh call: the foreground of
-/// each, and with `with_session` its session file. In the order of `pane_pids`.
+/// Every pane of one remote host in ONE bounded ssh call, without a fork
+/// per process ([`crate::remote_procs`]): the foreground of each, and with
+/// `with_session` its session file. In the order of `pane_pids`. A watch
+/// cycle reads its panes' processes in the capture's own call
+/// ([`crate::remote_host`]); this is for a pane read outside it.
 pub fn remote_panes(
     ssh: &crate::ssh::Remote,
     pane_pids: &[u32],
     with_session: bool,
     limits: &crate::run::Limits,
 ) -> Vec<PaneProcesses> {
-    let mut script = crate::procfs::remote_foreground_script(pane_pids);
-    if with_session {
-        script.push_str(&remote_script(pane_pids));
-    }
+    let tag = format!("BMB-{}", crate::tmux::fresh_nonce());
+    let keyed: Vec<(usize, u32)> = pane_pids.iter().copied().enumerate().collect();
+    let script = crate::remote_procs::script(
+        &tag,
+        &keyed,
+        with_session,
+        &crate::remote_procs::AgentMemory::default(),
+    );
     let outcome = crate::run::run(&ssh.invocation(&script), limits);
     let text = outcome.success_stdout().map(|out| out.text());
-    let mut files = text.as_deref().map(parse_remote).unwrap_or_default();
-    let mut fronts = text
+    let mut read = text
         .as_deref()
-        .map(crate::procfs::parse_remote_foreground)
+        .map(|text| crate::remote_procs::parse(&tag, text))
         .unwrap_or_default();
-    pane_pids
-        .iter()
-        .map(|&pane_pid| {
-            let foreground = fronts
-                .iter()
-                .position(|(pid, _)| *pid == pane_pid)
-                .map(|at| fronts.swap_remove(at).1);
-            let session = if !with_session {
-                SessionSearch::NotAsked
-            } else if let Some(at) = files.iter().position(|(root, _)| *root == pane_pid) {
-                SessionSearch::Found(files.swap_remove(at).1)
-            } else if text.is_some() {
-                SessionSearch::None
-            } else {
-                SessionSearch::Failed(format!(
-                    "the session-file search on {} {}",
-                    ssh.alias,
-                    outcome.describe()
-                ))
-            };
-            PaneProcesses {
-                foreground,
-                session,
-            }
+    let failed = text.is_none().then(|| {
+        format!(
+            "the session-file search on {} {}",
+            ssh.alias,
+            outcome.describe()
+        )
+    });
+    (0..pane_pids.len())
+        .map(|key| {
+            crate::remote_procs::pane_processes(read.remove(&key), with_session, failed.as_deref())
         })
         .collect()
 }
@@ -322,34 +247,6 @@ mod tests {
     }
 
     #[test]
-    fn the_remote_script_finds_the_same_file_through_a_real_shell() {
-        // A shell plays the agent: it writes its own session file under a
-        // temporary HOME, then runs the script with itself as the pane.
-        let home = tempfile::tempdir().unwrap();
-        let setup = r#"mkdir -p "$HOME/.claude/sessions"; printf '{"status":"busy"}' > "$HOME/.claude/sessions/$$.json"; "#;
-        let script = format!(
-            "{setup}{}",
-            remote_script(&[0]).replace("for root in 0;", "for root in $$;")
-        );
-        let invocation = crate::run::Invocation::new("sh")
-            .arg("-c")
-            .arg(&script)
-            .env("HOME", home.path());
-        let outcome = crate::run::run(&invocation, &crate::run::Limits::default());
-        let out = outcome
-            .success_stdout()
-            .unwrap_or_else(|| panic!("{}", outcome.describe()))
-            .text();
-        let found = parse_remote(&out);
-        assert_eq!(found.len(), 1, "{out}");
-        let (root, file) = &found[0];
-        assert_eq!(*root, file.pid, "the shell found itself: {out}");
-        assert_eq!(file.text, r#"{"status":"busy"}"#);
-        assert!(file.start_ticks.is_some_and(|t| t > 0), "{out}");
-        assert!(file.path.starts_with(home.path()), "{out}");
-    }
-
-    #[test]
     fn this_process_has_a_start_time_and_a_subtree() {
         let me = std::process::id();
         assert!(start_ticks(Path::new("/proc"), me).is_some());
@@ -366,6 +263,7 @@ mod tests {
             alias: "nowhere".to_string(),
             config: Some(config.to_string_lossy().into_owned()),
             connect_timeout: std::time::Duration::from_secs(2),
+            control: None,
         };
         let read = remote_panes(&ssh, &[11, 12], true, &crate::run::Limits::default());
         assert_eq!(read.len(), 2);

@@ -40,6 +40,8 @@ pub mod pid_files;
 pub mod pidfd;
 pub mod process;
 pub mod procfs;
+pub mod remote_host;
+pub mod remote_procs;
 pub mod rules;
 pub mod run;
 pub mod signals;

@@ -281,59 +281,6 @@ fn reads_the_terminal(wchan: &str) -> bool {
     TERMINAL_READ_WCHANS.iter().any(|w| wchan.starts_with(w))
 }
 
-/// [`foreground_of`] on another machine: a POSIX shell script for the
-/// REMOTE shell that prints `BMB-FG <pid> <0|1> <name>` for each pid whose
-/// terminal foreground it could read; [`parse_remote_foreground`] reads them.
-/// It ends without `exit`, so another script may follow it in one ssh call.
-pub fn remote_foreground_script(pids: &[u32]) -> String {
-    let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
-    format!(
-        r#"for root in {pids}; do
-  fg=$(sed 's/.*) //' /proc/$root/stat 2>/dev/null | cut -d ' ' -f 6)
-  case "$fg" in ''|*[!0-9]*|0) continue ;; esac
-  [ -d /proc/$fg/task ] || continue
-  kids=0
-  for c in $(cat /proc/$fg/task/*/children 2>/dev/null); do
-    set -- $(sed 's/.*) //' /proc/$c/stat 2>/dev/null)
-    case "$1" in T|t|Z|X|'') ;; *) [ "$3" = "$fg" ] && kids=1 ;; esac
-  done
-  case "$(cat /proc/$fg/wchan 2>/dev/null)" in
-    n_tty_read*|wait_woken*|poll_schedule_timeout*|do_select*|do_sys_poll*|core_sys_select*|ep_poll*) kids=0 ;;
-  esac
-  name=$(sed -n 's/^[^(]*(\(.*\)).*$/\1/p' /proc/$fg/stat 2>/dev/null)
-  printf 'BMB-FG %s %s %s\n' "$root" "$kids" "$name"
-done
-"#,
-        pids = pids.join(" ")
-    )
-}
-
-/// Reads [`remote_foreground_script`]'s lines: (pid, its foreground).
-pub fn parse_remote_foreground(output: &str) -> Vec<(u32, ForegroundProcess)> {
-    output
-        .lines()
-        .filter_map(|line| {
-            let mut fields = line.strip_prefix("BMB-FG ")?.splitn(3, ' ');
-            let pid = fields.next()?.parse().ok()?;
-            let running_child = match fields.next()? {
-                "0" => false,
-                "1" => true,
-                _ => return None,
-            };
-            let comm = fields.next().unwrap_or("").to_string();
-            Some((
-                pid,
-                ForegroundProcess {
-                    comm,
-                    running_child,
-                    children_in_front: Vec::new(),
-                    outer: Vec::new(),
-                },
-            ))
-        })
-        .collect()
-}
-
 /// The whole process table at one moment.
 #[derive(Debug, Clone, Default)]
 pub struct ProcessTable {
@@ -616,38 +563,6 @@ mod tests {
         for pid in [11, 12, 13, 14] {
             assert_eq!(foreground_of_in(root.path(), pid, &[]), None, "{pid}");
         }
-    }
-
-    #[test]
-    fn the_remote_foreground_script_agrees_with_the_local_reading() {
-        #[allow(clippy::disallowed_methods)] // probes may spawn; the script runs under sh here.
-        let output = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(remote_foreground_script(&[
-                std::process::id(),
-                1,
-                999_999_999,
-            ]))
-            .output()
-            .unwrap();
-        let found = parse_remote_foreground(&String::from_utf8_lossy(&output.stdout));
-        for (pid, front) in &found {
-            let local = foreground_of(*pid, &[]);
-            assert_eq!(
-                local.map(|f| (f.comm, f.running_child)),
-                Some((front.comm.clone(), front.running_child)),
-                "pid {pid}"
-            );
-        }
-        assert!(found.iter().all(|(pid, _)| *pid != 999_999_999));
-        let parsed = parse_remote_foreground(
-            "BMB-FG 12 1 claude\nBMB-FG 13 0 a b\nBMB-FG x 1 sh\nBMB-FG 14 2 sh\nnoise",
-        );
-        let names: Vec<(u32, bool, &str)> = parsed
-            .iter()
-            .map(|(pid, f)| (*pid, f.running_child, f.comm.as_str()))
-            .collect();
-        assert_eq!(names, [(12, true, "claude"), (13, false, "a b")]);
     }
 
     #[test]

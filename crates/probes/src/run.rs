@@ -307,7 +307,34 @@ fn printable_line(line: &str) -> String {
 static SPAWNED: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
-    static SPAWNED_BY_THIS_THREAD: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// The count this thread's spawns go to: its own, or the one a helper
+    /// thread adopted from the thread it works for ([`ThreadTally::count_here`]).
+    static SPAWNED_BY_THIS_THREAD: std::cell::RefCell<std::sync::Arc<AtomicU64>> =
+        std::cell::RefCell::new(std::sync::Arc::new(AtomicU64::new(0)));
+}
+
+/// One more subprocess started from this thread.
+fn count_spawn() {
+    SPAWNED.fetch_add(1, Ordering::Relaxed);
+    SPAWNED_BY_THIS_THREAD.with(|count| count.borrow().fetch_add(1, Ordering::Relaxed));
+}
+
+/// The calling thread's spawn count, to hand to the helper threads that do
+/// its work (one per ssh host): what they start counts as the caller's, so
+/// a test still sees what a whole cycle cost.
+#[derive(Debug, Clone)]
+pub struct ThreadTally(std::sync::Arc<AtomicU64>);
+
+impl ThreadTally {
+    /// The calling thread's.
+    pub fn of_this_thread() -> ThreadTally {
+        ThreadTally(SPAWNED_BY_THIS_THREAD.with(|count| std::sync::Arc::clone(&count.borrow())))
+    }
+
+    /// From now on, what the calling thread starts is counted in this tally.
+    pub fn count_here(&self) {
+        SPAWNED_BY_THIS_THREAD.with(|count| *count.borrow_mut() = std::sync::Arc::clone(&self.0));
+    }
 }
 
 /// How many subprocesses [`run`] has started in this process.
@@ -318,7 +345,7 @@ pub fn spawned() -> u64 {
 /// How many subprocesses [`run`] has started from the calling thread: what a
 /// test counts, undisturbed by tests running beside it.
 pub fn spawned_by_this_thread() -> u64 {
-    SPAWNED_BY_THIS_THREAD.with(|count| count.get())
+    SPAWNED_BY_THIS_THREAD.with(|count| count.borrow().load(Ordering::Relaxed))
 }
 
 /// Run `what` under `limits`. Returns within about `timeout + 2 × grace`
@@ -380,8 +407,7 @@ pub fn run(what: &Invocation, limits: &Limits) -> Outcome {
             };
         }
     };
-    SPAWNED.fetch_add(1, Ordering::Relaxed);
-    SPAWNED_BY_THIS_THREAD.with(|count| count.set(count.get() + 1));
+    count_spawn();
     let group = Pid::from_child(&child);
 
     if let (Some(bytes), Some(mut stdin)) = (what.stdin.clone(), child.stdin.take()) {
@@ -548,8 +574,7 @@ impl Background {
             };
         }
         let child = command.spawn()?;
-        SPAWNED.fetch_add(1, Ordering::Relaxed);
-        SPAWNED_BY_THIS_THREAD.with(|count| count.set(count.get() + 1));
+        count_spawn();
         Ok(Background {
             child,
             grace: Limits::default().grace,
@@ -643,6 +668,21 @@ mod tests {
     /// Still running: neither gone nor a zombie waiting to be reaped.
     fn running(pid: u32) -> bool {
         crate::process::Pid::new(pid).is_some_and(crate::process::is_alive)
+    }
+
+    #[test]
+    fn a_helper_thread_that_adopts_the_tally_counts_for_its_caller() {
+        let before = spawned_by_this_thread();
+        let tally = ThreadTally::of_this_thread();
+        thread::scope(|scope| {
+            scope.spawn(|| {
+                tally.count_here();
+                run(&Invocation::new("true"), &Limits::default());
+            });
+            // One that does not adopt it counts for itself only.
+            scope.spawn(|| run(&Invocation::new("true"), &Limits::default()));
+        });
+        assert_eq!(spawned_by_this_thread() - before, 1);
     }
 
     #[test]

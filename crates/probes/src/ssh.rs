@@ -17,6 +17,9 @@ pub struct Remote {
     pub config: Option<String>,
     /// Bounds only the TCP connect; the caller's wall clock bounds the rest.
     pub connect_timeout: Duration,
+    /// The multiplexed connection every call to this alias shares; `None`:
+    /// each call opens a connection of its own.
+    pub control: Option<ControlSocket>,
 }
 
 impl Remote {
@@ -25,10 +28,17 @@ impl Remote {
             alias: alias.into(),
             config,
             connect_timeout: Duration::from_secs(5),
+            control: None,
         }
     }
 
-    /// `ssh [-F FILE] -o BatchMode=yes -o ConnectTimeout=N -- ALIAS COMMAND`.
+    /// The same alias, its calls sharing one connection kept under `multiplex`.
+    pub fn multiplexed(mut self, multiplex: &Multiplex) -> Remote {
+        self.control = Some(multiplex.socket_for(&self.alias, self.config.as_deref()));
+        self
+    }
+
+    /// `ssh [-F FILE] -o BatchMode=yes -o ConnectTimeout=N [multiplexing] -- ALIAS COMMAND`.
     /// BatchMode: a password or host-key prompt would hang a loop nobody watches.
     pub fn invocation(&self, remote_command: &str) -> Invocation {
         let mut ssh = Invocation::new("ssh");
@@ -36,9 +46,195 @@ impl Remote {
             ssh = ssh.arg("-F").arg(config);
         }
         let connect = format!("ConnectTimeout={}", self.connect_timeout.as_secs().max(1));
-        ssh.args(["-o", "BatchMode=yes", "-o", &connect, "--", &self.alias])
-            .arg(remote_command)
+        ssh = ssh.args(["-o", "BatchMode=yes", "-o", &connect]);
+        if let Some(control) = &self.control {
+            // The first call becomes the master (ssh forks it into the
+            // background, its own session, its stdio on /dev/null, so it
+            // holds none of this call's pipes); the next ones ride on it.
+            let persist = format!("ControlPersist={}", control.persist.as_secs().max(1));
+            ssh = ssh
+                .args(["-o", "ControlMaster=auto", "-o"])
+                .arg(control.option())
+                .args(["-o", &persist]);
+        }
+        ssh.args(["--", &self.alias]).arg(remote_command)
     }
+
+    /// Ends this alias's master connection, if one was made (`ssh -O exit`),
+    /// and removes its socket. Clean-up: it runs while the process stops.
+    /// Spawns nothing when there is no socket.
+    pub fn close_master(&self) {
+        let Some(control) = &self.control else {
+            return;
+        };
+        if std::fs::symlink_metadata(&control.path).is_err() {
+            return;
+        }
+        let mut ssh = Invocation::new("ssh");
+        if let Some(config) = &self.config {
+            ssh = ssh.arg("-F").arg(config);
+        }
+        let ssh = ssh
+            .arg("-o")
+            .arg(control.option())
+            .args(["-O", "exit", "--", &self.alias]);
+        let limits = crate::run::Limits::with_timeout(Duration::from_secs(5)).for_cleanup();
+        let _ = crate::run::run(&ssh, &limits);
+        // A master that was killed leaves its socket; nothing listens there.
+        let _ = std::fs::remove_file(&control.path);
+    }
+}
+
+/// Where one alias's master connection listens, and how long it outlives
+/// its last call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControlSocket {
+    pub path: std::path::PathBuf,
+    /// `ControlPersist`: an idle master ends on its own after this, so a
+    /// monitor killed before it could close it leaves nothing for long.
+    pub persist: Duration,
+}
+
+impl ControlSocket {
+    /// `ControlPath=…`, with `%` doubled: ssh expands `%` tokens there.
+    fn option(&self) -> String {
+        format!(
+            "ControlPath={}",
+            self.path.to_string_lossy().replace('%', "%%")
+        )
+    }
+}
+
+/// The longest control socket path used: a Unix socket's path holds 107
+/// bytes, and ssh first binds a temporary name 17 bytes longer.
+pub const MAX_CONTROL_PATH: usize = 86;
+
+/// This process's master connections: one folder only this user can enter,
+/// one socket in it per alias, named by this process and a hash of the
+/// alias (and its ssh config), so two monitors never share, and so never
+/// close, each other's connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Multiplex {
+    pub dir: std::path::PathBuf,
+    pub persist: Duration,
+}
+
+/// Why no folder could hold the control sockets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MultiplexError {
+    /// Each folder tried, and why it would not do.
+    NoFolder {
+        tried: Vec<(std::path::PathBuf, String)>,
+    },
+}
+
+impl std::fmt::Display for MultiplexError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MultiplexError::NoFolder { tried } => {
+                write!(f, "no folder for the ssh control sockets")?;
+                for (dir, why) in tried {
+                    write!(f, "; {}: {why}", dir.display())?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::error::Error for MultiplexError {}
+
+impl Multiplex {
+    /// The first of `candidates` that is, or can be made, a folder of this
+    /// user's that no one else can enter, with room for a short socket path.
+    pub fn prepare(
+        candidates: &[std::path::PathBuf],
+        persist: Duration,
+    ) -> Result<Multiplex, MultiplexError> {
+        let mut tried = Vec::new();
+        for dir in candidates {
+            match private_dir(dir) {
+                Ok(()) => {
+                    let multiplex = Multiplex {
+                        dir: dir.clone(),
+                        persist,
+                    };
+                    let longest = multiplex.socket_for("x", None).path;
+                    if longest.as_os_str().len() <= MAX_CONTROL_PATH {
+                        return Ok(multiplex);
+                    }
+                    tried.push((dir.clone(), "too long a path for a socket".to_string()));
+                }
+                Err(why) => tried.push((dir.clone(), why)),
+            }
+        }
+        Err(MultiplexError::NoFolder { tried })
+    }
+
+    /// Where a monitor keeps its sockets, best first: `$XDG_RUNTIME_DIR/bmb-monitor`
+    /// (this login's private tmpfs), `<state_dir>/ssh`, then
+    /// `/tmp/bmb-monitor-<uid>` for a state folder too deep for a socket path.
+    pub fn candidates(state_dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let mut dirs = Vec::new();
+        if let Some(runtime) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+            dirs.push(std::path::PathBuf::from(runtime).join("bmb-monitor"));
+        }
+        dirs.push(state_dir.join("ssh"));
+        dirs.push(std::path::PathBuf::from(format!(
+            "/tmp/bmb-monitor-{}",
+            rustix::process::getuid().as_raw()
+        )));
+        dirs
+    }
+
+    /// `<dir>/<pid>-<16 hex digits>`: short whatever the alias.
+    pub fn socket_for(&self, alias: &str, config: Option<&str>) -> ControlSocket {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::hash::DefaultHasher::new();
+        (alias, config).hash(&mut hasher);
+        ControlSocket {
+            path: self
+                .dir
+                .join(format!("{}-{:016x}", std::process::id(), hasher.finish())),
+            persist: self.persist,
+        }
+    }
+}
+
+/// Makes `dir` (and its parents) a folder of this user's with mode 0700;
+/// one that exists must already be ours, not a symlink, and is closed to others.
+fn private_dir(dir: &std::path::Path) -> Result<(), String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    if !dir.is_absolute() {
+        return Err("not an absolute path".to_string());
+    }
+    if dir
+        .to_string_lossy()
+        .contains(|c: char| c.is_whitespace() || c == '"' || c == '\\')
+    {
+        return Err("ssh would split its name".to_string());
+    }
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e.to_string()),
+    }
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| e.to_string())?;
+    if !meta.is_dir() {
+        return Err("not a folder".to_string());
+    }
+    if meta.uid() != rustix::process::getuid().as_raw() {
+        return Err("owned by another user".to_string());
+    }
+    if meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 /// One word for a POSIX shell, taken literally: `'…'` with `'` as `'\''`.
@@ -257,6 +453,55 @@ mod tests {
     fn host_aliases_skip_patterns_and_repeats() {
         let config = "Host box1 box2\n  HostName 10.0.0.1\nHost *\n  User me\nhost=box3\nHost box1 !bad *.corp\nMatch all\n";
         assert_eq!(host_aliases(config), ["box1", "box2", "box3"]);
+    }
+
+    #[test]
+    fn control_sockets_go_to_the_first_private_folder_with_room_for_a_short_path() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let deep = dir.path().join("d".repeat(90));
+        let open = dir.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let persist = Duration::from_secs(60);
+        let multiplex = Multiplex::prepare(&[deep.clone(), open.clone()], persist).unwrap();
+        assert_eq!(multiplex.dir, open);
+        let mode = std::fs::metadata(&open).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "closed to others");
+        // Short whatever the alias, one per alias and config.
+        let long = multiplex.socket_for(&"a".repeat(200), Some("/x"));
+        assert!(long.path.as_os_str().len() <= MAX_CONTROL_PATH, "{long:?}");
+        assert_ne!(
+            multiplex.socket_for("a", None),
+            multiplex.socket_for("b", None)
+        );
+        assert_ne!(
+            multiplex.socket_for("a", None),
+            multiplex.socket_for("a", Some("/x"))
+        );
+        let refused = Multiplex::prepare(&[deep, "relative".into()], persist).unwrap_err();
+        let said = refused.to_string();
+        assert!(
+            said.contains("too long a path for a socket") && said.contains("not an absolute path"),
+            "{said}"
+        );
+    }
+
+    #[test]
+    fn a_multiplexed_invocation_names_its_socket_and_closing_none_spawns_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let multiplex = Multiplex {
+            dir: dir.path().join("100%"),
+            persist: Duration::from_secs(90),
+        };
+        let remote = Remote::new("box1", None).multiplexed(&multiplex);
+        let shown = remote.invocation("true").display();
+        assert!(shown.contains("ControlMaster=auto"), "{shown}");
+        assert!(shown.contains("ControlPersist=90"), "{shown}");
+        assert!(shown.contains("/100%%/"), "a % is doubled for ssh: {shown}");
+        let before = crate::run::spawned_by_this_thread();
+        remote.close_master();
+        assert_eq!(crate::run::spawned_by_this_thread(), before);
     }
 
     #[test]

@@ -208,21 +208,11 @@ impl Tmux {
 
     /// `tmux [-L NAME | -S PATH] ARGS…`, or the same as one remote shell command over ssh.
     fn command(&self, args: &[&str]) -> Invocation {
-        let server: Vec<&str> = match &self.server {
-            Server::Default => Vec::new(),
-            Server::Name(name) => vec!["-L", name],
-            Server::Path(path) => vec!["-S", path],
-        };
         match &self.remote {
-            None => Invocation::new(&self.program).args(server).args(args),
-            Some(remote) => {
-                let mut line = quote_expandable(&self.program);
-                for word in server.iter().chain(args) {
-                    line.push(' ');
-                    line.push_str(&quote_literal(word));
-                }
-                remote.invocation(&line)
-            }
+            None => Invocation::new(&self.program)
+                .args(self.server_flags())
+                .args(args),
+            Some(remote) => remote.invocation(&self.remote_line(args)),
         }
     }
 
@@ -249,7 +239,12 @@ impl Tmux {
     /// read. A server that is gone is one condition however tmux words it
     /// (its socket still there or not, mid-exit or after), so a caller that
     /// says an error once per change says it once.
-    fn failure(&self, inv: &Invocation, outcome: &Outcome, session: Option<&str>) -> TmuxError {
+    pub(crate) fn failure(
+        &self,
+        inv: &Invocation,
+        outcome: &Outcome,
+        session: Option<&str>,
+    ) -> TmuxError {
         let said = |phrases: &[&str]| match outcome {
             Outcome::Exited {
                 code: Some(code),
@@ -360,8 +355,21 @@ impl Tmux {
         // One listing answers both questions: which sessions exist, and
         // whether a remembered pane still belongs to its session.
         let panes = self.list_all_panes()?;
+        let mut results = self.no_session_results(targets);
+        let wanted = wanted_targets(targets, &panes);
+        for batch in chain_batches(wanted.iter().map(|(_, target)| target.len())) {
+            self.capture_chain(targets, &wanted[batch], nonce, &mut results);
+        }
+        Ok(results)
+    }
+
+    /// Every target "no such session" until its capture says otherwise.
+    pub(crate) fn no_session_results(
+        &self,
+        targets: &[(String, Option<KnownPane>)],
+    ) -> Vec<Result<PaneCapture, TmuxError>> {
         let host = self.host();
-        let mut results: Vec<Result<PaneCapture, TmuxError>> = targets
+        targets
             .iter()
             .map(|(session, _)| {
                 Err(TmuxError::NoSession {
@@ -369,37 +377,7 @@ impl Tmux {
                     host: host.clone(),
                 })
             })
-            .collect();
-        let wanted: Vec<(usize, String)> = targets
-            .iter()
-            .enumerate()
-            .filter(|(_, (s, _))| panes.iter().any(|(session, _)| session == s))
-            .map(|(i, (s, known))| {
-                let kept = known.as_ref().filter(|known| {
-                    panes.iter().any(|(session, pane)| {
-                        session == s
-                            && pane.id == known.id
-                            && (known.pid.is_none() || pane.pid == known.pid)
-                    })
-                });
-                (i, kept.map_or_else(|| format!("={s}:"), |k| k.id.clone()))
-            })
-            .collect();
-        // tmux refuses a command longer than its message size (16 KiB), so
-        // a long chain is split: two invocations for up to about 80 panes,
-        // one more for each further such batch.
-        let mut start = 0;
-        while start < wanted.len() {
-            let mut end = start;
-            let mut bytes = 0;
-            while end < wanted.len() && (end == start || bytes < CHAIN_MAX_BYTES) {
-                bytes += 2 * wanted[end].1.len() + CHAIN_ENTRY_BYTES;
-                end += 1;
-            }
-            self.capture_chain(targets, &wanted[start..end], nonce, &mut results);
-            start = end;
-        }
-        Ok(results)
+            .collect()
     }
 
     /// One chained invocation capturing `wanted` (indices into `targets`,
@@ -414,18 +392,9 @@ impl Tmux {
     ) {
         let markers: Vec<String> = wanted
             .iter()
-            .map(|(i, _)| format!("BMB-{nonce}-{i}"))
+            .map(|(i, _)| chain_marker(nonce, *i))
             .collect();
-        // The marker line also carries the pane's first process (for the
-        // second witness) and its foreground command (is the agent still there?).
-        let formats: Vec<String> = markers
-            .iter()
-            .map(|m| {
-                format!(
-                    "{m} #{{session_name}} #{{pane_id}} #{{pane_pid}} #{{pane_dead}}#{{pane_in_mode}}#{{synchronize-panes}} #{{pane_current_command}}"
-                )
-            })
-            .collect();
+        let formats: Vec<String> = markers.iter().map(|m| marker_format(m)).collect();
         let mut args: Vec<&str> = Vec::new();
         for ((_, target), marker) in wanted.iter().zip(&formats) {
             if !args.is_empty() {
@@ -475,6 +444,125 @@ impl Tmux {
                 (String::new(), Some(self.failure(&inv, &outcome, None)))
             }
         };
+        read_chain(targets, wanted, &markers, &stdout, failure, results);
+    }
+
+    /// The alias's tmux command line for the REMOTE shell: the program
+    /// (which that shell expands), the server's flags, then `args`, each quoted.
+    pub(crate) fn remote_line(&self, args: &[&str]) -> String {
+        let mut line = quote_expandable(&self.program);
+        for word in self.server_flags().iter().chain(args) {
+            line.push(' ');
+            line.push_str(&quote_literal(word));
+        }
+        line
+    }
+
+    fn server_flags(&self) -> Vec<&str> {
+        match &self.server {
+            Server::Default => Vec::new(),
+            Server::Name(name) => vec!["-L", name],
+            Server::Path(path) => vec!["-S", path],
+        }
+    }
+}
+
+/// `list-panes -a`: each pane's id, first process, whether its window is
+/// its session's current one and it that window's active pane (`11`: what
+/// `=session:` names), and its session.
+pub(crate) const LIST_FORMAT: &str =
+    "#{pane_id} #{pane_pid} #{window_active}#{pane_active} #{session_name}";
+
+/// [`LIST_FORMAT`]'s rows: (session, the pane). A line that is not a row
+/// (not starting with a pane id) is none.
+pub(crate) fn parse_list(out: &str) -> Vec<(String, KnownPane)> {
+    out.lines()
+        .filter_map(|line| {
+            let mut fields = line.splitn(4, ' ');
+            let id = fields.next().filter(|id| id.starts_with('%'))?.to_owned();
+            let pid = fields.next()?.parse().ok();
+            let _active = fields.next()?;
+            let session = fields.next()?.to_owned();
+            Some((session, KnownPane { id, pid }))
+        })
+        .collect()
+}
+
+/// The targets whose session exists, each with the tmux target to read:
+/// the remembered pane while it still belongs to its session with the same
+/// first process (a restarted server reuses pane ids), else `=session:`.
+pub(crate) fn wanted_targets(
+    targets: &[(String, Option<KnownPane>)],
+    panes: &[(String, KnownPane)],
+) -> Vec<(usize, String)> {
+    targets
+        .iter()
+        .enumerate()
+        .filter(|(_, (s, _))| panes.iter().any(|(session, _)| session == s))
+        .map(|(i, (s, known))| {
+            let kept = known.as_ref().filter(|known| {
+                panes.iter().any(|(session, pane)| {
+                    session == s
+                        && pane.id == known.id
+                        && (known.pid.is_none() || pane.pid == known.pid)
+                })
+            });
+            (i, kept.map_or_else(|| format!("={s}:"), |k| k.id.clone()))
+        })
+        .collect()
+}
+
+/// tmux refuses a command longer than its message size (16 KiB), so a long
+/// chain is split: the ranges of entries (each naming a target of the given
+/// length, twice) that each chain holds, about 60 short names to a chain.
+pub(crate) fn chain_batches(
+    target_lengths: impl Iterator<Item = usize>,
+) -> Vec<std::ops::Range<usize>> {
+    let mut batches = Vec::new();
+    let mut start = 0;
+    let mut bytes = 0;
+    let mut end = 0;
+    for length in target_lengths {
+        if end > start && bytes >= CHAIN_MAX_BYTES {
+            batches.push(start..end);
+            start = end;
+            bytes = 0;
+        }
+        bytes += 2 * length + CHAIN_ENTRY_BYTES;
+        end += 1;
+    }
+    if end > start {
+        batches.push(start..end);
+    }
+    batches
+}
+
+/// The marker line that opens pane `index`'s capture in a chain.
+pub(crate) fn chain_marker(nonce: &str, index: usize) -> String {
+    format!("BMB-{nonce}-{index}")
+}
+
+/// The `display-message` format printing the marker line. It also carries
+/// the pane's first process (for the second witness) and its foreground
+/// command (is the agent still there?).
+pub(crate) fn marker_format(marker: &str) -> String {
+    format!(
+        "{marker} #{{session_name}} #{{pane_id}} #{{pane_pid}} #{{pane_dead}}#{{pane_in_mode}}#{{synchronize-panes}} #{{pane_current_command}}"
+    )
+}
+
+/// Splits one chain's output (`stdout`, and `failure` when the chain gave
+/// no whole answer) into the captures of `wanted` (indices into `targets`),
+/// written into `results`.
+pub(crate) fn read_chain(
+    targets: &[(String, Option<KnownPane>)],
+    wanted: &[(usize, String)],
+    markers: &[String],
+    stdout: &str,
+    failure: Option<TmuxError>,
+    results: &mut [Result<PaneCapture, TmuxError>],
+) {
+    {
         let mut current: Option<(usize, PaneCapture)> = None;
         let mut finished = Vec::new();
         let mut seen = vec![0usize; markers.len()];
@@ -549,23 +637,15 @@ impl Tmux {
             }
         }
     }
+}
 
+impl Tmux {
     /// Every pane of the server: (session name, the pane). A server that is
     /// not running has none.
     fn list_all_panes(&self) -> Result<Vec<(String, KnownPane)>, TmuxError> {
-        let format = "#{pane_id} #{pane_pid} #{session_name}";
-        let inv = self.command(&["list-panes", "-a", "-F", format]);
+        let inv = self.command(&["list-panes", "-a", "-F", LIST_FORMAT]);
         match self.call(inv) {
-            Ok(out) => Ok(out
-                .lines()
-                .filter_map(|line| {
-                    let mut fields = line.splitn(3, ' ');
-                    let id = fields.next()?.to_owned();
-                    let pid = fields.next()?.parse().ok();
-                    let session = fields.next()?.to_owned();
-                    Some((session, KnownPane { id, pid }))
-                })
-                .collect()),
+            Ok(out) => Ok(parse_list(&out)),
             Err(TmuxError::NoServer { .. }) => Ok(Vec::new()),
             Err(error) => Err(error),
         }
@@ -637,8 +717,8 @@ impl Tmux {
 }
 
 /// The capture chain's output bound: a base, plus this much per pane.
-const CAPTURE_BASE_BYTES: usize = 8 << 20;
-const CAPTURE_PER_PANE_BYTES: usize = 1 << 20;
+pub(crate) const CAPTURE_BASE_BYTES: usize = 8 << 20;
+pub(crate) const CAPTURE_PER_PANE_BYTES: usize = 1 << 20;
 
 /// What tmux says when no server listens on the socket (none was started,
 /// or it is exiting or has exited): [`TmuxError::NoServer`].

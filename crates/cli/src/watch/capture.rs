@@ -64,10 +64,10 @@ impl Watch<'_> {
         }
     }
 
-    /// Every target's pane, grouped by host so each server costs two invocations.
-    pub(super) fn capture_all(&self) -> Vec<Result<PaneCapture, String>> {
-        let mut results: Vec<Result<PaneCapture, String>> =
-            vec![Err(String::new()); self.watched.len()];
+    /// Every target's pane, grouped by host so each server costs two
+    /// invocations locally and one ssh round trip remotely (where the
+    /// panes' processes are read in the same call: `hosts.rs`).
+    pub(super) fn capture_all(&mut self) -> Vec<Result<PaneCapture, String>> {
         let mut by_host: BTreeMap<Option<&str>, Vec<usize>> = BTreeMap::new();
         for (index, watched) in self.watched.iter().enumerate() {
             by_host
@@ -75,62 +75,21 @@ impl Watch<'_> {
                 .or_default()
                 .push(index);
         }
-        // Fresh and unpredictable each cycle: a pane that prints a marker
-        // line must not be able to pose as another pane's capture.
-        let nonce = probes::tmux::fresh_nonce();
-        let capture_host = |host: Option<&str>, indices: &[usize]| {
-            let timeout = Duration::from_secs(self.args.capture_timeout);
-            let tmux = self.args.server.tmux(host, timeout);
-            let targets: Vec<(String, Option<probes::tmux::KnownPane>)> = indices
-                .iter()
-                .map(|&i| {
-                    let watched = &self.watched[i];
-                    // The pane the agent was last seen in, whichever pane is
-                    // active (a split, a second window): looking at another
-                    // pane is no "agent exited".
-                    let agent_pane = watched.monitor.memory().agent_pane.clone();
-                    let known = agent_pane.map(|(id, pid)| probes::tmux::KnownPane { id, pid });
-                    (watched.target.session.clone(), known)
-                })
-                .collect();
-            match tmux.capture_panes(&targets, &nonce) {
-                Ok(captures) => captures
-                    .into_iter()
-                    .map(|capture| capture.map_err(|e| e.to_string()))
-                    .collect(),
-                Err(error) => vec![Err(error.to_string()); indices.len()],
-            }
-        };
+        let targets: Vec<(String, Option<probes::tmux::KnownPane>)> = self
+            .watched
+            .iter()
+            .map(|watched| {
+                // The pane the agent was last seen in, whichever pane is
+                // active (a split, a second window): looking at another
+                // pane is no "agent exited".
+                let agent_pane = watched.monitor.memory().agent_pane.clone();
+                let known = agent_pane.map(|(id, pid)| probes::tmux::KnownPane { id, pid });
+                (watched.target.session.clone(), known)
+            })
+            .collect();
         // Hosts are asked side by side, so a hung one costs its own timeout, not
         // everyone's; a single server is asked from this thread.
-        let groups: Vec<(Option<&str>, Vec<usize>)> = by_host.into_iter().collect();
-        let answers: Vec<Vec<Result<PaneCapture, String>>> = if groups.len() == 1 {
-            groups
-                .iter()
-                .map(|(host, indices)| capture_host(*host, indices))
-                .collect()
-        } else {
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = groups
-                    .iter()
-                    .map(|(host, indices)| scope.spawn(move || capture_host(*host, indices)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .zip(&groups)
-                    .map(|(handle, (_, indices))| {
-                        handle.join().unwrap_or_else(|_| {
-                            vec![Err("the capture thread failed".to_string()); indices.len()]
-                        })
-                    })
-                    .collect()
-            })
-        };
-        for ((_, indices), captures) in groups.iter().zip(answers) {
-            for (&index, capture) in indices.iter().zip(captures) {
-                results[index] = capture;
-            }
-        }
-        results
+        let groups: Vec<super::hosts::Group<'_>> = by_host.into_iter().collect();
+        self.hosts.capture(&self.args, &groups, &targets)
     }
 }

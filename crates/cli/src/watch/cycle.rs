@@ -43,6 +43,11 @@ pub(super) struct Watch<'a> {
     pub(super) state_dir: std::path::PathBuf,
     /// `--alertmanager`: every target's escalations as alerts.
     pub(super) alertmanager: Option<super::alertmanager::Alertmanager>,
+    /// The remote hosts' round trips (`hosts.rs`).
+    pub(super) hosts: super::hosts::Hosts,
+    /// The hosts' ssh master connections: the last field, so they close
+    /// after everything else is dropped.
+    pub(super) masters: super::hosts::Masters,
 }
 
 impl<'a> Watch<'a> {
@@ -90,9 +95,18 @@ impl<'a> Watch<'a> {
             current_profiles: watchdog::session::builtin_profiles(),
             state_dir: dir,
             alertmanager,
+            hosts: super::hosts::Hosts::default(),
+            masters: super::hosts::Masters::default(),
         };
+        watch.sync_masters();
         watch.reload_profiles();
         Ok(watch)
+    }
+
+    /// One ssh master per remote host watched now, none for a host that is not.
+    pub(super) fn sync_masters(&mut self) {
+        let hosts = self.watched.iter().filter_map(|w| w.target.host.as_deref());
+        self.masters.sync(&self.args.server, hosts);
     }
 
     /// The user's profiles reach every monitor, and a change to their folder

@@ -25,6 +25,7 @@ mod capture;
 mod config;
 mod cycle;
 mod detach;
+mod hosts;
 mod probe;
 mod processes;
 mod reload;
@@ -179,6 +180,11 @@ fn start(
         Err(message) => return usage_error("watch", &message),
     };
     probes::signals::install_stop_handler();
+    let mut args = args;
+    // A config can add a remote host on reload: its masters' folder is ready.
+    let any_remote = config.is_some() || targets.iter().any(|t| t.target.host.is_some());
+    let multiplex = hosts::multiplex(&args, any_remote);
+    args.to_mut().server.multiplex = multiplex;
     let mut watch = match Watch::new(args, targets, &state_dir()) {
         Ok(watch) => watch,
         Err(message) => return usage_error("watch", &message),

@@ -12,8 +12,9 @@ use watchdog::witness::{Witness, session_version};
 use super::*;
 
 impl Watch<'_> {
-    /// Read directly on this machine, and with one bounded ssh call per
-    /// remote host, made only when it has something to ask.
+    /// Read directly on this machine; on a remote host, in the capture's
+    /// call, and with one more bounded ssh call per host only for a pane
+    /// that call did not read.
     pub(super) fn pane_processes(
         &self,
         captures: &[Result<PaneCapture, String>],
@@ -33,7 +34,14 @@ impl Watch<'_> {
                         with_session,
                     ));
                 }
-                Some(host) => remote.entry(host).or_default().push((index, pane_pid)),
+                Some(host) => match self.hosts.processes_of(index, pane_pid) {
+                    // Read in the capture's own call: no round trip of its own.
+                    Some(read) => found[index] = PaneProcesses::from(read),
+                    // A pane the call did not read (the first-sight search
+                    // found another one, or the user switched panes
+                    // between the listing and the capture).
+                    None => remote.entry(host).or_default().push((index, pane_pid)),
+                },
             }
         }
         let limits = Limits::with_timeout(Duration::from_secs(self.args.capture_timeout));

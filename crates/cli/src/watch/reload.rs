@@ -71,6 +71,8 @@ impl Watch<'_> {
     /// running monitor (its targets' memory lives in that server's folder),
     /// so a new `[server]` is said and the old one kept.
     pub(super) fn reload(&mut self, mut settings: Settings) -> Reloaded {
+        // The control sockets' folder is the process's, chosen at its start.
+        settings.args.server.multiplex = self.args.server.multiplex.clone();
         if settings.args.server.state_key() != self.args.server.state_key() {
             say(
                 "bmb-monitor: watch: the config file names another tmux server; \
@@ -128,6 +130,7 @@ impl Watch<'_> {
             });
         }
         self.args = std::borrow::Cow::Owned(settings.args);
+        self.sync_masters();
         reloaded
     }
 }

@@ -1,0 +1,191 @@
+//! `cargo bench -p bmb-monitor --bench watch_remote_cycle`: what a cycle over
+//! remote targets costs, on the real sshd of the tests (two aliases of one
+//! daemon play two hosts; one private tmux server plays both hosts' tmux).
+//! Prints figures for PERFORMANCE.md; asserts no time.
+//!
+//! `BMB_MONITOR_BIN=/path/to/bmb-monitor` measures another build of the
+//! binary (an older commit) in the same harness.
+//!
+//! Each pane plays a Claude Code agent: a working screen, and a session
+//! file under the pane process's own HOME, so the second witness finds it.
+//! CPU is counted on both sides of ssh, from `/proc` clock ticks: the
+//! monitor and the ssh clients it reaped, its ssh masters (daemons of
+//! their own), the whole sshd tree (the sessions, and the remote shells,
+//! tmux clients and anything else they ran and reaped), and the tmux server.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use bmb_testkit::sshd::Sshd;
+use bmb_testkit::tmux::{PrivateTmux, write_session_file};
+use probes::procfs::{ProcessTable, Stat};
+use probes::run::{Background, Invocation};
+
+/// A process's own ticks plus its reaped children's.
+fn ticks(stat: &Stat) -> u64 {
+    stat.own_ticks().unwrap_or(0) + stat.reaped_children_ticks().unwrap_or(0)
+}
+
+/// `pid` and its live descendants, each with what it reaped: a dead
+/// process's ticks are counted once, in its parent's reaped share.
+fn tree_ticks(pid: u32) -> u64 {
+    let table = ProcessTable::scan().expect("/proc");
+    let root = probes::process::Pid::new(pid).expect("a pid");
+    std::iter::once(pid)
+        .chain(table.descendants(root))
+        .filter_map(Stat::of)
+        .map(|s| ticks(&s))
+        .sum()
+}
+
+/// Processes whose command line mentions `needle` (a master's is `ssh: <socket> [mux]`).
+fn mentioning_ticks(needle: &str) -> (usize, u64) {
+    let mut total = 0;
+    let mut count = 0;
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        if String::from_utf8_lossy(&cmdline).contains(needle) {
+            total += Stat::of(pid).map_or(0, |s| ticks(&s));
+            count += 1;
+        }
+    }
+    (count, total)
+}
+
+#[derive(Default, Clone, Copy)]
+struct Sample {
+    monitor: u64,
+    masters: u64,
+    master_processes: usize,
+    sshd: u64,
+    tmux: u64,
+}
+
+/// Watches `targets` at `--interval 1` for `cycles` cycles after the first.
+fn measure(
+    label: &str,
+    bin: &str,
+    sshd: &Sshd,
+    config: &Path,
+    targets: &[(&str, &str)],
+    session_files: bool,
+    cycles: usize,
+) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = PrivateTmux::new();
+    let mut names = Vec::new();
+    for (host, session) in targets {
+        let home = dir.path().join(format!("home-{session}"));
+        let (pid, _) = server.fake_agent(session, "working-bash-sleep", &home);
+        if session_files {
+            write_session_file(&home, pid, "busy", "", 0);
+        }
+        names.push(format!("{host}:{session}"));
+    }
+    let tmux_pid: u32 =
+        String::from_utf8_lossy(&server.tmux(&["display-message", "-p", "#{pid}"]).stdout)
+            .trim()
+            .parse()
+            .expect("tmux server pid");
+    let runtime = dir.path().join("run");
+    std::fs::create_dir(&runtime).expect("runtime dir");
+    let out_path = dir.path().join("out");
+    let monitor = Invocation::new(bin)
+        .arg("watch")
+        .args(["--interval", "1", "--ssh-config"])
+        .arg(config)
+        .arg("-S")
+        .arg(&server.socket)
+        .args(&names)
+        .env("XDG_STATE_HOME", dir.path().join("state"))
+        .env("XDG_RUNTIME_DIR", &runtime);
+    let child = Background::start(
+        &monitor,
+        Some(std::fs::File::create(&out_path).expect("out")),
+    )
+    .expect("monitor");
+    let lines = || {
+        std::fs::read_to_string(&out_path)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.starts_with("MONITOR"))
+            .count()
+    };
+    let wait_lines = |n: usize| {
+        let deadline = Instant::now() + Duration::from_secs(300);
+        while lines() < n {
+            assert!(Instant::now() < deadline, "{label}: no {n} lines");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Instant::now()
+    };
+    let needle = runtime.to_string_lossy().into_owned();
+    let sample = || Sample {
+        monitor: tree_ticks(child.id()),
+        masters: mentioning_ticks(&needle).1,
+        master_processes: mentioning_ticks(&needle).0,
+        sshd: tree_ticks(sshd.pid()),
+        tmux: Stat::of(tmux_pid).map_or(0, |s| ticks(&s)),
+    };
+    let per = targets.len();
+    let t0 = wait_lines(per);
+    let s0 = sample();
+    let t1 = wait_lines(per * (cycles + 1));
+    let s1 = sample();
+    child.stop();
+    let hosts: BTreeMap<&str, ()> = targets.iter().map(|(h, _)| (*h, ())).collect();
+    let hz = probes::clock::ticks_per_second() as f64;
+    let ms = |a: u64, b: u64| (b - a) as f64 / hz * 1000.0 / cycles as f64;
+    let period = (t1 - t0).as_secs_f64() / cycles as f64;
+    let total = ms(
+        s0.monitor + s0.masters + s0.sshd + s0.tmux,
+        s1.monitor + s1.masters + s1.sshd + s1.tmux,
+    );
+    println!(
+        "{label}: period {period:.3} s (cycle {:.3} s + 1 s interval); CPU per cycle: monitor+ssh clients {:.1} ms, {} masters {:.1} ms, sshd side {:.1} ms, tmux server {:.1} ms; total {total:.1} ms, {:.1} ms per host",
+        period - 1.0,
+        ms(s0.monitor, s1.monitor),
+        s1.master_processes,
+        ms(s0.masters, s1.masters),
+        ms(s0.sshd, s1.sshd),
+        ms(s0.tmux, s1.tmux),
+        total / hosts.len() as f64,
+    );
+}
+
+fn main() {
+    let bin = std::env::var("BMB_MONITOR_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_bmb-monitor").to_string());
+    let cycles: usize = std::env::var("BMB_CYCLES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(10);
+    println!("binary: {bin}");
+    let sshd = Sshd::start("box", &[]);
+    let config = sshd.dir().join("two_hosts");
+    std::fs::write(
+        &config,
+        format!(
+            "{}{}",
+            std::fs::read_to_string(sshd.config()).expect("ssh config"),
+            sshd.host_block("box2")
+        ),
+    )
+    .expect("ssh config");
+    let one_host: &[(&str, &str)] = &[("box", "a"), ("box", "b")];
+    let two_hosts: &[(&str, &str)] = &[("box", "a"), ("box2", "b")];
+    let scenarios = [
+        ("two panes, one host", one_host, true),
+        ("two hosts, one pane each", two_hosts, true),
+        ("two panes, one host, no session file", one_host, false),
+    ];
+    for (label, targets, session_files) in scenarios {
+        measure(label, &bin, &sshd, &config, targets, session_files, cycles);
+    }
+}

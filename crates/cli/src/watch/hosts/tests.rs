@@ -1,0 +1,145 @@
+//! The fleet's ssh on the real sshd of `bmb_testkit::sshd`: two aliases of
+//! one daemon play two hosts, a private tmux server plays both hosts' tmux.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use bmb_testkit::sshd::Sshd;
+use bmb_testkit::tmux::{PrivateTmux, capture_path};
+use clap::Parser;
+
+use super::super::Args;
+use super::super::cycle::Watch;
+use super::super::settings::Settings;
+use super::*;
+
+#[derive(Parser)]
+struct TestCli {
+    #[command(flatten)]
+    args: Args,
+}
+
+/// The entries of `dir` (the control sockets).
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// Live processes whose command line mentions `needle` (a master's is
+/// `ssh: <its socket> [mux]`).
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if !entry
+            .file_name()
+            .to_string_lossy()
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+        {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(needle) {
+            found.push(cmdline);
+        }
+    }
+    found
+}
+
+#[test]
+fn two_hosts_cost_one_ssh_call_each_per_cycle_over_one_connection_each_closed_at_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start("box1", &[]);
+    let config = sshd.dir().join("two_hosts_config");
+    std::fs::write(
+        &config,
+        format!(
+            "{}{}",
+            std::fs::read_to_string(sshd.config()).unwrap(),
+            sshd.host_block("box2")
+        ),
+    )
+    .unwrap();
+    let server = PrivateTmux::new();
+    for name in ["a", "b", "c"] {
+        let received = server.dir.path().join(format!("{name}.received"));
+        server.replay(name, &capture_path("working-bash-sleep"), &received);
+    }
+    let socket = server.socket.to_string_lossy().into_owned();
+    let argv = [
+        "test",
+        "--ssh-config",
+        config.to_str().unwrap(),
+        "-S",
+        &socket,
+        "box1:a",
+        "box1:b",
+        "box2:c",
+    ];
+    let mut args = TestCli::parse_from(argv).args;
+    let control = dir.path().join("ctl");
+    args.server.multiplex =
+        Some(Multiplex::prepare(std::slice::from_ref(&control), Duration::from_secs(60)).unwrap());
+    let targets = Settings::from_args(&args).unwrap().targets;
+    let mut watch = Watch::new(std::borrow::Cow::Borrowed(&args), targets, dir.path()).unwrap();
+
+    // Every pane has drawn its screen (the first calls open the masters).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while watch.capture_all().iter().any(|c| {
+        !c.as_ref()
+            .is_ok_and(|p| p.text.contains("esc to interrupt"))
+    }) {
+        assert!(
+            Instant::now() < deadline,
+            "the panes never drew their screens"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(entries(&control).len(), 2, "one master per alias");
+    for _ in 0..3 {
+        let before = probes::run::spawned_by_this_thread();
+        watch.cycle();
+        assert_eq!(
+            probes::run::spawned_by_this_thread() - before,
+            2,
+            "subprocesses in one cycle over two hosts (three panes)"
+        );
+        // The processes came with the captures, for the very panes captured.
+        for (index, read) in watch.hosts.processes.iter().enumerate() {
+            let (root, processes) = read.as_ref().expect("read in the capture's call");
+            assert!(root.is_some(), "target {index}: {processes:?}");
+            assert!(
+                processes.foreground.is_some(),
+                "target {index}: {processes:?}"
+            );
+        }
+    }
+    // Every call of every cycle rode on the two masters: two logins in all.
+    let logins = sshd.log().matches("Accepted publickey for root").count();
+    assert_eq!(logins, 2, "{}", sshd.log());
+
+    // The monitor holds its masters: they close with it.
+    drop(watch);
+    assert_eq!(
+        entries(&control),
+        Vec::<String>::new(),
+        "sockets left behind"
+    );
+    let needle = control.to_string_lossy().into_owned();
+    assert!(
+        bmb_testkit::bin::wait_until(20, || processes_mentioning(&needle).is_empty()),
+        "a master outlived its monitor: {:?}",
+        processes_mentioning(&needle)
+    );
+}
