@@ -83,6 +83,7 @@
 //! arrives through a port trait, so every branch is driven from tests with
 //! fakes and a fake clock.
 pub mod audit;
+pub mod board;
 pub mod clock;
 pub mod lead;
 pub mod session;

@@ -487,6 +487,11 @@ impl TargetMonitor {
         &self.memory
     }
 
+    /// The agent CLI (profile name) last recognised in this pane, if any.
+    pub fn profile(&self) -> Option<&str> {
+        self.profile.as_deref()
+    }
+
     /// A pane that cannot be read for [`CAPTURE_FAILURE_PATIENCE`] polls in a
     /// row is watched by nobody: said once through the funnel, re-armed by
     /// the next capture that works (a silence nothing bounds is the one
