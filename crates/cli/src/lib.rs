@@ -18,6 +18,7 @@ pub mod list;
 pub mod output;
 pub mod profiles;
 pub mod server_args;
+pub mod status;
 pub mod watch;
 pub mod worker;
 
@@ -67,6 +68,8 @@ enum Command {
     List(list::ListArgs),
     /// End the detached monitor of a target started with `watch --detach`.
     Stop(list::StopArgs),
+    /// The board: every target of every running `watch`, its state, for how long, and why.
+    Status(status::Args),
     /// Play a scripted agent on a private tmux server, watched by the real monitor: all four states.
     Demo(demo::Args),
     /// Watch a dispatched agent's process: publish `gone`, `idle` and `clear` findings.
@@ -83,6 +86,7 @@ pub fn main() -> ExitCode {
         Command::Watch(args) => watch::run(args),
         Command::List(args) => list::run_list(args),
         Command::Stop(args) => list::run_stop(args),
+        Command::Status(args) => status::run(args),
         Command::Demo(args) => demo::run(args),
     }
 }

@@ -435,7 +435,7 @@ fn board_rows(board: &Board, freshness: &Freshness, now: i64, rows: &mut Vec<[St
             age(now - host.since),
             "-".into(),
             "-".into(),
-            host.error.clone().unwrap_or_default(),
+            tail(host.error.as_deref().unwrap_or_default()),
         ]);
     }
     for row in &board.targets {
@@ -453,7 +453,7 @@ fn board_rows(board: &Board, freshness: &Freshness, now: i64, rows: &mut Vec<[St
         );
         let why = match (stale, &row.error) {
             (Some(why), _) => why.clone(),
-            (None, Some(error)) => format!("cannot read the pane: {error}"),
+            (None, Some(error)) => tail(&format!("cannot read the pane: {error}")),
             (None, None) => {
                 // The last action's grounds while it is about this state,
                 // else the verdict's own.
@@ -501,6 +501,19 @@ fn printable(text: &str) -> String {
     text.chars()
         .map(|c| if c.is_control() { '?' } else { c })
         .collect()
+}
+
+/// The end of an error, which says what failed (a command's error ends with
+/// what it printed), fitted to the last column.
+fn tail(text: &str) -> String {
+    let max = CELL_MAX[7];
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_string();
+    }
+    let mut kept = String::from("…");
+    kept.extend(text.chars().skip(count - (max - 1)));
+    kept
 }
 
 fn cut(text: &str, max: usize) -> String {
@@ -753,6 +766,21 @@ mod tests {
         let why = lines[1].split("  ").last().unwrap();
         assert!(why.starts_with("question-dialog: ?[31mred"), "{why}");
         assert!(why.ends_with('…') && why.chars().count() == 90, "{why}");
+    }
+
+    #[test]
+    fn a_long_error_keeps_its_end_which_says_what_failed() {
+        let long = format!(
+            "`ssh {} host tmux` exited with code 255: ssh: Connection refused",
+            "-o X ".repeat(30)
+        );
+        let kept = tail(&long);
+        assert!(
+            kept.starts_with('…') && kept.ends_with("ssh: Connection refused"),
+            "{kept}"
+        );
+        assert_eq!(kept.chars().count(), CELL_MAX[7]);
+        assert_eq!(tail("short"), "short");
     }
 
     #[test]

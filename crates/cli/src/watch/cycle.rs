@@ -36,6 +36,8 @@ pub(super) struct Watch<'a> {
     pub(super) profiles: crate::profiles::UserProfiles,
     /// The profiles in force (the built-ins and the user's).
     pub(super) current_profiles: std::sync::Arc<classify::Profiles>,
+    /// The board and metrics this monitor publishes.
+    pub(super) fleet: super::metrics::Fleet,
 }
 
 impl<'a> Watch<'a> {
@@ -72,6 +74,8 @@ impl<'a> Watch<'a> {
                 dir.display()
             ));
         }
+        let fleet =
+            super::metrics::Fleet::new(&targets, args.interval, args.nudge_budget, state_dir);
         let mut watched = Vec::new();
         for target in targets {
             let key = target.file_key();
@@ -112,6 +116,7 @@ impl<'a> Watch<'a> {
             cycle: 0,
             profiles: crate::profiles::UserProfiles::default(),
             current_profiles: watchdog::session::builtin_profiles(),
+            fleet,
         };
         watch.reload_profiles();
         Ok(watch)
@@ -130,6 +135,7 @@ impl<'a> Watch<'a> {
 
     pub(super) fn cycle(&mut self) {
         self.cycle += 1;
+        self.fleet.cycle_started();
         self.reload_profiles();
         // The probes first: they may take seconds, and the screen must be
         // read as close as possible to the keys that act on it.
@@ -189,6 +195,19 @@ impl<'a> Watch<'a> {
                 pane_pid: capture.as_ref().ok().and_then(|c| c.pane_pid),
             };
             let (report, actions) = watched.monitor.poll(observation);
+            let probe_failures =
+                u32::from(self.args.work_probe.is_some() && works[index].is_none())
+                    + u32::from(self.args.progress_probe.is_some() && progresses[index].is_none());
+            self.fleet.observe(
+                index,
+                watchdog::board::Observed {
+                    report: &report,
+                    actions: &actions,
+                    cli: watched.monitor.profile(),
+                    capture_error: capture.as_ref().err().map(String::as_str),
+                    probe_failures,
+                },
+            );
             if let Some(error) = &report.error {
                 say(format_args!(
                     "bmb-monitor: watch: {}: {error}",
@@ -200,6 +219,7 @@ impl<'a> Watch<'a> {
             }
             print_report(&report, self.args.json);
         }
+        self.fleet.cycle_done();
     }
 }
 

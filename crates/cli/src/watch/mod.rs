@@ -21,9 +21,11 @@ mod alert;
 mod capture;
 mod cycle;
 mod detach;
+mod metrics;
 mod probe;
 mod processes;
 mod report;
+mod serve;
 
 use crate::state_dir;
 pub(crate) use alert::run_alert_cmd;
@@ -88,6 +90,10 @@ pub struct Args {
     /// (`<claude-dir>/sessions/<pid>.json`) as a second witness.
     #[arg(long)]
     no_witness: bool,
+    /// Serve `/metrics` (Prometheus text format) and `/board.json` on this
+    /// address (`127.0.0.1:9464`; port 0 picks a free one, said on stderr).
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<String>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -102,6 +108,12 @@ pub fn run(args: Args) -> ExitCode {
         );
     }
     if args.detach {
+        if args.metrics_listen.is_some() {
+            return usage_error(
+                "watch",
+                "--metrics-listen cannot go with --detach: each detached monitor would need an address of its own",
+            );
+        }
         return detach(&args, &targets);
     }
     probes::signals::install_stop_handler();
@@ -109,6 +121,14 @@ pub fn run(args: Args) -> ExitCode {
         Ok(watch) => watch,
         Err(message) => return usage_error("watch", &message),
     };
+    if let Some(addr) = &args.metrics_listen {
+        match serve::listen(addr, watch.fleet.slot()) {
+            Ok(bound) => crate::output::say(format_args!(
+                "bmb-monitor: watch: metrics on http://{bound}/metrics, the board on http://{bound}/board.json"
+            )),
+            Err(message) => return usage_error("watch", &message),
+        }
+    }
     loop {
         watch.cycle();
         if args.once || !probes::signals::sleep_unless_stopped(Duration::from_secs(args.interval)) {
