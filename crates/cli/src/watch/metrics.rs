@@ -161,6 +161,20 @@ pub(crate) fn exposition(published: Arc<Published>, now: i64) -> String {
     text
 }
 
+/// A per-target metric: its name, help, value and type.
+type TargetMetric = (
+    &'static str,
+    &'static str,
+    fn(&watchdog::board::TargetRow) -> u64,
+    MetricType,
+);
+/// A per-host counter: its name, help and value.
+type HostMetric = (
+    &'static str,
+    &'static str,
+    fn(&watchdog::board::HostRow) -> u64,
+);
+
 /// Renders a board snapshot as metrics at scrape time: every series comes
 /// from the snapshot, so a target's old `cli` or a vanished target leaves no
 /// series behind, while the state gauge keeps one series per state (1 for
@@ -213,12 +227,7 @@ impl Collector for BoardCollector {
                 metric.encode_family(&labels)?.encode_gauge(&seconds)?;
             }
         }
-        let per_target: [(
-            &str,
-            &str,
-            fn(&watchdog::board::TargetRow) -> u64,
-            MetricType,
-        ); 4] = [
+        let per_target: [TargetMetric; 4] = [
             (
                 "bmb_watch_target_nudges_used",
                 "Nudges used of the budget since the last progress",
@@ -245,7 +254,7 @@ impl Collector for BoardCollector {
             ),
         ];
         for (name, help, value, kind) in per_target {
-            let mut metric = encoder.encode_descriptor(name, help, None, kind.clone())?;
+            let mut metric = encoder.encode_descriptor(name, help, None, kind)?;
             for row in &board.targets {
                 let labels = [
                     ("target", row.target.as_str()),
@@ -296,7 +305,7 @@ impl Collector for BoardCollector {
                     .encode_gauge(&value)?;
             }
         }
-        let per_host: [(&str, &str, fn(&watchdog::board::HostRow) -> u64); 2] = [
+        let per_host: [HostMetric; 2] = [
             (
                 "bmb_watch_capture_failures",
                 "Pane captures that failed, per host",
