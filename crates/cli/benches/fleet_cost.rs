@@ -33,7 +33,7 @@ fn report(i: usize) -> PollReport {
         progress: None,
         nudges_used: 0,
         budget: 5,
-        done: if i % 10 == 0 {
+        done: if i.is_multiple_of(10) {
             vec![Done::Nudged { used: 1, budget: 5 }]
         } else {
             Vec::new()
