@@ -19,6 +19,7 @@ mod notify;
 pub mod output;
 pub mod profiles;
 pub mod server_args;
+pub mod status;
 pub mod watch;
 pub mod worker;
 
@@ -63,11 +64,13 @@ enum Command {
     /// Watch a Lead's agents by metadata only; report state changes, never a heartbeat.
     Lead(lead::Args),
     /// Watch agent sessions in tmux panes (local or `host:session`): nudge, escalate, or stay silent.
-    Watch(watch::Args),
+    Watch(Box<watch::Args>),
     /// List the tmux sessions that can be watched, here and on every ssh alias, and their monitors.
     List(list::ListArgs),
     /// End the detached monitor of a target started with `watch --detach`.
     Stop(list::StopArgs),
+    /// The board: every target of every running `watch`, its state, for how long, and why.
+    Status(status::Args),
     /// Play a scripted agent on a private tmux server, watched by the real monitor: all four states.
     Demo(demo::Args),
     /// Watch a dispatched agent's process: publish `gone`, `idle` and `clear` findings.
@@ -81,9 +84,10 @@ pub fn main() -> ExitCode {
         Command::Classify(args) => classify_cmd::run(args),
         Command::Lead(args) => lead::run(args),
         Command::Worker(args) => worker::run(args),
-        Command::Watch(args) => watch::run(args),
+        Command::Watch(args) => watch::run(*args),
         Command::List(args) => list::run_list(args),
         Command::Stop(args) => list::run_stop(args),
+        Command::Status(args) => status::run(args),
         Command::Demo(args) => demo::run(args),
     }
 }

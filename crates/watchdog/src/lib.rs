@@ -84,6 +84,7 @@
 //! fakes and a fake clock.
 pub mod alerts;
 pub mod audit;
+pub mod board;
 pub mod clock;
 pub mod lead;
 pub mod session;

@@ -48,6 +48,8 @@ pub(super) struct Watch<'a> {
     /// The hosts' ssh master connections: the last field, so they close
     /// after everything else is dropped.
     pub(super) masters: super::hosts::Masters,
+    /// The board and metrics this monitor publishes.
+    pub(super) fleet: super::metrics::Fleet,
 }
 
 impl<'a> Watch<'a> {
@@ -79,6 +81,8 @@ impl<'a> Watch<'a> {
                 dir.display()
             ));
         }
+        let names: Vec<Target> = targets.iter().map(|t| t.target.clone()).collect();
+        let fleet = super::metrics::Fleet::new(&names, args.interval, args.nudge_budget, state_dir);
         let mut watched = Vec::new();
         for settings in targets {
             watched.push(Watched::open(&dir, settings)?);
@@ -97,6 +101,7 @@ impl<'a> Watch<'a> {
             alertmanager,
             hosts: super::hosts::Hosts::default(),
             masters: super::hosts::Masters::default(),
+            fleet,
         };
         watch.sync_masters();
         watch.reload_profiles();
@@ -122,6 +127,7 @@ impl<'a> Watch<'a> {
 
     pub(super) fn cycle(&mut self) {
         self.cycle += 1;
+        self.fleet.cycle_started();
         self.reload_profiles();
         // The probes first: they may take seconds, and the screen must be
         // read as close as possible to the keys that act on it.
@@ -181,6 +187,21 @@ impl<'a> Watch<'a> {
                 pane_pid: capture.as_ref().ok().and_then(|c| c.pane_pid),
             };
             let (report, actions) = watched.monitor.poll(observation);
+            let probe_failures =
+                u32::from(watched.settings.work_probe.is_some() && works[index].is_none())
+                    + u32::from(
+                        watched.settings.progress_probe.is_some() && progresses[index].is_none(),
+                    );
+            self.fleet.observe(
+                index,
+                watchdog::board::Observed {
+                    report: &report,
+                    actions: &actions,
+                    cli: watched.monitor.profile(),
+                    capture_error: capture.as_ref().err().map(String::as_str),
+                    probe_failures,
+                },
+            );
             if let Some(error) = &report.error {
                 say(format_args!(
                     "bmb-monitor: watch: {}: {error}",
@@ -201,6 +222,7 @@ impl<'a> Watch<'a> {
         if let Some(sink) = &mut self.alertmanager {
             sink.post();
         }
+        self.fleet.cycle_done();
     }
 }
 

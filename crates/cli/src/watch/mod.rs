@@ -26,10 +26,12 @@ mod config;
 mod cycle;
 mod detach;
 mod hosts;
+mod metrics;
 mod probe;
 mod processes;
 mod reload;
 mod report;
+mod serve;
 mod settings;
 
 use crate::state_dir;
@@ -123,6 +125,10 @@ pub struct Args {
     /// `--alert-cmd` still runs; both may be given.
     #[arg(long, value_name = "URL", value_parser = alertmanager::parse_url)]
     alertmanager: Option<String>,
+    /// Serve `/metrics` (Prometheus text format) and `/board.json` on this
+    /// address (`127.0.0.1:9464`; port 0 picks a free one, said on stderr).
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<String>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -152,6 +158,12 @@ pub fn run(args: Args) -> ExitCode {
         );
     }
     if args.detach {
+        if args.metrics_listen.is_some() {
+            return usage_error(
+                "watch",
+                "--metrics-listen cannot go with --detach: each detached monitor would need an address of its own",
+            );
+        }
         let targets: Vec<Target> = settings.targets.into_iter().map(|t| t.target).collect();
         return detach(&args, &targets);
     }
@@ -189,6 +201,14 @@ fn start(
         Ok(watch) => watch,
         Err(message) => return usage_error("watch", &message),
     };
+    if let Some(addr) = &watch.args.metrics_listen {
+        match serve::listen(addr, watch.fleet.slot()) {
+            Ok(bound) => say(format_args!(
+                "bmb-monitor: watch: metrics on http://{bound}/metrics, the board on http://{bound}/board.json"
+            )),
+            Err(message) => return usage_error("watch", &message),
+        }
+    }
     let mut notifier = crate::notify::Notifier::default();
     loop {
         // Never waits: an audit runs in a process and a thread of its own.

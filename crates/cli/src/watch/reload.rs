@@ -71,6 +71,13 @@ impl Watch<'_> {
     /// running monitor (its targets' memory lives in that server's folder),
     /// so a new `[server]` is said and the old one kept.
     pub(super) fn reload(&mut self, mut settings: Settings) -> Reloaded {
+        if settings.args.metrics_listen != self.args.metrics_listen {
+            say(
+                "bmb-monitor: watch: the config file names another metrics address; \
+                 the listener keeps its own (restart to move it)",
+            );
+            settings.args.metrics_listen = self.args.metrics_listen.clone();
+        }
         // The control sockets' folder is the process's, chosen at its start.
         settings.args.server.multiplex = self.args.server.multiplex.clone();
         if settings.args.server.state_key() != self.args.server.state_key() {
@@ -131,6 +138,9 @@ impl Watch<'_> {
         }
         self.args = std::borrow::Cow::Owned(settings.args);
         self.sync_masters();
+        let names: Vec<watchdog::target::Target> =
+            self.watched.iter().map(|w| w.target.clone()).collect();
+        self.fleet.retarget(&names, self.args.nudge_budget);
         reloaded
     }
 }

@@ -3,8 +3,6 @@
 //! process-wide ones spelled as the flags spell them, so the rest of the
 //! loop reads them in one way whichever form started it.
 
-use std::net::SocketAddr;
-
 use watchdog::session::SessionConfig;
 use watchdog::target::Target;
 
@@ -46,10 +44,6 @@ pub(super) struct Settings {
     /// has its own in `targets`) and it names no target.
     pub(super) args: Args,
     pub(super) targets: Vec<TargetSettings>,
-    /// `metrics_listen` of a config file: where `/metrics` is served (the
-    /// `--metrics-listen` listener reads it once merged).
-    #[allow(dead_code)]
-    pub(super) metrics_listen: Option<SocketAddr>,
 }
 
 impl Settings {
@@ -73,7 +67,6 @@ impl Settings {
         Ok(Settings {
             args: args.clone(),
             targets,
-            metrics_listen: None,
         })
     }
 
@@ -101,6 +94,16 @@ impl Settings {
             }
             args.alertmanager = config.alertmanager;
         }
+        if let Some(addr) = config.metrics_listen {
+            if cli.metrics_listen.is_some() {
+                return Err(
+                    "the metrics address is given twice: by the config file's metrics_listen and \
+                     by --metrics-listen; keep one"
+                        .to_string(),
+                );
+            }
+            args.metrics_listen = Some(addr.to_string());
+        }
         if let Some(server) = config.server {
             if !cli.server.is_default() {
                 return Err(
@@ -114,7 +117,6 @@ impl Settings {
         Ok(Settings {
             args,
             targets: config.targets,
-            metrics_listen: config.metrics_listen,
         })
     }
 }

@@ -1,0 +1,239 @@
+//! `bmb-monitor status`: the board of every running `watch`, read from what
+//! they publish (their board files on this machine, or their `/board.json`
+//! with `--endpoint`), never by capturing a pane again. What a row says is
+//! decided in `watchdog::board`; this is reading and printing.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use watchdog::Clock;
+use watchdog::board::{Board, Freshness, Reading, Source, freshness, table};
+
+use crate::clock::SystemClock;
+use crate::output::{print, print_raw};
+
+/// The largest board file or answer read (a monitor of thousands of targets
+/// fits; anything larger is not a board).
+const BOARD_CAP: u64 = 8 << 20;
+/// How long one endpoint may take to answer.
+const ENDPOINT_TIMEOUT: Duration = Duration::from_secs(3);
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Redraw every `--interval` seconds until interrupted, like watch(1).
+    #[arg(long)]
+    watch: bool,
+    /// Seconds between redraws with `--watch`.
+    #[arg(long, value_name = "SECS", default_value_t = 2, value_parser = crate::secs(1))]
+    interval: u64,
+    /// A running monitor's listener (`host:port` or a URL, as given to its
+    /// `--metrics-listen`), read instead of this machine's boards; repeatable.
+    #[arg(long = "endpoint", value_name = "ADDR")]
+    endpoints: Vec<String>,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    if let Some(bad) = args.endpoints.iter().find(|e| endpoint_url(e).is_none()) {
+        return crate::output::usage_error(
+            "status",
+            format_args!("--endpoint `{bad}` is not host:port or an http:// URL"),
+        );
+    }
+    if args.watch {
+        probes::signals::install_stop_handler();
+    }
+    loop {
+        let now = SystemClock.now();
+        let sources = read_sources(&args.endpoints, &crate::state_dir(), now);
+        if args.json {
+            print(render_json(&sources, now));
+        } else {
+            let mut screen = String::new();
+            if args.watch {
+                // Home and clear, then the frame: a redraw, as watch(1) does.
+                screen.push_str("\x1b[H\x1b[2J");
+                screen.push_str(&format!(
+                    "Every {}s: bmb-monitor status    {}\n\n",
+                    args.interval,
+                    SystemClock.hhmmss(now)
+                ));
+            }
+            for line in render_table(&sources, now) {
+                screen.push_str(&line);
+                screen.push('\n');
+            }
+            print_raw(&screen);
+        }
+        if !args.watch || !probes::signals::sleep_unless_stopped(Duration::from_secs(args.interval))
+        {
+            return crate::exit::code(crate::exit::OK);
+        }
+    }
+}
+
+/// Every board to show: the endpoints' when any are given (a config file's
+/// list of endpoints goes here too), else this machine's board files.
+pub fn read_sources(endpoints: &[String], state_dir: &Path, now: i64) -> Vec<Source> {
+    if endpoints.is_empty() {
+        return read_board_files(&state_dir.join("board"), now);
+    }
+    endpoints
+        .iter()
+        .map(|endpoint| Source {
+            name: endpoint.clone(),
+            reading: match fetch_board(endpoint) {
+                // A board from the network: its pid is another machine's, so
+                // only its age can tell a frozen monitor.
+                Ok(board) => {
+                    let fresh = freshness(&board, true, now);
+                    Reading::Board(Box::new(board), fresh)
+                }
+                Err(why) => Reading::Unreachable(why),
+            },
+        })
+        .collect()
+}
+
+fn read_board_files(dir: &Path, now: i64) -> Vec<Source> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<_> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|e| e == "json"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let reading = match probes::file::read_regular_text(&path, BOARD_CAP) {
+                // The monitor ended between the listing and the read.
+                Err(probes::file::ReadError::Missing) => return None,
+                Err(err) => Reading::Unreachable(format!("cannot read its board: {err}")),
+                Ok(text) => match serde_json::from_str::<Board>(&text) {
+                    Ok(board) => {
+                        let alive = probes::process::Pid::new(board.pid)
+                            .is_some_and(probes::process::is_alive);
+                        let fresh = freshness(&board, alive, now);
+                        Reading::Board(Box::new(board), fresh)
+                    }
+                    Err(err) => Reading::Unreachable(format!("not a board: {err}")),
+                },
+            };
+            Some(Source {
+                name: path.display().to_string(),
+                reading,
+            })
+        })
+        .collect()
+}
+
+/// `host:port`, `http://host:port` or a full URL; a bare listener address
+/// (or one ending in `/metrics`) is read at its `/board.json`.
+fn endpoint_url(endpoint: &str) -> Option<String> {
+    let rest = endpoint
+        .strip_prefix("http://")
+        .unwrap_or(endpoint)
+        .trim_end_matches('/');
+    if rest.is_empty() || rest.contains("://") || rest.chars().any(char::is_whitespace) {
+        return None;
+    }
+    let (authority, path) = match rest.split_once('/') {
+        Some((authority, path)) => (authority, format!("/{path}")),
+        None => (rest, String::new()),
+    };
+    if !authority.contains(':') {
+        return None;
+    }
+    let path = match path.as_str() {
+        "" | "/metrics" => "/board.json".to_string(),
+        _ => path,
+    };
+    Some(format!("http://{authority}{path}"))
+}
+
+fn fetch_board(endpoint: &str) -> Result<Board, String> {
+    let url = endpoint_url(endpoint).ok_or_else(|| "not host:port".to_string())?;
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(ENDPOINT_TIMEOUT))
+        // A monitor's endpoint is asked directly, never through a proxy
+        // the environment names.
+        .proxy(None)
+        .build()
+        .into();
+    let mut response = agent.get(&url).call().map_err(|err| err.to_string())?;
+    let text = response
+        .body_mut()
+        .with_config()
+        .limit(BOARD_CAP)
+        .read_to_string()
+        .map_err(|err| err.to_string())?;
+    serde_json::from_str(&text).map_err(|err| format!("{url} answered with no board: {err}"))
+}
+
+fn render_table(sources: &[Source], now: i64) -> Vec<String> {
+    if sources.is_empty() {
+        return vec![format!(
+            "no running monitor on this machine (no board under {})",
+            crate::state_dir().join("board").display()
+        )];
+    }
+    table(sources, now)
+}
+
+/// One object: each source with its board (or why it could not be read).
+fn render_json(sources: &[Source], now: i64) -> String {
+    let sources: Vec<serde_json::Value> = sources
+        .iter()
+        .map(|source| match &source.reading {
+            Reading::Unreachable(why) => serde_json::json!({
+                "source": source.name,
+                "reachable": false,
+                "error": why,
+                "stale": null,
+                "board": null,
+            }),
+            Reading::Board(board, fresh) => serde_json::json!({
+                "source": source.name,
+                "reachable": true,
+                "error": null,
+                "stale": match fresh {
+                    Freshness::Live => None,
+                    Freshness::Stale(why) => Some(why),
+                },
+                "board": board,
+            }),
+        })
+        .collect();
+    serde_json::json!({ "time": now, "sources": sources }).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::endpoint_url;
+
+    #[test]
+    fn an_endpoint_is_read_at_its_board() {
+        let cases = [
+            ("127.0.0.1:9464", Some("http://127.0.0.1:9464/board.json")),
+            ("http://box1:9464/", Some("http://box1:9464/board.json")),
+            ("box1:9464/metrics", Some("http://box1:9464/board.json")),
+            (
+                "box1:9464/fleet/board.json",
+                Some("http://box1:9464/fleet/board.json"),
+            ),
+            ("box1", None),
+            ("https://box1:9464", None),
+            ("", None),
+            ("a b:1", None),
+        ];
+        for (given, expected) in cases {
+            assert_eq!(endpoint_url(given).as_deref(), expected, "{given}");
+        }
+    }
+}

@@ -1,0 +1,430 @@
+//! The fleet's view of `watch`: each cycle's [`Board`] (decided in
+//! `watchdog::board`), published three ways: a file per monitor under
+//! `$XDG_STATE_HOME/bmb-monitor/board/<pid>.json` (replaced atomically each
+//! cycle, removed on exit) that `status` reads, and, with `--metrics-listen`,
+//! `/board.json` and `/metrics` (the Prometheus text format) from a listener
+//! thread ([`super::serve`]).
+//!
+//! The poll never waits for a reader: it swaps a finished snapshot into a
+//! slot behind a lock held for one pointer copy, and a scrape encodes its own
+//! copy of that snapshot with the lock released.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use classify::State;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Registry;
+use watchdog::Clock;
+use watchdog::board::{Board, CYCLE_BUCKETS, Observed};
+use watchdog::target::Target;
+
+use crate::clock::SystemClock;
+use crate::output::say;
+
+/// One cycle's board and its JSON form, shared with the listener.
+#[derive(Debug)]
+pub(crate) struct Published {
+    pub(crate) board: Board,
+    pub(crate) json: String,
+}
+
+/// The slot the poll fills and the listener reads.
+pub(crate) type Slot = Arc<Mutex<Arc<Published>>>;
+
+/// The board of a running `watch` and where it goes.
+pub(super) struct Fleet {
+    board: Board,
+    slot: Slot,
+    /// `<state>/board/<pid>.json`, `None` when its folder cannot be made.
+    file: Option<PathBuf>,
+    file_error: Option<String>,
+    cycle_started: Option<Instant>,
+}
+
+impl Fleet {
+    pub(super) fn new(targets: &[Target], interval: u64, budget: u32, state_dir: &Path) -> Fleet {
+        let board = Board::new(
+            std::process::id(),
+            SystemClock.now(),
+            interval,
+            budget,
+            targets,
+        );
+        let dir = state_dir.join("board");
+        let file = match std::fs::create_dir_all(&dir) {
+            Ok(()) => Some(dir.join(format!("{}.json", std::process::id()))),
+            Err(err) => {
+                say(format_args!(
+                    "bmb-monitor: watch: cannot create the board folder {}: {err}; `bmb-monitor status` will not see this monitor",
+                    dir.display()
+                ));
+                None
+            }
+        };
+        let slot = Arc::new(Mutex::new(Arc::new(Published {
+            json: board_json(&board),
+            board: board.clone(),
+        })));
+        Fleet {
+            board,
+            slot,
+            file,
+            file_error: None,
+            cycle_started: None,
+        }
+    }
+
+    /// After a reload: the rows of `targets`, the staying ones kept.
+    pub(super) fn retarget(&mut self, targets: &[Target], budget: u32) {
+        self.board.retarget(targets, budget, SystemClock.now());
+    }
+
+    /// The listener's handle on each cycle's snapshot.
+    pub(super) fn slot(&self) -> Slot {
+        Arc::clone(&self.slot)
+    }
+
+    pub(super) fn cycle_started(&mut self) {
+        self.cycle_started = Some(Instant::now());
+    }
+
+    pub(super) fn observe(&mut self, index: usize, observed: Observed<'_>) {
+        self.board.observe(index, observed, SystemClock.now());
+    }
+
+    /// The cycle is over: its time is counted and the board published.
+    pub(super) fn cycle_done(&mut self) {
+        let seconds = self
+            .cycle_started
+            .take()
+            .map_or(0.0, |started| started.elapsed().as_secs_f64());
+        self.board.cycle_done(seconds, SystemClock.now());
+        let published = Arc::new(Published {
+            json: board_json(&self.board),
+            board: self.board.clone(),
+        });
+        self.write_file(&published.json);
+        // One pointer swap under the lock; a scrape in progress keeps its own copy.
+        match self.slot.lock() {
+            Ok(mut slot) => *slot = published,
+            Err(poisoned) => *poisoned.into_inner() = published,
+        }
+    }
+
+    /// Replaces the board file whole (a temporary file renamed over it), so
+    /// a reader never sees half of one; a failure is said once per change.
+    fn write_file(&mut self, json: &str) {
+        let Some(path) = &self.file else { return };
+        let result = (|| -> std::io::Result<()> {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+            std::io::Write::write_all(&mut temp, json.as_bytes())?;
+            temp.persist(path).map_err(|e| e.error)?;
+            Ok(())
+        })();
+        let error = result.err().map(|e| e.to_string());
+        if let Some(error) = &error
+            && self.file_error.as_ref() != Some(error)
+        {
+            say(format_args!(
+                "bmb-monitor: watch: cannot write the board {}: {error}",
+                path.display()
+            ));
+        }
+        self.file_error = error;
+    }
+}
+
+impl Drop for Fleet {
+    /// A monitor that ends takes its board with it (one killed outright
+    /// leaves it behind, and `status` shows it stale).
+    fn drop(&mut self) {
+        if let Some(path) = &self.file {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+pub(crate) fn board_json(board: &Board) -> String {
+    serde_json::to_string(board).unwrap_or_else(|_| "{}".to_string())
+}
+
+/// The Prometheus text exposition of one snapshot, `now` being the scrape's
+/// time (seconds in state are counted to it).
+pub(crate) fn exposition(published: Arc<Published>, now: i64) -> String {
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(BoardCollector { published, now }));
+    let mut text = String::new();
+    if let Err(err) = prometheus_client::encoding::prometheus_text::encode(&mut text, &registry) {
+        // Writing into a String cannot fail; said rather than assumed.
+        return format!("# bmb-monitor: the metrics could not be encoded: {err}\n");
+    }
+    text
+}
+
+/// A per-target metric: its name, help, value and type.
+type TargetMetric = (
+    &'static str,
+    &'static str,
+    fn(&watchdog::board::TargetRow) -> u64,
+    MetricType,
+);
+/// A per-host counter: its name, help and value.
+type HostMetric = (
+    &'static str,
+    &'static str,
+    fn(&watchdog::board::HostRow) -> u64,
+);
+
+/// Renders a board snapshot as metrics at scrape time: every series comes
+/// from the snapshot, so a target's old `cli` or a vanished target leaves no
+/// series behind, while the state gauge keeps one series per state (1 for
+/// the current one, 0 for the others), as Prometheus practice has it.
+#[derive(Debug)]
+struct BoardCollector {
+    published: Arc<Published>,
+    now: i64,
+}
+
+impl Collector for BoardCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let board = &self.published.board;
+        {
+            let mut metric = encoder.encode_descriptor(
+                "bmb_watch_target_state",
+                "1 for the target's current state, 0 for the others (all 0 while its pane cannot be read)",
+                None,
+                MetricType::Gauge,
+            )?;
+            for row in board.targets.iter().filter(|row| row.polled) {
+                for state in State::ALL {
+                    let labels = [
+                        ("target", row.target.as_str()),
+                        ("host", row.host.as_str()),
+                        ("session", row.session.as_str()),
+                        ("cli", row.cli.as_deref().unwrap_or("")),
+                        ("state", state.as_str()),
+                    ];
+                    let value = i64::from(row.state.as_deref() == Some(state.as_str()));
+                    metric.encode_family(&labels)?.encode_gauge(&value)?;
+                }
+            }
+        }
+        {
+            let mut metric = encoder.encode_descriptor(
+                "bmb_watch_target_state_seconds",
+                "Seconds the target has been in its current state (or unreadable)",
+                None,
+                MetricType::Gauge,
+            )?;
+            for row in board.targets.iter().filter(|row| row.polled) {
+                let labels = [
+                    ("target", row.target.as_str()),
+                    ("host", row.host.as_str()),
+                    ("session", row.session.as_str()),
+                    ("cli", row.cli.as_deref().unwrap_or("")),
+                ];
+                let seconds = self.now.saturating_sub(row.since).max(0);
+                metric.encode_family(&labels)?.encode_gauge(&seconds)?;
+            }
+        }
+        let per_target: [TargetMetric; 4] = [
+            (
+                "bmb_watch_target_nudges_used",
+                "Nudges used of the budget since the last progress",
+                |row| u64::from(row.nudges_used),
+                MetricType::Gauge,
+            ),
+            (
+                "bmb_watch_nudges",
+                "Nudges typed into the target",
+                |row| row.counts.nudges,
+                MetricType::Counter,
+            ),
+            (
+                "bmb_watch_budget_resets",
+                "Nudge budget resets (the progress probe advanced)",
+                |row| row.counts.budget_resets,
+                MetricType::Counter,
+            ),
+            (
+                "bmb_watch_unrecognised_screens",
+                "Polls whose stop showed no input box the profile knows",
+                |row| row.counts.unrecognised,
+                MetricType::Counter,
+            ),
+        ];
+        for (name, help, value, kind) in per_target {
+            let mut metric = encoder.encode_descriptor(name, help, None, kind)?;
+            for row in &board.targets {
+                let labels = [
+                    ("target", row.target.as_str()),
+                    ("host", row.host.as_str()),
+                    ("session", row.session.as_str()),
+                ];
+                let mut family = metric.encode_family(&labels)?;
+                match kind {
+                    MetricType::Counter => {
+                        family.encode_counter::<NoLabelSet, _, u64>(&value(row), None)?
+                    }
+                    _ => family.encode_gauge(&value(row))?,
+                }
+            }
+        }
+        {
+            let mut metric = encoder.encode_descriptor(
+                "bmb_watch_escalations",
+                "Escalations decided, by reason (one whose delivery failed is decided again next poll)",
+                None,
+                MetricType::Counter,
+            )?;
+            for row in &board.targets {
+                for (reason, count) in &row.counts.escalations {
+                    let labels = [
+                        ("target", row.target.as_str()),
+                        ("host", row.host.as_str()),
+                        ("session", row.session.as_str()),
+                        ("reason", reason.as_str()),
+                    ];
+                    metric
+                        .encode_family(&labels)?
+                        .encode_counter::<NoLabelSet, _, u64>(count, None)?;
+                }
+            }
+        }
+        {
+            let mut metric = encoder.encode_descriptor(
+                "bmb_watch_host_up",
+                "1 when a pane of the host was read in the last cycle, 0 when every capture there failed alike",
+                None,
+                MetricType::Gauge,
+            )?;
+            for host in &board.hosts {
+                let value = i64::from(host.reachable);
+                metric
+                    .encode_family(&[("host", host.host.as_str())])?
+                    .encode_gauge(&value)?;
+            }
+        }
+        let per_host: [HostMetric; 2] = [
+            (
+                "bmb_watch_capture_failures",
+                "Pane captures that failed, per host",
+                |host| host.capture_failures,
+            ),
+            (
+                "bmb_watch_probe_failures",
+                "Work or progress probes that gave no usable answer, per host of the target",
+                |host| host.probe_failures,
+            ),
+        ];
+        for (name, help, value) in per_host {
+            let mut metric = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+            for host in &board.hosts {
+                metric
+                    .encode_family(&[("host", host.host.as_str())])?
+                    .encode_counter::<NoLabelSet, _, u64>(&value(host), None)?;
+            }
+        }
+        {
+            let unit = prometheus_client::registry::Unit::Seconds;
+            let mut metric = encoder.encode_descriptor(
+                "bmb_watch_cycle_duration",
+                "How long one poll cycle over every target took",
+                Some(&unit),
+                MetricType::Histogram,
+            )?;
+            let cycles = &board.cycles;
+            let buckets: Vec<(f64, u64)> = CYCLE_BUCKETS
+                .iter()
+                .copied()
+                .chain([f64::INFINITY])
+                .zip(cycles.buckets.iter().copied())
+                .collect();
+            metric.encode_histogram::<NoLabelSet>(
+                cycles.sum_seconds,
+                cycles.count,
+                &buckets,
+                None,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use classify::Work;
+    use watchdog::session::{Done, PollReport};
+
+    fn published(board: &Board) -> Arc<Published> {
+        Arc::new(Published {
+            board: board.clone(),
+            json: board_json(board),
+        })
+    }
+
+    #[test]
+    fn the_exposition_names_each_metric_with_its_labels_and_one_series_per_state() {
+        let targets = [
+            Target::parse("agent").unwrap(),
+            Target::parse("box1:b").unwrap(),
+        ];
+        let mut board = Board::new(9, 1000, 1, 5, &targets);
+        let report = PollReport {
+            target: "agent".into(),
+            state: Some(State::Question),
+            work: Work::Unknown,
+            progress: None,
+            nudges_used: 0,
+            budget: 5,
+            done: vec![Done::EscalatedQuestion],
+            rule: Some("question-dialog"),
+            evidence: Some("Do you want to proceed?".into()),
+            error: None,
+            pane_state: Some(State::Question),
+            witness: None,
+            disagreements: 0,
+            typing_safe: false,
+            refusal: None,
+            unrecognised: 2,
+            agent_seen: false,
+        };
+        let observed = Observed {
+            report: &report,
+            actions: &[],
+            cli: Some("claude"),
+            capture_error: None,
+            probe_failures: 1,
+        };
+        board.observe(0, observed, 1001);
+        board.cycle_done(0.2, 1001);
+        let text = exposition(published(&board), 1031);
+        let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+        let agent = r#"target="agent",host="local",session="agent",cli="claude""#;
+        for expected in [
+            format!(r#"bmb_watch_target_state{{{agent},state="QUESTION"}} 1"#),
+            format!(r#"bmb_watch_target_state{{{agent},state="WORKING"}} 0"#),
+            format!(r#"bmb_watch_target_state_seconds{{{agent}}} 30"#),
+            r#"bmb_watch_unrecognised_screens_total{target="agent",host="local",session="agent"} 2"#.into(),
+            r#"bmb_watch_nudges_total{target="box1:b",host="box1",session="b"} 0"#.into(),
+            r#"bmb_watch_probe_failures_total{host="local"} 1"#.into(),
+            r#"bmb_watch_host_up{host="box1"} 1"#.into(),
+            r#"bmb_watch_cycle_duration_seconds_bucket{le="0.25"} 1"#.into(),
+            "bmb_watch_cycle_duration_seconds_count 1".into(),
+        ] {
+            assert!(lines.contains(&expected.as_str()), "{expected} in\n{text}");
+        }
+        let states = lines
+            .iter()
+            .filter(|l| l.starts_with("bmb_watch_target_state{"))
+            .count();
+        assert_eq!(states, 4, "a target not yet polled has no state series");
+        assert!(text.contains("# TYPE bmb_watch_escalations_total counter"));
+    }
+}

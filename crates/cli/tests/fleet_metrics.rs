@@ -1,0 +1,472 @@
+//! The fleet's read side end to end: `watch --metrics-listen` scraped by a
+//! REAL Prometheus (Debian's `prometheus`, run here on 127.0.0.1 with a
+//! temporary config and storage), a listener that a silent client cannot
+//! hold up, and `bmb-monitor status` read back from a real tmux pane as a
+//! person sees it, with an unreachable host and an unreachable endpoint.
+// These tests start the binary, tmux, ssh and Prometheus; that is their point.
+#![allow(clippy::disallowed_methods)]
+
+use std::io::Write;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use bmb_testkit::bin::{Running, wait_until};
+use bmb_testkit::tmux::{PrivateTmux, capture_path};
+
+/// A tmux server with panes replaying captures, and a state folder.
+struct World {
+    tmux: PrivateTmux,
+    state: tempfile::TempDir,
+}
+
+impl World {
+    fn new() -> World {
+        World {
+            tmux: PrivateTmux::new(),
+            state: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    fn replay(&self, session: &str, case: &str) {
+        let received = self.tmux.dir.path().join(format!("{session}.received"));
+        self.tmux.replay(session, &capture_path(case), &received);
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+        command.args(args).env("XDG_STATE_HOME", self.state.path());
+        command
+    }
+
+    /// `watch -S <socket> ARGS --interval 1`, running.
+    fn watch(&self, args: &[&str]) -> Running {
+        let socket = self.tmux.socket.to_string_lossy().into_owned();
+        let mut argv = vec!["watch", "-S", &socket, "--interval", "1"];
+        argv.extend_from_slice(args);
+        Running::start(self.command(&argv))
+    }
+
+    fn board_dir(&self) -> PathBuf {
+        self.state.path().join("bmb-monitor/board")
+    }
+}
+
+/// The address the monitor said it listens on (port 0 picked one).
+fn listening(monitor: &Running) -> String {
+    assert!(
+        wait_until(30, || monitor
+            .err()
+            .iter()
+            .any(|l| l.contains("metrics on http://"))),
+        "the listener was never said: {:?}",
+        monitor.err()
+    );
+    let line = monitor
+        .err()
+        .into_iter()
+        .find(|l| l.contains("metrics on http://"))
+        .expect("said");
+    let rest = line.split("metrics on http://").nth(1).expect("an address");
+    rest.split('/').next().expect("host:port").to_string()
+}
+
+/// A port nothing listens on: bound by us, then released.
+fn closed_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+fn http_get(url: &str) -> Result<String, String> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(5)))
+        .proxy(None)
+        .build()
+        .into();
+    let mut response = agent.get(url).call().map_err(|e| e.to_string())?;
+    response
+        .body_mut()
+        .read_to_string()
+        .map_err(|e| e.to_string())
+}
+
+fn cycles(metrics: &str) -> u64 {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("bmb_watch_cycle_duration_seconds_count "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no cycle count in\n{metrics}"))
+}
+
+/// A real Prometheus on 127.0.0.1 scraping one target every second; killed
+/// by its pid on drop, its storage in its own temporary folder.
+struct Prometheus {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Prometheus {
+    fn start(scrape: &str) -> Prometheus {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = dir.path().join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: bmb\n    scrape_interval: 1s\n    static_configs:\n      - targets: ['{scrape}']\n"
+            ),
+        )
+        .expect("config");
+        let port = closed_port();
+        let child = Command::new("/usr/bin/prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("log")).expect("log"))
+            .spawn()
+            .expect("/usr/bin/prometheus starts (scripts/test installs Debian's prometheus)");
+        Prometheus {
+            child,
+            port,
+            _dir: dir,
+        }
+    }
+
+    fn query(&self, query: &str) -> Option<serde_json::Value> {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs(5)))
+            .proxy(None)
+            .build()
+            .into();
+        let url = format!("http://127.0.0.1:{}/api/v1/query", self.port);
+        let mut response = agent.get(&url).query("query", query).call().ok()?;
+        let text = response.body_mut().read_to_string().ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self._dir.path().join("log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_real_prometheus_scrapes_the_state_gauge_of_a_question_pane() {
+    let world = World::new();
+    world.replay("asks", "question-permission-bash");
+    let monitor = world.watch(&["asks", "--metrics-listen", "127.0.0.1:0"]);
+    let addr = listening(&monitor);
+    let prometheus = Prometheus::start(&addr);
+    let query = r#"bmb_watch_target_state{job="bmb",target="asks",state="QUESTION"}"#;
+    let mut last = None;
+    let found = wait_until(90, || {
+        last = prometheus.query(query);
+        last.as_ref()
+            .and_then(|v| v["data"]["result"].as_array().cloned())
+            .is_some_and(|r| r.len() == 1 && r[0]["value"][1] == "1")
+    });
+    assert!(
+        found,
+        "Prometheus never held the QUESTION gauge at 1: {last:?}\n{}",
+        prometheus.log()
+    );
+    let series = &last.expect("answered")["data"]["result"][0]["metric"];
+    assert_eq!(
+        (&series["host"], &series["session"], &series["state"]),
+        (&"local".into(), &"asks".into(), &"QUESTION".into()),
+        "{series}"
+    );
+    // The other states of the same target are 0, not absent.
+    let others = prometheus
+        .query(r#"sum(bmb_watch_target_state{job="bmb",target="asks",state!="QUESTION"})"#)
+        .expect("answered");
+    assert_eq!(others["data"]["result"][0]["value"][1], "0", "{others}");
+    let escalated = prometheus
+        .query(r#"bmb_watch_escalations_total{job="bmb",target="asks",reason="question"}"#)
+        .expect("answered");
+    assert_eq!(
+        escalated["data"]["result"][0]["value"][1], "1",
+        "{escalated}"
+    );
+}
+
+#[test]
+fn a_client_that_connects_and_sends_nothing_holds_up_no_cycle_and_no_scrape() {
+    let world = World::new();
+    world.replay("asks", "question-permission-bash");
+    let monitor = world.watch(&["asks", "--metrics-listen", "127.0.0.1:0"]);
+    let addr = listening(&monitor);
+    let mut silent = TcpStream::connect(&addr).expect("connects");
+    let mut half = TcpStream::connect(&addr).expect("connects");
+    half.write_all(b"GET /metrics HTTP/1.1\r\nHo")
+        .expect("half a request");
+    let polls = |m: &Running| {
+        m.out()
+            .iter()
+            .filter(|l| l.starts_with("MONITOR · "))
+            .count()
+    };
+    let before = polls(&monitor);
+    assert!(
+        wait_until(60, || polls(&monitor) >= before + 3),
+        "the cycles stopped while two clients held the listener: {} then {}",
+        before,
+        polls(&monitor)
+    );
+    let metrics = http_get(&format!("http://{addr}/metrics")).expect("a scrape beside them");
+    assert!(
+        cycles(&metrics) >= (before + 3) as u64,
+        "{before} polls before, the exposition counts {}",
+        cycles(&metrics)
+    );
+    let board = http_get(&format!("http://{addr}/board.json")).expect("the board beside them");
+    let board: serde_json::Value = serde_json::from_str(&board).expect("JSON");
+    assert_eq!(board["targets"][0]["state"], "QUESTION", "{board}");
+    // The held connections are still open: nothing ended them to get here.
+    silent.write_all(b"G").expect("still connected");
+    half.flush().expect("still connected");
+}
+
+#[test]
+fn the_board_in_a_tmux_pane_shows_the_question_row_and_unreachable_rows() {
+    let world = World::new();
+    world.replay("asks", "question-permission-bash");
+    let dead_port = closed_port();
+    let ssh_config = world.tmux.dir.path().join("ssh_config");
+    std::fs::write(
+        &ssh_config,
+        format!("Host deadbox\n  HostName 127.0.0.1\n  Port {dead_port}\n"),
+    )
+    .expect("ssh config");
+    let ssh_config = ssh_config.to_string_lossy().into_owned();
+    let monitor = world.watch(&[
+        "asks",
+        "deadbox:agent",
+        "--ssh-config",
+        &ssh_config,
+        "--metrics-listen",
+        "127.0.0.1:0",
+    ]);
+    let addr = listening(&monitor);
+    let nobody = format!("127.0.0.1:{}", closed_port());
+    let script = format!(
+        "exec '{}' status --watch --interval 1 --endpoint {addr} --endpoint {nobody}",
+        env!("CARGO_BIN_EXE_bmb-monitor")
+    );
+    world.tmux.tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "board",
+        "-x",
+        "220",
+        "-y",
+        "20",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    world.tmux.wait_for("board", |screen| {
+        screen.contains("QUESTION") && screen.contains("deadbox") && screen.contains(&nobody)
+    });
+    let screen = world.tmux.capture("board");
+    let lines: Vec<&str> = screen.lines().collect();
+    assert!(
+        lines[0].starts_with("Every 1s: bmb-monitor status"),
+        "{screen}"
+    );
+    let header = lines
+        .iter()
+        .find(|l| l.starts_with("HOST "))
+        .unwrap_or_else(|| panic!("no header:\n{screen}"));
+    let column = |name: &str| {
+        header
+            .find(name)
+            .unwrap_or_else(|| panic!("no {name} column:\n{screen}"))
+    };
+    let row = |first: &str| {
+        *lines
+            .iter()
+            .find(|l| l.starts_with(first))
+            .unwrap_or_else(|| panic!("no row for {first}:\n{screen}"))
+    };
+    let question = row("local ");
+    assert_eq!(
+        question[column("TARGET")..].split_whitespace().next(),
+        Some("asks")
+    );
+    assert_eq!(
+        question[column("STATE")..].split_whitespace().next(),
+        Some("QUESTION"),
+        "{screen}"
+    );
+    assert_eq!(
+        question[column("NUDGES")..].split_whitespace().next(),
+        Some("0/5")
+    );
+    assert!(
+        question[column("LAST ACTION")..].starts_with("escalated to the operator, NOT answered"),
+        "{screen}"
+    );
+    assert!(
+        question[column("WHY")..].starts_with("permission-dialog: Do you want to proceed?"),
+        "{screen}"
+    );
+    let host = row("deadbox ");
+    assert_eq!(
+        host[column("TARGET")..].split_whitespace().next(),
+        Some("*")
+    );
+    assert_eq!(
+        host[column("STATE")..].split_whitespace().next(),
+        Some("unreachable")
+    );
+    assert!(host.ends_with("Connection refused"), "{screen}");
+    let endpoint = row(&nobody);
+    assert_eq!(
+        endpoint[column("STATE")..].split_whitespace().next(),
+        Some("unreachable")
+    );
+    assert!(endpoint.contains("Connection refused"), "{screen}");
+    assert_eq!(
+        screen.matches("asks").count(),
+        1,
+        "a target is one row: {screen}"
+    );
+}
+
+#[test]
+fn status_reads_this_machines_boards_marks_a_dead_monitors_stale_and_a_monitor_takes_its_board_away()
+ {
+    let world = World::new();
+    let run = |args: &[&str]| {
+        let output = world.command(args).output().expect("status runs");
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    assert!(
+        run(&["status"]).starts_with("no running monitor on this machine"),
+        "nothing runs yet"
+    );
+    world.replay("asks", "question-permission-bash");
+    let mut monitor = world.watch(&["asks"]);
+    let own = world
+        .board_dir()
+        .join(format!("{}.json", monitor.child.id()));
+    assert!(
+        wait_until(30, || std::fs::read_to_string(&own)
+            .is_ok_and(|t| t.contains("QUESTION"))),
+        "no board at {}",
+        own.display()
+    );
+    // A monitor killed outright leaves its board behind: a pid that is gone.
+    let mut gone = Command::new("true").spawn().expect("true runs");
+    let gone_pid = gone.id();
+    gone.wait().expect("true ends");
+    let text = std::fs::read_to_string(&own).expect("board");
+    let mut left: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    left["pid"] = gone_pid.into();
+    std::fs::write(
+        world.board_dir().join(format!("{gone_pid}.json")),
+        left.to_string(),
+    )
+    .expect("a left-behind board");
+    let status: serde_json::Value =
+        serde_json::from_str(run(&["status", "--json"]).trim()).expect("one JSON object");
+    let sources = status["sources"].as_array().expect("sources");
+    assert_eq!(sources.len(), 2, "{status}");
+    let by_pid = |pid: u32| {
+        sources
+            .iter()
+            .find(|s| s["board"]["pid"] == pid)
+            .unwrap_or_else(|| panic!("no board of {pid}: {status}"))
+    };
+    let live = by_pid(monitor.child.id());
+    assert_eq!(live["stale"], serde_json::Value::Null, "{live}");
+    assert_eq!(live["board"]["targets"][0]["state"], "QUESTION");
+    let stale = by_pid(gone_pid);
+    assert!(
+        stale["stale"]
+            .as_str()
+            .is_some_and(|w| w.contains(&format!("monitor pid {gone_pid} is gone"))),
+        "{stale}"
+    );
+    let table = run(&["status"]);
+    assert!(
+        table
+            .lines()
+            .any(|l| l.contains(" stale ") && l.contains("is gone")),
+        "{table}"
+    );
+    // SIGTERM: the monitor ends and removes its own board, not the other.
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(monitor.child.id() as i32).expect("pid"),
+        rustix::process::Signal::TERM,
+    )
+    .expect("signal our own child");
+    assert!(
+        monitor.wait_exit(10).is_some(),
+        "the monitor ends on SIGTERM"
+    );
+    assert!(!own.exists(), "its board went with it");
+    assert!(board_exists(&world.board_dir(), gone_pid));
+}
+
+fn board_exists(dir: &Path, pid: u32) -> bool {
+    dir.join(format!("{pid}.json")).exists()
+}
+
+#[test]
+fn a_listener_that_cannot_be_bound_or_a_bad_endpoint_is_a_usage_error() {
+    let world = World::new();
+    let taken = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let taken = taken.local_addr().expect("addr").to_string();
+    let socket = world.tmux.socket.to_string_lossy().into_owned();
+    for (args, says) in [
+        (
+            vec![
+                "watch",
+                "-S",
+                &socket,
+                "x",
+                "--once",
+                "--metrics-listen",
+                &taken,
+            ],
+            "--metrics-listen",
+        ),
+        (
+            vec![
+                "watch",
+                "-S",
+                &socket,
+                "x",
+                "--detach",
+                "--metrics-listen",
+                "127.0.0.1:0",
+            ],
+            "cannot go with --detach",
+        ),
+        (
+            vec!["status", "--endpoint", "nohost"],
+            "--endpoint `nohost`",
+        ),
+    ] {
+        let output = world.command(&args).output().expect("runs");
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}

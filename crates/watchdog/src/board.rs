@@ -1,0 +1,856 @@
+//! What a running session monitor tells the outside: its board (one row per
+//! target, one per host) and the counts its Prometheus metrics expose.
+//!
+//! The loop hands each poll's [`PollReport`] and actions to [`Board::observe`]
+//! and ends each cycle with [`Board::cycle_done`]; the binary publishes the
+//! board (a file per monitor, `/board.json`, `/metrics`) and `status` reads it
+//! back, so nobody captures a pane twice. Every decision about what a report
+//! means (when a state began, which `Done` is an action, when a host counts
+//! as unreachable, when a board is stale) is made here, where a test drives it.
+//!
+//! **Architecture Invariant:** nothing here calls the OS or reads a clock:
+//! the time arrives as an argument.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::session::{Action, Done, PollReport};
+use crate::target::Target;
+
+/// The `host` of a target on this machine's tmux (an ssh alias otherwise).
+pub const LOCAL_HOST: &str = "local";
+
+/// Upper bounds, in seconds, of the cycle-duration histogram's buckets (a
+/// last `+Inf` bucket follows): a local cycle takes milliseconds, a hung
+/// capture its timeout.
+pub const CYCLE_BUCKETS: [f64; 10] = [0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0];
+
+/// One running monitor's board, as it publishes it after each cycle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Board {
+    /// The monitor's process id: a board whose process is gone is stale.
+    pub pid: u32,
+    /// Epoch seconds when the monitor started.
+    pub started: i64,
+    /// Epoch seconds of the last completed cycle.
+    pub updated: i64,
+    /// Seconds between polls.
+    pub interval_secs: u64,
+    pub cycles: CycleTimes,
+    pub targets: Vec<TargetRow>,
+    pub hosts: Vec<HostRow>,
+}
+
+/// How long the cycles took: a histogram over [`CYCLE_BUCKETS`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CycleTimes {
+    pub count: u64,
+    pub sum_seconds: f64,
+    pub last_seconds: f64,
+    /// Cycles per bucket (not cumulative), one per bound of
+    /// [`CYCLE_BUCKETS`] and a last one for longer cycles.
+    pub buckets: Vec<u64>,
+}
+
+/// One watched target as its monitor last saw it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetRow {
+    /// `session` or `host:session`, as on the MONITOR line.
+    pub target: String,
+    /// The ssh alias, or [`LOCAL_HOST`].
+    pub host: String,
+    pub session: String,
+    /// The agent CLI last recognised in the pane (a profile name).
+    pub cli: Option<String>,
+    /// The monitor's word (`QUESTION`, …); `None` before the first poll and
+    /// while the pane cannot be read.
+    pub state: Option<String>,
+    /// Epoch seconds since which `state` holds.
+    pub since: i64,
+    /// Whether the target was polled at least once.
+    pub polled: bool,
+    pub nudges_used: u32,
+    pub budget: u32,
+    /// The verdict's rule and evidence line.
+    pub rule: Option<String>,
+    pub evidence: Option<String>,
+    /// Why the pane could not be read this cycle.
+    pub error: Option<String>,
+    pub last_action: Option<LastAction>,
+    pub counts: TargetCounts,
+}
+
+/// What the monitor last did about a target, and on what grounds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LastAction {
+    /// The poll line's words for it (`nudged (1/5)`, …).
+    pub what: String,
+    /// Epoch seconds.
+    pub at: i64,
+    pub rule: Option<String>,
+    pub evidence: Option<String>,
+}
+
+/// A target's counters since the monitor started.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TargetCounts {
+    pub nudges: u64,
+    /// Escalations decided, by their reason (`BMB_REASON`). One whose
+    /// delivery failed is decided again at the next poll and counted again.
+    pub escalations: BTreeMap<String, u64>,
+    pub budget_resets: u64,
+    /// Polls whose stop showed no input box the profile knows.
+    pub unrecognised: u64,
+}
+
+/// One host (an ssh alias or this machine) as the last cycle reached it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostRow {
+    pub host: String,
+    /// False when no pane of the host could be read in the last cycle and
+    /// every one failed the same way (the host's server or its ssh failed,
+    /// not one session).
+    pub reachable: bool,
+    /// The shared error while unreachable.
+    pub error: Option<String>,
+    /// Epoch seconds since which `reachable` holds.
+    pub since: i64,
+    pub capture_failures: u64,
+    pub probe_failures: u64,
+}
+
+/// One target's poll, as the loop hands it over.
+#[derive(Debug, Clone, Copy)]
+pub struct Observed<'a> {
+    pub report: &'a PollReport,
+    /// The actions the monitor decided this poll (before they run).
+    pub actions: &'a [Action],
+    /// The CLI last recognised in the pane ([`crate::session::TargetMonitor::profile`]).
+    pub cli: Option<&'a str>,
+    /// Why the capture failed, when it did.
+    pub capture_error: Option<&'a str>,
+    /// Probes (work, progress) that gave no usable answer for this target.
+    pub probe_failures: u32,
+}
+
+impl Board {
+    /// A board for `targets`, nothing polled yet.
+    pub fn new(pid: u32, now: i64, interval_secs: u64, budget: u32, targets: &[Target]) -> Board {
+        let mut hosts: Vec<HostRow> = Vec::new();
+        let rows = targets
+            .iter()
+            .map(|target| {
+                let host = target.host.as_deref().unwrap_or(LOCAL_HOST).to_string();
+                if !hosts.iter().any(|h| h.host == host) {
+                    hosts.push(HostRow {
+                        host: host.clone(),
+                        reachable: true,
+                        error: None,
+                        since: now,
+                        capture_failures: 0,
+                        probe_failures: 0,
+                    });
+                }
+                TargetRow {
+                    target: target.to_string(),
+                    host,
+                    session: target.session.clone(),
+                    cli: None,
+                    state: None,
+                    since: now,
+                    polled: false,
+                    nudges_used: 0,
+                    budget,
+                    rule: None,
+                    evidence: None,
+                    error: None,
+                    last_action: None,
+                    counts: TargetCounts::default(),
+                }
+            })
+            .collect();
+        Board {
+            pid,
+            started: now,
+            updated: now,
+            interval_secs,
+            cycles: CycleTimes {
+                count: 0,
+                sum_seconds: 0.0,
+                last_seconds: 0.0,
+                buckets: vec![0; CYCLE_BUCKETS.len() + 1],
+            },
+            targets: rows,
+            hosts,
+        }
+    }
+
+    /// The board for another list of targets (a reloaded config): a target
+    /// that stays keeps its row (its counters, its state and since when),
+    /// in the new order; a new one starts unpolled; a host keeps its row
+    /// while a target of it stays.
+    pub fn retarget(&mut self, targets: &[Target], budget: u32, now: i64) {
+        let fresh = Board::new(self.pid, now, self.interval_secs, budget, targets);
+        let mut old = std::mem::take(&mut self.targets);
+        self.targets = fresh
+            .targets
+            .into_iter()
+            .map(
+                |row| match old.iter().position(|kept| kept.target == row.target) {
+                    Some(at) => old.swap_remove(at),
+                    None => row,
+                },
+            )
+            .collect();
+        let mut old_hosts = std::mem::take(&mut self.hosts);
+        self.hosts = fresh
+            .hosts
+            .into_iter()
+            .map(
+                |row| match old_hosts.iter().position(|kept| kept.host == row.host) {
+                    Some(at) => old_hosts.swap_remove(at),
+                    None => row,
+                },
+            )
+            .collect();
+    }
+
+    /// What the `index`-th target's poll means for its row and its host's.
+    pub fn observe(&mut self, index: usize, observed: Observed<'_>, now: i64) {
+        let Some(row) = self.targets.get_mut(index) else {
+            return;
+        };
+        let report = observed.report;
+        let state = report.state.map(|s| s.as_str().to_string());
+        if !row.polled || state != row.state {
+            row.since = now;
+        }
+        row.polled = true;
+        row.state = state;
+        row.cli = observed.cli.map(str::to_string);
+        row.nudges_used = report.nudges_used;
+        row.budget = report.budget;
+        row.rule = report.rule.map(str::to_string);
+        row.evidence = report.evidence.clone();
+        row.error = observed.capture_error.map(str::to_string);
+        row.counts.unrecognised = report.unrecognised;
+        let mut capture_failures = 0;
+        let mut acted: Vec<String> = Vec::new();
+        for done in &report.done {
+            match done {
+                Done::Nudged { .. } => row.counts.nudges += 1,
+                Done::BudgetReset { .. } => row.counts.budget_resets += 1,
+                Done::CaptureFailed => capture_failures += 1,
+                _ => {}
+            }
+            if is_action(done) {
+                acted.push(done.to_string());
+            }
+        }
+        if !acted.is_empty() {
+            row.last_action = Some(LastAction {
+                what: acted.join(" · "),
+                at: now,
+                rule: row.rule.clone(),
+                evidence: row.evidence.clone(),
+            });
+        }
+        for action in observed.actions {
+            if let Action::Alert(alert) = action {
+                *row.counts
+                    .escalations
+                    .entry(alert.reason.to_string())
+                    .or_default() += 1;
+            }
+        }
+        let host = row.host.clone();
+        if let Some(host) = self.hosts.iter_mut().find(|h| h.host == host) {
+            host.capture_failures += capture_failures;
+            host.probe_failures += u64::from(observed.probe_failures);
+        }
+    }
+
+    /// A cycle ended after `seconds`: its time is counted, and each host's
+    /// reachability follows from its targets' captures.
+    pub fn cycle_done(&mut self, seconds: f64, now: i64) {
+        let seconds = if seconds.is_finite() && seconds > 0.0 {
+            seconds
+        } else {
+            0.0
+        };
+        self.updated = now;
+        self.cycles.count += 1;
+        self.cycles.sum_seconds += seconds;
+        self.cycles.last_seconds = seconds;
+        let bucket = CYCLE_BUCKETS
+            .iter()
+            .position(|&bound| seconds <= bound)
+            .unwrap_or(CYCLE_BUCKETS.len());
+        if let Some(count) = self.cycles.buckets.get_mut(bucket) {
+            *count += 1;
+        }
+        for host in &mut self.hosts {
+            let error = host_error(self.targets.iter().filter(|t| t.host == host.host));
+            let reachable = error.is_none();
+            if reachable != host.reachable {
+                host.since = now;
+            }
+            host.reachable = reachable;
+            host.error = error;
+        }
+    }
+}
+
+/// A host is unreachable when every one of its polled targets failed to be
+/// captured with the same error: a failing ssh or tmux server fails them all
+/// alike, while a missing session names itself.
+fn host_error<'a>(mut targets: impl Iterator<Item = &'a TargetRow>) -> Option<String> {
+    let first = targets.next()?.error.clone()?;
+    targets
+        .all(|t| t.error.as_deref() == Some(first.as_str()))
+        .then_some(first)
+}
+
+/// Whether a `Done` is something the monitor did about the target (shown as
+/// its last action), rather than a note about what it read.
+pub fn is_action(done: &Done) -> bool {
+    match done {
+        Done::Nudged { .. }
+        | Done::EscalatedQuestion
+        | Done::EscalatedBudgetSpent
+        | Done::EscalatedBlocked
+        | Done::EscalatedUnreadablePane => true,
+        Done::Refused { escalated, .. } => *escalated,
+        Done::BudgetReset { .. }
+        | Done::CaptureFailed
+        | Done::WitnessesDisagree { .. }
+        | Done::PaneDecides { .. }
+        | Done::QuestionPending
+        | Done::LikelyUiChange { .. }
+        | Done::NewFailure { .. } => false,
+    }
+}
+
+/// Whether a board still describes a running monitor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Freshness {
+    Live,
+    /// Why it does not: the reason is shown on its rows.
+    Stale(String),
+}
+
+/// A board is stale when its process is gone, or when it has not completed a
+/// cycle for three intervals and a minute (a frozen loop): its rows are kept,
+/// marked, never shown as current.
+pub fn freshness(board: &Board, pid_alive: bool, now: i64) -> Freshness {
+    if !pid_alive {
+        return Freshness::Stale(format!(
+            "monitor pid {} is gone; last cycle {} ago",
+            board.pid,
+            age(now - board.updated)
+        ));
+    }
+    let patience = board.interval_secs.saturating_mul(3).saturating_add(60);
+    let quiet = now.saturating_sub(board.updated);
+    if quiet > 0 && quiet.unsigned_abs() > patience {
+        return Freshness::Stale(format!(
+            "monitor pid {} completed no cycle for {}",
+            board.pid,
+            age(quiet)
+        ));
+    }
+    Freshness::Live
+}
+
+/// One place the board was read from: a monitor's board file or endpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Source {
+    /// The file or the endpoint, for a row that says what failed.
+    pub name: String,
+    pub reading: Reading,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reading {
+    Board(Box<Board>, Freshness),
+    /// The endpoint or file could not be read: why.
+    Unreachable(String),
+}
+
+const HEADER: [&str; 8] = [
+    "HOST",
+    "TARGET",
+    "CLI",
+    "STATE",
+    "FOR",
+    "NUDGES",
+    "LAST ACTION",
+    "WHY",
+];
+/// The widest a cell may be before it is cut with `…` (the last column, why,
+/// gets the most).
+const CELL_MAX: [usize; 8] = [24, 32, 10, 11, 8, 7, 56, 90];
+
+/// The board as a person reads it: a header, then per source its unreachable
+/// hosts (one row each, standing for their targets), then its targets; an
+/// unreachable source is one row. Columns are padded to the widest cell.
+pub fn table(sources: &[Source], now: i64) -> Vec<String> {
+    let mut rows: Vec<[String; 8]> = vec![HEADER.map(str::to_string)];
+    for source in sources {
+        match &source.reading {
+            Reading::Unreachable(why) => rows.push([
+                source.name.clone(),
+                "*".into(),
+                "-".into(),
+                "unreachable".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                why.clone(),
+            ]),
+            Reading::Board(board, freshness) => board_rows(board, freshness, now, &mut rows),
+        }
+    }
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .zip(CELL_MAX)
+                .map(|(cell, max)| cut(&printable(cell), max))
+                .collect()
+        })
+        .collect();
+    let mut widths = [0usize; 8];
+    for row in &cells {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    cells
+        .iter()
+        .map(|row| {
+            let mut line = String::new();
+            for (column, cell) in row.iter().enumerate() {
+                if column + 1 == row.len() {
+                    line.push_str(cell);
+                } else {
+                    let _ = write!(line, "{cell:<width$}  ", width = widths[column]);
+                }
+            }
+            line.trim_end().to_string()
+        })
+        .collect()
+}
+
+fn board_rows(board: &Board, freshness: &Freshness, now: i64, rows: &mut Vec<[String; 8]>) {
+    let stale = match freshness {
+        Freshness::Live => None,
+        Freshness::Stale(why) => Some(why),
+    };
+    let down: Vec<&HostRow> = board
+        .hosts
+        .iter()
+        .filter(|h| !h.reachable && stale.is_none())
+        .collect();
+    for host in &down {
+        let count = board.targets.iter().filter(|t| t.host == host.host).count();
+        let noun = if count == 1 { "target" } else { "targets" };
+        rows.push([
+            host.host.clone(),
+            format!("* ({count} {noun})"),
+            "-".into(),
+            "unreachable".into(),
+            age(now - host.since),
+            "-".into(),
+            "-".into(),
+            tail(host.error.as_deref().unwrap_or_default()),
+        ]);
+    }
+    for row in &board.targets {
+        if down.iter().any(|h| h.host == row.host) {
+            continue;
+        }
+        let state = match (stale, &row.state) {
+            (Some(_), _) => "stale".to_string(),
+            (None, Some(state)) => state.clone(),
+            (None, None) => "?".to_string(),
+        };
+        let last = row.last_action.as_ref().map_or_else(
+            || "-".to_string(),
+            |a| format!("{} ({} ago)", a.what, age(now - a.at)),
+        );
+        let why = match (stale, &row.error) {
+            (Some(why), _) => why.clone(),
+            (None, Some(error)) => tail(&format!("cannot read the pane: {error}")),
+            (None, None) => {
+                // The last action's grounds while it is about this state,
+                // else the verdict's own.
+                let (rule, evidence) = match &row.last_action {
+                    Some(a) if a.at >= row.since => (&a.rule, &a.evidence),
+                    _ => (&row.rule, &row.evidence),
+                };
+                match (rule, evidence) {
+                    (Some(rule), Some(evidence)) => format!("{rule}: {}", evidence.trim()),
+                    (Some(rule), None) => rule.clone(),
+                    _ => "-".to_string(),
+                }
+            }
+        };
+        rows.push([
+            row.host.clone(),
+            row.target.clone(),
+            row.cli.clone().unwrap_or_else(|| "?".into()),
+            state,
+            if row.polled {
+                age(now - row.since)
+            } else {
+                "-".into()
+            },
+            format!("{}/{}", row.nudges_used, row.budget),
+            last,
+            why,
+        ]);
+    }
+}
+
+/// A duration as a person reads it on a board: `45s`, `3m05s`, `2h03m`, `4d02h`.
+pub fn age(seconds: i64) -> String {
+    let s = seconds.max(0);
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        3600..86400 => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+        _ => format!("{}d{:02}h", s / 86400, s % 86400 / 3600),
+    }
+}
+
+/// A cell never carries a control character (pane text and errors can).
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
+/// The end of an error, which says what failed (a command's error ends with
+/// what it printed), fitted to the last column.
+fn tail(text: &str) -> String {
+    let max = CELL_MAX[7];
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_string();
+    }
+    let mut kept = String::from("…");
+    kept.extend(text.chars().skip(count - (max - 1)));
+    kept
+}
+
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut kept: String = text.chars().take(max.saturating_sub(1)).collect();
+    kept.push('…');
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{Alert, Latch, Refusal};
+    use classify::{State, Work};
+    use ledger::session::{EscalationKind, SessionRecord};
+
+    fn targets() -> Vec<Target> {
+        ["agent", "box1:a", "box1:b"]
+            .iter()
+            .map(|t| Target::parse(t).unwrap())
+            .collect()
+    }
+
+    fn report(state: Option<State>, done: Vec<Done>) -> PollReport {
+        PollReport {
+            target: "agent".into(),
+            state,
+            work: Work::Unknown,
+            progress: None,
+            nudges_used: 0,
+            budget: 5,
+            done,
+            rule: state.map(|_| "question-dialog"),
+            evidence: state.map(|_| " Do you want to proceed?".to_string()),
+            error: None,
+            pane_state: state,
+            witness: None,
+            disagreements: 0,
+            typing_safe: false,
+            refusal: None,
+            unrecognised: 0,
+            agent_seen: false,
+        }
+    }
+
+    fn seen<'a>(report: &'a PollReport, actions: &'a [Action]) -> Observed<'a> {
+        Observed {
+            report,
+            actions,
+            cli: Some("claude"),
+            capture_error: None,
+            probe_failures: 0,
+        }
+    }
+
+    fn alert(reason: &'static str) -> Action {
+        let record = SessionRecord::Escalated {
+            kind: EscalationKind::Question,
+            key: String::new(),
+        };
+        Action::Alert(Alert {
+            state: State::Question,
+            reason,
+            message: String::new(),
+            latch: Latch::Escalation(EscalationKind::Question),
+            record,
+        })
+    }
+
+    #[test]
+    fn a_state_keeps_its_start_while_it_holds_and_restarts_when_it_changes() {
+        let mut board = Board::new(7, 100, 1, 5, &targets());
+        let working = report(Some(State::Working), vec![]);
+        board.observe(0, seen(&working, &[]), 101);
+        board.observe(0, seen(&working, &[]), 105);
+        assert_eq!(board.targets[0].since, 101);
+        assert_eq!(board.targets[0].state.as_deref(), Some("WORKING"));
+        let question = report(Some(State::Question), vec![Done::EscalatedQuestion]);
+        board.observe(0, seen(&question, &[alert("question")]), 110);
+        let row = &board.targets[0];
+        assert_eq!((row.state.as_deref(), row.since), (Some("QUESTION"), 110));
+        assert_eq!(row.counts.escalations["question"], 1);
+        let last = row.last_action.as_ref().unwrap();
+        assert_eq!(last.what, "escalated to the operator, NOT answered");
+        assert_eq!(last.rule.as_deref(), Some("question-dialog"));
+        assert_eq!(row.cli.as_deref(), Some("claude"));
+    }
+
+    #[test]
+    fn a_retargeted_board_keeps_the_rows_that_stay_in_the_new_order() {
+        let mut board = Board::new(7, 100, 1, 5, &targets());
+        let asked = report(Some(State::Question), vec![]);
+        board.observe(0, seen(&asked, &[]), 101);
+        let kept = board.targets[0].clone();
+        let mut next: Vec<Target> = vec![Target::parse("new").unwrap()];
+        next.push(Target::parse(&kept.target).unwrap());
+        board.retarget(&next, 5, 200);
+        assert_eq!(board.targets.len(), 2);
+        assert_eq!(board.targets[0].target, "new");
+        assert!(!board.targets[0].polled);
+        assert_eq!(board.targets[1], kept, "the staying row is kept whole");
+        assert!(board.hosts.iter().any(|h| h.host == kept.host));
+    }
+
+    #[test]
+    fn nudges_and_budget_resets_are_counted_and_notes_are_no_action() {
+        let mut board = Board::new(7, 100, 1, 5, &targets());
+        let nudged = report(
+            Some(State::Stalled),
+            vec![
+                Done::BudgetReset { from: 1, to: 2 },
+                Done::Nudged { used: 1, budget: 5 },
+            ],
+        );
+        board.observe(0, seen(&nudged, &[]), 101);
+        let noted = report(
+            Some(State::Stalled),
+            vec![
+                Done::QuestionPending,
+                Done::Refused {
+                    refusal: Refusal::NoInputBox,
+                    why: "no input box".into(),
+                    escalated: false,
+                },
+            ],
+        );
+        board.observe(0, seen(&noted, &[]), 102);
+        let row = &board.targets[0];
+        assert_eq!((row.counts.nudges, row.counts.budget_resets), (1, 1));
+        let last = row.last_action.as_ref().unwrap();
+        assert_eq!((last.what.as_str(), last.at), ("nudged (1/5)", 101));
+    }
+
+    #[test]
+    fn a_host_is_unreachable_when_all_its_targets_fail_alike_and_back_when_one_reads() {
+        let mut board = Board::new(7, 100, 1, 5, &targets());
+        let failed = report(None, vec![Done::CaptureFailed]);
+        let ok = report(Some(State::Working), vec![]);
+        let down = |board: &mut Board, error_b: &str, now| {
+            board.observe(0, seen(&ok, &[]), now);
+            for (i, error) in [(1, "ssh: connection refused"), (2, error_b)] {
+                let observed = Observed {
+                    capture_error: Some(error),
+                    probe_failures: 1,
+                    ..seen(&failed, &[])
+                };
+                board.observe(i, observed, now);
+            }
+            board.cycle_done(0.02, now);
+        };
+        down(&mut board, "no tmux session named `b` on box1", 101);
+        assert!(board.hosts.iter().all(|h| h.reachable), "{:?}", board.hosts);
+        down(&mut board, "ssh: connection refused", 102);
+        let host = &board.hosts[1];
+        assert_eq!(
+            (host.host.as_str(), host.reachable, host.since),
+            ("box1", false, 102)
+        );
+        assert_eq!(host.error.as_deref(), Some("ssh: connection refused"));
+        assert_eq!((host.capture_failures, host.probe_failures), (4, 4));
+        assert!(board.hosts[0].reachable, "the local host read its pane");
+        board.observe(1, seen(&ok, &[]), 103);
+        board.cycle_done(0.02, 103);
+        assert!(board.hosts[1].reachable);
+        assert_eq!(board.hosts[1].since, 103);
+    }
+
+    #[test]
+    fn cycle_times_fall_into_their_buckets() {
+        let mut board = Board::new(7, 100, 1, 5, &targets());
+        for seconds in [0.005, 0.01, 0.2, 45.0, f64::NAN] {
+            board.cycle_done(seconds, 101);
+        }
+        let cycles = &board.cycles;
+        assert_eq!(cycles.count, 5);
+        assert_eq!(cycles.buckets, [3, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1]);
+        assert!((cycles.sum_seconds - 45.215).abs() < 1e-9);
+        assert_eq!(board.updated, 101);
+    }
+
+    #[test]
+    fn a_board_is_stale_when_its_process_is_gone_or_its_loop_froze() {
+        let mut board = Board::new(42, 1000, 10, 5, &targets());
+        board.cycle_done(0.1, 1000);
+        assert_eq!(freshness(&board, true, 1089), Freshness::Live);
+        assert_eq!(
+            freshness(&board, true, 1091),
+            Freshness::Stale("monitor pid 42 completed no cycle for 1m31s".into())
+        );
+        assert_eq!(
+            freshness(&board, false, 1005),
+            Freshness::Stale("monitor pid 42 is gone; last cycle 5s ago".into())
+        );
+    }
+
+    fn check(sources: &[Source], now: i64, expected: &[&str]) {
+        assert_eq!(table(sources, now), expected);
+    }
+
+    #[test]
+    fn the_table_shows_targets_unreachable_hosts_and_sources_as_rows() {
+        let mut board = Board::new(42, 100, 1, 5, &targets());
+        let question = report(Some(State::Question), vec![Done::EscalatedQuestion]);
+        board.observe(0, seen(&question, &[alert("question")]), 101);
+        let failed = report(None, vec![Done::CaptureFailed]);
+        for i in [1, 2] {
+            let observed = Observed {
+                capture_error: Some("ssh: connect to host box1 port 22: Connection refused"),
+                ..seen(&failed, &[])
+            };
+            board.observe(i, observed, 102);
+        }
+        board.cycle_done(0.5, 102);
+        let sources = [
+            Source {
+                name: "board/42.json".into(),
+                reading: Reading::Board(Box::new(board.clone()), Freshness::Live),
+            },
+            Source {
+                name: "127.0.0.1:9".into(),
+                reading: Reading::Unreachable("connection refused".into()),
+            },
+        ];
+        check(
+            &sources,
+            171,
+            &[
+                "HOST         TARGET         CLI     STATE        FOR    NUDGES  LAST ACTION                                          WHY",
+                "box1         * (2 targets)  -       unreachable  1m09s  -       -                                                    ssh: connect to host box1 port 22: Connection refused",
+                "local        agent          claude  QUESTION     1m10s  0/5     escalated to the operator, NOT answered (1m10s ago)  question-dialog: Do you want to proceed?",
+                "127.0.0.1:9  *              -       unreachable  -      -       -                                                    connection refused",
+            ],
+        );
+        let stale = [Source {
+            name: "board/42.json".into(),
+            reading: Reading::Board(
+                Box::new(board),
+                Freshness::Stale("monitor pid 42 is gone".into()),
+            ),
+        }];
+        let lines = table(&stale, 171);
+        assert_eq!(lines.len(), 4, "{lines:#?}");
+        assert!(
+            lines[1..]
+                .iter()
+                .all(|l| l.contains(" stale ") && l.ends_with("monitor pid 42 is gone")),
+            "{lines:#?}"
+        );
+    }
+
+    #[test]
+    fn a_cell_carries_no_control_character_and_is_cut_to_its_width() {
+        let mut board = Board::new(42, 100, 1, 5, &targets()[..1]);
+        let mut question = report(Some(State::Question), vec![]);
+        question.evidence = Some(format!("\x1b[31mred{}", "x".repeat(200)));
+        board.observe(0, seen(&question, &[]), 100);
+        let lines = table(
+            &[Source {
+                name: "f".into(),
+                reading: Reading::Board(Box::new(board), Freshness::Live),
+            }],
+            100,
+        );
+        let why = lines[1].split("  ").last().unwrap();
+        assert!(why.starts_with("question-dialog: ?[31mred"), "{why}");
+        assert!(why.ends_with('…') && why.chars().count() == 90, "{why}");
+    }
+
+    #[test]
+    fn a_long_error_keeps_its_end_which_says_what_failed() {
+        let long = format!(
+            "`ssh {} host tmux` exited with code 255: ssh: Connection refused",
+            "-o X ".repeat(30)
+        );
+        let kept = tail(&long);
+        assert!(
+            kept.starts_with('…') && kept.ends_with("ssh: Connection refused"),
+            "{kept}"
+        );
+        assert_eq!(kept.chars().count(), CELL_MAX[7]);
+        assert_eq!(tail("short"), "short");
+    }
+
+    #[test]
+    fn ages_read_as_a_person_says_them() {
+        let ages: Vec<String> = [-3, 0, 59, 60, 185, 3599, 3600, 7380, 86400, 93600]
+            .into_iter()
+            .map(age)
+            .collect();
+        assert_eq!(
+            ages,
+            [
+                "0s", "0s", "59s", "1m00s", "3m05s", "59m59s", "1h00m", "2h03m", "1d00h", "1d02h"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_board_survives_its_json_form() {
+        let mut board = Board::new(42, 100, 1, 5, &targets());
+        let question = report(Some(State::Question), vec![Done::EscalatedQuestion]);
+        board.observe(0, seen(&question, &[alert("question")]), 101);
+        board.cycle_done(0.3, 101);
+        let text = serde_json::to_string(&board).unwrap();
+        let back: Board = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, board);
+    }
+}
