@@ -125,7 +125,9 @@ impl<'a> Watch<'a> {
         }
     }
 
-    pub(super) fn cycle(&mut self) {
+    /// One poll of every target; true when it ran to its end (a stop
+    /// request can cut it short before anything is acted on).
+    pub(super) fn cycle(&mut self) -> bool {
         self.cycle += 1;
         self.fleet.cycle_started();
         self.reload_profiles();
@@ -140,7 +142,7 @@ impl<'a> Watch<'a> {
             // A SIGTERM cut this cycle's probes or captures short: what they
             // said is not an answer (an unknown work count would be read as
             // work and nudged), so act on none of it.
-            return;
+            return false;
         }
         let foregrounds: Vec<Option<Foreground>> = captures
             .iter()
@@ -223,6 +225,7 @@ impl<'a> Watch<'a> {
             sink.post();
         }
         self.fleet.cycle_done();
+        true
     }
 }
 

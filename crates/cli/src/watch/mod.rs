@@ -213,9 +213,8 @@ fn start(
     loop {
         // Never waits: an audit runs in a process and a thread of its own.
         audits.tick();
-        watch.cycle();
-        if !probes::signals::stop_requested() {
-            // A cycle a signal cut short is not a completed one.
+        // A cycle a signal cut short is not a completed one: no ping.
+        if watch.cycle() {
             notifier.cycle_done();
         }
         if watch.args.once {
