@@ -34,9 +34,33 @@ pub struct Args {
     /// `--metrics-listen`), read instead of this machine's boards; repeatable.
     #[arg(long = "endpoint", value_name = "ADDR")]
     endpoints: Vec<String>,
+    /// A `watch --config` file: its monitor's board is read from the file's
+    /// `metrics_listen`; repeatable, beside --endpoint.
+    #[arg(long = "config", value_name = "FILE")]
+    configs: Vec<std::path::PathBuf>,
 }
 
-pub fn run(args: Args) -> ExitCode {
+pub fn run(mut args: Args) -> ExitCode {
+    for path in &args.configs {
+        match crate::watch::config_endpoint(path) {
+            Ok(Some(endpoint)) => args.endpoints.push(endpoint),
+            Ok(None) => {
+                return crate::output::usage_error(
+                    "status",
+                    format_args!(
+                        "{} has no metrics_listen, so its monitor serves no board to read: add one, or run `status` on its machine without --config",
+                        path.display()
+                    ),
+                );
+            }
+            Err(lines) => {
+                for line in lines {
+                    crate::output::say(format_args!("bmb-monitor: status: {line}"));
+                }
+                return crate::exit::code(crate::exit::USAGE);
+            }
+        }
+    }
     if let Some(bad) = args.endpoints.iter().find(|e| endpoint_url(e).is_none()) {
         return crate::output::usage_error(
             "status",

@@ -470,3 +470,52 @@ fn a_listener_that_cannot_be_bound_or_a_bad_endpoint_is_a_usage_error() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+/// `status --config FILE`: the board of the monitor a config file describes,
+/// read from the file's `metrics_listen`; a file without one is refused.
+#[test]
+fn status_reads_the_board_of_the_monitor_a_config_file_describes() {
+    let world = World::new();
+    world.replay("asks", "question-permission-bash");
+    let port = closed_port();
+    let config = world.state.path().join("fleet.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "metrics_listen = \"127.0.0.1:{port}\"\n[defaults]\ninterval = 1\n[server]\nsocket_path = \"{}\"\n[[targets]]\ntarget = \"asks\"\n",
+            world.tmux.socket.display()
+        ),
+    )
+    .expect("config");
+    let config_arg = config.to_string_lossy().into_owned();
+    let monitor = Running::start(world.command(&["watch", "--config", &config_arg]));
+    assert_eq!(listening(&monitor), format!("127.0.0.1:{port}"));
+    let mut board = serde_json::Value::Null;
+    assert!(
+        wait_until(30, || {
+            let output = bmb_testkit::bin::run(
+                world.command(&["status", "--config", &config_arg, "--json"]),
+                b"",
+                Duration::from_secs(30),
+            );
+            board = serde_json::from_slice(&output.stdout).unwrap_or_default();
+            board["sources"][0]["board"]["targets"][0]["state"] == "QUESTION"
+        }),
+        "{board}"
+    );
+    assert_eq!(board["sources"][0]["source"], format!("127.0.0.1:{port}"));
+
+    let bare = world.state.path().join("bare.toml");
+    std::fs::write(&bare, "[[targets]]\ntarget = \"asks\"\n").expect("config");
+    let output = bmb_testkit::bin::run(
+        world.command(&["status", "--config", &bare.to_string_lossy()]),
+        b"",
+        Duration::from_secs(30),
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("has no metrics_listen"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

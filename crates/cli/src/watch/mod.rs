@@ -268,6 +268,23 @@ fn run_config(args: &Args, path: &std::path::Path) -> ExitCode {
     )
 }
 
+/// Where the monitor a config file describes serves its board
+/// (`metrics_listen`), for `status --config`; `Err` is the lines that say
+/// what is wrong with the file.
+pub(crate) fn config_endpoint(path: &std::path::Path) -> Result<Option<String>, Vec<String>> {
+    let shown = path.display();
+    match config::read(path, &crate::profiles::in_force_quietly()) {
+        Ok(config) => Ok(config.metrics_listen.map(|addr| addr.to_string())),
+        Err(config::LoadError::Unreadable(why)) => Err(vec![format!(
+            "cannot read the config file {shown}: it {why}"
+        )]),
+        Err(config::LoadError::Mistakes(mistakes)) => Err(mistakes
+            .iter()
+            .map(|mistake| format!("{shown}:{mistake}"))
+            .collect()),
+    }
+}
+
 /// The config file's settings, or the lines that say what is wrong with it
 /// (`bmb-monitor: watch: FILE:LINE: KEY: what`).
 fn read_config(
