@@ -310,22 +310,42 @@ fn the_systemd_unit_is_a_notify_service_with_a_watchdog_restarted_on_failure_but
     assert_eq!(value("NotifyAccess"), "main");
     assert_eq!(value("Restart"), "on-failure");
     assert_eq!(value("RestartPreventExitStatus"), "2");
-    assert!(value("ExecStart").ends_with("/bmb-monitor watch $BMB_WATCH_ARGS"));
+    assert!(
+        value("ExecStart").ends_with("/bmb-monitor watch --config %E/bmb-monitor/%i.toml"),
+        "{}",
+        value("ExecStart")
+    );
+    assert_eq!(value("ExecReload"), "/bin/kill -HUP $MAINPID");
     let watchdog: u64 = value("WatchdogSec")
         .parse()
         .expect("WatchdogSec in seconds");
-    let example = std::fs::read_to_string(contrib.join("watch.env.example")).expect("example");
-    let words: Vec<&str> = example
+    // The example config the unit's comment copies is one `watch --config --check` takes.
+    let example = contrib.join("watch.toml.example");
+    let check = bmb_testkit::bin::run(
+        {
+            let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+            command
+                .arg("watch")
+                .arg("--config")
+                .arg(&example)
+                .arg("--check");
+            command
+        },
+        b"",
+        std::time::Duration::from_secs(30),
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&check.stdout).trim(),
+        "ok: 2 targets",
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let text = std::fs::read_to_string(&example).expect("example");
+    let interval: u64 = text
         .lines()
-        .find_map(|line| line.strip_prefix("BMB_WATCH_ARGS="))
-        .expect("BMB_WATCH_ARGS=")
-        .split_whitespace()
-        .collect();
-    let interval: u64 = words
-        .iter()
-        .position(|w| *w == "--interval")
-        .and_then(|at| words.get(at + 1)?.parse().ok())
-        .expect("the example's --interval");
+        .find_map(|line| line.strip_prefix("interval = \"")?.strip_suffix("s\""))
+        .and_then(|n| n.parse().ok())
+        .expect("the example's interval");
     assert!(
         watchdog > 2 * interval,
         "WatchdogSec={watchdog}, --interval {interval}"
