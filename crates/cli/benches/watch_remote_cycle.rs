@@ -168,16 +168,8 @@ fn main() {
         .unwrap_or(10);
     println!("binary: {bin}");
     let sshd = Sshd::start("box", &[]);
-    let config = sshd.dir().join("two_hosts");
-    std::fs::write(
-        &config,
-        format!(
-            "{}{}",
-            std::fs::read_to_string(sshd.config()).expect("ssh config"),
-            sshd.host_block("box2")
-        ),
-    )
-    .expect("ssh config");
+    // A second alias of the same daemon plays a second host.
+    let config = sshd.two_hosts_config(&sshd.dir().join("two_hosts"), "box2");
     let one_host: &[(&str, &str)] = &[("box", "a"), ("box", "b")];
     let two_hosts: &[(&str, &str)] = &[("box", "a"), ("box2", "b")];
     let scenarios = [

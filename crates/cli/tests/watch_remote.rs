@@ -719,16 +719,8 @@ fn each_host_is_one_login_for_the_whole_run_and_its_master_is_closed_on_sigterm_
     let dir = tempfile::tempdir().unwrap();
     let sshd = Sshd::start("box", &[]);
     // A second alias of the same daemon plays a second host.
-    let config = dir.path().join("two_hosts");
-    std::fs::write(
-        &config,
-        format!(
-            "{}{}",
-            std::fs::read_to_string(sshd.config()).unwrap(),
-            sshd.host_block("box2")
-        ),
-    )
-    .unwrap();
+    // A second alias of the same daemon plays a second host.
+    let config = sshd.two_hosts_config(&dir.path().join("two_hosts"), "box2");
     let server = PrivateTmux::new();
     replay(&server, "a", "working-bash-sleep");
     replay(&server, "b", "working-bash-sleep");

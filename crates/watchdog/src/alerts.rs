@@ -384,23 +384,9 @@ mod tests {
 
     fn report(state: Option<State>) -> PollReport {
         PollReport {
-            target: "box:agent".into(),
-            state,
             work: Work::Available(3),
-            progress: None,
-            nudges_used: 0,
-            budget: 5,
-            done: Vec::new(),
             rule: state.map(|_| "dialog"),
-            evidence: state.map(|_| "Do you want to proceed?".to_string()),
-            error: None,
-            pane_state: state,
-            witness: None,
-            disagreements: 0,
-            typing_safe: false,
-            refusal: None,
-            unrecognised: 0,
-            agent_seen: false,
+            ..crate::session::sample_report("box:agent", state)
         }
     }
 

@@ -559,7 +559,7 @@ fn cut(text: &str, max: usize) -> String {
 mod tests {
     use super::*;
     use crate::session::{Alert, Latch, Refusal};
-    use classify::{State, Work};
+    use classify::State;
     use ledger::session::{EscalationKind, SessionRecord};
 
     fn targets() -> Vec<Target> {
@@ -571,23 +571,9 @@ mod tests {
 
     fn report(state: Option<State>, done: Vec<Done>) -> PollReport {
         PollReport {
-            target: "agent".into(),
-            state,
-            work: Work::Unknown,
-            progress: None,
-            nudges_used: 0,
-            budget: 5,
             done,
-            rule: state.map(|_| "question-dialog"),
             evidence: state.map(|_| " Do you want to proceed?".to_string()),
-            error: None,
-            pane_state: state,
-            witness: None,
-            disagreements: 0,
-            typing_safe: false,
-            refusal: None,
-            unrecognised: 0,
-            agent_seen: false,
+            ..crate::session::sample_report("agent", state)
         }
     }
 

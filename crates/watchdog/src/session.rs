@@ -1226,6 +1226,31 @@ pub fn fingerprint(text: &str) -> String {
     format!("{hash:016x}")
 }
 
+/// A poll of `target` that read `state` from a permission dialog, for the
+/// tests of what reads a poll's report (the board, the alerts).
+#[cfg(test)]
+pub(crate) fn sample_report(target: &str, state: Option<State>) -> PollReport {
+    PollReport {
+        target: target.into(),
+        state,
+        work: Work::Unknown,
+        progress: None,
+        nudges_used: 0,
+        budget: 5,
+        done: Vec::new(),
+        rule: state.map(|_| "question-dialog"),
+        evidence: state.map(|_| "Do you want to proceed?".to_string()),
+        error: None,
+        pane_state: state,
+        witness: None,
+        disagreements: 0,
+        typing_safe: false,
+        refusal: None,
+        unrecognised: 0,
+        agent_seen: false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

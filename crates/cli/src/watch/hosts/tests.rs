@@ -61,16 +61,8 @@ fn processes_mentioning(needle: &str) -> Vec<String> {
 fn two_hosts_cost_one_ssh_call_each_per_cycle_over_one_connection_each_closed_at_the_end() {
     let dir = tempfile::tempdir().unwrap();
     let sshd = Sshd::start("box1", &[]);
-    let config = sshd.dir().join("two_hosts_config");
-    std::fs::write(
-        &config,
-        format!(
-            "{}{}",
-            std::fs::read_to_string(sshd.config()).unwrap(),
-            sshd.host_block("box2")
-        ),
-    )
-    .unwrap();
+    // A second alias of the same daemon plays a second host.
+    let config = sshd.two_hosts_config(&sshd.dir().join("two_hosts_config"), "box2");
     let server = PrivateTmux::new();
     for name in ["a", "b", "c"] {
         let received = server.dir.path().join(format!("{name}.received"));

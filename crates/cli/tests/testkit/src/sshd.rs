@@ -175,6 +175,15 @@ impl Sshd {
         host_block(alias, self.port, Some(&self.client_key))
     }
 
+    /// An `ssh_config` at `path` with [`Sshd::alias`] and `second`, another
+    /// alias of this same daemon: two hosts for the tests of more than one.
+    pub fn two_hosts_config(&self, path: &Path, second: &str) -> std::path::PathBuf {
+        let first = std::fs::read_to_string(&self.config).expect("the harness's ssh config");
+        std::fs::write(path, format!("{first}{}", self.host_block(second)))
+            .expect("a two-host ssh config");
+        path.to_path_buf()
+    }
+
     /// The remote shell's `$HOME` (an empty folder the harness owns).
     pub fn remote_home(&self) -> &Path {
         &self.remote_home
