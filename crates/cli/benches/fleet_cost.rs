@@ -71,6 +71,7 @@ fn bookkeeping(dir: &Path, targets: usize, cycles: usize) {
                 cli: Some("claude"),
                 capture_error: None,
                 probe_failures: 0,
+                host_answered: true,
             };
             board.observe(index, observed, cycle as i64);
         }

@@ -33,7 +33,7 @@ impl Notifier {
     fn send(&mut self, states: &[NotifyState]) -> bool {
         // The variable stays set: unsetting it is not sound while threads
         // run, and a child's message is ignored under NotifyAccess=main.
-        match sd_notify::notify(false, states) {
+        match notify(states) {
             Ok(()) => {
                 self.said.clear(&());
                 true
@@ -57,10 +57,39 @@ impl Drop for Notifier {
     }
 }
 
+/// `states` to `$NOTIFY_SOCKET`: a path through sd-notify, or an abstract
+/// socket (`@name`, which sd_notify(3) allows and the crate does not) through
+/// std's Linux socket address.
+fn notify(states: &[NotifyState]) -> std::io::Result<()> {
+    let Some(name) = std::env::var_os("NOTIFY_SOCKET").and_then(|v| {
+        v.to_str()
+            .and_then(|v| v.strip_prefix('@'))
+            .map(str::to_string)
+    }) else {
+        return sd_notify::notify(false, states);
+    };
+    use std::os::linux::net::SocketAddrExt;
+    let address = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())?;
+    let message: String = states.iter().map(|state| format!("{state}\n")).collect();
+    let socket = std::os::unix::net::UnixDatagram::unbound()?;
+    let sent = socket.send_to_addr(message.as_bytes(), &address)?;
+    if sent == message.len() {
+        Ok(())
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::WriteZero,
+            "incomplete write",
+        ))
+    }
+}
+
 /// The watchdog's period when systemd set one for this process (`WatchdogSec=`).
 fn watchdog_period() -> Option<Duration> {
     let mut usec = 0;
-    sd_notify::watchdog_enabled(false, &mut usec).then(|| Duration::from_micros(usec))
+    // WATCHDOG_USEC=0 is systemd's "no watchdog".
+    sd_notify::watchdog_enabled(false, &mut usec)
+        .then(|| Duration::from_micros(usec))
+        .filter(|period| !period.is_zero())
 }
 
 /// The usage error of a watchdog systemd set too short for a loop of this

@@ -30,6 +30,19 @@ impl NotifySocket {
         }
     }
 
+    /// An abstract socket (`NOTIFY_SOCKET=@name`), as systemd may give.
+    fn bind_abstract(name: &str) -> NotifySocket {
+        use std::os::linux::net::SocketAddrExt;
+        let address =
+            std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).expect("a name");
+        let socket = UnixDatagram::bind_addr(&address).expect("bind the abstract socket");
+        socket.set_nonblocking(true).expect("non-blocking");
+        NotifySocket {
+            socket,
+            messages: Vec::new(),
+        }
+    }
+
     /// Takes every datagram already queued.
     fn drain(&mut self) {
         let mut buffer = [0u8; 4096];
@@ -350,4 +363,33 @@ fn the_systemd_unit_is_a_notify_service_with_a_watchdog_restarted_on_failure_but
         watchdog > 2 * interval,
         "WatchdogSec={watchdog}, --interval {interval}"
     );
+}
+
+/// Found by a review: sd_notify(3) allows an abstract socket (`@name`); the
+/// monitor said "No such file or directory" and never became ready.
+#[test]
+fn an_abstract_notify_socket_gets_ready_and_stopping() {
+    let tmux = PrivateTmux::new();
+    let state = tempfile::tempdir().expect("tempdir");
+    let received = tmux.dir.path().join("agent.received");
+    tmux.replay("agent", &capture_path("working-bash-sleep"), &received);
+    let name = format!("bmb-notify-test-{}", std::process::id());
+    let mut notify = NotifySocket::bind_abstract(&name);
+    let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+    command
+        .arg("watch")
+        .arg("-S")
+        .arg(&tmux.socket)
+        .args(["agent", "--once"])
+        .env("XDG_STATE_HOME", state.path())
+        .env("NOTIFY_SOCKET", format!("@{name}"));
+    let output = bmb_testkit::bin::run(command, b"", std::time::Duration::from_secs(60));
+    assert_eq!(output.status.code(), Some(0));
+    assert!(
+        !String::from_utf8_lossy(&output.stderr).contains("cannot notify"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    notify.drain();
+    assert_eq!(notify.messages, ["READY=1\nWATCHDOG=1\n", "STOPPING=1\n"]);
 }

@@ -721,3 +721,104 @@ fn a_target_that_stays_keeps_its_running_monitor_not_only_its_journal() {
     assert_eq!(world.read("alerts"), "odd unreadable\n");
     assert_eq!(world.read("received"), "");
 }
+
+/// Found by a review: each SIGHUP ran a cycle at once, so a burst of
+/// reloads nudged a stalled pane once per signal and spent the budget in
+/// seconds. A reload is not a poll: five reloads, each waited for, and the
+/// pane is still nudged once, by the one cycle before them.
+#[test]
+fn a_burst_of_reloads_is_not_a_burst_of_polls() {
+    let world = World::new();
+    let received = world.replay("agent", "idle-after-tool-turn");
+    let config = world.write(
+        "fleet.toml",
+        &format!(
+            "{}\n[defaults]\ninterval = 600\nwork_probe = 'echo 4'\n\n[[targets]]\ntarget = \"agent\"\n",
+            world.server()
+        ),
+    );
+    let running = Running::start(world.command(&["--config", config.to_str().expect("utf-8")]));
+    assert!(
+        running.wait_out("nudged (1/5)", 30),
+        "stdout: {:?}\nstderr: {:?}",
+        running.out(),
+        running.err()
+    );
+    for reloads in 1..=5 {
+        sighup(&running);
+        assert!(
+            wait_until(30, || running
+                .err()
+                .iter()
+                .filter(|l| l.contains("reloaded "))
+                .count()
+                == reloads),
+            "stderr: {:?}",
+            running.err()
+        );
+    }
+    assert_eq!(running.out().len(), 1, "one poll: {:?}", running.out());
+    assert_eq!(
+        std::fs::read_to_string(&received)
+            .unwrap_or_default()
+            .matches("continue")
+            .count(),
+        1,
+        "typed once"
+    );
+}
+
+/// Found by a review: a reload could raise the interval past systemd's
+/// watchdog (refused at the start), so the unit was killed, restarted, and
+/// then refused to start. The reload is refused instead, said, and the
+/// settings in force are kept.
+#[test]
+fn a_reload_past_the_systemd_watchdog_is_refused_and_the_old_interval_kept() {
+    let world = World::new();
+    world.replay("agent", "working-bash-sleep");
+    let body = |interval: u64| {
+        format!(
+            "{}\n[defaults]\ninterval = {interval}\n\n[[targets]]\ntarget = \"agent\"\n",
+            world.server()
+        )
+    };
+    let config = world.write("fleet.toml", &body(1));
+    let notify = world.path("notify.sock");
+    let _listener = std::os::unix::net::UnixDatagram::bind(&notify).expect("notify socket");
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        // The watchdog is this very process's: WATCHDOG_PID is the pid exec keeps.
+        .arg(r#"WATCHDOG_PID=$$ exec "$0" watch --config "$1""#)
+        .arg(env!("CARGO_BIN_EXE_bmb-monitor"))
+        .arg(&config)
+        .env("XDG_STATE_HOME", world.state.path())
+        .env("XDG_CONFIG_HOME", world.profiles.path())
+        .env("NOTIFY_SOCKET", &notify)
+        .env("WATCHDOG_USEC", "5000000")
+        .env_remove("TMUX");
+    let running = Running::start(command);
+    assert!(
+        running.wait_out("MONITOR · agent", 30),
+        "{:?}",
+        running.err()
+    );
+    world.write("fleet.toml", &body(30));
+    sighup(&running);
+    assert!(
+        wait_until(30, || running
+            .err()
+            .iter()
+            .any(|l| l.contains("WatchdogSec")
+                && l.ends_with("not reloaded: the settings in force are kept"))),
+        "{:?}",
+        running.err()
+    );
+    // Still polling every second.
+    let seen = running.out().len();
+    assert!(
+        wait_until(30, || running.out().len() >= seen + 2),
+        "{:?}",
+        running.out()
+    );
+}

@@ -146,6 +146,19 @@ impl AlertBook {
         }
     }
 
+    /// Another cadence (a reloaded interval): every firing alert is due
+    /// again at once, so its `endsAt` follows the new hold before the old
+    /// one runs out under a longer interval.
+    pub fn set_timing(&mut self, timing: Timing) {
+        if timing == self.timing {
+            return;
+        }
+        self.timing = timing;
+        for entry in self.firing.values_mut() {
+            entry.delivered = None;
+        }
+    }
+
     /// The monitor escalated `alert` this poll (whether or not the alert
     /// command took it: a failed one is raised again next poll, and the
     /// alert stays firing meanwhile). `cli`: the pane's profile, if known.
@@ -674,6 +687,22 @@ mod tests {
         assert!(!book.is_idle());
         deliver(&mut book, 5);
         assert!(book.is_idle());
+    }
+
+    /// Found by a review: a reload from a 1 s to a 300 s interval kept the
+    /// 3 min hold while re-sending every 5 min, so Alertmanager resolved a
+    /// question still on screen, then it fired again.
+    #[test]
+    fn a_new_interval_re_sends_the_firing_alerts_at_once_with_the_new_hold() {
+        let mut book = book();
+        book.raise(&question("QUESTION on box:agent"), Some("claude"), at(0));
+        let mem = memory(&[EscalationKind::Question]);
+        book.settle(&report(Some(State::Question)), &mem, Some("claude"), at(0));
+        deliver(&mut book, 0);
+        book.set_timing(Timing::for_interval(Duration::from_secs(60)));
+        assert!(due(&book, 10).is_empty(), "the same timing changes nothing");
+        book.set_timing(Timing::for_interval(Duration::from_secs(300)));
+        assert_eq!(due(&book, 10), [("BmbQuestion".into(), false, 0, 910)]);
     }
 
     #[test]

@@ -78,6 +78,10 @@ pub struct TargetRow {
     pub evidence: Option<String>,
     /// Why the pane could not be read this cycle.
     pub error: Option<String>,
+    /// The target's host answered this cycle, even if its pane could not be
+    /// read (no such session there): the host is reachable.
+    #[serde(default)]
+    pub host_answered: bool,
     pub last_action: Option<LastAction>,
     pub counts: TargetCounts,
 }
@@ -133,6 +137,9 @@ pub struct Observed<'a> {
     pub capture_error: Option<&'a str>,
     /// Probes (work, progress) that gave no usable answer for this target.
     pub probe_failures: u32,
+    /// The host answered the capture (the pane was read, or the host said it
+    /// has no such session): whatever failed, it was not the host.
+    pub host_answered: bool,
 }
 
 impl Board {
@@ -166,6 +173,7 @@ impl Board {
                     rule: None,
                     evidence: None,
                     error: None,
+                    host_answered: false,
                     last_action: None,
                     counts: TargetCounts::default(),
                 }
@@ -187,12 +195,14 @@ impl Board {
         }
     }
 
-    /// The board for another list of targets (a reloaded config): a target
+    /// The board for another list of targets and interval (a reloaded config): a target
     /// that stays keeps its row (its counters, its state and since when),
     /// in the new order; a new one starts unpolled; a host keeps its row
     /// while a target of it stays.
-    pub fn retarget(&mut self, targets: &[Target], budget: u32, now: i64) {
-        let fresh = Board::new(self.pid, now, self.interval_secs, budget, targets);
+    pub fn retarget(&mut self, targets: &[Target], interval_secs: u64, budget: u32, now: i64) {
+        // Staleness is judged against the interval in force.
+        self.interval_secs = interval_secs;
+        let fresh = Board::new(self.pid, now, interval_secs, budget, targets);
         let mut old = std::mem::take(&mut self.targets);
         self.targets = fresh
             .targets
@@ -235,6 +245,7 @@ impl Board {
         row.rule = report.rule.map(str::to_string);
         row.evidence = report.evidence.clone();
         row.error = observed.capture_error.map(str::to_string);
+        row.host_answered = observed.host_answered;
         row.counts.unrecognised = report.unrecognised;
         let mut capture_failures = 0;
         let mut acted: Vec<String> = Vec::new();
@@ -303,12 +314,18 @@ impl Board {
     }
 }
 
-/// A host is unreachable when every one of its polled targets failed to be
-/// captured with the same error: a failing ssh or tmux server fails them all
-/// alike, while a missing session names itself.
-fn host_error<'a>(mut targets: impl Iterator<Item = &'a TargetRow>) -> Option<String> {
-    let first = targets.next()?.error.clone()?;
+/// A host is unreachable when none of its polled targets' captures got an
+/// answer from it and all failed with the same error: a failing ssh or tmux
+/// server fails them all alike, while a host that says it has no such
+/// session was reached.
+fn host_error<'a>(targets: impl Iterator<Item = &'a TargetRow>) -> Option<String> {
+    let targets: Vec<&TargetRow> = targets.collect();
+    if targets.iter().any(|t| t.host_answered) {
+        return None;
+    }
+    let first = targets.first()?.error.clone()?;
     targets
+        .iter()
         .all(|t| t.error.as_deref() == Some(first.as_str()))
         .then_some(first)
 }
@@ -584,6 +601,7 @@ mod tests {
             cli: Some("claude"),
             capture_error: None,
             probe_failures: 0,
+            host_answered: true,
         }
     }
 
@@ -628,7 +646,11 @@ mod tests {
         let kept = board.targets[0].clone();
         let mut next: Vec<Target> = vec![Target::parse("new").unwrap()];
         next.push(Target::parse(&kept.target).unwrap());
-        board.retarget(&next, 5, 200);
+        board.retarget(&next, 30, 5, 200);
+        assert_eq!(
+            board.interval_secs, 30,
+            "staleness follows the new interval"
+        );
         assert_eq!(board.targets.len(), 2);
         assert_eq!(board.targets[0].target, "new");
         assert!(!board.targets[0].polled);
@@ -665,6 +687,30 @@ mod tests {
         assert_eq!((last.what.as_str(), last.at), ("nudged (1/5)", 101));
     }
 
+    /// Found by a review: a host's only target naming a session the host
+    /// does not have showed the host as down.
+    #[test]
+    fn a_host_that_says_it_has_no_such_session_is_reachable() {
+        let mut board = Board::new(7, 100, 1, 5, &[Target::parse("box9:typo").unwrap()]);
+        let failed = report(None, vec![Done::CaptureFailed]);
+        let observed = Observed {
+            capture_error: Some("no tmux session named `typo` on box9"),
+            host_answered: true,
+            ..seen(&failed, &[])
+        };
+        board.observe(0, observed, 101);
+        board.cycle_done(0.02, 101);
+        assert!(board.hosts[0].reachable, "{:?}", board.hosts);
+        let down = Observed {
+            capture_error: Some("ssh: connect to host box9 port 22: Connection refused"),
+            host_answered: false,
+            ..seen(&failed, &[])
+        };
+        board.observe(0, down, 102);
+        board.cycle_done(0.02, 102);
+        assert!(!board.hosts[0].reachable, "{:?}", board.hosts);
+    }
+
     #[test]
     fn a_host_is_unreachable_when_all_its_targets_fail_alike_and_back_when_one_reads() {
         let mut board = Board::new(7, 100, 1, 5, &targets());
@@ -676,6 +722,7 @@ mod tests {
                 let observed = Observed {
                     capture_error: Some(error),
                     probe_failures: 1,
+                    host_answered: error.starts_with("no tmux session"),
                     ..seen(&failed, &[])
                 };
                 board.observe(i, observed, now);
@@ -740,6 +787,7 @@ mod tests {
         for i in [1, 2] {
             let observed = Observed {
                 capture_error: Some("ssh: connect to host box1 port 22: Connection refused"),
+                host_answered: false,
                 ..seen(&failed, &[])
             };
             board.observe(i, observed, 102);

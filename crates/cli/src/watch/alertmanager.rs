@@ -79,6 +79,15 @@ impl Alertmanager {
         }
     }
 
+    /// A reloaded interval: each firing alert is re-sent with the hold that
+    /// interval needs.
+    pub(super) fn set_interval(&mut self, interval: Duration) {
+        self.timing = Timing::for_interval(interval);
+        for book in self.books.values_mut() {
+            book.set_timing(self.timing);
+        }
+    }
+
     fn book(&mut self, target: &Target) -> &mut AlertBook {
         let timing = self.timing;
         let local_host = &self.local_host;

@@ -202,6 +202,7 @@ impl<'a> Watch<'a> {
                     cli: watched.monitor.profile(),
                     capture_error: capture.as_ref().err().map(String::as_str),
                     probe_failures,
+                    host_answered: self.hosts.answered.get(index).copied().unwrap_or(false),
                 },
             );
             if let Some(error) = &report.error {

@@ -94,6 +94,9 @@ pub(super) struct Hosts {
     /// Per target, this cycle: the processes read in its host's capture
     /// call, with the pid of the pane they belong to.
     pub(super) processes: Vec<Option<(Option<u32>, PaneProcesses)>>,
+    /// Per target, this cycle: its host answered (the pane was read, or the
+    /// host said it has no such session), whatever became of the pane.
+    pub(super) answered: Vec<bool>,
 }
 
 /// One server's targets: the host (`None`: this machine) and the indices.
@@ -127,17 +130,23 @@ impl Hosts {
                 indices.iter().map(|&i| targets[i].clone()).collect();
             let mut memory = memories[at].lock().unwrap_or_else(|e| e.into_inner());
             let read = tmux.read_remote_host(&asked, &nonce, with_session, &mut memory);
-            let captures: Vec<Result<PaneCapture, String>> = match read.captures {
+            let captures: Vec<(Result<PaneCapture, String>, bool)> = match read.captures {
                 Ok(captures) => captures
                     .into_iter()
-                    .map(|capture| capture.map_err(|e| e.to_string()))
+                    .map(|capture| {
+                        let answered = !matches!(
+                            capture,
+                            Err(ref e) if !matches!(e, probes::tmux::TmuxError::NoSession { .. })
+                        );
+                        (capture.map_err(|e| e.to_string()), answered)
+                    })
                     .collect(),
-                Err(error) => vec![Err(error.to_string()); indices.len()],
+                Err(error) => vec![(Err(error.to_string()), false); indices.len()],
             };
             (captures, read.processes)
         };
         type Answer = (
-            Vec<Result<PaneCapture, String>>,
+            Vec<(Result<PaneCapture, String>, bool)>,
             Vec<Option<(Option<u32>, PaneProcesses)>>,
         );
         let answers: Vec<Answer> = if groups.len() == 1 {
@@ -170,7 +179,10 @@ impl Hosts {
                         .unwrap_or_else(|e| e.into_inner())
                         .unwrap_or_else(|| {
                             (
-                                vec![Err("the capture thread failed".to_string()); indices.len()],
+                                vec![
+                                    (Err("the capture thread failed".to_string()), false);
+                                    indices.len()
+                                ],
                                 vec![None; indices.len()],
                             )
                         })
@@ -185,9 +197,12 @@ impl Hosts {
         }
         let mut results: Vec<Result<PaneCapture, String>> = vec![Err(String::new()); targets.len()];
         self.processes = vec![None; targets.len()];
+        self.answered = vec![false; targets.len()];
         for ((_, indices), (captures, processes)) in groups.iter().zip(answers) {
-            for ((&index, capture), read) in indices.iter().zip(captures).zip(processes) {
+            for ((&index, (capture, answered)), read) in indices.iter().zip(captures).zip(processes)
+            {
                 results[index] = capture;
+                self.answered[index] = answered;
                 self.processes[index] = read;
             }
         }

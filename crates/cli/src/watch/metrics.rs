@@ -79,8 +79,9 @@ impl Fleet {
     }
 
     /// After a reload: the rows of `targets`, the staying ones kept.
-    pub(super) fn retarget(&mut self, targets: &[Target], budget: u32) {
-        self.board.retarget(targets, budget, SystemClock.now());
+    pub(super) fn retarget(&mut self, targets: &[Target], interval: u64, budget: u32) {
+        self.board
+            .retarget(targets, interval, budget, SystemClock.now());
     }
 
     /// The listener's handle on each cycle's snapshot.
@@ -401,6 +402,7 @@ mod tests {
             cli: Some("claude"),
             capture_error: None,
             probe_failures: 1,
+            host_answered: true,
         };
         board.observe(0, observed, 1001);
         board.cycle_done(0.2, 1001);

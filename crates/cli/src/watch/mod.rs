@@ -220,20 +220,27 @@ fn start(
         if watch.args.once {
             return crate::exit::code(crate::exit::OK);
         }
-        let interval = Duration::from_secs(watch.args.interval);
-        match config {
-            Some((cli, path)) => {
-                match probes::signals::sleep_unless_stopped_or_reloaded(interval) {
-                    Wake::Reload => reload(&mut watch, cli, path),
-                    Wake::Elapsed => {}
-                    // A stop, or whatever a later version wakes for: end cleanly.
-                    _ => return crate::exit::code(crate::exit::OK),
-                }
+        let Some((cli, path)) = config else {
+            if !probes::signals::sleep_unless_stopped(Duration::from_secs(watch.args.interval)) {
+                return crate::exit::code(crate::exit::OK);
             }
-            None => {
-                if !probes::signals::sleep_unless_stopped(interval) {
-                    return crate::exit::code(crate::exit::OK);
-                }
+            continue;
+        };
+        // A reload is not a poll: the next cycle comes one interval (the
+        // reloaded one) after this one ended, however many SIGHUPs arrive
+        // meanwhile; each nudge is still one interval apart.
+        let slept_from = std::time::Instant::now();
+        loop {
+            let due = slept_from + Duration::from_secs(watch.args.interval);
+            let left = due.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            match probes::signals::sleep_unless_stopped_or_reloaded(left) {
+                Wake::Reload => reload(&mut watch, cli, path),
+                Wake::Elapsed => break,
+                // A stop, or whatever a later version wakes for: end cleanly.
+                _ => return crate::exit::code(crate::exit::OK),
             }
         }
     }
@@ -330,6 +337,15 @@ fn reload(watch: &mut Watch<'_>, args: &Args, path: &std::path::Path) {
             return;
         }
     };
+    // As at the start: an interval systemd's watchdog would kill between
+    // two pings is refused, and the settings in force are kept.
+    if let Some(why) = crate::notify::check_watchdog(Duration::from_secs(settings.args.interval)) {
+        say(format_args!(
+            "bmb-monitor: watch: {}: {why}; not reloaded: the settings in force are kept",
+            path.display()
+        ));
+        return;
+    }
     let done = watch.reload(settings);
     let list = |names: &[String]| {
         if names.is_empty() {

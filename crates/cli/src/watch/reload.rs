@@ -126,6 +126,9 @@ impl Watch<'_> {
         for watched in before.into_iter().flatten() {
             reloaded.removed.push(watched.target.to_string());
         }
+        if let Some(sink) = &mut self.alertmanager {
+            sink.set_interval(std::time::Duration::from_secs(settings.args.interval));
+        }
         if settings.args.alertmanager != self.args.alertmanager {
             // Another Alertmanager, or none: what was firing at the old one
             // ends there by its own endsAt.
@@ -140,7 +143,8 @@ impl Watch<'_> {
         self.sync_masters();
         let names: Vec<watchdog::target::Target> =
             self.watched.iter().map(|w| w.target.clone()).collect();
-        self.fleet.retarget(&names, self.args.nudge_budget);
+        self.fleet
+            .retarget(&names, self.args.interval, self.args.nudge_budget);
         reloaded
     }
 }
