@@ -287,7 +287,11 @@ fn every_malformed_line_is_named_by_its_line_and_key() {
         ),
         (
             format!("{ONE_TARGET}target = \"web\"\n"),
-            &["3: duplicate key"],
+            &["3: target: duplicate key"],
+        ),
+        (
+            format!("[defaults]\ninterval = 1\n[defaults]\n{ONE_TARGET}"),
+            &["3: defaults: duplicate key"],
         ),
     ];
     for (config, expected) in cases {

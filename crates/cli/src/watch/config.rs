@@ -110,7 +110,20 @@ pub(super) fn parse(text: &str, profiles: &Profiles) -> Result<Config, Vec<Mista
         // What the parser recovered around a syntax error is a guess: its
         // values are not checked, so no mistake is reported that is not one.
         for error in errors {
-            checker.mistake(error.span().unwrap_or(0..0), "", error.message());
+            let span = error.span().unwrap_or(0..0);
+            // The parser's message names no key; the span is the key's text
+            // for a duplicate, so the line says which one.
+            let key = text
+                .get(span.clone())
+                .map(|k| k.trim().trim_matches(['[', ']']).trim())
+                .filter(|k| {
+                    error.message().contains("duplicate")
+                        && !k.is_empty()
+                        && !k.contains(['\n', '='])
+                })
+                .unwrap_or("")
+                .to_string();
+            checker.mistake(span, &key, error.message());
         }
         return Err(checker.finish());
     }
