@@ -66,26 +66,35 @@ pub(super) fn listen(addr: &str, slot: Slot) -> Result<SocketAddr, String> {
 }
 
 fn accept(listener: &TcpListener, queue: &SyncSender<TcpStream>) {
+    let hand = |stream| match queue.try_send(stream) {
+        Ok(()) => {}
+        Err(TrySendError::Full(stream) | TrySendError::Disconnected(stream)) => refuse(stream),
+    };
+    accept_all(listener.incoming(), hand, |line| crate::output::say(line));
+}
+
+/// Hands every connection `incoming` yields to `hand`; an error there is
+/// told (once until an accept succeeds again) and waited out, never the end.
+fn accept_all(
+    incoming: impl Iterator<Item = std::io::Result<TcpStream>>,
+    mut hand: impl FnMut(TcpStream),
+    mut tell: impl FnMut(&str),
+) {
     let mut said = SaidOnce::default();
-    loop {
-        match listener.accept() {
-            Ok((stream, _)) => {
+    for accepted in incoming {
+        match accepted {
+            Ok(stream) => {
                 said.clear(&"accept");
-                match queue.try_send(stream) {
-                    Ok(()) => {}
-                    Err(TrySendError::Full(stream) | TrySendError::Disconnected(stream)) => {
-                        refuse(stream);
-                    }
-                }
+                hand(stream);
             }
             Err(err) if err.kind() == ErrorKind::Interrupted => {}
             Err(err) => {
-                said.say(
-                    "accept",
-                    &format!(
-                        "bmb-monitor: watch: metrics: cannot accept a connection: {err} (trying again)"
-                    ),
+                let line = format!(
+                    "bmb-monitor: watch: metrics: cannot accept a connection: {err} (trying again)"
                 );
+                if said.is_news("accept", &line) {
+                    tell(&line);
+                }
                 std::thread::sleep(ACCEPT_PAUSE);
             }
         }
@@ -443,5 +452,39 @@ mod tests {
         assert!(head.starts_with("HTTP/1.1 404 Not Found\r\n"), "{head}");
         assert!(head.contains("\r\nContent-Length: 39\r\n"), "{head}");
         assert!(head.ends_with("\r\n\r\n"), "{head}");
+    }
+
+    #[test]
+    fn an_accept_error_is_told_once_per_change_and_the_loop_goes_on() {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let accepted = || {
+            let _client = TcpStream::connect(addr).expect("connect");
+            Ok(listener.accept().expect("accept").0)
+        };
+        let emfile = || Err(std::io::Error::from_raw_os_error(24));
+        let aborted = || Err(std::io::Error::from(ErrorKind::ConnectionAborted));
+        let incoming = vec![
+            emfile(),
+            emfile(),
+            emfile(),
+            aborted(),
+            accepted(),
+            emfile(),
+            Err(std::io::Error::from(ErrorKind::Interrupted)),
+            accepted(),
+        ];
+        let (mut handed, mut told) = (0, Vec::new());
+        accept_all(
+            incoming.into_iter(),
+            |_| handed += 1,
+            |l| told.push(l.to_string()),
+        );
+        assert_eq!(handed, 2, "every connection after the errors was handed on");
+        assert_eq!(told.len(), 3, "{told:#?}");
+        assert!(told[0].contains("Too many open files"), "{told:#?}");
+        assert!(told[0].ends_with("(trying again)"), "{told:#?}");
+        assert!(told[1].contains("aborted"), "{told:#?}");
+        assert_eq!(told[2], told[0], "news again after an accept succeeded");
     }
 }
