@@ -239,6 +239,109 @@ fn a_client_that_connects_and_sends_nothing_holds_up_no_cycle_and_no_scrape() {
     half.flush().expect("still connected");
 }
 
+/// A count from `/proc/<pid>/status` (`Threads:`, `VmRSS:` in kB).
+fn proc_status(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in\n{status}"))
+}
+
+fn open_fds(pid: u32) -> u64 {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .expect("/proc fd")
+        .count() as u64
+}
+
+/// The flood of the adversarial review, scaled down: many connections that
+/// send nothing and one endless request line cost the monitor a fixed number
+/// of threads and descriptors, no cycle, and the request line is cut off.
+#[test]
+fn many_silent_clients_and_an_endless_request_line_cost_a_bounded_listener_no_cycle() {
+    const SILENT: usize = 200;
+    let world = World::new();
+    world.replay("asks", "question-permission-bash");
+    let monitor = world.watch(&["asks", "--metrics-listen", "127.0.0.1:0"]);
+    let addr = listening(&monitor);
+    let pid = monitor.child.id();
+    let first = http_get(&format!("http://{addr}/metrics")).expect("a first scrape");
+    let (threads, fds, rss) = (
+        proc_status(pid, "Threads:"),
+        open_fds(pid),
+        proc_status(pid, "VmRSS:"),
+    );
+    let polls = |m: &Running| {
+        m.out()
+            .iter()
+            .filter(|l| l.starts_with("MONITOR · "))
+            .count()
+    };
+    // Writes "GET /" and then `A`s until the monitor closes the connection;
+    // how much it took before its end, and whether it did end it.
+    let endless = TcpStream::connect(&addr).expect("connects");
+    let flooder = std::thread::spawn(move || {
+        const AT_MOST: usize = 64 << 20;
+        let mut endless = endless;
+        let chunk = vec![b'A'; 64 << 10];
+        let mut sent = endless.write(b"GET /").unwrap_or(0);
+        while sent < AT_MOST {
+            match endless.write(&chunk) {
+                Ok(n) => sent += n,
+                Err(_) => return (sent, true),
+            }
+        }
+        (sent, false)
+    });
+    let silent: Vec<TcpStream> = (0..SILENT)
+        .map(|_| TcpStream::connect(&addr).expect("connects"))
+        .collect();
+    let before = polls(&monitor);
+    let (mut most_threads, mut most_fds, mut most_rss) = (0, 0, 0);
+    assert!(
+        wait_until(60, || {
+            most_threads = most_threads.max(proc_status(pid, "Threads:"));
+            most_fds = most_fds.max(open_fds(pid));
+            most_rss = most_rss.max(proc_status(pid, "VmRSS:"));
+            polls(&monitor) >= before + 3
+        }),
+        "the cycles stopped while {SILENT} clients held the listener: {before} then {}",
+        polls(&monitor)
+    );
+    let (sent, cut_off) = flooder.join().expect("the flooder");
+    assert!(
+        cut_off,
+        "the monitor read all {sent} bytes of the endless request line"
+    );
+    assert!(
+        most_threads <= threads + 2,
+        "threads {threads} before the flood, {most_threads} during it"
+    );
+    assert!(
+        most_fds <= fds + 12,
+        "descriptors {fds} before the flood, {most_fds} during it ({SILENT} connections)"
+    );
+    assert!(
+        most_rss <= rss + 32 * 1024,
+        "RSS {rss} kB before the flood, {most_rss} kB during it"
+    );
+    drop(silent);
+    let metrics = http_get(&format!("http://{addr}/metrics")).expect("a scrape after the flood");
+    assert!(
+        cycles(&metrics) >= cycles(&first) + 3,
+        "{} cycles before the flood, the exposition counts {} after it",
+        cycles(&first),
+        cycles(&metrics)
+    );
+    assert!(
+        monitor.err().iter().all(|l| !l.contains("cannot accept")),
+        "{:?}",
+        monitor.err()
+    );
+}
+
 #[test]
 fn the_board_in_a_tmux_pane_shows_the_question_row_and_unreachable_rows() {
     let world = World::new();
