@@ -60,6 +60,11 @@ pub fn take_reload_request() -> bool {
     RELOAD.swap(false, Ordering::SeqCst)
 }
 
+/// Whether a SIGHUP is pending, without taking it.
+pub fn reload_pending() -> bool {
+    RELOAD.load(Ordering::SeqCst)
+}
+
 /// Why [`sleep_unless_stopped_or_reloaded`] returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

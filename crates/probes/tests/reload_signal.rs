@@ -35,6 +35,14 @@ fn sighup_wakes_the_sleep_once_as_a_reload_and_a_stop_wins_over_it() {
     signals::install_stop_handler();
     kill_process(getpid(), Signal::HUP).unwrap();
     kill_process(getpid(), Signal::TERM).unwrap();
+    // A process-directed signal lands on whichever thread takes it, maybe
+    // after kill(2) returned: wait until both are pending (CI once saw the
+    // sleep start between the two).
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !(signals::stop_requested() && signals::reload_pending()) {
+        assert!(std::time::Instant::now() < deadline, "the signals never landed");
+        std::thread::yield_now();
+    }
     assert_eq!(
         signals::sleep_unless_stopped_or_reloaded(Duration::from_secs(600)),
         Wake::Stop
