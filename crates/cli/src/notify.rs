@@ -92,22 +92,25 @@ fn watchdog_period() -> Option<Duration> {
         .filter(|period| !period.is_zero())
 }
 
-/// The usage error of a watchdog systemd set too short for a loop of this
-/// interval, if it did.
-pub(crate) fn check_watchdog(interval: Duration) -> Option<String> {
-    watchdog_period().and_then(|period| watchdog_too_short(period, interval))
+/// The usage error of a watchdog systemd set too short for a loop that
+/// sleeps `interval` between cycles that may each take up to `cycle`, if it
+/// did.
+pub(crate) fn check_watchdog(interval: Duration, cycle: Duration) -> Option<String> {
+    watchdog_period().and_then(|period| watchdog_too_short(period, interval, cycle))
 }
 
-/// Why a watchdog period cannot work with a cycle every `interval`: a ping
-/// comes once a cycle, so a period no longer than the interval kills a
-/// healthy monitor between two cycles.
-fn watchdog_too_short(period: Duration, interval: Duration) -> Option<String> {
-    (period <= interval).then(|| {
+/// Why a watchdog period cannot work: a ping comes at the end of each cycle,
+/// so two pings may be the interval plus a whole cycle apart (its captures
+/// and probes each ending at their own timeout), and a period no longer than
+/// that kills a healthy monitor.
+fn watchdog_too_short(period: Duration, interval: Duration, cycle: Duration) -> Option<String> {
+    (period <= interval + cycle).then(|| {
         format!(
-            "systemd's WatchdogSec ({}s) must be longer than the interval ({}s) and the cycle's timeouts: \
-             the monitor pings once per cycle",
+            "systemd's WatchdogSec ({}s) must be longer than the interval ({}s) plus the longest cycle ({}s: \
+             its capture and probe timeouts): the monitor pings once per cycle",
             period.as_secs_f64(),
-            interval.as_secs()
+            interval.as_secs(),
+            cycle.as_secs()
         )
     })
 }
@@ -117,14 +120,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_watchdog_no_longer_than_the_interval_is_refused() {
+    fn a_watchdog_no_longer_than_the_interval_and_a_cycle_is_refused() {
         let secs = Duration::from_secs;
-        assert!(watchdog_too_short(secs(120), secs(30)).is_none());
-        let why = watchdog_too_short(secs(30), secs(30)).unwrap();
+        assert!(watchdog_too_short(secs(120), secs(30), secs(20)).is_none());
+        let why = watchdog_too_short(secs(30), secs(30), secs(0)).unwrap();
         assert!(
             why.contains("WatchdogSec (30s)") && why.contains("interval (30s)"),
             "{why}"
         );
-        assert!(watchdog_too_short(Duration::from_millis(500), secs(1)).is_some());
+        // Found by a review: pings 5.5 s apart (a 4 s interval, a 1.5 s probe)
+        // under a 5 s watchdog passed the check.
+        let why = watchdog_too_short(secs(5), secs(4), secs(2)).unwrap();
+        assert!(why.contains("longest cycle (2s"), "{why}");
+        assert!(watchdog_too_short(Duration::from_millis(500), secs(1), secs(0)).is_some());
     }
 }

@@ -315,3 +315,64 @@ fn an_https_or_malformed_alertmanager_url_exits_2_naming_it() {
         );
     }
 }
+
+/// Found by a review: a reload from a 1 s to a 300 s interval kept the old
+/// 3-minute hold until the next cycle, 5 minutes on, so Alertmanager
+/// resolved a question still on screen. The reload re-sends the firing alert
+/// with the new hold at once.
+#[test]
+fn a_reload_to_a_longer_interval_re_sends_the_firing_alert_with_the_new_hold() {
+    let mut alertmanager = Alertmanager::start();
+    let tmux = PrivateTmux::new();
+    let state = tempfile::tempdir().expect("tempdir");
+    let received = tmux.dir.path().join("received");
+    tmux.session("agent", "exec sleep 600");
+    show(&tmux, "question-permission-bash", &received);
+    let config = tmux.dir.path().join("fleet.toml");
+    let body = |interval: u64| {
+        format!(
+            "[defaults]\ninterval = {interval}\n[sinks]\nalertmanager = \"{}\"\n[server]\nsocket_path = \"{}\"\n[[targets]]\ntarget = \"agent\"\n",
+            alertmanager.url(),
+            tmux.socket.display()
+        )
+    };
+    std::fs::write(&config, body(1)).expect("config");
+    let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+    command
+        .arg("watch")
+        .arg("--config")
+        .arg(&config)
+        .env("XDG_STATE_HOME", state.path());
+    let monitor = Running::start(command);
+    let held = |alert: &serde_json::Value| -> i64 {
+        let stamp = |key: &str| {
+            alert[key]
+                .as_str()
+                .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+                .map_or(0, |t| t.as_second())
+        };
+        stamp("endsAt") - stamp("updatedAt")
+    };
+    let mut last = Vec::new();
+    assert!(
+        wait_until(60, || {
+            last = ours(&alertmanager, "BmbQuestion");
+            last.len() == 1
+        }),
+        "{:?}",
+        monitor.err()
+    );
+    assert!(held(&last[0]) <= 180, "{}", last[0]);
+    std::fs::write(&config, body(300)).expect("config");
+    let pid = rustix::process::Pid::from_raw(monitor.child.id() as i32).expect("pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::HUP).expect("SIGHUP");
+    assert!(
+        wait_until(60, || {
+            last = ours(&alertmanager, "BmbQuestion");
+            last.len() == 1 && held(&last[0]) > 600
+        }),
+        "{last:?} {:?}",
+        monitor.err()
+    );
+    alertmanager.stop();
+}

@@ -622,3 +622,44 @@ fn status_reads_the_board_of_the_monitor_a_config_file_describes() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// Found by a review: after a reload to a longer interval the board kept
+/// the old one until the next cycle, so `status` showed a healthy monitor
+/// as stale. The reload publishes the board at once.
+#[test]
+fn a_reload_publishes_the_board_with_its_new_interval_at_once() {
+    let world = World::new();
+    world.replay("asks", "question-permission-bash");
+    let config = world.state.path().join("fleet.toml");
+    let body = |interval: u64| {
+        format!(
+            "[defaults]\ninterval = {interval}\n[server]\nsocket_path = \"{}\"\n[[targets]]\ntarget = \"asks\"\n",
+            world.tmux.socket.display()
+        )
+    };
+    std::fs::write(&config, body(1)).expect("config");
+    let monitor = Running::start(world.command(&["watch", "--config", &config.to_string_lossy()]));
+    let file = world
+        .board_dir()
+        .join(format!("{}.json", monitor.child.id()));
+    let interval = || {
+        std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|b| b["interval_secs"].as_u64())
+    };
+    assert!(
+        wait_until(30, || interval() == Some(1)),
+        "{:?}",
+        monitor.err()
+    );
+    std::fs::write(&config, body(300)).expect("config");
+    let pid = rustix::process::Pid::from_raw(monitor.child.id() as i32).expect("pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::HUP).expect("SIGHUP");
+    assert!(
+        wait_until(30, || interval() == Some(300)),
+        "{:?} {:?}",
+        interval(),
+        monitor.err()
+    );
+}

@@ -782,7 +782,7 @@ fn a_reload_past_the_systemd_watchdog_is_refused_and_the_old_interval_kept() {
     world.replay("agent", "working-bash-sleep");
     let body = |interval: u64| {
         format!(
-            "{}\n[defaults]\ninterval = {interval}\n\n[[targets]]\ntarget = \"agent\"\n",
+            "{}\n[defaults]\ninterval = {interval}\ncapture_timeout = 1\nprobe_timeout = 1\n\n[[targets]]\ntarget = \"agent\"\n",
             world.server()
         )
     };

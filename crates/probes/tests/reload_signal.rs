@@ -40,7 +40,10 @@ fn sighup_wakes_the_sleep_once_as_a_reload_and_a_stop_wins_over_it() {
     // sleep start between the two).
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while !(signals::stop_requested() && signals::reload_pending()) {
-        assert!(std::time::Instant::now() < deadline, "the signals never landed");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the signals never landed"
+        );
         std::thread::yield_now();
     }
     assert_eq!(

@@ -130,6 +130,18 @@ impl Alertmanager {
                 book.resolve_all(now);
             }
         }
+        self.deliver(now, Some(&settled));
+    }
+
+    /// What is due now, outside a cycle, ending nothing: the firing alerts a
+    /// reload re-timed, with their new hold.
+    pub(super) fn post_due(&mut self) {
+        self.deliver(Timestamp::now(), None);
+    }
+
+    /// One request with every alert due; with `settled` (after a cycle), the
+    /// books of targets no longer watched are dropped once they are idle.
+    fn deliver(&mut self, now: Timestamp, settled: Option<&BTreeSet<Target>>) {
         let due: Vec<(Target, Vec<Posting>)> = self
             .books
             .iter()
@@ -154,8 +166,10 @@ impl Alertmanager {
                         book.delivered(postings, now);
                     }
                 }
-                self.books
-                    .retain(|target, book| settled.contains(target) || !book.is_idle());
+                if let Some(settled) = settled {
+                    self.books
+                        .retain(|target, book| settled.contains(target) || !book.is_idle());
+                }
             }
             Err(why) => self.said.say(
                 (),

@@ -104,6 +104,12 @@ impl Fleet {
             .take()
             .map_or(0.0, |started| started.elapsed().as_secs_f64());
         self.board.cycle_done(seconds, SystemClock.now());
+        self.publish();
+    }
+
+    /// The board as it stands, to its file and to the listener's slot (after
+    /// a cycle, and after a reload changed its targets or its interval).
+    pub(super) fn publish(&mut self) {
         let published = Arc::new(Published {
             json: board_json(&self.board),
             board: self.board.clone(),
@@ -127,7 +133,12 @@ impl Fleet {
             temp.persist(path).map_err(|e| e.error)?;
             Ok(())
         })();
-        let error = result.err().map(|e| e.to_string());
+        // The OS's reason alone: tempfile's message names the temporary
+        // file, a new name each time, and the error is said once per change.
+        let error = result.err().map(|e| match e.raw_os_error() {
+            Some(code) => std::io::Error::from_raw_os_error(code).to_string(),
+            None => e.kind().to_string(),
+        });
         if let Some(error) = &error
             && self.file_error.as_ref() != Some(error)
         {

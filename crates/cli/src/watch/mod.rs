@@ -184,7 +184,7 @@ fn start(
             "--audit runs beside a watcher that goes on: not with --once or --detach (run `bmb-monitor audit` for one audit)",
         );
     }
-    if let Some(why) = crate::notify::check_watchdog(Duration::from_secs(args.interval)) {
+    if let Some(why) = check_watchdog(&args) {
         return usage_error("watch", why);
     }
     let mut audits = match audit::Audits::new(&args) {
@@ -244,6 +244,15 @@ fn start(
             }
         }
     }
+}
+
+/// systemd's watchdog against the longest time between two pings: the
+/// interval, then a cycle whose captures and probes each end at their timeout.
+fn check_watchdog(args: &Args) -> Option<String> {
+    crate::notify::check_watchdog(
+        Duration::from_secs(args.interval),
+        Duration::from_secs(args.capture_timeout + args.probe_timeout),
+    )
 }
 
 /// `--config FILE`: checked up front with every mistake named, then
@@ -339,7 +348,7 @@ fn reload(watch: &mut Watch<'_>, args: &Args, path: &std::path::Path) {
     };
     // As at the start: an interval systemd's watchdog would kill between
     // two pings is refused, and the settings in force are kept.
-    if let Some(why) = crate::notify::check_watchdog(Duration::from_secs(settings.args.interval)) {
+    if let Some(why) = check_watchdog(&settings.args) {
         say(format_args!(
             "bmb-monitor: watch: {}: {why}; not reloaded: the settings in force are kept",
             path.display()

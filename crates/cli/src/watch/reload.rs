@@ -145,6 +145,14 @@ impl Watch<'_> {
             self.watched.iter().map(|w| w.target.clone()).collect();
         self.fleet
             .retarget(&names, self.args.interval, self.args.nudge_budget);
+        // Now, not at the next cycle, which a longer interval puts later than
+        // what was published last promised: the board's interval (or it reads
+        // stale), and the firing alerts' new hold (or Alertmanager resolves
+        // a question still on screen).
+        self.fleet.publish();
+        if let Some(sink) = &mut self.alertmanager {
+            sink.post_due();
+        }
         reloaded
     }
 }

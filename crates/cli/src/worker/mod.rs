@@ -82,7 +82,9 @@ pub fn run(args: Args) -> ExitCode {
         last_unknown: None,
     };
 
-    if let Some(why) = crate::notify::check_watchdog(settings.config.interval) {
+    if let Some(why) =
+        crate::notify::check_watchdog(settings.config.interval, std::time::Duration::ZERO)
+    {
         say(format_args!("{why}"));
         return crate::exit::code(crate::exit::USAGE);
     }
