@@ -445,6 +445,9 @@ pub struct TargetMonitor {
     unchanged_polls: u32,
     /// The agent CLI last recognised in this pane.
     profile: Option<String>,
+    /// Claude Code's own session file was found for this pane's process:
+    /// the agent is Claude Code, whatever its screen shows.
+    witnessed_claude: bool,
     /// Polls whose stop showed no input box the profile knows.
     pub unrecognised: u64,
     /// Polls in a row whose capture failed.
@@ -481,6 +484,7 @@ impl TargetMonitor {
             last_disagreement: None,
             unchanged_polls: 0,
             profile: None,
+            witnessed_claude: false,
             unrecognised: 0,
             failed_captures: 0,
             box_seen: None,
@@ -493,9 +497,14 @@ impl TargetMonitor {
         &self.memory
     }
 
-    /// The agent CLI's profile that last recognised this pane, if one did.
+    /// The agent CLI's profile that last recognised this pane, if one did;
+    /// else `claude` when Claude Code's own session file names the pane's
+    /// process (its permission dialog carries no profile's markers), for
+    /// the alerts' and the metrics' `cli` label.
     pub fn profile(&self) -> Option<&str> {
-        self.profile.as_deref()
+        self.profile
+            .as_deref()
+            .or(self.witnessed_claude.then_some("claude"))
     }
 
     /// A pane that cannot be read for [`CAPTURE_FAILURE_PATIENCE`] polls in a
@@ -572,6 +581,9 @@ impl TargetMonitor {
     }
 
     pub fn poll(&mut self, observation: Observation<'_>) -> (PollReport, Vec<Action>) {
+        if let Some(witness) = observation.witness {
+            self.witnessed_claude = !matches!(witness, Witness::Absent(_));
+        }
         let mut actions = Vec::new();
         let mut done = Vec::new();
         self.track_progress(observation.progress, &mut actions, &mut done);

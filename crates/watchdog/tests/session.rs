@@ -1496,3 +1496,25 @@ fn a_new_config_keeps_the_memory_and_a_forced_profile_reads_the_pane_whatever_it
     );
     assert_eq!(h.last().rule, Some("no-input-line"));
 }
+
+/// Found by two reviews: while a Claude Code permission dialog was the only
+/// screen seen, no profile's markers were on it and the alerts' and the
+/// metrics' `cli` label was empty. Claude Code's own session file names the
+/// agent; an absent one says nothing.
+#[test]
+fn claude_codes_session_file_names_the_cli_when_no_profile_has_read_the_pane() {
+    let config = SessionConfig::default();
+    let mut monitor = watchdog::session::TargetMonitor::new("t", config, SessionMemory::default());
+    let dialog = support::question();
+    let absent = Screen::pane(&dialog).witness(Witness::Absent("no session file".into()));
+    monitor.poll(absent.observation());
+    let seen = monitor.profile().map(str::to_string);
+    assert_ne!(
+        seen.as_deref(),
+        Some("claude"),
+        "an absent file is no evidence"
+    );
+    let waiting = Screen::pane(&dialog).witness(Witness::Waiting("permission prompt".into()));
+    monitor.poll(waiting.observation());
+    assert_eq!(monitor.profile(), Some("claude"));
+}
