@@ -29,6 +29,20 @@ fn watch(tmux: &PrivateTmux, state: &tempfile::TempDir, extra: &[&str]) -> Runni
     Running::start(command)
 }
 
+/// A private server whose `agent` pane shows a permission question, and a
+/// state folder for its monitor.
+fn asking() -> (PrivateTmux, tempfile::TempDir) {
+    let tmux = PrivateTmux::new();
+    let state = tempfile::tempdir().expect("tempdir");
+    let received = tmux.dir.path().join("agent.received");
+    tmux.replay(
+        "agent",
+        &capture_path("question-permission-bash"),
+        &received,
+    );
+    (tmux, state)
+}
+
 /// The active alerts Alertmanager holds for our target under `name`.
 fn ours(alertmanager: &Alertmanager, name: &str) -> Vec<serde_json::Value> {
     alertmanager
@@ -173,14 +187,7 @@ fn a_question_fires_in_alertmanager_with_its_labels_and_text_and_resolves_when_t
 #[test]
 fn an_alertmanager_that_is_down_is_said_once_and_gets_the_alert_when_it_comes_up() {
     let port = free_port();
-    let tmux = PrivateTmux::new();
-    let state = tempfile::tempdir().expect("tempdir");
-    let received = tmux.dir.path().join("agent.received");
-    tmux.replay(
-        "agent",
-        &capture_path("question-permission-bash"),
-        &received,
-    );
+    let (tmux, state) = asking();
     let url = format!("http://127.0.0.1:{port}");
     let monitor = watch(&tmux, &state, &["--alertmanager", &url]);
     assert!(
@@ -255,14 +262,7 @@ fn slow_then_failing() -> (u16, Arc<AtomicUsize>) {
 #[test]
 fn a_hung_or_failing_alertmanager_costs_a_poll_a_short_timeout_and_is_said_once_per_change() {
     let (port, requests) = slow_then_failing();
-    let tmux = PrivateTmux::new();
-    let state = tempfile::tempdir().expect("tempdir");
-    let received = tmux.dir.path().join("agent.received");
-    tmux.replay(
-        "agent",
-        &capture_path("question-permission-bash"),
-        &received,
-    );
+    let (tmux, state) = asking();
     let url = format!("http://127.0.0.1:{port}");
     let monitor = watch(&tmux, &state, &["--alertmanager", &url]);
     // The hung post, then three answered 500: each one a poll that went on.
@@ -364,8 +364,7 @@ fn a_reload_to_a_longer_interval_re_sends_the_firing_alert_with_the_new_hold() {
     );
     assert!(held(&last[0]) <= 180, "{}", last[0]);
     std::fs::write(&config, body(300)).expect("config");
-    let pid = rustix::process::Pid::from_raw(monitor.child.id() as i32).expect("pid");
-    rustix::process::kill_process(pid, rustix::process::Signal::HUP).expect("SIGHUP");
+    monitor.signal(rustix::process::Signal::HUP);
     assert!(
         wait_until(60, || {
             last = ours(&alertmanager, "BmbQuestion");

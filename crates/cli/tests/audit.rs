@@ -14,23 +14,7 @@ struct Project {
     state: tempfile::TempDir,
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let outcome = probes::run::run(
-        &probes::run::Invocation::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.invalid"),
-        &probes::run::Limits::default(),
-    );
-    assert!(
-        outcome.success_stdout().is_some(),
-        "git {args:?}: {}",
-        outcome.describe()
-    );
-}
+use bmb_testkit::git;
 
 impl Project {
     fn new() -> Project {
@@ -308,23 +292,11 @@ fn an_unreadable_last_report_is_kept_aside() {
 #[test]
 fn a_stopped_audit_keeps_the_last_one() {
     let project = Project::new();
-    let auditor = project.state.path().join("auditor.sh");
-    std::fs::write(&auditor, held_auditor(project.state.path())).unwrap();
-    let mut command = bmb_testkit::bin::command(BIN);
-    command
-        .arg("audit")
-        .arg(project.root())
-        .args(["--agent-cmd", &format!("sh {}", auditor.display())])
-        .env("XDG_STATE_HOME", project.state.path());
-    let mut audit = bmb_testkit::bin::Running::start(command);
+    let mut audit = project.held_audit();
     assert!(bmb_testkit::bin::wait_until(60, || lines_of(
         &project.state.path().join("runs")
     ) == 2));
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&audit.child),
-        rustix::process::Signal::TERM,
-    )
-    .unwrap();
+    audit.signal(rustix::process::Signal::TERM);
     assert_eq!(audit.wait_exit(30).and_then(|s| s.code()), Some(0));
     assert!(
         bmb_testkit::bin::wait_until(10, || audit
@@ -417,6 +389,21 @@ fn start_watch(
     bmb_testkit::bin::Running::start(command)
 }
 
+impl Project {
+    /// `audit` of the project with [`held_auditor`], running.
+    fn held_audit(&self) -> bmb_testkit::bin::Running {
+        let auditor = self.state.path().join("auditor.sh");
+        std::fs::write(&auditor, held_auditor(self.state.path())).unwrap();
+        let mut command = bmb_testkit::bin::command(BIN);
+        command
+            .arg("audit")
+            .arg(self.root())
+            .args(["--agent-cmd", &format!("sh {}", auditor.display())])
+            .env("XDG_STATE_HOME", self.state.path());
+        bmb_testkit::bin::Running::start(command)
+    }
+}
+
 fn lines_of(path: &Path) -> usize {
     std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
 }
@@ -466,11 +453,7 @@ fn a_watcher_keeps_polling_while_its_audit_runs() {
         "{:?}",
         watch.out()
     );
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&watch.child),
-        rustix::process::Signal::TERM,
-    )
-    .unwrap();
+    watch.signal(rustix::process::Signal::TERM);
     assert_eq!(watch.wait_exit(30).and_then(|s| s.code()), Some(0));
     let folders: Vec<_> = std::fs::read_dir(project.state.path().join("bmb-monitor/audits"))
         .unwrap()
@@ -489,11 +472,7 @@ fn a_watcher_keeps_polling_while_its_audit_runs() {
     );
     assert_eq!(said(&again, "started"), 0, "{:?}", again.err());
     assert_eq!(lines_of(&runs), 2, "no auditor ran again");
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&again.child),
-        rustix::process::Signal::TERM,
-    )
-    .unwrap();
+    again.signal(rustix::process::Signal::TERM);
     assert_eq!(again.wait_exit(30).and_then(|s| s.code()), Some(0));
 }
 
@@ -516,11 +495,7 @@ fn a_late_audit_is_skipped_and_a_stopping_watcher_ends_its_auditors() {
         .lines()
         .map(|l| l.trim().parse().unwrap())
         .collect();
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&watch.child),
-        rustix::process::Signal::TERM,
-    )
-    .unwrap();
+    watch.signal(rustix::process::Signal::TERM);
     assert_eq!(watch.wait_exit(30).and_then(|s| s.code()), Some(0));
     for pid in pids {
         let alive = || {
@@ -577,15 +552,7 @@ fn watch_refuses_an_audit_it_cannot_run() {
 #[test]
 fn a_second_audit_of_a_project_being_audited_is_refused() {
     let project = Project::new();
-    let auditor = project.state.path().join("auditor.sh");
-    std::fs::write(&auditor, held_auditor(project.state.path())).unwrap();
-    let mut command = bmb_testkit::bin::command(BIN);
-    command
-        .arg("audit")
-        .arg(project.root())
-        .args(["--agent-cmd", &format!("sh {}", auditor.display())])
-        .env("XDG_STATE_HOME", project.state.path());
-    let mut first = bmb_testkit::bin::Running::start(command);
+    let mut first = project.held_audit();
     let runs = project.state.path().join("runs");
     assert!(bmb_testkit::bin::wait_until(60, || lines_of(&runs) == 2));
     let second = project.audit("echo never >> /dev/null", &[]);

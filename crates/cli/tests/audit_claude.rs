@@ -104,22 +104,7 @@ impl Drop for AuditMock {
     }
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let outcome = probes::run::run(
-        &probes::run::Invocation::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.invalid"),
-        &probes::run::Limits::default(),
-    );
-    match outcome.success_stdout() {
-        Some(out) => out.text(),
-        None => panic!("git {args:?}: {}", outcome.describe()),
-    }
-}
+use bmb_testkit::git;
 
 /// HEAD and `git status --porcelain --ignored`: what an auditor must not change.
 fn git_state(dir: &Path) -> (String, String) {

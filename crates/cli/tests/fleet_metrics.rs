@@ -514,11 +514,7 @@ fn status_reads_this_machines_boards_marks_a_dead_monitors_stale_and_a_monitor_t
         "{table}"
     );
     // SIGTERM: the monitor ends and removes its own board, not the other.
-    rustix::process::kill_process(
-        rustix::process::Pid::from_raw(monitor.child.id() as i32).expect("pid"),
-        rustix::process::Signal::TERM,
-    )
-    .expect("signal our own child");
+    monitor.signal(rustix::process::Signal::TERM);
     assert!(
         monitor.wait_exit(10).is_some(),
         "the monitor ends on SIGTERM"
@@ -654,8 +650,7 @@ fn a_reload_publishes_the_board_with_its_new_interval_at_once() {
         monitor.err()
     );
     std::fs::write(&config, body(300)).expect("config");
-    let pid = rustix::process::Pid::from_raw(monitor.child.id() as i32).expect("pid");
-    rustix::process::kill_process(pid, rustix::process::Signal::HUP).expect("SIGHUP");
+    monitor.signal(rustix::process::Signal::HUP);
     assert!(
         wait_until(30, || interval() == Some(300)),
         "{:?} {:?}",

@@ -52,6 +52,16 @@ impl NotifySocket {
         }
     }
 
+    /// The last message so far is `STOPPING=1`: the loop said it was ending.
+    fn assert_stopping_last(&mut self) {
+        self.drain();
+        assert!(
+            self.messages.last().is_some_and(|m| m == "STOPPING=1\n"),
+            "{:?}",
+            self.messages
+        );
+    }
+
     /// How many times `assignment` (`WATCHDOG=1`) arrived so far.
     fn count(&mut self, assignment: &str) -> usize {
         self.drain();
@@ -173,11 +183,7 @@ fn ready_once_a_watchdog_ping_per_completed_cycle_none_while_a_capture_hangs_and
     );
     assert_eq!(notify.count("READY=1"), 1, "ready once");
 
-    kill_process(
-        Pid::from_raw(monitor_pid as i32).expect("pid"),
-        Signal::TERM,
-    )
-    .expect("SIGTERM");
+    monitor.signal(Signal::TERM);
     let status = monitor.wait_exit(10).expect("ends on SIGTERM");
     assert_eq!(status.code(), Some(0));
     // Ended, so every ping is in: one per completed cycle, the hung one
@@ -190,11 +196,7 @@ fn ready_once_a_watchdog_ping_per_completed_cycle_none_while_a_capture_hangs_and
         poll_lines(&monitor)
     );
     assert_eq!(notify.count("STOPPING=1"), 1, "{:?}", notify.messages);
-    assert!(
-        notify.messages.last().is_some_and(|m| m == "STOPPING=1\n"),
-        "{:?}",
-        notify.messages
-    );
+    notify.assert_stopping_last();
 }
 
 #[test]
@@ -266,11 +268,7 @@ fn the_worker_is_ready_after_its_first_pass_pings_per_pass_and_says_stopping_whe
         monitor.err()
     );
     assert_eq!(notify.count("READY=1"), 1);
-    assert!(
-        notify.messages.last().is_some_and(|m| m == "STOPPING=1\n"),
-        "{:?}",
-        notify.messages
-    );
+    notify.assert_stopping_last();
 }
 
 #[test]
@@ -297,11 +295,7 @@ fn the_lead_is_ready_after_its_first_pass_pings_while_it_passes_and_says_stoppin
     let status = monitor.wait_exit(10).expect("ends on shutdown_request");
     assert_eq!(status.code(), Some(0));
     assert_eq!(notify.count("READY=1"), 1);
-    assert!(
-        notify.messages.last().is_some_and(|m| m == "STOPPING=1\n"),
-        "{:?}",
-        notify.messages
-    );
+    notify.assert_stopping_last();
 }
 
 /// The unit in contrib/systemd is the one the README describes, and its

@@ -494,8 +494,7 @@ fn lines_from(running: &Running, from: &str) -> Vec<String> {
 }
 
 fn sighup(running: &Running) {
-    let pid = rustix::process::Pid::from_raw(running.child.id() as i32).expect("a child's pid");
-    rustix::process::kill_process(pid, rustix::process::Signal::HUP).expect("SIGHUP");
+    running.signal(rustix::process::Signal::HUP);
 }
 
 #[test]

@@ -5,7 +5,6 @@
 // Starting the daemon is the harness's job.
 #![allow(clippy::disallowed_methods)]
 
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -56,16 +55,7 @@ impl Alertmanager {
                 .stdin(Stdio::null())
                 .stdout(log.try_clone().expect("log file"))
                 .stderr(log);
-            // SAFETY: prctl(2) in the forked child before exec is
-            // async-signal-safe and neither allocates nor locks; see sshd.rs.
-            unsafe {
-                command.pre_exec(|| {
-                    rustix::process::set_parent_process_death_signal(Some(
-                        rustix::process::Signal::TERM,
-                    ))
-                    .map_err(std::io::Error::from)
-                });
-            }
+            crate::dies_with_this_thread(&mut command);
             let mut child = command
                 .spawn()
                 .unwrap_or_else(|e| panic!("cannot start {ALERTMANAGER}: {e}"));
@@ -122,21 +112,7 @@ impl Alertmanager {
 
     /// Ends it (SIGTERM, then SIGKILL after 5 s) and reaps it.
     pub fn stop(&mut self) {
-        if let Ok(Some(_)) = self.child.try_wait() {
-            return;
-        }
-        // Our own unreaped child: its pid cannot have been recycled.
-        let pid = rustix::process::Pid::from_child(&self.child);
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        crate::stop_child(&mut self.child);
     }
 }
 

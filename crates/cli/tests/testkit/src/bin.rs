@@ -80,6 +80,13 @@ impl Running {
         }
     }
 
+    /// `signal` to the monitor: our own child, not reaped yet, so its pid is
+    /// still its own.
+    pub fn signal(&self, signal: rustix::process::Signal) {
+        rustix::process::kill_process(rustix::process::Pid::from_child(&self.child), signal)
+            .expect("signal our own child");
+    }
+
     /// One line on the monitor's stdin.
     pub fn send(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin still open");

@@ -2,7 +2,8 @@
 //! uses: the one harness that starts the binary ([`bin`]), a private tmux
 //! server per test ([`tmux`]), a real sshd on 127.0.0.1 ([`sshd`]), a real
 //! Alertmanager on 127.0.0.1 ([`alertmanager`]), and a
-//! seccomp fence that forbids process creation on one thread ([`fence`]).
+//! seccomp fence that forbids process creation on one thread ([`fence`]),
+//! and `git` in a test's repository ([`git`]).
 //! Each cleans up exactly what it started, by socket or pid.
 
 pub mod alertmanager;
@@ -10,3 +11,64 @@ pub mod bin;
 pub mod fence;
 pub mod sshd;
 pub mod tmux;
+
+/// Ends a daemon a test started (SIGTERM, then SIGKILL after 5 s) and
+/// reaps it; nothing when it already ended.
+pub fn stop_child(child: &mut std::process::Child) {
+    if let Ok(Some(_)) = child.try_wait() {
+        return;
+    }
+    // Our own unreaped child: its pid cannot have been recycled, since we
+    // have not waited for it yet.
+    let pid = rustix::process::Pid::from_child(child);
+    let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while std::time::Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// The daemon `command` starts ends with the thread that starts it: if the
+/// test dies without running Drop (SIGKILL), the kernel sends it SIGTERM.
+/// The "parent" is the spawning THREAD: start and drop a daemon on the
+/// test's thread.
+pub fn dies_with_this_thread(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the forked child before exec, where only
+    // async-signal-safe calls are sound: prctl(2) is one, and it neither
+    // allocates nor locks. `pre_exec` is std's only hook there; no crate sets
+    // a `Command`'s parent-death signal without it.
+    unsafe {
+        command.pre_exec(|| {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM))
+                .map_err(std::io::Error::from)
+        });
+    }
+}
+
+/// `git ARGS` in `dir` as a test's fixture runs it: the machine's and the
+/// user's git config left out, a fixed author; its stdout. Panics, saying
+/// why, when git fails.
+pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let outcome = probes::run::run(
+        &probes::run::Invocation::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid"),
+        &probes::run::Limits::default(),
+    );
+    match outcome.success_stdout() {
+        Some(out) => out.text(),
+        None => panic!("git {args:?} in {}: {}", dir.display(), outcome.describe()),
+    }
+}

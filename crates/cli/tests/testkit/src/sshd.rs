@@ -24,7 +24,6 @@
 
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -120,21 +119,7 @@ impl Sshd {
                 .stdin(Stdio::null())
                 .stdout(log.try_clone().expect("sshd log"))
                 .stderr(log);
-            // If the test dies without running Drop (SIGKILL), the kernel
-            // ends this sshd too. The "parent" is the spawning THREAD: start
-            // and drop the daemon on the test's thread.
-            // SAFETY: the closure runs in the forked child before exec, where
-            // only async-signal-safe calls are sound: prctl(2) is one, and it
-            // neither allocates nor locks. `pre_exec` is std's only hook
-            // there; no crate sets a `Command`'s parent-death signal without it.
-            unsafe {
-                command.pre_exec(|| {
-                    rustix::process::set_parent_process_death_signal(Some(
-                        rustix::process::Signal::TERM,
-                    ))
-                    .map_err(std::io::Error::from)
-                });
-            }
+            crate::dies_with_this_thread(&mut command);
             let mut child = command
                 .spawn()
                 .unwrap_or_else(|e| panic!("cannot start {SSHD}: {e}"));
@@ -208,22 +193,7 @@ impl Sshd {
     }
 
     fn stop(&mut self) {
-        if let Ok(Some(_)) = self.child.try_wait() {
-            return;
-        }
-        // Our own unreaped child: its pid cannot have been recycled, since
-        // we have not waited for it yet.
-        let pid = rustix::process::Pid::from_child(&self.child);
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        crate::stop_child(&mut self.child);
     }
 }
 
