@@ -288,17 +288,26 @@ fn run_config(args: &Args, path: &std::path::Path) -> ExitCode {
 /// (`metrics_listen`), for `status --config`; `Err` is the lines that say
 /// what is wrong with the file.
 pub(crate) fn config_endpoint(path: &std::path::Path) -> Result<Option<String>, Vec<String>> {
+    let config = load_config(path, &crate::profiles::in_force_quietly())?;
+    Ok(config.metrics_listen.map(|addr| addr.to_string()))
+}
+
+/// The config file read and checked, or the lines that say what is wrong
+/// with it (`FILE:LINE: KEY: what`), without the command's prefix.
+fn load_config(
+    path: &std::path::Path,
+    profiles: &classify::Profiles,
+) -> Result<config::Config, Vec<String>> {
     let shown = path.display();
-    match config::read(path, &crate::profiles::in_force_quietly()) {
-        Ok(config) => Ok(config.metrics_listen.map(|addr| addr.to_string())),
-        Err(config::LoadError::Unreadable(why)) => Err(vec![format!(
-            "cannot read the config file {shown}: it {why}"
-        )]),
-        Err(config::LoadError::Mistakes(mistakes)) => Err(mistakes
+    config::read(path, profiles).map_err(|error| match error {
+        config::LoadError::Unreadable(why) => {
+            vec![format!("cannot read the config file {shown}: it {why}")]
+        }
+        config::LoadError::Mistakes(mistakes) => mistakes
             .iter()
             .map(|mistake| format!("{shown}:{mistake}"))
-            .collect()),
-    }
+            .collect(),
+    })
 }
 
 /// The config file's settings, or the lines that say what is wrong with it
@@ -308,23 +317,14 @@ fn read_config(
     path: &std::path::Path,
     profiles: &classify::Profiles,
 ) -> Result<Settings, Vec<String>> {
-    let shown = path.display();
-    let config = match config::read(path, profiles) {
-        Ok(config) => config,
-        Err(config::LoadError::Unreadable(why)) => {
-            return Err(vec![format!(
-                "bmb-monitor: watch: cannot read the config file {shown}: it {why}"
-            )]);
-        }
-        Err(config::LoadError::Mistakes(mistakes)) => {
-            return Err(mistakes
-                .iter()
-                .map(|mistake| format!("bmb-monitor: watch: {shown}:{mistake}"))
-                .collect());
-        }
+    let said = |lines: Vec<String>| -> Vec<String> {
+        lines
+            .into_iter()
+            .map(|line| format!("bmb-monitor: watch: {line}"))
+            .collect()
     };
-    Settings::from_config(args, config)
-        .map_err(|message| vec![format!("bmb-monitor: watch: {message}")])
+    let config = load_config(path, profiles).map_err(said)?;
+    Settings::from_config(args, config).map_err(|message| said(vec![message]))
 }
 
 /// SIGHUP: the file re-read and applied, or, when it no longer reads, said
