@@ -31,8 +31,9 @@ pub struct Case {
     pub version: String,
     /// `typing: unsafe`: a stop with no live input box on screen (a shell
     /// after the agent exited, a pager, a dialog no profile knows), which a
-    /// monitor must never type into. Every other stop must read as safe.
-    pub typing_unsafe: bool,
+    /// monitor must never type into; `typing: draft`: a stop whose box holds
+    /// a person's draft, never typed over. Every other stop must read as safe.
+    pub typing: Option<String>,
 }
 
 impl Case {
@@ -91,7 +92,7 @@ impl Case {
             shape,
             source: one("source").unwrap_or_default(),
             version: one("version").unwrap_or_default(),
-            typing_unsafe: one("typing").as_deref() == Some("unsafe"),
+            typing: one("typing"),
         })
     }
 
@@ -248,13 +249,24 @@ pub fn replay_cases(cases: Result<Vec<Case>, Vec<String>>, snapshots: Snapshots)
                 ));
             }
             let stop = matches!(verdict.state, State::Stalled | State::Blocked);
-            if stop && verdict.typing_safe() == case.typing_unsafe {
+            let refused = verdict.typing_refusal_word();
+            let said = match (case.typing.as_deref(), refused) {
+                (None, None)
+                | (Some("unsafe"), Some("unreadable"))
+                | (Some("draft"), Some("draft")) => None,
+                (None, Some(word)) => Some(format!(
+                    "not safe to type into ({word}: {}), so a monitor would never nudge it",
+                    verdict.typing_refusal().unwrap_or_default()
+                )),
+                (Some(want), word) => Some(format!(
+                    "{}, but the case says `typing: {want}`",
+                    word.map_or("safe to type into".to_string(), |w| format!(
+                        "not typed into ({w})"
+                    ))
+                )),
+            };
+            if let (true, Some(said)) = (stop, said) {
                 case_matches = false;
-                let said = if case.typing_unsafe {
-                    "safe to type into, but the case says `typing: unsafe`"
-                } else {
-                    "not safe to type into (no live input box recognised), so a monitor would never nudge it"
-                };
                 report
                     .failures
                     .push(format!("{}/{file}: a stop read as {said}", case.name));

@@ -21,10 +21,13 @@ detect = \(shift\+tab to cycle\)
 # The input box: a rule line, the ❯ line (❯ then a no-break space while live), a closing rule line.
 box_top = ^─{8,}$
 box_bottom = ^─{8,}$
-# 2.1.332 writes placeholder text into an empty box (after an API error, under a queued message);
-# the prompt marker takes it in whole, so it is never read as a typed draft. First, so it wins.
-prompt = ^❯\s(?:Resend your message to try again|Press up to edit queued messages)$
 prompt = ^[❯>](?:\s|$)
+# 2.1.332 writes placeholder text into an empty box (after an API error, under a queued message),
+# in faint ink with its own cursor cell over the first letter; in a capture without ink (`-p`) the
+# text itself tells it from a person's draft. A draft is never typed over; a placeholder is no draft.
+placeholder = ^(?:Resend your message to try again|Press up to edit queued messages)$
+# A welcome screen's suggestion (faint with ink): `❯ Try "edit mcp.rs to..."`.
+placeholder = ^Try "[^"]*"$
 
 # Live chrome. The spinner row sits at column zero just above the box: a glyph, a gerund ending
 # in `…`, and optionally a parenthesis that starts with the elapsed time, `esc to interrupt` or tokens.

@@ -41,6 +41,9 @@ box_bottom = ^▀{8,}$
 box_bottom = ^─{8,}$
 box_bottom = ^$
 prompt = ^ [>*!]\s
+# The empty box: a drawn cursor cell (reverse video) BEFORE the placeholder, in grey or in no
+# colour at all (NO_COLOR), so ink does not tell it; the text does. Anything else there is a draft.
+placeholder = ^Type your message or @path/to/file$
 
 # Between the spinner row and the box: a `────` rule and the approval-mode line
 # (` Shift+Tab to accept edits`, ` YOLO Ctrl+Y`, indented, so skipped anyway).

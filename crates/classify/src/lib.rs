@@ -62,6 +62,7 @@
 
 mod echo;
 mod explain;
+mod ink;
 mod profile;
 mod rules;
 mod signals;
@@ -167,6 +168,44 @@ pub struct Verdict {
     /// `stop_note` for a line of the live chrome, e.g. "a background
     /// terminal is still running: check it with /ps"). `None` otherwise.
     pub note: Option<String>,
+    /// What the live input box holds; [`BoxText::Empty`] when no box is on screen.
+    pub box_text: BoxText,
+    /// For a stop, the CLI's own words that a usage limit stopped it (its
+    /// profile's `usage_limit`), newest first on screen. `None` otherwise.
+    pub usage_limit: Option<UsageLimit>,
+}
+
+/// What the live input box holds, as far as the pane tells.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum BoxText {
+    /// Nothing (or no box on screen).
+    #[default]
+    Empty,
+    /// Only the CLI's own placeholder: faint ink where the capture carries
+    /// it (`capture-pane -e`), else the profile's `placeholder` text.
+    Placeholder,
+    /// Only text the monitor itself typed and that was not sent (the echo
+    /// ledger knows it): it never gets a second copy.
+    OwnText,
+    /// A person's draft, its lines joined with newlines: never typed over.
+    Draft(String),
+}
+
+impl BoxText {
+    /// The box takes a keystroke without joining anyone's text.
+    pub fn is_empty(&self) -> bool {
+        matches!(self, BoxText::Empty | BoxText::Placeholder)
+    }
+}
+
+/// A CLI's own words that its usage limit stopped it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageLimit {
+    /// The line, normalised (`⎿  You've hit your 5-hour limit · resets 1am (Asia/Tbilisi)`).
+    pub line: String,
+    /// When it resets, as printed (`1am (Asia/Tbilisi)`, `in 2 days 17 hours`);
+    /// `None` when the line gives no time the profile can cut out.
+    pub reset: Option<String>,
 }
 
 impl Verdict {
@@ -175,7 +214,9 @@ impl Verdict {
     /// still runs in the pane (its last frame can outlive it, with a shell
     /// under it): the pane alone cannot say that.
     pub fn typing_safe(&self) -> bool {
-        matches!(self.state, State::Stalled | State::Blocked) && self.input_box
+        matches!(self.state, State::Stalled | State::Blocked)
+            && self.input_box
+            && self.box_text.is_empty()
     }
 
     /// Why typing is not safe, as far as the pane tells; `None` when it is.
@@ -184,6 +225,22 @@ impl Verdict {
             State::Working => Some("a turn is running"),
             State::Question => Some("a dialog waits for a human"),
             State::Stalled | State::Blocked if !self.input_box => Some("no input box recognised"),
+            State::Stalled | State::Blocked => match self.box_text {
+                BoxText::Empty | BoxText::Placeholder => None,
+                BoxText::Draft(_) => Some("a draft is waiting in the box"),
+                BoxText::OwnText => Some("the box holds this monitor's own text, not sent"),
+            },
+        }
+    }
+
+    /// [`Verdict::typing_refusal`] as a machine word (`--json`'s
+    /// `not_typed_because`): `working`, `question`, `unreadable` or `draft`.
+    pub fn typing_refusal_word(&self) -> Option<&'static str> {
+        match self.state {
+            State::Working => Some("working"),
+            State::Question => Some("question"),
+            State::Stalled | State::Blocked if !self.input_box => Some("unreadable"),
+            State::Stalled | State::Blocked if !self.box_text.is_empty() => Some("draft"),
             State::Stalled | State::Blocked => None,
         }
     }

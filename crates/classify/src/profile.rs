@@ -103,6 +103,18 @@ pub struct Profile {
     pub(crate) task_open: Option<Regex>,
     /// `stop_note = REGEX => TEXT` pairs, in file order (see the module docs).
     pub(crate) stop_note: Vec<(Regex, String)>,
+    /// What the CLI itself shows in an empty input box (Claude Code's
+    /// `Resend your message to try again`), matched against the box's text
+    /// after the prompt marker: not a draft. Where the capture carries its
+    /// ink, faint text is a placeholder whatever it says.
+    pub(crate) placeholder: Option<Regex>,
+    /// A line of the CLI's own footer that stands at column zero under the
+    /// box: not something else drawn over the agent's last frame.
+    pub(crate) footer: Option<Regex>,
+    /// The CLI's usage-limit lines, each with a `reset` group for when the
+    /// limit resets (`1am (Asia/Tbilisi)`, `at 2:51 PM`, `in 2 days 3 hours`).
+    /// Kept apart, not joined, since each names its group `reset`.
+    pub(crate) usage_limit: Vec<Regex>,
 }
 
 /// Why a profile file was refused: the file, the line, the key, and what is wrong.
@@ -156,7 +168,11 @@ const REGEX_KEYS: &[&str] = &[
     "task_done",
     "task_active",
     "task_open",
+    "placeholder",
+    "footer",
 ];
+/// Regex keys whose values stay apart (each may name the same group).
+const LIST_KEYS: &[&str] = &["usage_limit"];
 
 impl Profile {
     /// Parses a profile file. `source` names it in errors (a path, or `builtin:claude`).
@@ -171,6 +187,7 @@ impl Profile {
         let mut patterns: Vec<(&'static str, Vec<String>)> =
             REGEX_KEYS.iter().map(|&key| (key, Vec::new())).collect();
         let mut stop_note = Vec::new();
+        let mut usage_limit = Vec::new();
         let invalid = |err: regex::Error| {
             let first = err
                 .to_string()
@@ -208,13 +225,18 @@ impl Profile {
                 };
                 let regex = Regex::new(pattern).map_err(|err| error(number, key, invalid(err)))?;
                 stop_note.push((regex, note.to_string()));
+            } else if LIST_KEYS.contains(&key) {
+                let regex = Regex::new(value).map_err(|err| error(number, key, invalid(err)))?;
+                usage_limit.push(regex);
             } else if let Some((_, values)) = patterns.iter_mut().find(|(k, _)| *k == key) {
                 if let Err(err) = Regex::new(value) {
                     return Err(error(number, key, invalid(err)));
                 }
                 values.push(value.to_string());
             } else {
-                let known = [TEXT_KEYS, REGEX_KEYS, NOTE_KEYS].concat().join(", ");
+                let known = [TEXT_KEYS, REGEX_KEYS, NOTE_KEYS, LIST_KEYS]
+                    .concat()
+                    .join(", ");
                 return Err(error(
                     number,
                     key,
@@ -292,7 +314,10 @@ impl Profile {
             task_done: regex("task_done")?,
             task_active: regex("task_active")?,
             task_open: regex("task_open")?,
+            placeholder: regex("placeholder")?,
+            footer: regex("footer")?,
             stop_note,
+            usage_limit,
             name,
         })
     }

@@ -9,9 +9,10 @@ use std::fmt;
 use regex::Regex;
 
 use crate::echo::Echo;
+use crate::ink::{self, Ink};
 use crate::profile::{Profile, Profiles};
 use crate::tail::Tail;
-use crate::{Context, Evidence, State, Verdict, Work};
+use crate::{BoxText, Context, Evidence, State, UsageLimit, Verdict, Work};
 
 /// How far above the bottom the input box's closing rule is looked for. The
 /// box is found by its structure (rule, prompt line, rule), never cut at a
@@ -36,6 +37,9 @@ const BOXLESS_CHROME_LINES: usize = 3;
 const HINT_MAX_FROM_BOTTOM: usize = 4;
 /// How many bottom lines `auto` reads to pick a profile.
 const DETECT_LINES: usize = 12;
+/// How many non-blank lines above the box (or above the bottom) a usage
+/// limit's line may stand: the newest turn's end, never older scrollback.
+const LIMIT_MAX_LINES: usize = 8;
 
 /// The rule that decided a verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -206,11 +210,12 @@ pub(crate) fn classify(pane: &str, work: Work, context: &Context<'_>) -> Verdict
         evidence,
         dialog,
         input_box,
+        box_text,
     } = decision;
     let evidence = evidence.and_then(|i| reader.evidence(i));
-    let note = match state {
-        State::Stalled | State::Blocked => reader.stop_note(),
-        State::Working | State::Question => None,
+    let (note, usage_limit) = match state {
+        State::Stalled | State::Blocked => (reader.stop_note(), reader.usage_limit()),
+        State::Working | State::Question => (None, None),
     };
     Verdict {
         state,
@@ -221,6 +226,8 @@ pub(crate) fn classify(pane: &str, work: Work, context: &Context<'_>) -> Verdict
         dialog,
         input_box,
         note,
+        box_text,
+        usage_limit,
     }
 }
 
@@ -263,6 +270,8 @@ struct Decision {
     dialog: Vec<String>,
     /// The profile's live input box (or input line) is on screen.
     input_box: bool,
+    /// What that box holds.
+    box_text: BoxText,
 }
 
 pub(crate) struct Reader<'a, 'p> {
@@ -299,6 +308,7 @@ impl Reader<'_, '_> {
         match self.find_input_box() {
             Some(input) => Decision {
                 input_box: !self.foreign_under_box(input),
+                box_text: self.box_text(input),
                 ..self.decide_with_box(work, input)
             },
             None => self.decide_without_box(work),
@@ -351,7 +361,10 @@ impl Reader<'_, '_> {
         let echo = self.echo;
         (0..input.bottom).any(|i| {
             self.tail.get(i).is_some_and(|line| {
-                !line.is_blank() && !line.is_indented() && !echo.matches(&line.text)
+                !line.is_blank()
+                    && !line.is_indented()
+                    && !matches_opt(&self.profile.footer, &line.text)
+                    && !echo.matches(&line.text)
             })
         })
     }
@@ -418,6 +431,7 @@ impl Reader<'_, '_> {
             evidence: Some(evidence),
             dialog,
             input_box: false,
+            box_text: BoxText::Empty,
         })
     }
 
@@ -489,17 +503,118 @@ impl Reader<'_, '_> {
     /// still streaming. Read only when a draft is present, so an idle pane
     /// with an empty box never gets here.
     fn reply_under_draft(&mut self, input: InputBox) -> Option<usize> {
-        let prompt = self.profile.prompt.as_ref()?;
-        let prompt_line = self.tail.text(input.top - 1)?;
-        // What follows the profile's prompt marker on the box's first line.
-        let typed = prompt
-            .find(prompt_line)
-            .map_or(prompt_line, |m| &prompt_line[m.end()..]);
-        let draft = !typed.trim().is_empty() || input.top - 1 > input.bottom + 1;
-        if !draft {
+        if self.box_text(input).is_empty() {
             return None;
         }
         self.unterminated_reply(input)
+    }
+
+    /// What the live box holds: its lines from the prompt line down to the
+    /// closing rule, after the prompt marker.
+    pub(crate) fn box_text(&mut self, input: InputBox) -> BoxText {
+        let prompt = self.profile.prompt.as_ref();
+        let Some(first) = self.tail.text(input.top - 1) else {
+            return BoxText::Empty;
+        };
+        let marker = prompt
+            .and_then(|p| p.find(first))
+            .map_or(0, |m| first[..m.end()].chars().count());
+        let lines = (input.bottom + 1..input.top)
+            .rev()
+            .map(|i| (i, if i == input.top - 1 { marker } else { 0 }));
+        let lines: Vec<(usize, usize)> = lines.collect();
+        self.typed_text(&lines, Some(input.top))
+    }
+
+    /// What was typed on the lines `(index, characters of prompt marker to
+    /// skip)`, top to bottom, the ink read from line `ink_from` on (tmux
+    /// carries attributes from line to line): nothing, the CLI's own
+    /// placeholder (faint ink, or the profile's `placeholder` text), our own
+    /// unsent text, or someone's draft.
+    fn typed_text(&mut self, lines: &[(usize, usize)], ink_from: Option<usize>) -> BoxText {
+        let mut ink = Ink::default();
+        if let Some(line) = ink_from.and_then(|i| self.tail.get(i)) {
+            ink::cells(line.raw, &mut ink);
+        }
+        let mut texts = Vec::new();
+        let mut inked = false;
+        let mut all_faint = true;
+        for &(i, skip) in lines {
+            let Some(line) = self.tail.get(i) else { break };
+            inked |= ink::has_sgr(line.raw);
+            let cells = ink::cells(line.raw, &mut ink);
+            let typed = cells.get(skip..).unwrap_or_default();
+            let text: String = typed.iter().map(|(c, _)| *c).collect();
+            let text = text.trim();
+            if text.is_empty() {
+                continue;
+            }
+            let shown = || typed.iter().filter(|(c, _)| !c.is_whitespace());
+            // A CLI draws its own cursor in reverse video over the
+            // placeholder's first letter: faint ink around it is a placeholder.
+            let faint = shown().any(|(_, ink)| ink.faint)
+                && shown().all(|(_, ink)| ink.faint || ink.reverse);
+            all_faint &= faint;
+            texts.push(text.to_string());
+        }
+        if texts.is_empty() {
+            return BoxText::Empty;
+        }
+        let placeholder = |t: &String| matches_opt(&self.profile.placeholder, t);
+        if (inked && all_faint) || texts.iter().all(placeholder) {
+            return BoxText::Placeholder;
+        }
+        if texts.iter().all(|t| self.echo.matches(t)) {
+            return BoxText::OwnText;
+        }
+        BoxText::Draft(texts.join("\n"))
+    }
+
+    /// The CLI's own words that a usage limit stopped it: a line matching
+    /// the profile's `usage_limit` among the newest lines above the box
+    /// (nearest first), else in the status bar under it; without a box,
+    /// among the bottom lines. Echo and the box's own text never count.
+    pub(crate) fn usage_limit(&mut self) -> Option<UsageLimit> {
+        if self.profile.usage_limit.is_empty() {
+            return None;
+        }
+        let (above, footer) = match self.find_input_box() {
+            Some(input) => (input.top + 1, 0..input.bottom),
+            None => (0, 0..0),
+        };
+        let mut candidates = Vec::new();
+        let mut read = 0;
+        for i in above.. {
+            let Some(line) = self.tail.get(i) else { break };
+            if line.is_blank() {
+                continue;
+            }
+            read += 1;
+            if read > LIMIT_MAX_LINES {
+                break;
+            }
+            candidates.push(i);
+        }
+        candidates.extend(footer);
+        candidates.into_iter().find_map(|i| {
+            let text = self.tail.text(i)?;
+            if self.echo.matches(text) {
+                return None;
+            }
+            let captures = self
+                .profile
+                .usage_limit
+                .iter()
+                .find_map(|regex| regex.captures(text))?;
+            let reset = captures
+                .name("reset")
+                .map(|m| m.as_str().trim().to_string())
+                .filter(|r| !r.is_empty());
+            Some(UsageLimit {
+                line: text.to_string(),
+                reset,
+            })
+        })
     }
 
     /// The newest reply above the input box when nothing ended it: walking
@@ -567,8 +682,14 @@ impl Reader<'_, '_> {
         };
         if is_input {
             let region = self.region(RegionKind::InputBox, 0, 0);
+            let marker = self
+                .tail
+                .text(0)
+                .and_then(|t| input_line.find(t).map(|m| t[..m.end()].chars().count()))
+                .unwrap_or(0);
             return Some(Decision {
                 input_box: true,
+                box_text: self.typed_text(&[(0, marker)], None),
                 ..self.stop(work, region, Some(0))
             });
         }
@@ -587,6 +708,7 @@ impl Reader<'_, '_> {
                 evidence: Some(0),
                 dialog,
                 input_box: false,
+                box_text: BoxText::Empty,
             });
         }
         let region = self.region(RegionKind::Bottom, 0, 0);
@@ -739,6 +861,7 @@ impl Reader<'_, '_> {
             evidence: Some(evidence),
             dialog: Vec::new(),
             input_box: false,
+            box_text: BoxText::Empty,
         }
     }
 
@@ -751,6 +874,7 @@ impl Reader<'_, '_> {
             evidence,
             dialog: Vec::new(),
             input_box: false,
+            box_text: BoxText::Empty,
         }
     }
 

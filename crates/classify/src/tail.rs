@@ -16,6 +16,9 @@ pub(crate) struct Line<'a> {
     pub offset: usize,
     /// Escapes and control characters removed, trailing whitespace trimmed.
     pub text: Cow<'a, str>,
+    /// The line as captured (cut at [`MAX_RAW_LINE_BYTES`]), escapes and all:
+    /// where its ink is read (`crate::ink`).
+    pub raw: &'a str,
 }
 
 impl Line<'_> {
@@ -84,9 +87,11 @@ impl<'a> Tail<'a> {
                 (0, rest)
             }
         };
+        let raw = cut(raw);
         Some(Line {
             offset: start,
-            text: normalize(cut(raw)),
+            text: normalize(raw),
+            raw,
         })
     }
 }
@@ -133,9 +138,9 @@ pub(crate) fn normalize(raw: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-type Chars<'a> = std::iter::Peekable<std::str::Chars<'a>>;
+pub(crate) type Chars<'a> = std::iter::Peekable<std::str::Chars<'a>>;
 
-fn skip_escape(chars: &mut Chars<'_>) {
+pub(crate) fn skip_escape(chars: &mut Chars<'_>) {
     match chars.next() {
         Some('[') => skip_csi(chars),
         // OSC, DCS, SOS, PM, APC: a string ended by BEL or ST (ESC \).

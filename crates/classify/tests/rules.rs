@@ -429,3 +429,108 @@ fn a_line_at_column_zero_under_the_box_means_the_box_is_no_longer_live() {
     let listed = format!("{idle}  ◯ general-purpose  Survey monitor.rs   3s · ↑ 1.2k tokens\n");
     assert!(classify::classify(&listed, Work::Available(1)).typing_safe());
 }
+
+/// What the box holds, on a stop: each case a box line as captured (with
+/// its ink, as `capture-pane -e` gives it, or without) and what it is.
+#[test]
+fn a_draft_in_the_box_is_never_typed_over_and_a_placeholder_is_no_draft() {
+    use classify::BoxText;
+    let nudge = "Please continue with the next step of your plan.";
+    let cases: &[(&str, &[&str], BoxText)] = &[
+        ("", &[], BoxText::Empty),
+        // Claude Code's own cursor cell, alone in an empty box.
+        ("\u{1b}[7m \u{1b}[0m", &[], BoxText::Empty),
+        // 2.1.332's placeholder: its cursor cell over the first letter, the rest faint.
+        (
+            "\u{1b}[7mR\u{1b}[0;2m\u{1b}[39m\u{1b}[49mesend your message to try again",
+            &[],
+            BoxText::Placeholder,
+        ),
+        // The same placeholder captured without ink: its text tells.
+        (
+            "Resend your message to try again",
+            &[],
+            BoxText::Placeholder,
+        ),
+        // A welcome screen's suggestion, faint.
+        (
+            "\u{1b}[2mTry \"fix lint errors\"\u{1b}[22m",
+            &[],
+            BoxText::Placeholder,
+        ),
+        // A person's draft, with the cursor cell after it.
+        (
+            "please refactor the parser so that\u{1b}[7m \u{1b}[0m",
+            &[],
+            BoxText::Draft("please refactor the parser so that".into()),
+        ),
+        // A draft whose words are the placeholder's, in ordinary ink, is still a draft
+        // where the ink says so... unless it is exactly the placeholder's text.
+        (
+            "Resend your message to try again, but shorter",
+            &[],
+            BoxText::Draft("Resend your message to try again, but shorter".into()),
+        ),
+        // Faint text beside ordinary text: someone typed.
+        (
+            "\u{1b}[2mTry \u{1b}[22mthis",
+            &[],
+            BoxText::Draft("Try this".into()),
+        ),
+        // Our own nudge, typed and never sent: no second copy.
+        (nudge, &[nudge], BoxText::OwnText),
+        // Our nudge glued to a person's words is theirs too.
+        (
+            "wait Please continue with the next step of your plan.",
+            &[],
+            BoxText::Draft("wait Please continue with the next step of your plan.".into()),
+        ),
+    ];
+    for (input, sent, expected) in cases {
+        let pane = screen(TURN_ENDED, "", input, IDLE_FOOTER);
+        let echo = Echo::new(*sent);
+        let context = Context::new(Profiles::builtin()).with_echo(&echo);
+        let verdict = classify::classify_with(&pane, Work::Available(2), &context);
+        assert_eq!(verdict.state, State::Stalled, "{input:?}");
+        assert_eq!(&verdict.box_text, expected, "{input:?}");
+        assert_eq!(verdict.typing_safe(), expected.is_empty(), "{input:?}");
+        let word = verdict.typing_refusal_word();
+        assert_eq!(word, (!expected.is_empty()).then_some("draft"), "{input:?}");
+    }
+}
+
+#[test]
+fn a_draft_on_the_lines_under_the_prompt_line_is_a_draft_too() {
+    let pane = screen(TURN_ENDED, "", "first line\n  second line", IDLE_FOOTER);
+    let verdict = classify::classify(&pane, Work::Available(1));
+    assert_eq!(
+        verdict.box_text,
+        classify::BoxText::Draft("first line\nsecond line".into())
+    );
+    assert_eq!(
+        verdict.typing_refusal(),
+        Some("a draft is waiting in the box")
+    );
+}
+
+#[test]
+fn a_profile_footer_may_stand_at_column_zero_under_the_box() {
+    let base = "name = zero\ndetect = ^zero-cli\nbox_top = ^─{8,}$\nbox_bottom = ^─{8,}$\nprompt = ^❯(?:\\s|$)\n";
+    let pane = format!("zero-cli v1\n{RULE}\n❯\u{a0}\n{RULE}\nmodel: local · ctx 12%\n");
+    let without = classify::Profile::parse("test", base).unwrap();
+    let with = classify::Profile::parse(
+        "test",
+        &format!("{base}footer = ^model: \\S+ · ctx \\d+%$\n"),
+    )
+    .unwrap();
+    for (profile, safe) in [(&without, false), (&with, true)] {
+        let context = Context::new(Profiles::builtin()).with_profile(profile);
+        let verdict = classify::classify_with(&pane, Work::Available(1), &context);
+        assert_eq!(verdict.state, State::Stalled);
+        assert_eq!(verdict.typing_safe(), safe, "{verdict:#?}");
+    }
+    // A line the footer key does not describe is still something else drawn there.
+    let shell = format!("{pane}root@h:~# \n");
+    let context = Context::new(Profiles::builtin()).with_profile(&with);
+    assert!(!classify::classify_with(&shell, Work::Available(1), &context).typing_safe());
+}
