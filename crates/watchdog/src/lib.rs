@@ -89,6 +89,7 @@ pub mod clock;
 pub mod lead;
 pub mod session;
 pub mod target;
+pub mod usage_limit;
 pub mod witness;
 pub mod worker;
 
