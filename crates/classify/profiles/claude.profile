@@ -76,3 +76,11 @@ task_done = ^\s*(?:⎿\s+)?[☒✔✓]\s+\S
 # In progress (2.1.x draws ◼), and open but not started (◻; ☐ before 2.1.x).
 task_active = ^\s*(?:⎿\s+)?[◼■▶]\s+\S
 task_open = ^\s*(?:⎿\s+)?[☐◻□]\s+\S
+
+# Usage limits (users' reports and 2.1.332's own limit screen, logged in with OAuth): the stop keeps
+# its word and is held until the reset the `reset` group cuts out, read in the zone it names (else
+# the local one). The transcript line names the zone; the footer's time is the CLI's local time.
+usage_limit = ^\s*(?:⎿\s+)?You['’]ve hit your (?:[\w-]+ )?limit · resets (?P<reset>.+?)\s*$
+usage_limit = Usage limit reached · (?:limit )?resets (?P<reset>.+?)\s*$
+usage_limit = Usage limit reached · set to continue automatically (?P<reset>at .+?)\s*$
+usage_limit = ^\s*Continuing automatically (?P<reset>at .+?) · Esc to cancel\s*$

@@ -65,3 +65,7 @@ dialog_question = ^\s*Would you like to .+\?\s*$
 dialog_question = ^\s*Trust this folder\?
 dialog_option = ^\s*(?:›\s*)?\d+\.\s+\S
 dialog_cursor = ^\s*›\s*\d+\.\s+\S
+
+# Usage limits: `■ You've hit your usage limit. Upgrade to Pro (…) or try again at 2:51 PM.` or
+# `… or try again in 2 days 17 hours 14 minutes.` The stop is held until the reset.
+usage_limit = ^■ You['’]ve hit your usage limit\..*try again (?P<reset>(?:at|in) .+?)\.?\s*$

@@ -589,6 +589,11 @@ impl Reader<'_, '_> {
             if line.is_blank() {
                 continue;
             }
+            // Above our own typed text is older than our nudge: a limit
+            // said there was said before it.
+            if self.echo.matches(&line.text) {
+                break;
+            }
             read += 1;
             if read > LIMIT_MAX_LINES {
                 break;

@@ -63,6 +63,12 @@ pub enum EscalationKind {
     Unreadable,
     /// The pane could not be captured for several polls in a row.
     CaptureFailed,
+    /// A draft (a person's, or our own unsent nudge) stayed in the box of a
+    /// stop that would have been nudged: not typed into.
+    Draft,
+    /// A usage limit stopped the agent, and either its reset could not be
+    /// read or it was still on screen after the reset's one nudge.
+    UsageLimit,
 }
 
 /// A target's memory, as replayed from its records.
@@ -206,6 +212,8 @@ mod tests {
             Just(EscalationKind::BudgetSpent),
             Just(EscalationKind::Unreadable),
             Just(EscalationKind::CaptureFailed),
+            Just(EscalationKind::Draft),
+            Just(EscalationKind::UsageLimit),
         ];
         let text = "[a-c ]{0,3}";
         prop_oneof![

@@ -30,6 +30,8 @@ pub const ALERT_NAMES: &[(&str, &str)] = &[
     ("synchronized", "BmbPanesSynchronized"),
     ("capture_failed", "BmbCaptureFailing"),
     ("failure", "BmbNewFailure"),
+    ("draft", "BmbDraftWaiting"),
+    ("usage_limit", "BmbUsageLimit"),
 ];
 
 /// The name of a reason no table row knows (a reason added later without
@@ -345,6 +347,8 @@ fn reason_held(kind: EscalationKind, refusal: Option<Refusal>) -> &'static str {
         EscalationKind::BudgetSpent => "escalate_to_human",
         EscalationKind::Unreadable => refusal.map_or("unreadable", Refusal::word),
         EscalationKind::CaptureFailed => "capture_failed",
+        EscalationKind::Draft => "draft",
+        EscalationKind::UsageLimit => "usage_limit",
         _ => "",
     }
 }
@@ -468,6 +472,8 @@ mod tests {
             "escalate_to_human",
             "capture_failed",
             "failure",
+            "draft",
+            "usage_limit",
         ];
         let reasons: Vec<&str> = refusals.iter().map(|r| r.word()).chain(others).collect();
         let mut names: Vec<&str> = reasons.iter().map(|r| alert_name(r)).collect();

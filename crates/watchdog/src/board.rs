@@ -338,8 +338,12 @@ pub fn is_action(done: &Done) -> bool {
         | Done::EscalatedQuestion
         | Done::EscalatedBudgetSpent
         | Done::EscalatedBlocked
-        | Done::EscalatedUnreadablePane => true,
-        Done::Refused { escalated, .. } => *escalated,
+        | Done::EscalatedUnreadablePane
+        | Done::EscalatedUsageLimit
+        // The board says a hold once, like the poll line, and keeps it as the last action.
+        | Done::Held { .. } => true,
+        Done::Refused { escalated, .. } | Done::DraftWaiting { escalated, .. } => *escalated,
+        Done::NotYet(_) => false,
         Done::BudgetReset { .. }
         | Done::CaptureFailed
         | Done::WitnessesDisagree { .. }

@@ -11,7 +11,8 @@ use std::collections::hash_map::DefaultHasher;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
-use classify::{Context, Echo, FailureKind, Profiles, State, Verdict, Work};
+use classify::{BoxText, Context, Echo, FailureKind, Profiles, State, UsageLimit, Verdict, Work};
+use jiff::{SignedDuration, Timestamp};
 
 use crate::witness::{Witness, combine};
 use ledger::session::{EscalationKind, SessionMemory, SessionRecord};
@@ -26,6 +27,10 @@ pub const RECLASSIFY_EVERY: u32 = 5;
 /// activity read from the transcript's shape, not the session file
 /// overruling a stop (a turn that runs changes the screen).
 pub const STILL_PANE_PATIENCE: u32 = 3;
+/// After a usage limit's reset, how long before its one nudge: the CLI's
+/// clock and this machine's may differ by seconds, and the CLI may continue
+/// by itself at the reset (then there is nothing to do).
+pub const RESET_MARGIN: SignedDuration = SignedDuration::from_secs(30);
 /// Polls in a row whose capture failed after which the operator is told
 /// (a server restarting, a host rebooting are a poll or two).
 pub const CAPTURE_FAILURE_PATIENCE: u32 = 3;
@@ -70,6 +75,62 @@ pub struct Observation<'a> {
     /// The pane that was read (`%N`) and its first process, where tmux said.
     pub pane_id: Option<&'a str>,
     pub pane_pid: Option<u32>,
+    /// When a key was last pressed in the pane's session (epoch seconds,
+    /// tmux's `#{session_activity}`), where tmux said: a person at the
+    /// keyboard since the last poll means no typing this poll.
+    pub activity: Option<i64>,
+    /// The time of this poll, for what the screen says about time (a usage
+    /// limit's reset). `None`: unknown, so no reset can be read.
+    pub now: Option<Now<'a>>,
+}
+
+/// The time of a poll, and the time zone database as a port (the monitor
+/// reads no file): a usage limit's `resets 4:20pm (Asia/Tbilisi)` needs both.
+#[derive(Clone, Copy)]
+pub struct Now<'a> {
+    /// The local time, in this machine's zone (what a CLI prints without a zone name).
+    pub local: &'a jiff::ZonedDateTime,
+    /// A time zone by its tz database name (`Asia/Tbilisi`), if there is one.
+    pub zones: &'a dyn Fn(&str) -> Option<jiff::tz::TimeZone>,
+}
+
+impl fmt::Debug for Now<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Now")
+            .field("local", self.local)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a stop that would be nudged is not typed into this poll (and is not
+/// escalated for it): someone may be at the keyboard, or the screen has not
+/// held still for a whole interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// A new watcher has not seen the screen hold still yet.
+    NewWatcher,
+    /// The screen changed since the last poll (the box among it).
+    ScreenMoved,
+    /// A key was pressed in the session since the last poll.
+    KeyPressed,
+}
+
+impl Wait {
+    /// The machine word (`--json`'s `not_typed_because`).
+    pub fn word(self) -> &'static str {
+        match self {
+            Wait::NewWatcher | Wait::ScreenMoved => "settling",
+            Wait::KeyPressed => "typing",
+        }
+    }
+
+    fn why(self) -> &'static str {
+        match self {
+            Wait::NewWatcher => "a new watcher waits for the screen to hold still one interval",
+            Wait::ScreenMoved => "the screen changed since the last poll",
+            Wait::KeyPressed => "a key was pressed in the session since the last poll",
+        }
+    }
 }
 
 /// The foreground of a pane's terminal: the process tmux names
@@ -267,6 +328,17 @@ pub enum Done {
     },
     /// New failure text for one signal.
     NewFailure { kind: FailureKind, text: String },
+    /// A stop that would be nudged, not typed into this poll, and why.
+    NotYet(Wait),
+    /// A draft waits in the box (a person's, or `own`: this monitor's unsent
+    /// nudge): not typed into; escalated the first poll it held still.
+    DraftWaiting { own: bool, escalated: bool },
+    /// A usage limit holds the stop until its reset (`HH:MM`): neither
+    /// nudged nor escalated; said when it starts or changes.
+    Held { until: String },
+    /// A usage limit whose reset cannot be read, or still on screen after
+    /// the reset's one nudge: escalated, not nudged.
+    EscalatedUsageLimit,
 }
 
 impl fmt::Display for Done {
@@ -320,6 +392,19 @@ impl fmt::Display for Done {
                 }
             }
             Done::NewFailure { kind, text } => write!(f, "new failure ({}): {text}", kind.name()),
+            Done::NotYet(wait) => write!(f, "not nudged yet ({})", wait.why()),
+            Done::DraftWaiting { own, escalated } => {
+                f.write_str(match own {
+                    false => "not typed into: a draft is waiting in the box",
+                    true => "not typed into: the box holds this monitor's own nudge, not sent",
+                })?;
+                match escalated {
+                    true => f.write_str(", escalated"),
+                    false => Ok(()),
+                }
+            }
+            Done::Held { until } => write!(f, "held until {until} (usage limit)"),
+            Done::EscalatedUsageLimit => f.write_str("usage limit: not nudged, escalated"),
         }
     }
 }
@@ -397,6 +482,11 @@ pub struct PollReport {
     /// refusing it: the pane the agent is in, which a caller may keep reading
     /// when another pane of the session becomes active.
     pub agent_seen: bool,
+    /// Why a stop that would be nudged was not typed into this poll, though
+    /// nothing refused its screen: `settling`, `typing`, `draft` or `usage_limit`.
+    pub deferred: Option<&'static str>,
+    /// While a usage limit holds the stop: until when (`HH:MM`).
+    pub held_until: Option<String>,
 }
 
 impl PollReport {
@@ -459,6 +549,17 @@ pub struct TargetMonitor {
     ui_change_said: bool,
     /// The profiles the pane is read with (the built-ins, or the user's too).
     profiles: std::sync::Arc<Profiles>,
+    /// The screen as last seen, its ink left out (a redrawn cursor is no
+    /// change), and polls in a row it held still: a nudge waits for one.
+    still_hash: Option<u64>,
+    still_polls: u32,
+    /// The session's last key time and this monitor's last poll (epoch
+    /// seconds), as the previous poll saw them.
+    last_activity: Option<i64>,
+    last_poll_at: Option<i64>,
+    /// The usage-limit reset last said as held, and the one whose nudge was typed.
+    held_said: Option<Timestamp>,
+    limit_nudged: Option<Timestamp>,
 }
 
 impl TargetMonitor {
@@ -490,6 +591,12 @@ impl TargetMonitor {
             box_seen: None,
             ui_change_said: false,
             profiles: builtin_profiles(),
+            still_hash: None,
+            still_polls: 0,
+            last_activity: None,
+            last_poll_at: None,
+            held_said: None,
+            limit_nudged: None,
         }
     }
 
@@ -606,7 +713,10 @@ impl TargetMonitor {
             refusal: None,
             unrecognised: self.unrecognised,
             agent_seen: false,
+            deferred: None,
+            held_until: None,
         };
+        let key_pressed = self.key_pressed(observation);
         let pane = match observation.capture {
             Ok(pane) => {
                 self.last_error = None;
@@ -637,6 +747,7 @@ impl TargetMonitor {
             }
         };
         let verdict = self.verdict(pane, observation.work);
+        self.track_stillness(pane);
         let mut state = self.second_witness(verdict.state, observation.witness, &mut done);
         let exited = observation.foreground.and_then(Foreground::gone);
         if exited.is_some() {
@@ -688,7 +799,7 @@ impl TargetMonitor {
         report.pane_state = Some(verdict.state);
         report.rule = Some(verdict.rule.name());
         report.evidence = verdict.evidence.as_ref().map(|e| e.text.clone());
-        self.rearm(state, refusal, &mut actions);
+        self.rearm(state, refusal, &verdict, &mut actions);
         if let Some((refusal, why)) = refused {
             // A screen the profile read before, unreadable now while the
             // same program is in front: the CLI changed how it draws.
@@ -727,12 +838,19 @@ impl TargetMonitor {
                 }
             }
             State::Question => self.on_question(&verdict, &mut actions, &mut done),
-            State::Stalled => self.on_stalled(
-                observation,
-                verdict.note.as_deref(),
-                &mut actions,
-                &mut done,
-            ),
+            State::Stalled => {
+                let wait = key_pressed.then_some(Wait::KeyPressed).or(self.unsettled());
+                self.on_stalled(
+                    observation,
+                    (&verdict, wait),
+                    &mut report,
+                    &mut actions,
+                    &mut done,
+                );
+                if report.deferred.is_some() {
+                    report.typing_safe = false;
+                }
+            }
             State::Blocked => self.on_blocked(pane, observation.work, &mut actions, &mut done),
         }
         if self.polls_since_classify == 0 {
@@ -883,11 +1001,23 @@ impl TargetMonitor {
 
     /// An escalation may be sent again once the pane shows another verdict
     /// (for a refused stop: another verdict, or a stop that can be typed into).
-    fn rearm(&mut self, state: State, refusal: Option<Refusal>, actions: &mut Vec<Action>) {
+    fn rearm(
+        &mut self,
+        state: State,
+        refusal: Option<Refusal>,
+        verdict: &Verdict,
+        actions: &mut Vec<Action>,
+    ) {
+        let stop = matches!(state, State::Stalled | State::Blocked);
         for (kind, held) in [
             (EscalationKind::Question, state == State::Question),
             (EscalationKind::Blocked, state == State::Blocked),
             (EscalationKind::Unreadable, refusal.is_some()),
+            (EscalationKind::Draft, stop && !verdict.box_text.is_empty()),
+            (
+                EscalationKind::UsageLimit,
+                stop && verdict.usage_limit.is_some(),
+            ),
         ] {
             if !held && self.memory.escalated.contains_key(&kind) {
                 self.record(SessionRecord::Rearmed { kind }, actions);
@@ -994,19 +1124,40 @@ impl TargetMonitor {
         done.push(Done::EscalatedQuestion);
     }
 
-    /// `note`: what the pane's profile says this stop's nudge should add
-    /// (Codex's background terminal: check it with /ps).
+    /// A stop with work left: held while a usage limit has not reset,
+    /// nudged within the budget once nobody is at the keyboard and the
+    /// screen held still, never typed over a draft; escalated once the
+    /// budget is spent. The verdict's `note` is what its profile says the
+    /// nudge should add (Codex's background terminal: check it with /ps).
     fn on_stalled(
         &mut self,
         observation: Observation<'_>,
-        note: Option<&str>,
+        (verdict, wait): (&Verdict, Option<Wait>),
+        report: &mut PollReport,
         actions: &mut Vec<Action>,
         done: &mut Vec<Done>,
     ) {
+        let mut reset_due = None;
+        if let Some(limit) = &verdict.usage_limit {
+            match self.on_usage_limit(limit, observation, report, actions, done) {
+                LimitHold::Handled => return,
+                LimitHold::ResetPassed(at) => reset_due = Some(at),
+            }
+        }
         let budget = self.config.budget;
         if self.memory.nudges_used < budget {
+            if let Some(wait) = wait {
+                report.deferred = Some(wait.word());
+                done.push(Done::NotYet(wait));
+                return;
+            }
+            if !verdict.box_text.is_empty() {
+                report.deferred = Some("draft");
+                self.on_draft(&verdict.box_text, observation.work, actions, done);
+                return;
+            }
             let used = self.memory.nudges_used + 1;
-            let text = match note {
+            let text = match verdict.note.as_deref() {
                 Some(note) => format!("{} Note: {note}.", self.config.nudge_text),
                 None => self.config.nudge_text.clone(),
             };
@@ -1015,6 +1166,9 @@ impl TargetMonitor {
             self.record(SessionRecord::Nudged { used }, actions);
             actions.push(Action::Send(text));
             done.push(Done::Nudged { used, budget });
+            if reset_due.is_some() {
+                self.limit_nudged = reset_due;
+            }
             return;
         }
         if self
@@ -1048,6 +1202,177 @@ impl TargetMonitor {
             record: latch_record,
         }));
         done.push(Done::EscalatedBudgetSpent);
+    }
+
+    /// A draft that held still in the box of a stop due a nudge: never typed
+    /// over (the person's words and ours would be sent as one), escalated
+    /// once with the draft quoted; our own unsent nudge never gets a second copy.
+    fn on_draft(
+        &mut self,
+        box_text: &BoxText,
+        work: Work,
+        actions: &mut Vec<Action>,
+        done: &mut Vec<Done>,
+    ) {
+        let own = matches!(box_text, BoxText::OwnText);
+        if self.memory.escalated.contains_key(&EscalationKind::Draft) {
+            done.push(Done::DraftWaiting {
+                own,
+                escalated: false,
+            });
+            return;
+        }
+        let mut message = format!(
+            "STALLED on {}: not typed into: {}. Nothing was typed (work={}); this needs a human: \
+             send it or empty the box, and the stop is nudged once it holds still.",
+            self.target,
+            match own {
+                false => "a draft is waiting in the box",
+                true => "the box holds this monitor's own nudge, typed but not sent",
+            },
+            work.display()
+        );
+        if let BoxText::Draft(draft) = box_text {
+            message.push_str("\n\nThe draft:\n");
+            message.push_str(draft);
+        }
+        let latch_record = SessionRecord::Escalated {
+            kind: EscalationKind::Draft,
+            key: fingerprint(&message),
+        };
+        self.memory.apply(&latch_record);
+        actions.push(Action::Alert(Alert {
+            state: State::Stalled,
+            reason: "draft",
+            message,
+            latch: Latch::Escalation(EscalationKind::Draft),
+            record: latch_record,
+        }));
+        done.push(Done::DraftWaiting {
+            own,
+            escalated: true,
+        });
+    }
+
+    /// A stop its CLI says a usage limit caused. Until the reset (plus
+    /// [`RESET_MARGIN`]) it is held: no nudge, no escalation, said once per
+    /// reset. After it, one nudge (the caller's, within the budget); the
+    /// limit still on screen after that nudge, or a reset that cannot be
+    /// read, is escalated once and never nudged.
+    fn on_usage_limit(
+        &mut self,
+        limit: &UsageLimit,
+        observation: Observation<'_>,
+        report: &mut PollReport,
+        actions: &mut Vec<Action>,
+        done: &mut Vec<Done>,
+    ) -> LimitHold {
+        let now = observation.now;
+        let at =
+            limit.reset.as_deref().zip(now).and_then(|(phrase, now)| {
+                crate::usage_limit::reset_at(phrase, now.local, now.zones)
+            });
+        let (Some(at), Some(now)) = (at, now) else {
+            let why = match limit.reset {
+                Some(_) => "its reset time cannot be read",
+                None => "the screen gives no reset time",
+            };
+            self.escalate_usage_limit(limit, why, observation.work, actions, done);
+            return LimitHold::Handled;
+        };
+        if now.local.timestamp() < at + RESET_MARGIN {
+            let until = crate::usage_limit::hhmm(at, now.local);
+            if self.held_said != Some(at) {
+                self.held_said = Some(at);
+                done.push(Done::Held {
+                    until: until.clone(),
+                });
+            }
+            report.deferred = Some("usage_limit");
+            report.held_until = Some(until);
+            return LimitHold::Handled;
+        }
+        if self.limit_nudged == Some(at) {
+            let why = format!(
+                "it is still on screen after the reset at {} and one nudge",
+                crate::usage_limit::hhmm(at, now.local)
+            );
+            self.escalate_usage_limit(limit, &why, observation.work, actions, done);
+            return LimitHold::Handled;
+        }
+        LimitHold::ResetPassed(at)
+    }
+
+    fn escalate_usage_limit(
+        &mut self,
+        limit: &UsageLimit,
+        why: &str,
+        work: Work,
+        actions: &mut Vec<Action>,
+        done: &mut Vec<Done>,
+    ) {
+        if self
+            .memory
+            .escalated
+            .contains_key(&EscalationKind::UsageLimit)
+        {
+            return;
+        }
+        let latch_record = SessionRecord::Escalated {
+            kind: EscalationKind::UsageLimit,
+            key: fingerprint(&limit.line),
+        };
+        self.memory.apply(&latch_record);
+        let message = format!(
+            "STALLED on {}: a usage limit stopped the agent and {why}, so it was not nudged (work={}). \
+             This needs a human.\n\n{}",
+            self.target,
+            work.display(),
+            limit.line.trim()
+        );
+        actions.push(Action::Alert(Alert {
+            state: State::Stalled,
+            reason: "usage_limit",
+            message,
+            latch: Latch::Escalation(EscalationKind::UsageLimit),
+            record: latch_record,
+        }));
+        done.push(Done::EscalatedUsageLimit);
+    }
+
+    /// Whether a key was pressed in the session since the last poll: its
+    /// last key time moved, or is no older than the last poll's second
+    /// (tmux counts whole seconds, so a key in that second may be after it).
+    fn key_pressed(&mut self, observation: Observation<'_>) -> bool {
+        let now = observation.now.map(|now| now.local.timestamp().as_second());
+        let pressed = match (observation.activity, self.last_activity) {
+            (Some(activity), Some(before)) => {
+                activity != before || self.last_poll_at.is_some_and(|at| activity >= at)
+            }
+            _ => false,
+        };
+        self.last_activity = observation.activity.or(self.last_activity);
+        self.last_poll_at = now.or(self.last_poll_at);
+        pressed
+    }
+
+    /// Counts the polls the screen held still, its ink left out.
+    fn track_stillness(&mut self, pane: &str) {
+        let hash = plain_hash(pane);
+        self.still_polls = match self.still_hash == Some(hash) {
+            true => self.still_polls + 1,
+            false => 0,
+        };
+        self.still_hash = Some(hash);
+    }
+
+    /// Why the screen has not held still for a whole interval, if it has not.
+    fn unsettled(&self) -> Option<Wait> {
+        match (self.still_polls, self.classifications) {
+            (0, 0..=1) => Some(Wait::NewWatcher),
+            (0, _) => Some(Wait::ScreenMoved),
+            _ => None,
+        }
     }
 
     fn on_blocked(
@@ -1152,6 +1477,35 @@ fn refusal_of(
         return Some((Refusal::Synchronized, why.to_string()));
     }
     (!verdict.input_box).then(|| (Refusal::NoInputBox, "no input box recognised".to_string()))
+}
+
+/// What a usage limit leaves the nudge to do.
+enum LimitHold {
+    /// Held, or escalated: nothing is typed this poll.
+    Handled,
+    /// The reset (this one) has passed: its one nudge is due.
+    ResetPassed(Timestamp),
+}
+
+/// A hash of the text a pane shows, its SGR and other CSI sequences left
+/// out, so the same screen redrawn in other ink hashes the same.
+fn plain_hash(pane: &str) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    let mut chars = pane.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.next() == Some('[') {
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        c.hash(&mut hasher);
+    }
+    hasher.finish()
 }
 
 /// The one key of a refused stop's escalation, whatever its reason.
@@ -1260,6 +1614,8 @@ pub(crate) fn sample_report(target: &str, state: Option<State>) -> PollReport {
         refusal: None,
         unrecognised: 0,
         agent_seen: false,
+        deferred: None,
+        held_until: None,
     }
 }
 

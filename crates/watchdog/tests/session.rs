@@ -27,6 +27,7 @@ const ASKED: &str = "A QUESTION question: QUESTION on host:sess: the agent is wa
 fn a_stalled_pane_is_nudged_budget_times_then_escalated_once() {
     let mut h = Harness::new(3);
     let stalled = Screen::pane(&idle()).work(Work::Available(4)).progress(10);
+    h.settle(&stalled);
     check(
         &mut h,
         &[
@@ -73,6 +74,7 @@ fn a_stalled_pane_is_nudged_budget_times_then_escalated_once() {
 #[test]
 fn the_nudge_is_recorded_in_the_echo_ledger_before_it_is_sent() {
     let mut h = Harness::new(5);
+    h.settle(&Screen::pane(&idle()));
     check(
         &mut h,
         &[(
@@ -100,6 +102,7 @@ fn the_nudge_is_recorded_in_the_echo_ledger_before_it_is_sent() {
 fn progress_advancing_resets_the_budget_and_says_so() {
     let mut h = Harness::new(2);
     let before = Screen::pane(&idle()).work(Work::Available(7)).progress(41);
+    h.settle(&before);
     check(
         &mut h,
         &[
@@ -327,22 +330,28 @@ fn a_restarted_monitor_neither_repages_nor_gets_a_fresh_budget() {
             (
                 stopped.clone(),
                 &[
-                    NUDGE,
-                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 1/2 · nudged (1/2) · 00:01:00",
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 0/2 · not nudged yet (the screen changed since the last poll) · 00:01:00",
                 ],
             ),
             (
                 stopped.clone(),
                 &[
                     NUDGE,
-                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 2/2 · nudged (2/2) · 00:01:30",
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 1/2 · nudged (1/2) · 00:01:30",
+                ],
+            ),
+            (
+                stopped.clone(),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 2/2 · nudged (2/2) · 00:02:00",
                 ],
             ),
             (
                 asked.clone(),
                 &[
                     ASKED,
-                    "L MONITOR · host:sess · QUESTION · work=1 · progress=? · nudges 2/2 · escalated to the operator, NOT answered · 00:02:00",
+                    "L MONITOR · host:sess · QUESTION · work=1 · progress=? · nudges 2/2 · escalated to the operator, NOT answered · 00:02:30",
                 ],
             ),
         ],
@@ -354,13 +363,13 @@ fn a_restarted_monitor_neither_repages_nor_gets_a_fresh_budget() {
         &[
             (
                 asked,
-                &["L MONITOR · host:sess · QUESTION · work=1 · progress=? · nudges 2/2 · 00:02:30"],
+                &["L MONITOR · host:sess · QUESTION · work=1 · progress=? · nudges 2/2 · 00:03:00"],
             ),
             (
                 stopped,
                 &[
                     "A STALLED escalate_to_human: escalate_to_human: host:sess is STALLED and 2 nudges produced no progress (progress=?, work=1). Nudging has stopped; this needs a human.",
-                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 2/2 · not nudged, escalated · 00:03:00",
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 2/2 · not nudged, escalated · 00:03:30",
                 ],
             ),
         ],
@@ -373,37 +382,35 @@ fn failure_text_is_reported_once_per_signal_and_never_cleared_on_resume() {
     let base = idle();
     let failing = base.replacen("● ", "● Bash(make test)\n  ⎿  Error: Exit code 1\n● ", 1);
     let newer = base.replacen("● ", "● Bash(make test)\n  ⎿  Error: Exit code 2\n● ", 1);
+    // Each screen is new, so none is typed into (a stop waits to hold still one interval).
     check(
         &mut h,
         &[
             (
                 Screen::pane(&failing),
                 &[
-                    NUDGE,
                     "A STALLED failure: new failure on host:sess (exit-code): ⎿  Error: Exit code 1",
-                    "L MONITOR · host:sess · STALLED · work=? · progress=? · nudges 1/5 · nudged (1/5) · new failure (exit-code): ⎿  Error: Exit code 1 · 00:00:30",
+                    "L MONITOR · host:sess · STALLED · work=? · progress=? · nudges 0/5 · not nudged yet (a new watcher waits for the screen to hold still one interval) · new failure (exit-code): ⎿  Error: Exit code 1 · 00:00:30",
                 ],
             ),
             // The turn resumes, then stops again with the same frozen
             // scrollback: no repeat.
             (
                 Screen::pane(&working()),
-                &["L MONITOR · host:sess · WORKING · work=? · progress=? · nudges 1/5 · 00:01:00"],
+                &["L MONITOR · host:sess · WORKING · work=? · progress=? · nudges 0/5 · 00:01:00"],
             ),
             (
                 Screen::pane(&failing),
                 &[
-                    NUDGE,
-                    "L MONITOR · host:sess · STALLED · work=? · progress=? · nudges 2/5 · nudged (2/5) · 00:01:30",
+                    "L MONITOR · host:sess · STALLED · work=? · progress=? · nudges 0/5 · not nudged yet (the screen changed since the last poll) · 00:01:30",
                 ],
             ),
             // New failure text of the same signal gets through on its own.
             (
                 Screen::pane(&newer),
                 &[
-                    NUDGE,
                     "A STALLED failure: new failure on host:sess (exit-code): ⎿  Error: Exit code 2",
-                    "L MONITOR · host:sess · STALLED · work=? · progress=? · nudges 3/5 · nudged (3/5) · new failure (exit-code): ⎿  Error: Exit code 2 · 00:02:00",
+                    "L MONITOR · host:sess · STALLED · work=? · progress=? · nudges 0/5 · not nudged yet (the screen changed since the last poll) · new failure (exit-code): ⎿  Error: Exit code 2 · 00:02:00",
                 ],
             ),
         ],
@@ -771,6 +778,7 @@ fn the_session_file_cannot_keep_a_still_pane_silent_for_ever() {
 #[test]
 fn progress_the_probe_could_not_give_is_shown_as_unknown() {
     let mut h = Harness::new(5);
+    h.settle(&Screen::pane(&idle()).progress(41));
     check(
         &mut h,
         &[
@@ -898,6 +906,7 @@ fn a_wrapper_shell_with_the_agent_under_it_is_the_agent_running() {
     let pane = Screen::pane(&idle()).work(Work::Available(1));
     // `bash -c claude`: bash is the foreground, the agent is its child.
     let mut h = Harness::new(5);
+    h.settle(&pane.clone().front(&front("bash", Some(true))));
     check(
         &mut h,
         &[(
@@ -923,6 +932,7 @@ fn a_wrapper_shell_with_the_agent_under_it_is_the_agent_running() {
     );
     // Another foreground program (the agent itself, `node`) is no shell.
     let mut h = Harness::new(5);
+    h.settle(&pane.clone().front(&front("node", Some(true))));
     check(
         &mut h,
         &[(
@@ -992,6 +1002,7 @@ fn the_box_coming_back_rearms_and_a_new_unreadable_screen_is_said_again_as_a_ui_
     );
     // Said once, on the first unreadable poll, naming the profile and the version.
     let mut h = Harness::new(5);
+    h.settle(&shown.clone().version("2.1.332"));
     check(
         &mut h,
         &[
@@ -1033,15 +1044,14 @@ fn the_box_coming_back_rearms_and_a_new_unreadable_screen_is_said_again_as_a_ui_
             (
                 shown,
                 &[
-                    NUDGE,
-                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 2/5 · nudged (2/5) · 00:02:30",
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 1/5 · not nudged yet (the screen changed since the last poll) · 00:02:30",
                 ],
             ),
             (
                 gone,
                 &[
                     "A STALLED unreadable: STALLED on host:sess: no input box recognised, so it was NOT typed into (a keystroke could answer a dialog or run as a command). work=1. This needs a human.",
-                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 2/5 · not nudged (no input box recognised), escalated · 00:03:00",
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 1/5 · not nudged (no input box recognised), escalated · 00:03:00",
                 ],
             ),
         ],
@@ -1051,6 +1061,9 @@ fn the_box_coming_back_rearms_and_a_new_unreadable_screen_is_said_again_as_a_ui_
 #[test]
 fn a_codex_stop_with_a_background_terminal_is_nudged_to_check_it() {
     let mut h = Harness::new(5);
+    h.settle(
+        &Screen::pane(&agent_capture("codex", "idle-background-terminal")).work(Work::Available(1)),
+    );
     check(
         &mut h,
         &[
@@ -1149,6 +1162,7 @@ fn another_program_in_front_of_a_recognised_pane_is_no_ui_change() {
         Screen::pane("~\n~\n\"/etc/hostname\" [readonly] 1L, 5B").work(Work::Available(1));
     let (agent, vim) = (front("claude", Some(true)), front("vim", Some(false)));
     let mut h = Harness::new(5);
+    h.settle(&shown.clone().front(&agent));
     check(
         &mut h,
         &[
@@ -1170,6 +1184,7 @@ fn another_program_in_front_of_a_recognised_pane_is_no_ui_change() {
     );
     // The same program in front, drawing what its profile cannot read: that is one.
     let mut h = Harness::new(5);
+    h.settle(&shown.clone().front(&agent));
     check(
         &mut h,
         &[
@@ -1340,32 +1355,32 @@ fn a_pane_that_cannot_be_read_for_three_polls_is_said_once_and_rearmed_by_a_capt
                     "L MONITOR · host:sess · ? · work=? · progress=? · nudges 0/5 · capture failed · 00:03:00",
                 ],
             ),
-            // A capture that works re-arms it; three more failures say it again.
+            // A capture that works re-arms it (a screen seen for the first
+            // time waits one interval); three more failures say it again.
             (
                 Screen::pane(&idle()).work(Work::Available(1)),
                 &[
-                    NUDGE,
-                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 1/5 · nudged (1/5) · 00:03:30",
+                    "L MONITOR · host:sess · STALLED · work=1 · progress=? · nudges 0/5 · not nudged yet (a new watcher waits for the screen to hold still one interval) · 00:03:30",
                 ],
             ),
             (
                 failed.clone(),
                 &[
                     "E no tmux session named `sess` on host",
-                    "L MONITOR · host:sess · ? · work=? · progress=? · nudges 1/5 · capture failed · 00:04:00",
+                    "L MONITOR · host:sess · ? · work=? · progress=? · nudges 0/5 · capture failed · 00:04:00",
                 ],
             ),
             (
                 failed.clone(),
                 &[
-                    "L MONITOR · host:sess · ? · work=? · progress=? · nudges 1/5 · capture failed · 00:04:30",
+                    "L MONITOR · host:sess · ? · work=? · progress=? · nudges 0/5 · capture failed · 00:04:30",
                 ],
             ),
             (
                 failed,
                 &[
                     "A STALLED capture_failed: host:sess cannot be read: 3 polls in a row failed to capture its pane, so nothing watches it. The last error: no tmux session named `sess` on host",
-                    "L MONITOR · host:sess · ? · work=? · progress=? · nudges 1/5 · capture failed · escalated: the pane cannot be read · 00:05:00",
+                    "L MONITOR · host:sess · ? · work=? · progress=? · nudges 0/5 · capture failed · escalated: the pane cannot be read · 00:05:00",
                 ],
             ),
         ],
@@ -1476,6 +1491,7 @@ fn a_new_config_keeps_the_memory_and_a_forced_profile_reads_the_pane_whatever_it
             "L MONITOR · host:sess · STALLED · work=4 · progress=? · nudges {used}/{budget} · nudged ({used}/{budget}) · {time}"
         )
     };
+    h.settle(&stalled);
     h.expect(&stalled, &[NUDGE.to_string(), nudged(1, 2, "00:00:30")]);
     // A reloaded config file raises the budget: the nudge already spent stays spent.
     h.monitor.set_config(SessionConfig {
@@ -1517,4 +1533,237 @@ fn claude_codes_session_file_names_the_cli_when_no_profile_has_read_the_pane() {
     let waiting = Screen::pane(&dialog).witness(Witness::Waiting("permission prompt".into()));
     monitor.poll(waiting.observation());
     assert_eq!(monitor.profile(), Some("claude"));
+}
+
+/// The idle screen with `text` typed into its box (Enter never pressed).
+fn with_draft(text: &str) -> String {
+    idle().replacen("❯\u{a0}", &format!("❯\u{a0}{text}"), 1)
+}
+
+#[test]
+fn a_draft_in_the_box_is_never_typed_over_and_is_escalated_once_it_stays() {
+    let mut h = Harness::new(5);
+    let draft =
+        Screen::pane(&with_draft("please refactor the parser so that")).work(Work::Available(3));
+    let emptied = Screen::pane(&idle()).work(Work::Available(3));
+    check(
+        &mut h,
+        &[
+            (
+                draft.clone(),
+                &[
+                    "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 0/5 · not nudged yet (a new watcher waits for the screen to hold still one interval) · 00:00:30",
+                ],
+            ),
+            (
+                draft.clone(),
+                &[
+                    "A STALLED draft: STALLED on host:sess: not typed into: a draft is waiting in the box. Nothing was typed (work=3); this needs a human: send it or empty the box, and the stop is nudged once it holds still.",
+                    "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 0/5 · not typed into: a draft is waiting in the box, escalated · 00:01:00",
+                ],
+            ),
+            (
+                draft.clone(),
+                &[
+                    "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 0/5 · not typed into: a draft is waiting in the box · 00:01:30",
+                ],
+            ),
+            // The person empties the box: it moved, so it waits one more interval.
+            (
+                emptied.clone(),
+                &[
+                    "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 0/5 · not nudged yet (the screen changed since the last poll) · 00:02:00",
+                ],
+            ),
+            (
+                emptied,
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 1/5 · nudged (1/5) · 00:02:30",
+                ],
+            ),
+            // A new draft later is a new escalation (the empty box re-armed it).
+            (
+                draft.clone(),
+                &[
+                    "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 1/5 · not nudged yet (the screen changed since the last poll) · 00:03:00",
+                ],
+            ),
+        ],
+    );
+    assert!(
+        h.alerts[0]
+            .message
+            .ends_with("The draft:\nplease refactor the parser so that")
+    );
+    assert_eq!(h.typed.len(), 1);
+    h.expect(
+        &draft,
+        &[
+            "A STALLED draft: STALLED on host:sess: not typed into: a draft is waiting in the box. Nothing was typed (work=3); this needs a human: send it or empty the box, and the stop is nudged once it holds still.",
+            "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 1/5 · not typed into: a draft is waiting in the box, escalated · 00:03:30",
+        ],
+    );
+    assert_eq!(h.last().deferred, Some("draft"));
+    assert!(!h.last().typing_safe);
+}
+
+#[test]
+fn our_own_unsent_nudge_in_the_box_never_gets_a_second_copy() {
+    let mut h = Harness::new(5);
+    let stopped = Screen::pane(&idle()).work(Work::Available(3));
+    h.settle(&stopped);
+    h.expect(
+        &stopped,
+        &[NUDGE, "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 1/5 · nudged (1/5) · 00:00:30"],
+    );
+    // The text arrived but its Enter did not: our nudge sits in the box.
+    let unsent = Screen::pane(&with_draft(DEFAULT_NUDGE_TEXT)).work(Work::Available(3));
+    h.poll(&unsent);
+    let lines = h.poll(&unsent);
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some(
+            "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 1/5 · not typed into: the box holds this monitor's own nudge, not sent, escalated · 00:01:30"
+        )
+    );
+    assert_eq!(h.typed.len(), 1, "a second copy was typed");
+}
+
+#[test]
+fn a_key_pressed_since_the_last_poll_means_no_typing_this_poll() {
+    let mut h = Harness::new(5);
+    let at = |second: u32| format!("2026-12-01T12:00:{second:02}+00:00[UTC]");
+    let stopped = || Screen::pane(&idle()).work(Work::Available(3));
+    // Polls at :00, :10, :20 and :30; tmux's last key time is in whole seconds.
+    let t0 = 1_764_590_400; // 2026-12-01T12:00:00Z
+    check(
+        &mut h,
+        &[
+            (
+                stopped().at(&at(0)).activity(t0 - 100),
+                &[
+                    "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 0/5 · not nudged yet (a new watcher waits for the screen to hold still one interval) · 00:00:30",
+                ],
+            ),
+            // A key at :05 (a cursor move: the screen did not change).
+            (
+                stopped().at(&at(10)).activity(t0 + 5),
+                &[
+                    "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 0/5 · not nudged yet (a key was pressed in the session since the last poll) · 00:01:00",
+                ],
+            ),
+            // A key in the very second of the last poll may have come after it.
+            (
+                stopped().at(&at(20)).activity(t0 + 10),
+                &[
+                    "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 0/5 · not nudged yet (a key was pressed in the session since the last poll) · 00:01:30",
+                ],
+            ),
+            (
+                stopped().at(&at(30)).activity(t0 + 10),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 1/5 · nudged (1/5) · 00:02:00",
+                ],
+            ),
+        ],
+    );
+    assert_eq!(h.last().deferred, None);
+}
+
+/// Claude Code's idle screen after its usage limit stopped it.
+fn at_limit(line: &str) -> String {
+    let mut lines: Vec<String> = idle().lines().map(str::to_string).collect();
+    let prompt = lines.iter().position(|l| l.starts_with("❯\u{a0}")).expect("the box");
+    lines.insert(prompt - 1, format!("  ⎿  {line}"));
+    lines.join("\n")
+}
+
+#[test]
+fn a_usage_limit_is_held_until_its_reset_then_nudged_once_then_escalated() {
+    let mut h = Harness::new(5);
+    let limit = at_limit("You've hit your session limit · resets 4:20pm (Asia/Tbilisi)");
+    let screen = |now: &str| Screen::pane(&limit).work(Work::Available(3)).at(now);
+    // Tbilisi is UTC+4: the reset is 12:20 UTC; the monitor's clock is in London.
+    let london = |hm: &str| format!("2026-12-01T{hm}:00+00:00[Europe/London]");
+    check(
+        &mut h,
+        &[
+            (
+                screen(&london("02:00")),
+                &[
+                    "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 0/5 · held until 12:20 (usage limit) · 00:00:30",
+                ],
+            ),
+            // Hours of polls: no key, no page, nothing said again.
+            (
+                screen(&london("06:00")),
+                &["L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 0/5 · 00:01:00"],
+            ),
+            (
+                screen(&london("12:20")),
+                &["L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 0/5 · 00:01:30"],
+            ),
+            // The reset and its margin passed: one nudge.
+            (
+                screen(&london("12:21")),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 1/5 · nudged (1/5) · 00:02:00",
+                ],
+            ),
+            // Still at its limit after that nudge: escalated once, never nudged again.
+            (
+                screen(&london("12:22")),
+                &[
+                    "A STALLED usage_limit: STALLED on host:sess: a usage limit stopped the agent and it is still on screen after the reset at 12:20 and one nudge, so it was not nudged (work=3). This needs a human.",
+                    "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 1/5 · usage limit: not nudged, escalated · 00:02:30",
+                ],
+            ),
+            (
+                screen(&london("12:23")),
+                &["L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 1/5 · 00:03:00"],
+            ),
+        ],
+    );
+    assert_eq!(h.typed.len(), 1);
+}
+
+#[test]
+fn a_held_limit_says_its_hold_in_the_report_and_a_reset_it_cannot_read_is_escalated() {
+    let mut h = Harness::new(5);
+    let held = Screen::pane(&at_limit(
+        "You've hit your weekly limit · resets 3am (Europe/London)",
+    ))
+    .work(Work::Available(3))
+    .at("2026-12-01T23:00:00+00:00[Europe/London]");
+    h.poll(&held);
+    assert_eq!(h.last().held_until.as_deref(), Some("03:00"));
+    assert_eq!(h.last().deferred, Some("usage_limit"));
+    assert!(!h.last().typing_safe);
+    // A zone the tz database does not know: escalated once, never nudged.
+    let mut h = Harness::new(5);
+    let unknown = Screen::pane(&at_limit(
+        "You've hit your session limit · resets 4:20pm (Mars/Olympus)",
+    ))
+    .work(Work::Available(3))
+    .at("2026-12-01T12:00:00+00:00[UTC]");
+    check(
+        &mut h,
+        &[
+            (
+                unknown.clone(),
+                &[
+                    "A STALLED usage_limit: STALLED on host:sess: a usage limit stopped the agent and its reset time cannot be read, so it was not nudged (work=3). This needs a human.",
+                    "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 0/5 · usage limit: not nudged, escalated · 00:00:30",
+                ],
+            ),
+            (
+                unknown,
+                &["L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 0/5 · 00:01:00"],
+            ),
+        ],
+    );
+    assert!(h.typed.is_empty());
 }

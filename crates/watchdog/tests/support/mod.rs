@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use bmb_watchdog::session::{
-    Action, Alert, Foreground, Observation, PollReport, SessionConfig, TargetMonitor,
+    Action, Alert, Foreground, Now, Observation, PollReport, SessionConfig, TargetMonitor,
 };
 use bmb_watchdog::witness::Witness;
 use classify::Work;
@@ -54,6 +54,10 @@ pub struct Screen {
     witness: Option<Witness>,
     foreground: Option<Foreground>,
     version: Option<String>,
+    /// The session's last key time (epoch seconds), as tmux gives it.
+    activity: Option<i64>,
+    /// The poll's local time; `None`: unknown.
+    now: Option<jiff::ZonedDateTime>,
 }
 
 impl Screen {
@@ -66,6 +70,8 @@ impl Screen {
             witness: None,
             foreground: None,
             version: None,
+            activity: None,
+            now: None,
         }
     }
     /// The capture failed with `error`.
@@ -96,6 +102,20 @@ impl Screen {
             ..self
         }
     }
+    /// A key was last pressed in the session at `epoch`.
+    pub fn activity(self, epoch: i64) -> Screen {
+        Screen {
+            activity: Some(epoch),
+            ..self
+        }
+    }
+    /// The poll happens at `now` (`2026-12-01T23:00:00+04:00[Asia/Tbilisi]`).
+    pub fn at(self, now: &str) -> Screen {
+        Screen {
+            now: Some(now.parse().expect("a zoned time")),
+            ..self
+        }
+    }
     pub fn version(self, version: &str) -> Screen {
         Screen {
             version: Some(version.to_string()),
@@ -116,8 +136,18 @@ impl Screen {
             cli_version: self.version.as_deref(),
             pane_id: None,
             pane_pid: None,
+            activity: self.activity,
+            now: self.now.as_ref().map(|now| Now {
+                local: now,
+                zones: &zone,
+            }),
         }
     }
+}
+
+/// The tz database, as the binary reads it.
+fn zone(name: &str) -> Option<jiff::tz::TimeZone> {
+    jiff::tz::db().get(name).ok()
 }
 
 /// A foreground of `command` with or without a child running in front
@@ -264,6 +294,20 @@ impl Harness {
         let got = self.poll(screen);
         let expected: Vec<&str> = expected.iter().map(AsRef::as_ref).collect();
         assert_eq!(got, expected, "at {}", self.clock.seconds);
+    }
+
+    /// The monitor has watched `screen` for one interval before the table
+    /// starts (a stop is typed into only once it held still that long): one
+    /// poll whose only line says it waits, off the table's clock.
+    pub fn settle(&mut self, screen: &Screen) {
+        let lines = self.poll(screen);
+        let waits =
+            "not nudged yet (a new watcher waits for the screen to hold still one interval)";
+        assert!(
+            matches!(lines.as_slice(), [line] if line.contains(waits)),
+            "the first poll of {screen:?} did not wait: {lines:?}"
+        );
+        self.clock.seconds -= 30;
     }
 
     /// The last poll's report.
