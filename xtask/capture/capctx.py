@@ -25,7 +25,7 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-SIZES = {"s": (80, 24), "m": (120, 40), "l": (200, 50)}
+SIZES = {"xs": (60, 15), "s": (80, 24), "m": (120, 40), "l": (200, 50)}
 
 # The release of each CLI that `cargo xtask capture` and the live tests run unless `--version` names
 # another, as the registry spec that installs it: always a named release, since on Node 20 an
@@ -205,7 +205,7 @@ class Ctx:
         w, h = self.size
         return f"{case}-{w}x{h}"
 
-    def cap(self, s, case, expect, scenario, shape=None, work=None, echo=(), source="real"):
+    def cap(self, s, case, expect, scenario, shape=None, work=None, echo=(), source="real", typing=None):
         name = self.case_name(case)
         # only plain.txt, ansi.txt, scrollback.txt and meta are (re)written; other files in the case
         # directory (e.g. the classifier's explain.txt snapshot) are left alone
@@ -232,6 +232,8 @@ class Ctx:
             meta.append(("shape", shape))
         for e in echo:
             meta.append(("echo", e))
+        if typing:
+            meta.append(("typing", typing))
         s.save(out, meta)
         self.saved.append(name)
         print(f"  captured {self.cli_spec.label}{name} ({expect}{', ' + shape if shape else ''})", flush=True)

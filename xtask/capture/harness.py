@@ -100,7 +100,8 @@ class Session(TmuxSession):
         if self.bypass:
             e["IS_SANDBOX"] = "1"
         e.update(self.env_extra)
-        return e
+        # env_extra may take a variable away (None): a scenario that needs what it turns off.
+        return {k: v for k, v in e.items() if v is not None}
 
     def permission_mode(self):
         """The mode this session was started in: `--permission-mode`'s value, `bypass` for

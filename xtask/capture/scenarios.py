@@ -923,6 +923,95 @@ def sc_auto_check_left(c):
               "the Bash call did not run", work=1)
 
 
+# -- shapes nobody had captured: vim editor mode, a notice of Claude Code's own, a dialog taller than the pane
+
+# `"editorMode": "vim"` in settings.json: the footer shows `-- INSERT --` / `-- NORMAL --` and never
+# `esc to interrupt`, so a reply streaming with its spinner row gone shows no live chrome at all.
+VIM = {"editorMode": "vim"}
+
+
+def vim_mode(scr):
+    return "-- INSERT --" in scr or "-- NORMAL --" in scr
+
+
+def sc_vim_streaming(c):
+    steps = [{"delta_delay": 0.15, "blocks": [text(RULES, chunk=20)]}]
+    with c.session(steps=steps, settings=VIM) as s:
+        start_and_prompt(s, "list the monitor rules")
+        must(s.mock.wait_for("text_start"), "stream start")
+        must(s.wait_text(lambda scr: scr.count("The monitor reads") >= 12, 40), "twelve lines streamed")
+        scr = s.screen()
+        must(vim_mode(scr) and ESC_TO_INTERRUPT not in scr and not SPINNER_ROW.search(scr),
+             "vim mode, streaming with no spinner row and no esc to interrupt")
+        c.cap(s, "working-vim-streaming-no-spinner", "WORKING",
+              "vim editor mode: a many-line answer is streaming; the spinner row has vanished and the footer shows "
+              "`-- INSERT --`, never esc to interrupt, so the last `●` reply with no turn-end line under it is the "
+              "only sign of the turn")
+
+
+def sc_vim_idle(c):
+    steps = [{"blocks": [text("The project has two files: README.md describes it and app.py defines greet(name).")]}]
+    with c.session(steps=steps, settings=VIM) as s:
+        start_and_prompt(s, "what does this project do?")
+        must(s.mock.wait_for("reply_done"), "reply")
+        must(wait_settled(s, lambda scr: has_input_box(scr) and vim_mode(scr) and " for " in scr), "idle, vim mode")
+        c.cap(s, "idle-vim-after-text-answer", "STALLED",
+              "vim editor mode: a text answer landed, the turn ended (`✻ … for 0s`), the box is empty over `-- INSERT --`")
+
+
+def sc_vim_permission(c):
+    steps = [{"blocks": [text("I'll run the test suite."),
+                         tool("Bash", command="python3 -m pytest -q tests/", description="Run the test suite")]}]
+    with c.session(steps=steps, settings=VIM) as s:
+        start_and_prompt(s, "run the tests")
+        must(s.wait_text("Do you want to proceed?", 40), "bash permission dialog")
+        time.sleep(1)
+        c.cap(s, "question-vim-permission-bash", "QUESTION",
+              "vim editor mode: Bash tool call `python3 -m pytest -q tests/` waiting for permission",
+              shape=permission_shape(s.screen(), "permission-bash"))
+
+
+# /feedback is turned off by CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC; without it Claude Code tries
+# api.anthropic.com, raw.githubusercontent.com and others, all refused by the mock-as-proxy (logged).
+NOTICE_KEYS = "Enter to continue"
+
+
+def sc_feedback_notice(c):
+    steps = [{"blocks": [text("The project has two files: README.md describes it and app.py defines greet(name).")]}]
+    env = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": None}
+    with c.session(steps=steps, env_extra=env) as s:
+        start_and_prompt(s, "what does this project do?")
+        must(s.mock.wait_for("reply_done"), "reply")
+        must(wait_idle(s), "idle after answer")
+        s.send_text("/feedback")
+        time.sleep(1)
+        s.send_keys("Enter")
+        must(s.wait_text(NOTICE_KEYS, 20), "the feedback notice")
+        time.sleep(1.5)
+        c.cap(s, "question-notice-enter-to-continue", "QUESTION",
+              "`/feedback` after a text answer: Claude Code's own notice (`Submit feedback / bug report`, an empty "
+              "text field, `Enter to continue · Esc to cancel`) is drawn where the box was; the session file says "
+              "waiting, dialog open", shape="notice-enter-to-continue")
+
+
+def sc_auto_check_tall(c):
+    """A dialog taller than the pane runs off its bottom, key line and all: nothing on screen asks, and
+    no box is there. The pane alone is a stop that must never be typed into (`typing: unsafe`); that it
+    is a question only Claude Code's session file says (`waiting`, `dialog open`), which the session
+    monitor holds as a QUESTION for as long as no box is on screen (crates/watchdog/tests/session.rs)."""
+    with c.session(steps=PYTEST, args=AUTO) as s:
+        start_and_prompt(s, "run the tests")
+        must(s.wait_text("Auto mode can't check actions", 40), "auto mode's check-unavailable dialog")
+        time.sleep(2)
+        must(AUTO_DIALOG not in s.screen() and not has_input_box(s.screen()), "the dialog cut off below the pane")
+        c.cap(s, "question-dialog-taller-than-pane", "STALLED",
+              "auto mode's check-unavailable dialog in a pane too small for it: its key line (`Enter to stay in auto "
+              "mode · … · Esc to cancel`) is cut off below the pane and no box is on screen; the Bash call waits "
+              "behind it and the session file says waiting, dialog open. The pane alone reads as a stop that is "
+              "never typed into; the session monitor makes it a QUESTION from the session file",
+              typing="unsafe")
+
+
 # -- the seed's three named goldens ------------------------------------------
 
 def sc_golden_question(c):
@@ -1062,6 +1151,11 @@ SCENARIOS = {
     "auto-check-approve": (sc_auto_check_approve, ("m", "s")),
     "auto-check-declined": (sc_auto_check_declined, ("m",)),
     "auto-check-left": (sc_auto_check_left, ("m",)),
+    "vim-streaming": (sc_vim_streaming, ("m",)),
+    "vim-idle": (sc_vim_idle, ("m",)),
+    "vim-permission": (sc_vim_permission, ("m",)),
+    "feedback-notice": (sc_feedback_notice, ("m",)),
+    "auto-check-tall": (sc_auto_check_tall, ("xs",)),
 }
 
 

@@ -46,6 +46,14 @@ background = ·\s+[1-9]\d* (?:background )?shells?\s*(?:·|$)
 # The transcript: a reply starts at column zero with ● (⏺ before 2.1.x); tool output and
 # status lines inside it hang under ⎿. Every turn end leaves a line under the reply.
 reply = ^[●⏺]\s
+# A finished turn's line (`✻ Crunched for 1m 0s`, `✻ Sautéed for 0s · done 9:08 AM`); an Esc or a
+# rejected tool leaves `⎿  Interrupted` (a `detail`). With it, a transcript whose newest column-zero
+# line above the box is a reply with nothing of these under it is a reply still streaming: in vim
+# editor mode the footer never says `esc to interrupt` (`-- INSERT --` instead), and the spinner row
+# can vanish while text streams, so nothing else on screen says so.
+turn_end = ^[·✢✳✶✻✽*]\s+\S+ for \d+[hms]
+# A turn that ends on an API error leaves the error as its last reply (`● API Error: 529 Overloaded. …`).
+turn_end = ^●\s+API Error: 
 # Not replies: 2.1.332's auto-mode notice, which it also prints under a finished turn once the user
 # types into the box (so a draft under it is no reply still streaming).
 notice = ^●\s+Auto mode lets Claude handle permission prompts automatically
@@ -57,6 +65,11 @@ question_hint = Enter to select.*to navigate
 # the box was: no options, its last line a row of keys (`Enter to stay in auto mode · shift+Tab to
 # leave for accept edits mode and stop · Esc to cancel`, wrapped in two at 80 columns).
 question_hint = ^\s*Enter to stay in auto mode · 
+# Claude Code's own notices where the box was (`/feedback`'s `Enter to continue · Esc to cancel`): no
+# options, a key row last. Only a row that STARTS with `Enter to continue` is one: the footer under a
+# live box can end in `Esc to cancel` too (`Continuing automatically at 1am · Esc to cancel`), and prose
+# is never read here (with a box on screen only the lines under it are, without one only the bottom few).
+question_hint = ^\s*Enter to continue(?: · .+)?$
 # Dialogs replace the input box: a question line, numbered options with a ❯ cursor.
 dialog_question = ^\s*(?:Do you want to .+\?|Would you like to .+\?|Ready to submit your answers\?)\s*$
 # The cursor is `❯` and ordinary spaces; `❯` and a NO-BREAK SPACE is the live box, so a draft

@@ -147,8 +147,7 @@ fn a_long_pending_message_is_cut_by_structure_not_by_line_count() {
 
 #[test]
 fn prose_with_one_marker_is_not_a_question() {
-    let transcript =
-        "● there is nothing to navigate to while it is open\n  and Enter to select nothing";
+    let transcript = "● there is nothing to navigate to while it is open\n  and Enter to select nothing\n\n✻ Worked for 2s";
     check(
         &screen(transcript, "", "", IDLE_FOOTER),
         State::Stalled,
@@ -202,7 +201,8 @@ fn a_numbered_choice_over_a_dialog_footer_is_a_question() {
 
 #[test]
 fn a_numbered_list_in_the_transcript_is_not_a_question_while_the_box_is_live() {
-    let transcript = "● Do you want to proceed?\n  ❯ 1. Yes\n    2. No\n  Esc to cancel";
+    let transcript =
+        "● Do you want to proceed?\n  ❯ 1. Yes\n    2. No\n  Esc to cancel\n\n✻ Worked for 2s";
     check(
         &screen(transcript, "", "", IDLE_FOOTER),
         State::Stalled,
@@ -231,7 +231,7 @@ fn an_agent_switcher_hint_is_not_background_work() {
     // GOLDEN-stalled-real's status bar.
     let footer = "  ⏵⏵ bypass permissions on (shift+tab to cycle) · ← 2 agents";
     check(
-        &screen("● The answer landed.", "", "", footer),
+        &screen("● The answer landed.\n\n✻ Worked for 2s", "", "", footer),
         State::Stalled,
         Rule::WorkUnknown,
     );
@@ -239,7 +239,8 @@ fn an_agent_switcher_hint_is_not_background_work() {
 
 #[test]
 fn the_work_probe_decides_a_stop() {
-    let pane = screen("● Done.", "", "", IDLE_FOOTER);
+    // A finished turn leaves its turn-end line: a bare reply would be one still streaming.
+    let pane = screen(TURN_ENDED, "", "", IDLE_FOOTER);
     check_with(
         &pane,
         Work::parse("7"),
@@ -345,12 +346,13 @@ fn a_reply_taller_than_the_pane_is_still_streaming() {
     // Codex shows no status row while it streams; its reply's first line scrolled away.
     let codex = scrolled(&capture("codex", "working-streaming-text-80x24"), 9);
     check(&codex, State::Working, Rule::StreamingReply);
-    // Claude Code with a draft over a stream whose first line scrolled away.
+    // Claude Code with a draft over a stream whose first line scrolled away. The profile's
+    // `turn_end` reads an unended reply as streaming whether or not a draft is in the box.
     let claude = scrolled(
         &capture("claude", "working-streaming-no-spinner-typed-input"),
         8,
     );
-    check(&claude, State::Working, Rule::StreamingUnderDraft);
+    check(&claude, State::Working, Rule::StreamingReply);
     // A welcome banner with blank rows above it is no reply.
     check(
         &capture("codex", "idle-welcome-80x24"),

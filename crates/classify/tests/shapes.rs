@@ -52,6 +52,7 @@ const SHAPES: &[(&str, Rule)] = &[
     ("permission-bash-unnumbered", Rule::PermissionDialog),
     ("ask-user-question-review", Rule::ChoiceDialog),
     ("permission-read-outside-auto", Rule::ChoiceDialog),
+    ("notice-enter-to-continue", Rule::SelectHint),
 ];
 
 fn corpus() -> PathBuf {
@@ -472,5 +473,101 @@ fn claude_background_shells_after_a_finished_turn_stay_working() {
             (State::Working, Rule::BackgroundWork, None),
             "{file}"
         );
+    }
+}
+
+#[test]
+fn notice_enter_to_continue_is_a_question() {
+    check_shape("notice-enter-to-continue");
+}
+
+// ---------------------------------------------------------------------------
+// Claude Code in vim editor mode (`"editorMode": "vim"`), and a dialog taller
+// than the pane (testdata/README.md, "Shapes of 2.1.332 nobody had captured").
+
+/// Vim mode's footer says `-- INSERT --`, never `esc to interrupt`, and the
+/// spinner row vanished while the reply streams: a reply with no turn-end
+/// line under it is a turn in progress (claude.profile's `turn_end`).
+#[test]
+fn claude_vim_mode_streaming_reply_without_a_turn_end_is_working() {
+    let dirs = cases_named("claude", "working-vim-streaming-no-spinner");
+    for (file, verdict) in verdicts(&dirs, "0") {
+        assert_eq!(
+            (verdict.state, verdict.rule),
+            (State::Working, Rule::StreamingReply),
+            "{file}: {verdict:#?}"
+        );
+    }
+}
+
+/// After the turn ended (`✻ … for 0s`), vim mode's idle box is a stop with
+/// the input box recognised, so a nudge may be typed into it.
+#[test]
+fn claude_vim_mode_idle_box_is_a_stop_safe_to_type_into() {
+    let dirs = cases_named("claude", "idle-vim-after-text-answer");
+    for (file, verdict) in verdicts(&dirs, "") {
+        assert_eq!(
+            (verdict.state, verdict.rule),
+            (State::Stalled, Rule::WorkUnknown),
+            "{file}: {verdict:#?}"
+        );
+        assert!(
+            verdict.input_box && verdict.typing_safe(),
+            "{file}: {verdict:#?}"
+        );
+    }
+}
+
+/// Vim mode's permission dialog replaces the box and its `-- INSERT --` footer.
+#[test]
+fn claude_vim_mode_permission_dialog_is_a_question() {
+    let dirs = cases_named("claude", "question-vim-permission-bash");
+    for (file, verdict) in verdicts(&dirs, "") {
+        assert_eq!(
+            (verdict.state, verdict.rule),
+            (State::Question, Rule::PermissionDialog),
+            "{file}: {verdict:#?}"
+        );
+    }
+}
+
+/// Claude Code's own notice (`/feedback`) draws `Enter to continue · Esc to
+/// cancel` where the box was: a question, its lines relayed verbatim.
+#[test]
+fn claude_notice_with_enter_to_continue_is_a_question_relayed_verbatim() {
+    let dirs = cases_named("claude", "question-notice-enter-to-continue");
+    for (file, verdict) in verdicts(&dirs, "") {
+        assert_eq!(
+            (verdict.state, verdict.rule),
+            (State::Question, Rule::SelectHint),
+            "{file}: {verdict:#?}"
+        );
+        for line in [
+            "Submit feedback / bug report",
+            "Enter to continue · Esc to cancel",
+        ] {
+            assert!(
+                verdict.dialog.iter().any(|l| l.trim() == line),
+                "{file}: the relay carries `{line}`: {:#?}",
+                verdict.dialog
+            );
+        }
+    }
+}
+
+/// A dialog taller than the pane runs off its bottom, key line and all: the
+/// pane alone shows no question and no box, so it is a stop that is never
+/// typed into. Claude Code's session file (`waiting`) is what makes it a
+/// question, in the session monitor (crates/watchdog/tests/session.rs).
+#[test]
+fn claude_dialog_taller_than_the_pane_is_a_stop_never_typed_into() {
+    let dirs = cases_named("claude", "question-dialog-taller-than-pane");
+    for (file, verdict) in verdicts(&dirs, "3") {
+        assert_eq!(
+            (verdict.state, verdict.input_box),
+            (State::Stalled, false),
+            "{file}: {verdict:#?}"
+        );
+        assert!(!verdict.typing_safe(), "{file}: {verdict:#?}");
     }
 }

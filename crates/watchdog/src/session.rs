@@ -824,7 +824,7 @@ impl TargetMonitor {
         match state {
             State::Working => {}
             State::Question if verdict.state != State::Question => {
-                if self.unchanged_polls < STILL_PANE_PATIENCE {
+                if self.unchanged_polls < STILL_PANE_PATIENCE && !waiting_without_a_box(&verdict) {
                     // The agent waits for a human but the dialog is not drawn
                     // yet: never nudged, escalated once its text can be relayed.
                     done.push(Done::QuestionPending);
@@ -1506,6 +1506,16 @@ fn plain_hash(pane: &str) -> u64 {
         c.hash(&mut hasher);
     }
     hasher.finish()
+}
+
+/// The agent's `waiting` overruled a stop whose screen shows no input box the
+/// profile knows: a dialog is up that the pane reader cannot read (one taller
+/// than the pane, its key line cut off). Nothing on screen will change until a
+/// human answers it, so it is relayed at once with what the screen shows, not
+/// after [`STILL_PANE_PATIENCE`] polls, and stays a QUESTION while that holds.
+/// With the box on screen the dialog may not be drawn yet: the patience holds.
+fn waiting_without_a_box(verdict: &Verdict) -> bool {
+    !verdict.input_box
 }
 
 /// The one key of a refused stop's escalation, whatever its reason.

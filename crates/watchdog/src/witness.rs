@@ -12,7 +12,7 @@
 //! |---|---|---|
 //! | WORKING or QUESTION | anything | the pane's |
 //! | a stop (STALLED/BLOCKED) | `busy` | WORKING: a turn is running the pane does not show |
-//! | a stop | `waiting` | QUESTION, pending: the dialog is not drawn yet; never nudged, escalated once it is |
+//! | a stop | `waiting` | QUESTION, never nudged: pending while a box is still on screen (the dialog is not drawn yet), escalated once it is; with no box on screen (a dialog taller than the pane) escalated at once with the screen's bottom lines |
 //! | a stop | `idle` or no file | the pane's |
 //!
 //! Any pairing other than WORKING/busy, QUESTION/waiting, stop/idle is a disagreement.

@@ -775,6 +775,58 @@ fn the_session_file_cannot_keep_a_still_pane_silent_for_ever() {
     );
 }
 
+/// A dialog taller than the pane (its key line cut off below it) shows no
+/// question and no input box; Claude Code's session file says `waiting`. It
+/// stays a QUESTION for as long as that holds, is escalated once at once with
+/// the screen's bottom lines, and is never nudged; with a box on screen the
+/// patience above still applies.
+#[test]
+fn a_waiting_agent_whose_dialog_is_taller_than_the_pane_is_a_question_at_once() {
+    let mut h = Harness::new(5);
+    let cut_off = Screen::pane(&capture(
+        "question-dialog-taller-than-pane-v2.1.332-auto-60x15",
+    ))
+    .work(Work::Available(3))
+    .witness(Witness::Waiting("dialog open".into()));
+    check(
+        &mut h,
+        &[
+            (
+                cut_off.clone(),
+                &[
+                    ASKED,
+                    "L MONITOR · host:sess · QUESTION · work=3 · progress=? · nudges 0/5 · witnesses disagree: the pane reads STALLED, Claude Code says waiting, so QUESTION · escalated to the operator, NOT answered · 00:00:30",
+                ],
+            ),
+            (
+                cut_off.clone(),
+                &["L MONITOR · host:sess · QUESTION · work=3 · progress=? · nudges 0/5 · 00:01:00"],
+            ),
+            (
+                cut_off.clone(),
+                &["L MONITOR · host:sess · QUESTION · work=3 · progress=? · nudges 0/5 · 00:01:30"],
+            ),
+            (
+                cut_off.clone(),
+                &["L MONITOR · host:sess · QUESTION · work=3 · progress=? · nudges 0/5 · 00:02:00"],
+            ),
+            (
+                cut_off,
+                &["L MONITOR · host:sess · QUESTION · work=3 · progress=? · nudges 0/5 · 00:02:30"],
+            ),
+        ],
+    );
+    assert_eq!(h.alerts.len(), 1, "escalated once");
+    assert!(
+        h.alerts[0]
+            .message
+            .contains("Auto mode can't check actions in this session"),
+        "the relay carries what the screen shows: {}",
+        h.alerts[0].message
+    );
+    assert_eq!(h.last().refusal, None, "a question, not a refused stop");
+}
+
 #[test]
 fn progress_the_probe_could_not_give_is_shown_as_unknown() {
     let mut h = Harness::new(5);
