@@ -48,6 +48,8 @@ fn report(i: usize) -> PollReport {
         refusal: None,
         unrecognised: 0,
         agent_seen: true,
+        deferred: None,
+        held_until: None,
     }
 }
 

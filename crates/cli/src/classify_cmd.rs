@@ -170,19 +170,33 @@ fn line_numbers(pane: &str, verdict: &Verdict) -> Lines {
 /// monitor reads it when it cannot see the process table: a shell there is
 /// idle).
 fn typing_refusal(verdict: &Verdict, pane_command: Option<&str>) -> Option<String> {
+    refusal_in_front(pane_command)
+        .map(|(_, why)| why)
+        .or_else(|| verdict.typing_refusal().map(str::to_string))
+}
+
+/// The machine word of [`typing_refusal`] (`--json`'s `not_typed_because`):
+/// the watch monitor's words for what runs in front, else the pane's own.
+fn typing_refusal_word(verdict: &Verdict, pane_command: Option<&str>) -> Option<&'static str> {
+    refusal_in_front(pane_command)
+        .map(|(word, _)| word)
+        .or_else(|| verdict.typing_refusal_word())
+}
+
+/// What runs in front of the pane makes typing unsafe: an idle shell there
+/// (read as the monitor reads it when it cannot see the process table), or a relay.
+fn refusal_in_front(pane_command: Option<&str>) -> Option<(&'static str, String)> {
     let front = pane_command.map(|command| Foreground {
         command: command.to_string(),
         ..Foreground::default()
-    });
-    if let Some(gone) = front.as_ref().and_then(Foreground::gone) {
-        return Some(format!("the agent exited: {gone}"));
+    })?;
+    if let Some(gone) = front.gone() {
+        return Some(("agent_exited", format!("the agent exited: {gone}")));
     }
-    if let Some(relay) = front.as_ref().and_then(Foreground::relay) {
-        return Some(format!(
-            "the pane runs {relay}, a relay to a screen that cannot be checked"
-        ));
-    }
-    verdict.typing_refusal().map(str::to_string)
+    front.relay().map(|relay| {
+        let why = format!("the pane runs {relay}, a relay to a screen that cannot be checked");
+        ("relay", why)
+    })
 }
 
 /// Whether a nudge could be typed into this pane (a monitor also checks
@@ -241,6 +255,15 @@ fn render_json(
         "input_box": verdict.input_box,
         "typing_safe": verdict.typing_safe() && typing_refusal(verdict, pane_command).is_none(),
         "typing_refusal": typing_refusal(verdict, pane_command),
+        "not_typed_because": typing_refusal_word(verdict, pane_command),
+        "draft": match &verdict.box_text {
+            classify::BoxText::Draft(draft) => Some(draft.as_str()),
+            _ => None,
+        },
+        "usage_limit": verdict.usage_limit.as_ref().map(|limit| serde_json::json!({
+            "line": limit.line,
+            "reset": limit.reset,
+        })),
     });
     format!("{object}\n")
 }

@@ -18,6 +18,17 @@ pub fn now_epoch() -> i64 {
     }
 }
 
+/// Now, in the system time zone (what a CLI on this machine prints without a zone name).
+pub fn local_now() -> jiff::ZonedDateTime {
+    Timestamp::now().to_zoned_datetime(TimeZone::system())
+}
+
+/// A time zone by its tz database name (`Asia/Tbilisi`), from the system's
+/// database; `None` for a name it does not have.
+pub fn zone(name: &str) -> Option<TimeZone> {
+    jiff::tz::db().get(name).ok()
+}
+
 /// `epoch` rendered as local `HH:MM`, or `??:??` past the years ±9999.
 pub fn local_hhmm(epoch: i64) -> String {
     hhmm_in(epoch, &TimeZone::system())

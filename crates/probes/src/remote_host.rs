@@ -339,7 +339,7 @@ fn host_script(
                 script,
                 "if bmb_pick {session} {id} {pid}; then\n\
                  [ $# -eq 0 ] || set -- \"$@\" ';'\n\
-                 set -- \"$@\" display-message -p -t \"$bmb_t\" {marker} ';' capture-pane -p -t \"$bmb_t\"\n\
+                 set -- \"$@\" display-message -p -t \"$bmb_t\" {marker} ';' capture-pane -p -e -t \"$bmb_t\"\n\
                  bmb_roots=\"$bmb_roots {index}:$bmb_r\"\nfi\n",
                 session = quote_literal(session),
                 id = quote_literal(&id),

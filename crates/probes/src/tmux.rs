@@ -155,6 +155,10 @@ pub struct PaneCapture {
     pub in_mode: bool,
     /// `#{synchronize-panes}`: the window copies each key to all its panes.
     pub synchronized: bool,
+    /// `#{session_activity}`: when a key was last pressed in the session
+    /// (epoch seconds), by a client attached to it; tmux's own `send-keys`
+    /// and the pane's output never move it.
+    pub activity: Option<i64>,
 }
 
 /// A capture nonce no process can predict: 128 bits from the OS's random
@@ -400,6 +404,8 @@ impl Tmux {
             if !args.is_empty() {
                 args.push(";");
             }
+            // `-e`: the text with its ink, which tells a CLI's faint
+            // placeholder from a person's draft in the box.
             args.extend([
                 "display-message",
                 "-p",
@@ -409,6 +415,7 @@ impl Tmux {
                 ";",
                 "capture-pane",
                 "-p",
+                "-e",
                 "-t",
                 target,
             ]);
@@ -543,11 +550,12 @@ pub(crate) fn chain_marker(nonce: &str, index: usize) -> String {
 }
 
 /// The `display-message` format printing the marker line. It also carries
-/// the pane's first process (for the second witness) and its foreground
-/// command (is the agent still there?).
+/// the pane's first process (for the second witness), the session's last
+/// key time (is someone typing?) and its foreground command (is the agent
+/// still there?).
 pub(crate) fn marker_format(marker: &str) -> String {
     format!(
-        "{marker} #{{session_name}} #{{pane_id}} #{{pane_pid}} #{{pane_dead}}#{{pane_in_mode}}#{{synchronize-panes}} #{{pane_current_command}}"
+        "{marker} #{{session_name}} #{{pane_id}} #{{pane_pid}} #{{session_activity}} #{{pane_dead}}#{{pane_in_mode}}#{{synchronize-panes}} #{{pane_current_command}}"
     )
 }
 
@@ -577,7 +585,7 @@ pub(crate) fn read_chain(
             if let Some((at, rest)) = marked {
                 seen[at] += 1;
                 finished.extend(current.take());
-                let mut fields = rest.trim_start().splitn(5, ' ');
+                let mut fields = rest.trim_start().splitn(6, ' ');
                 let session = fields.next().unwrap_or("");
                 if session != targets[wanted[at].0].0 {
                     moved.push((wanted[at].0, session.to_string()));
@@ -587,6 +595,7 @@ pub(crate) fn read_chain(
                     .filter(|id| id.starts_with('%') && id[1..].bytes().all(|b| b.is_ascii_digit()))
                     .map(str::to_string);
                 let pane_pid = fields.next().and_then(|pid| pid.parse().ok());
+                let activity = fields.next().and_then(|at| at.parse().ok());
                 // Three flags in one word: pane_dead, pane_in_mode, synchronize-panes.
                 let flags = fields.next().unwrap_or("").as_bytes();
                 let flag = |at: usize| flags.get(at) == Some(&b'1');
@@ -606,6 +615,7 @@ pub(crate) fn read_chain(
                         dead,
                         in_mode,
                         synchronized,
+                        activity,
                     },
                 ));
             } else if let Some((_, capture)) = current.as_mut() {

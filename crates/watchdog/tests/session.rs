@@ -1727,7 +1727,10 @@ fn a_key_pressed_since_the_last_poll_means_no_typing_this_poll() {
 /// Claude Code's idle screen after its usage limit stopped it.
 fn at_limit(line: &str) -> String {
     let mut lines: Vec<String> = idle().lines().map(str::to_string).collect();
-    let prompt = lines.iter().position(|l| l.starts_with("❯\u{a0}")).expect("the box");
+    let prompt = lines
+        .iter()
+        .position(|l| l.starts_with("❯\u{a0}"))
+        .expect("the box");
     lines.insert(prompt - 1, format!("  ⎿  {line}"));
     lines.join("\n")
 }

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use classify::{Work, parse_count};
-use watchdog::session::{Action, Foreground, Observation, TargetMonitor};
+use watchdog::session::{Action, Foreground, Now, Observation, TargetMonitor};
 use watchdog::target::Target;
 
 use super::*;
@@ -164,6 +164,11 @@ impl<'a> Watch<'a> {
                 })
             })
             .collect();
+        let local = probes::clock::local_now();
+        let now = Now {
+            local: &local,
+            zones: &probes::clock::zone,
+        };
         for (index, capture) in captures.into_iter().enumerate() {
             let work = works[index].as_deref().map_or(Work::Unknown, Work::parse);
             let progress = progresses[index].as_deref().and_then(parse_count);
@@ -187,6 +192,8 @@ impl<'a> Watch<'a> {
                     .and_then(|(_, version)| version.as_deref()),
                 pane_id: watched.pane_id.as_deref(),
                 pane_pid: capture.as_ref().ok().and_then(|c| c.pane_pid),
+                activity: capture.as_ref().ok().and_then(|c| c.activity),
+                now: Some(now),
             };
             let (report, actions) = watched.monitor.poll(observation);
             let probe_failures =

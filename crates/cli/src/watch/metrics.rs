@@ -406,6 +406,8 @@ mod tests {
             refusal: None,
             unrecognised: 2,
             agent_seen: false,
+            deferred: None,
+            held_until: None,
         };
         let observed = Observed {
             report: &report,

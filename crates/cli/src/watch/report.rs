@@ -26,7 +26,8 @@ pub(super) fn print_report(report: &PollReport, json: bool) {
             "witness": report.witness,
             "disagreements": report.disagreements,
             "typing_safe": report.typing_safe,
-            "not_typed_because": report.refusal.map(|r| r.word()),
+            "not_typed_because": report.refusal.map(|r| r.word()).or(report.deferred),
+            "held_until": report.held_until,
             "unrecognised": report.unrecognised,
             "time": clock,
         });
