@@ -1,11 +1,11 @@
 """A live Claude Code session for an end-to-end test to watch.
 
-    python3 xtask/capture/live.py permission|stream
+    python3 xtask/capture/live.py permission|stream|exited|killed|idle
 
 Starts the real Claude Code CLI (installing the pinned release into target/capture/claude/<version>/ when missing)
 in a private tmux server against the loopback mock, drives it into the named
 situation, then prints ONE JSON line on stdout,
-    {"socket": "<tmux -L name>", "session": "cap", "claude_pid": N}
+    {"socket": "<tmux -L name>", "session": "cap", "claude_pid": N, "prompts": "<file>"}
 and holds the situation until its stdin closes. Then it ends the session (its
 tmux server, the agent by pid, the mock, the temp dir) and exits 0. Any
 failure is one line on stderr and exit 1, after the same clean-up.
@@ -22,6 +22,14 @@ call would meet auto mode's own dialog instead of the ordinary permission dialog
   foreground, under the agent's last frame.
 - killed: the same, but the agent was killed with SIGKILL (a crash) at its
   idle prompt, so its box and footer are still drawn above bash's prompt.
+- idle: Claude Code answered one prompt with a short text reply and sits idle at its empty box
+  (every later prompt is answered `Done.`).
+
+`prompts` is a file of JSON lines, one per main-loop request the model received whose newest
+message is the user's text: {"texts": [...]}, that message's text blocks in full and in order
+(Claude Code adds its own `<system-reminder>` blocks next to the typed words), so a test can tell
+exactly which words reached the model and that nothing was glued to them. Its first line is the
+situation's own prompt.
 """
 
 from __future__ import annotations
@@ -38,11 +46,43 @@ sys.path.insert(0, HERE)
 
 from scenarios import (  # noqa: E402
     CLAUDE_BIN, ESC_TO_INTERRUPT, RULES, SPINNER_ROW, ensure_claude, must, start_and_prompt, text, tool,
+    wait_idle,
 )
 from harness import Session  # noqa: E402
+from mock_anthropic import Mock, last_message_kind  # noqa: E402
 from tmuxrun import descendants  # noqa: E402
 
 MODE = ["--permission-mode", "manual"]
+
+
+class PromptLog(Mock):
+    """The mock, also writing each user prompt the model receives to `prompts_path` in full."""
+
+    prompts_path = None
+
+    def handle_post(self, h, path_q, raw):
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {}
+        if (path_q.split("?")[0].endswith("/v1/messages") and body.get("tools")
+                and last_message_kind(body) == "user_text" and self.prompts_path):
+            msgs = [m for m in body.get("messages") or [] if m.get("role") in ("user", "assistant")]
+            content = msgs[-1].get("content")
+            texts = [content] if isinstance(content, str) else [
+                c.get("text", "") for c in content or [] if isinstance(c, dict) and c.get("type") == "text"]
+            with self.lock, open(self.prompts_path, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"texts": texts}) + "\n")
+        return super().handle_post(h, path_q, raw)
+
+
+class LiveSession(Session):
+    """A session whose mock keeps the prompts log next to its own log."""
+
+    def make_mock(self, steps):
+        mock = PromptLog(steps=steps, log_path=self.log_path)
+        mock.prompts_path = os.path.join(os.path.dirname(self.log_path), "prompts.jsonl")
+        return mock
 
 
 def permission():
@@ -132,8 +172,19 @@ def agent_then(ending):
     return situation
 
 
+def idle():
+    session = LiveSession(CLAUDE_BIN, steps=[{"blocks": [text("The parser reads one token at a time.")]}],
+                          args=MODE, name="live")
+
+    def drive(s):
+        start_and_prompt(s, "what does the parser do?")
+        must(s.wait_text("one token at a time", 60), "the answer")
+        must(wait_idle(s, 30), "idle at the empty box after the answer")
+    return session, drive
+
+
 SITUATIONS = {"permission": permission, "stream": stream, "exited": agent_then("exit"),
-              "killed": agent_then("kill")}
+              "killed": agent_then("kill"), "idle": idle}
 
 
 def main(argv):
@@ -145,7 +196,9 @@ def main(argv):
     try:
         with session as s:
             drive(s)
-            print(json.dumps({"socket": s.sock, "session": "cap", "claude_pid": s.pane_pid()}), flush=True)
+            prompts = getattr(s.mock, "prompts_path", None)
+            print(json.dumps({"socket": s.sock, "session": "cap", "claude_pid": s.pane_pid(), "prompts": prompts}),
+                  flush=True)
             sys.stdin.read()
     except Exception as err:  # one line, then the context manager has cleaned up
         print(f"live.py {argv[1]}: {err}", file=sys.stderr)

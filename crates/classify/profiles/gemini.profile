@@ -43,7 +43,7 @@ box_bottom = ^$
 prompt = ^ [>*!]\s
 # The empty box: a drawn cursor cell (reverse video) BEFORE the placeholder, in grey or in no
 # colour at all (NO_COLOR), so ink does not tell it; the text does. Anything else there is a draft.
-placeholder = ^Type your message or @path/to/file$
+placeholder = ^(?:Type your message or @path/to/file|Type your shell command|Press 'Esc' for NORMAL mode\.|Press 'i' for INSERT mode\.|Type your message or (?:hold )?space to talk \(Esc to exit\))$
 
 # Between the spinner row and the box: a `────` rule and the approval-mode line
 # (` Shift+Tab to accept edits`, ` YOLO Ctrl+Y`, indented, so skipped anyway).

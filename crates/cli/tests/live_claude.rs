@@ -7,7 +7,10 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use bmb_testkit::bin::{Running, wait_until};
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -19,6 +22,9 @@ struct Live {
     stdin: Option<ChildStdin>,
     socket: String,
     session: String,
+    /// The prompts the model received (live.py's `prompts`, JSON lines), for
+    /// the situations that keep it.
+    prompts: Option<PathBuf>,
 }
 
 impl Live {
@@ -51,6 +57,7 @@ impl Live {
             stdin,
             socket: ready["socket"].as_str().expect("socket").to_string(),
             session: ready["session"].as_str().expect("session").to_string(),
+            prompts: ready["prompts"].as_str().map(PathBuf::from),
         }
     }
 
@@ -78,6 +85,270 @@ impl Live {
             String::from_utf8_lossy(&output.stderr)
         );
         serde_json::from_slice(&output.stdout).expect("one JSON line")
+    }
+
+    /// `tmux -L <its socket> ARGS` on the session's own server, which must succeed.
+    fn tmux(&self, args: &[&str]) -> Output {
+        let output = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .expect("tmux runs");
+        assert!(
+            output.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        output
+    }
+
+    /// The pane as `capture-pane -p -e` draws it (ink included).
+    fn pane(&self) -> String {
+        String::from_utf8_lossy(
+            &self
+                .tmux(&["capture-pane", "-p", "-e", "-t", &self.session])
+                .stdout,
+        )
+        .into_owned()
+    }
+
+    /// Waits (a hang guard of `secs`) until the plain pane satisfies `ready`.
+    fn wait_pane(&self, what: &str, secs: u64, ready: impl Fn(&str) -> bool) {
+        let plain = || {
+            String::from_utf8_lossy(
+                &self
+                    .tmux(&["capture-pane", "-p", "-t", &self.session])
+                    .stdout,
+            )
+            .into_owned()
+        };
+        assert!(
+            wait_until(secs, || ready(&plain())),
+            "{what} never showed; the pane:\n{}",
+            self.pane()
+        );
+    }
+
+    /// Every user prompt the model received so far, each as the text blocks
+    /// of that message, in order.
+    fn prompts(&self) -> Vec<Vec<String>> {
+        let path = self
+            .prompts
+            .as_ref()
+            .expect("this situation logs its prompts");
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| {
+                let value: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+                value["texts"]
+                    .as_array()
+                    .expect("texts")
+                    .iter()
+                    .map(|t| t.as_str().expect("a text block").to_string())
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Waits (a hang guard of `secs`) for the model to receive prompt number
+    /// `index` (0-based); returns it.
+    fn wait_prompt(&self, index: usize, secs: u64) -> Vec<String> {
+        assert!(
+            wait_until(secs, || self.prompts().len() > index),
+            "the model never received prompt {index}; it got {:?}; the pane:\n{}",
+            self.prompts(),
+            self.pane()
+        );
+        self.prompts().swap_remove(index)
+    }
+}
+
+/// A prompt's words as the person (or the monitor) typed them: its text
+/// blocks without Claude Code's own `<system-reminder>` blocks, which it adds
+/// next to them as blocks of their own.
+fn typed(prompt: &[String]) -> Vec<&str> {
+    prompt
+        .iter()
+        .map(String::as_str)
+        .filter(|t| !t.starts_with("<system-reminder>"))
+        .collect()
+}
+
+const NUDGE: &str = "Please continue with the next step of your plan.";
+
+/// The real monitor watching a live session at `--interval 1`, its JSON
+/// lines collected as they come; every escalation's `BMB_REASON` is a line of
+/// `reasons`, its message appended to `messages`. Killed on drop.
+struct Watcher {
+    running: Running,
+    reasons: PathBuf,
+    messages: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Watcher {
+    fn start(live: &Live) -> Watcher {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let reasons = dir.path().join("reasons");
+        let messages = dir.path().join("messages");
+        let alert_cmd = format!(
+            "printf '%s\\n' \"$BMB_REASON\" >> '{}'; cat >> '{}'",
+            reasons.display(),
+            messages.display()
+        );
+        let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+        command
+            .args(["watch", "-L", &live.socket, &live.session, "--json"])
+            .args(["--interval", "1", "--work-probe", "echo 3"])
+            .args(["--alert-cmd", &alert_cmd])
+            .env("XDG_STATE_HOME", dir.path().join("state"));
+        Watcher {
+            running: Running::start(command),
+            reasons,
+            messages,
+            _dir: dir,
+        }
+    }
+
+    /// Every poll line so far.
+    fn lines(&self) -> Vec<serde_json::Value> {
+        self.running
+            .out()
+            .iter()
+            .map(|line| serde_json::from_str(line).expect("a JSON line"))
+            .collect()
+    }
+
+    /// Waits (a hang guard of `secs`) for at least `n` poll lines; returns them all.
+    fn wait_lines(&self, n: usize, secs: u64) -> Vec<serde_json::Value> {
+        assert!(
+            wait_until(secs, || self.running.out().len() >= n),
+            "fewer than {n} poll lines: {:?}; stderr: {:?}",
+            self.running.out(),
+            self.running.err()
+        );
+        self.lines()
+    }
+
+    /// Waits (a hang guard of `secs`) for a poll line that `wanted` picks; its index.
+    fn wait_line(
+        &self,
+        what: &str,
+        secs: u64,
+        wanted: impl Fn(&serde_json::Value) -> bool,
+    ) -> usize {
+        let mut found = None;
+        let seen = wait_until(secs, || {
+            found = self.lines().iter().position(&wanted);
+            found.is_some()
+        });
+        assert!(seen, "no poll line {what}: {:#?}", self.lines());
+        found.expect("found")
+    }
+
+    fn reasons(&self) -> String {
+        std::fs::read_to_string(&self.reasons).unwrap_or_default()
+    }
+
+    fn messages(&self) -> String {
+        std::fs::read_to_string(&self.messages).unwrap_or_default()
+    }
+}
+
+/// Whether the poll typed a nudge (`done` says `nudged (k/n)`; `not nudged
+/// yet (...)` is a nudge held, not typed).
+fn nudged(line: &serde_json::Value) -> bool {
+    line["done"]
+        .as_array()
+        .expect("done")
+        .iter()
+        .any(|d| d.as_str().is_some_and(|d| d.starts_with("nudged")))
+}
+
+/// A person at a real terminal: an outer private tmux server whose pane runs
+/// `tmux attach` to the live session, so every key sent to the outer pane
+/// reaches the session through a real attached client (and moves its
+/// `#{session_activity}`, which `send-keys` never does). Its server is ended
+/// by its own socket on drop.
+struct Person {
+    socket: String,
+}
+
+impl Person {
+    fn attach(live: &Live) -> Person {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .subsec_nanos();
+        let person = Person {
+            socket: format!("bmbtest-person-{}-{nanos:x}", std::process::id()),
+        };
+        let attach = format!(
+            "env -u TMUX tmux -L '{}' attach -t '{}'",
+            live.socket, live.session
+        );
+        // 41 rows with no status line of its own: the inner client is 41 rows,
+        // its status line takes one, so the agent's window keeps its 120x40.
+        person.tmux(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "person",
+            "-x",
+            "120",
+            "-y",
+            "41",
+            &attach,
+        ]);
+        person.tmux(&["set-option", "-g", "status", "off"]);
+        let attached = wait_until(30, || {
+            !String::from_utf8_lossy(&live.tmux(&["list-clients", "-t", &live.session]).stdout)
+                .trim()
+                .is_empty()
+        });
+        assert!(
+            attached,
+            "the person's client never attached to the session"
+        );
+        person
+    }
+
+    fn tmux(&self, args: &[&str]) -> Output {
+        let output = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("tmux runs");
+        assert!(
+            output.status.success(),
+            "tmux -L {} {args:?}: {}",
+            self.socket,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        output
+    }
+
+    /// One key typed as it is (`send-keys -l`).
+    fn key(&self, key: &str) {
+        self.tmux(&["send-keys", "-t", "person", "-l", key]);
+    }
+
+    fn press(&self, key: &str) {
+        self.tmux(&["send-keys", "-t", "person", key]);
+    }
+}
+
+impl Drop for Person {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+        let uid = rustix::process::getuid().as_raw();
+        let _ = std::fs::remove_file(format!("/tmp/tmux-{uid}/{}", self.socket));
     }
 }
 
@@ -183,4 +454,178 @@ fn a_real_claude_code_left_with_exit_gets_no_key_and_one_escalation() {
 #[test]
 fn a_real_claude_code_killed_at_its_prompt_gets_no_key_and_one_escalation() {
     an_agent_gone_to_its_shell_gets_no_key_and_one_escalation("killed");
+}
+
+const DRAFT: &str = "please refactor the parser so that";
+
+#[test]
+fn a_draft_left_in_a_real_claude_code_box_gets_no_key_and_one_escalation_then_the_emptied_box_is_nudged()
+ {
+    let started = Instant::now();
+    let live = Live::start("idle");
+    let before = live.prompts().len();
+    assert_eq!(
+        before,
+        1,
+        "the situation's own prompt: {:?}",
+        live.prompts()
+    );
+    live.tmux(&["send-keys", "-t", &live.session, "-l", DRAFT]);
+    live.wait_pane("the draft", 30, |pane| {
+        pane.contains(&format!("\u{276f}\u{a0}{DRAFT}"))
+    });
+
+    let watcher = Watcher::start(&live);
+    let lines = watcher.wait_lines(8, 90);
+    for line in &lines[..8] {
+        assert!(
+            !nudged(line),
+            "typed over the draft: {line}\n{}",
+            live.pane()
+        );
+        assert_eq!(line["nudges"], 0, "{line}");
+        assert_eq!(line["state"], "STALLED", "{line}");
+        assert_eq!(line["typing_safe"], false, "{line}");
+    }
+    assert_eq!(
+        watcher.reasons(),
+        "draft\n",
+        "exactly one escalation, for the draft; lines: {lines:#?}"
+    );
+    let message = watcher.messages();
+    assert!(
+        message.contains(DRAFT),
+        "the escalation quotes the draft: {message}"
+    );
+    assert_eq!(
+        live.prompts().len(),
+        before,
+        "the model received a prompt: {:?}",
+        live.prompts()
+    );
+    live.wait_pane("the draft, still untouched", 5, |pane| pane.contains(DRAFT));
+
+    // The person clears the box (Escape twice: only ever with a draft there).
+    live.tmux(&["send-keys", "-t", &live.session, "Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
+    live.tmux(&["send-keys", "-t", &live.session, "Escape"]);
+    live.wait_pane("the emptied box", 30, |pane| !pane.contains(DRAFT));
+    let cleared = watcher.lines().len();
+
+    let at = watcher.wait_line("with `nudged (1/5)`", 60, |line| {
+        line["done"]
+            .as_array()
+            .is_some_and(|done| done.iter().any(|d| d == "nudged (1/5)"))
+    });
+    assert!(
+        at >= cleared,
+        "nudged before the box was emptied: {:#?}",
+        watcher.lines()
+    );
+    let prompt = live.wait_prompt(before, 60);
+    assert_eq!(
+        typed(&prompt),
+        vec![NUDGE],
+        "the model received the nudge alone: {prompt:?}"
+    );
+    assert_eq!(
+        watcher.reasons(),
+        "draft\n",
+        "no other escalation; lines: {:#?}",
+        watcher.lines()
+    );
+    eprintln!("runtime: {:?}", started.elapsed());
+}
+
+/// The person's keys arrive through a real attached client, one every 0.3 s,
+/// while the monitor polls: it starts polling once `keys_first` keys are
+/// typed (0: the person starts right after its first poll). The model must
+/// receive exactly those keys, and no line may be a nudge.
+fn a_person_types_a_prompt_while_the_monitor_polls(keys_first: usize) {
+    const PROMPT: &str = "Summarise the parser module in one line";
+    let started = Instant::now();
+    let live = Live::start("idle");
+    let before = live.prompts().len();
+    assert_eq!(
+        before,
+        1,
+        "the situation's own prompt: {:?}",
+        live.prompts()
+    );
+    let person = Person::attach(&live);
+
+    let typed_keys = std::sync::atomic::AtomicUsize::new(0);
+    let (watcher, while_typing) = std::thread::scope(|scope| {
+        let (go, went) = std::sync::mpsc::channel::<()>();
+        let (person, typed_keys) = (&person, &typed_keys);
+        let typist = scope.spawn(move || {
+            went.recv().expect("go");
+            for key in PROMPT.chars() {
+                person.key(&key.to_string());
+                typed_keys.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(300));
+            }
+        });
+        let watcher = if keys_first == 0 {
+            let watcher = Watcher::start(&live);
+            watcher.wait_lines(1, 60);
+            go.send(()).expect("the typist waits");
+            watcher
+        } else {
+            go.send(()).expect("the typist waits");
+            assert!(wait_until(60, || typed_keys
+                .load(std::sync::atomic::Ordering::SeqCst)
+                >= keys_first));
+            Watcher::start(&live)
+        };
+        let first = &watcher.wait_lines(1, 60)[0];
+        assert!(!nudged(first), "its first poll typed: {first}");
+        typist.join().expect("the typist");
+        live.wait_pane("the typed prompt", 30, |pane| pane.contains(PROMPT));
+        let while_typing = watcher.lines();
+        (watcher, while_typing)
+    });
+    person.press("Enter");
+
+    let prompt = live.wait_prompt(before, 60);
+    let after = watcher.lines();
+    assert_eq!(
+        typed(&prompt),
+        vec![PROMPT],
+        "the model received exactly the person's keys: {prompt:?}; lines: {after:#?}"
+    );
+    assert!(!while_typing.is_empty());
+    for line in &while_typing {
+        assert!(!nudged(line), "typed while the person typed: {line}");
+        assert_eq!(line["nudges"], 0, "{line}");
+        if line["state"] == "STALLED" {
+            let why = line["not_typed_because"].as_str().unwrap_or("");
+            assert!(
+                ["typing", "settling", "draft"].contains(&why),
+                "held for an unexpected reason: {line}"
+            );
+        }
+    }
+    assert!(
+        after.iter().all(|line| !nudged(line)),
+        "a nudge before the person's prompt reached the model: {after:#?}"
+    );
+    eprintln!(
+        "runtime: {:?}; not_typed_because while typing: {:?}",
+        started.elapsed(),
+        while_typing
+            .iter()
+            .map(|l| l["not_typed_because"].clone())
+            .collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_person_typing_into_a_real_claude_code_pane_gets_exactly_their_keys_to_the_model() {
+    a_person_types_a_prompt_while_the_monitor_polls(0);
+}
+
+#[test]
+fn a_watcher_started_while_someone_types_types_nothing_on_its_first_poll() {
+    a_person_types_a_prompt_while_the_monitor_polls(12);
 }

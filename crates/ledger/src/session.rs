@@ -47,6 +47,14 @@ pub enum SessionRecord {
     /// The agent left that pane (it exited there): the session's active pane
     /// is read again.
     AgentPaneForgotten,
+    /// A stop's screen (a hash of its text) and the session's last key time,
+    /// as a poll saw them: a restarted monitor that sees the same screen and
+    /// no key since knows it held still, as a running one would.
+    StopSeen {
+        hash: u64,
+        #[serde(default)]
+        activity: Option<i64>,
+    },
 }
 
 /// What an escalation was about. One latch per kind (seed defect 2).
@@ -86,6 +94,8 @@ pub struct SessionMemory {
     pub failures: BTreeMap<String, String>,
     /// The pane the agent was last seen in, and its first process.
     pub agent_pane: Option<(String, Option<u32>)>,
+    /// The last stop's screen hash and the session's last key time then.
+    pub stop_seen: Option<(u64, Option<i64>)>,
 }
 
 impl SessionMemory {
@@ -130,6 +140,7 @@ impl SessionMemory {
             }
             SessionRecord::AgentPane { pane, pid } => self.agent_pane = Some((pane.clone(), *pid)),
             SessionRecord::AgentPaneForgotten => self.agent_pane = None,
+            SessionRecord::StopSeen { hash, activity } => self.stop_seen = Some((*hash, *activity)),
         }
     }
 }
@@ -172,6 +183,9 @@ impl SessionMemory {
                 pane: pane.clone(),
                 pid: *pid,
             });
+        }
+        if let Some((hash, activity)) = self.stop_seen {
+            records.push(SessionRecord::StopSeen { hash, activity });
         }
         records
     }

@@ -570,6 +570,10 @@ impl TargetMonitor {
         memory: SessionMemory,
     ) -> TargetMonitor {
         let echo = Echo::new(&memory.sent);
+        // A stop seen before a restart: the same screen now held still since.
+        let (still_hash, last_activity) = memory
+            .stop_seen
+            .map_or((None, None), |(hash, activity)| (Some(hash), activity));
         TargetMonitor {
             target: target.into(),
             config,
@@ -591,9 +595,9 @@ impl TargetMonitor {
             box_seen: None,
             ui_change_said: false,
             profiles: builtin_profiles(),
-            still_hash: None,
+            still_hash,
             still_polls: 0,
-            last_activity: None,
+            last_activity,
             last_poll_at: None,
             held_said: None,
             limit_nudged: None,
@@ -800,6 +804,9 @@ impl TargetMonitor {
         report.rule = Some(verdict.rule.name());
         report.evidence = verdict.evidence.as_ref().map(|e| e.text.clone());
         self.rearm(state, refusal, &verdict, &mut actions);
+        if stop {
+            self.remember_stop(observation.activity, &mut actions);
+        }
         if let Some((refusal, why)) = refused {
             // A screen the profile read before, unreadable now while the
             // same program is in front: the CLI changed how it draws.
@@ -1354,6 +1361,18 @@ impl TargetMonitor {
         self.last_activity = observation.activity.or(self.last_activity);
         self.last_poll_at = now.or(self.last_poll_at);
         pressed
+    }
+
+    /// Journals a stop's screen when it changed, so a restarted monitor
+    /// knows whether it held still meanwhile (a working pane, which changes
+    /// every poll, writes nothing).
+    fn remember_stop(&mut self, activity: Option<i64>, actions: &mut Vec<Action>) {
+        let Some(hash) = self.still_hash else { return };
+        let seen = (hash, activity.or(self.last_activity));
+        if self.memory.stop_seen != Some(seen) {
+            let (hash, activity) = seen;
+            self.record(SessionRecord::StopSeen { hash, activity }, actions);
+        }
     }
 
     /// Counts the polls the screen held still, its ink left out.

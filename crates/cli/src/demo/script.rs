@@ -19,6 +19,9 @@ pub(super) struct Step {
     pub(super) work: u32,
     pub(super) progress: u64,
     pub(super) expect: &'static str,
+    /// How many polls the step gets: a stop is typed into only once it held
+    /// still for one whole interval, so the STALLED step is polled twice.
+    pub(super) polls: u32,
 }
 
 pub(super) const STEPS: [Step; 5] = [
@@ -29,6 +32,7 @@ pub(super) const STEPS: [Step; 5] = [
         work: 3,
         progress: 41,
         expect: "WORKING",
+        polls: 1,
     },
     Step {
         doing: "opens an AskUserQuestion dialog: it needs a human's decision",
@@ -37,6 +41,7 @@ pub(super) const STEPS: [Step; 5] = [
         work: 3,
         progress: 41,
         expect: "QUESTION",
+        polls: 1,
     },
     Step {
         doing: "ends its turn (its background agents have finished) and waits at an empty prompt, though the work probe says 3 items are left",
@@ -45,6 +50,7 @@ pub(super) const STEPS: [Step; 5] = [
         work: 3,
         progress: 41,
         expect: "STALLED",
+        polls: 2,
     },
     Step {
         doing: "took the nudge and is working again; the progress probe moved 41 -> 42",
@@ -53,6 +59,7 @@ pub(super) const STEPS: [Step; 5] = [
         work: 2,
         progress: 42,
         expect: "WORKING",
+        polls: 1,
     },
     Step {
         doing: "finishes the last item and stops; the work probe now says 0 left",
@@ -61,6 +68,7 @@ pub(super) const STEPS: [Step; 5] = [
         work: 0,
         progress: 43,
         expect: "BLOCKED",
+        polls: 1,
     },
 ];
 
