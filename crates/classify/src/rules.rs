@@ -570,10 +570,15 @@ impl Reader<'_, '_> {
         BoxText::Draft(texts.join("\n"))
     }
 
-    /// The CLI's own words that a usage limit stopped it: a line matching
-    /// the profile's `usage_limit` among the newest lines above the box
-    /// (nearest first), else in the status bar under it; without a box,
-    /// among the bottom lines. Echo and the box's own text never count.
+    /// The CLI's own words that a usage limit stopped it, in force now: a
+    /// line matching the profile's `usage_limit` in the status bar under the
+    /// box, or among the newest lines above it with no turn-end line under it
+    /// (Claude Code leaves its limit lines in the transcript after it
+    /// continued: a finished turn under them means the limit has passed).
+    /// Without a box, the bottom lines. Our own echo is older than our
+    /// nudge: nothing above it counts. Of the lines found, one whose reset
+    /// names its time zone is preferred (`resets 1am (Asia/Tbilisi)` over
+    /// the footer's bare `1am`), else the nearest to the box.
     pub(crate) fn usage_limit(&mut self) -> Option<UsageLimit> {
         if self.profile.usage_limit.is_empty() {
             return None;
@@ -582,43 +587,52 @@ impl Reader<'_, '_> {
             Some(input) => (input.top + 1, 0..input.bottom),
             None => (0, 0..0),
         };
-        let mut candidates = Vec::new();
+        let mut found = Vec::new();
         let mut read = 0;
         for i in above.. {
             let Some(line) = self.tail.get(i) else { break };
             if line.is_blank() {
                 continue;
             }
-            // Above our own typed text is older than our nudge: a limit
-            // said there was said before it.
-            if self.echo.matches(&line.text) {
-                break;
-            }
             read += 1;
-            if read > LIMIT_MAX_LINES {
+            if read > LIMIT_MAX_LINES || self.echo.matches(&line.text) {
                 break;
             }
-            candidates.push(i);
-        }
-        candidates.extend(footer);
-        candidates.into_iter().find_map(|i| {
-            let text = self.tail.text(i)?;
-            if self.echo.matches(text) {
-                return None;
+            let turn_end = matches_opt(&self.profile.turn_end, &line.text);
+            match self.limit_line(i) {
+                Some(limit) => found.push(limit),
+                None if turn_end => break,
+                None => {}
             }
-            let captures = self
-                .profile
-                .usage_limit
-                .iter()
-                .find_map(|regex| regex.captures(text))?;
-            let reset = captures
-                .name("reset")
-                .map(|m| m.as_str().trim().to_string())
-                .filter(|r| !r.is_empty());
-            Some(UsageLimit {
-                line: text.to_string(),
-                reset,
-            })
+        }
+        for i in footer {
+            found.extend(self.limit_line(i));
+        }
+        let zoned = found
+            .iter()
+            .position(|limit| limit.reset.as_deref().is_some_and(|r| r.contains('(')));
+        let chosen = zoned.unwrap_or(0);
+        (chosen < found.len()).then(|| found.swap_remove(chosen))
+    }
+
+    /// Line `i` as a usage-limit line, unless it is our own echo.
+    fn limit_line(&mut self, i: usize) -> Option<UsageLimit> {
+        let text = self.tail.text(i)?;
+        if self.echo.matches(text) {
+            return None;
+        }
+        let captures = self
+            .profile
+            .usage_limit
+            .iter()
+            .find_map(|regex| regex.captures(text))?;
+        let reset = captures
+            .name("reset")
+            .map(|m| m.as_str().trim().to_string())
+            .filter(|r| !r.is_empty());
+        Some(UsageLimit {
+            line: text.to_string(),
+            reset,
         })
     }
 

@@ -50,6 +50,7 @@ fn report(i: usize) -> PollReport {
         agent_seen: true,
         deferred: None,
         held_until: None,
+        held_until_epoch: None,
     }
 }
 

@@ -477,12 +477,21 @@ fn a_draft_left_in_a_real_claude_code_box_gets_no_key_and_one_escalation_then_th
 
     let watcher = Watcher::start(&live);
     let lines = watcher.wait_lines(8, 90);
-    for line in &lines[..8] {
+    for (poll, line) in lines[..8].iter().enumerate() {
         assert!(
             !nudged(line),
             "typed over the draft: {line}\n{}",
             live.pane()
         );
+        if poll > 0 {
+            // A draft, or the CLI's own timed hints coming and going around the box.
+            let why = line["not_typed_because"].as_str().unwrap_or("");
+            assert!(
+                ["draft", "settling"].contains(&why),
+                "poll {poll}: {lines:#?}\n{}",
+                live.pane()
+            );
+        }
         assert_eq!(line["nudges"], 0, "{line}");
         assert_eq!(line["state"], "STALLED", "{line}");
         assert_eq!(line["typing_safe"], false, "{line}");
@@ -492,6 +501,13 @@ fn a_draft_left_in_a_real_claude_code_box_gets_no_key_and_one_escalation_then_th
         "draft\n",
         "exactly one escalation, for the draft; lines: {lines:#?}"
     );
+    let escalated = lines[..8]
+        .iter()
+        .filter(|line| {
+            line["done"][0] == "not typed into: a draft is waiting in the box, escalated"
+        })
+        .count();
+    assert_eq!(escalated, 1, "{lines:#?}");
     let message = watcher.messages();
     assert!(
         message.contains(DRAFT),
@@ -580,6 +596,7 @@ fn a_person_types_a_prompt_while_the_monitor_polls(keys_first: usize) {
         };
         let first = &watcher.wait_lines(1, 60)[0];
         assert!(!nudged(first), "its first poll typed: {first}");
+        assert_eq!(first["typing_safe"], false, "{first}");
         typist.join().expect("the typist");
         live.wait_pane("the typed prompt", 30, |pane| pane.contains(PROMPT));
         let while_typing = watcher.lines();
@@ -606,6 +623,13 @@ fn a_person_types_a_prompt_while_the_monitor_polls(keys_first: usize) {
             );
         }
     }
+    assert!(
+        while_typing
+            .iter()
+            .any(|line| line["not_typed_because"] == "typing"),
+        "the person's keys (through an attached client) were never seen as typing: \
+         {while_typing:#?}"
+    );
     assert!(
         after.iter().all(|line| !nudged(line)),
         "a nudge before the person's prompt reached the model: {after:#?}"

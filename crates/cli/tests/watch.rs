@@ -72,6 +72,18 @@ impl World {
         output
     }
 
+    /// As `watch_once`, one poll later: a stop is typed into only once it
+    /// held still for a whole interval, which a target's first poll (its
+    /// journal empty) cannot know, so that poll must say it waits.
+    fn watch_settled(&self, args: &[&str]) -> Output {
+        let first = stdout(&self.watch_once(args));
+        assert!(
+            first.contains("not nudged yet"),
+            "the first poll did not wait for the screen to hold still: {first}"
+        );
+        self.watch_once(args)
+    }
+
     fn read(&self, name: &str) -> String {
         std::fs::read_to_string(self.path(name)).unwrap_or_default()
     }
@@ -99,9 +111,8 @@ fn a_stalled_pane_is_nudged_exactly_budget_times_then_escalated_once() {
     let world = World::new();
     let received = world.replay("agent", "idle-after-tool-turn");
     let alert = world.alert_cmd();
-    let mut lines = Vec::new();
-    for _ in 0..5 {
-        let output = world.watch_once(&[
+    let poll = || {
+        stdout(&world.watch_once(&[
             "agent",
             "--nudge-budget",
             "3",
@@ -109,34 +120,40 @@ fn a_stalled_pane_is_nudged_exactly_budget_times_then_escalated_once() {
             "echo 4",
             "--alert-cmd",
             &alert,
-        ]);
-        lines.push(stdout(&output));
+        ]))
+    };
+    // The pane echoes what it is sent, so each nudge changes the screen and
+    // the next stop waits one interval to hold still: polls until the escalation.
+    let mut lines: Vec<String> = Vec::new();
+    while lines.len() < 12 && !lines.last().is_some_and(|l| l.contains("escalated")) {
+        lines.push(poll());
     }
-    let done: Vec<&str> = lines
-        .iter()
-        .map(|l| l.split(" · ").nth(6).unwrap_or(""))
-        .collect();
-    assert_eq!(
-        done,
-        [
-            "nudged (1/3)",
-            "nudged (2/3)",
-            "nudged (3/3)",
-            "not nudged, escalated",
-            lines[4].split(" · ").nth(6).unwrap_or("")
-        ]
-    );
+    let done = |line: &str| line.split(" · ").nth(6).unwrap_or("").to_string();
     assert!(
         lines[0].starts_with(
-            "MONITOR · agent · STALLED · work=4 · progress=? · nudges 1/3 · nudged (1/3) · "
+            "MONITOR · agent · STALLED · work=4 · progress=? · nudges 0/3 · not nudged yet (a new watcher waits"
         ),
         "{}",
         lines[0]
     );
+    let acted: Vec<String> = lines
+        .iter()
+        .map(|l| done(l))
+        .filter(|d| !d.starts_with("not nudged yet"))
+        .collect();
+    assert_eq!(
+        acted,
+        [
+            "nudged (1/3)",
+            "nudged (2/3)",
+            "nudged (3/3)",
+            "not nudged, escalated"
+        ]
+    );
+    let after = poll();
     assert!(
-        !lines[4].contains("nudged") && !lines[4].contains("escalated"),
-        "{}",
-        lines[4]
+        !after.contains("nudged") && !after.contains("escalated"),
+        "{after}"
     );
     let nudge = "Please continue with the next step of your plan.";
     assert_eq!(received_lines(&received, 3), [nudge, nudge, nudge]);
@@ -256,8 +273,14 @@ fn a_nudge_that_carries_the_question_hint_is_still_stalled_not_a_question() {
     let received = world.replay("agent", "idle-after-tool-turn");
     let nudge = "Enter to select · ↑/↓ to navigate, then run the next step";
     for poll in 1..=3 {
-        let line =
-            stdout(&world.watch_once(&["agent", "--nudge-text", nudge, "--work-probe", "echo 2"]));
+        // Each nudge's echo changes the screen: the next stop waits to hold still.
+        let line = stdout(&world.watch_settled(&[
+            "agent",
+            "--nudge-text",
+            nudge,
+            "--work-probe",
+            "echo 2",
+        ]));
         assert!(
             line.contains(&format!(
                 " · STALLED · work=2 · progress=? · nudges {poll}/5 · nudged ({poll}/5)"
@@ -355,7 +378,7 @@ fn a_wrapper_shell_with_the_agent_under_it_is_still_nudged() {
         world
             .tmux
             .wait_for(name, |pane| pane.contains("? for shortcuts"));
-        let line = report(&world.watch_once(&[name, "--json", "--work-probe", "echo 3"]));
+        let line = report(&world.watch_settled(&[name, "--json", "--work-probe", "echo 3"]));
         assert_eq!(line["typing_safe"], true, "{name}: {line}");
         assert_eq!(received_lines(&received, 1).len(), 1, "{name}");
     }
@@ -524,9 +547,12 @@ fn progress_advancing_resets_the_budget() {
         "--progress-probe",
         probe.as_str(),
     ];
-    assert!(stdout(&world.watch_once(&args)).contains("progress=41 · nudges 1/1 · nudged (1/1)"));
+    assert!(
+        stdout(&world.watch_settled(&args)).contains("progress=41 · nudges 1/1 · nudged (1/1)")
+    );
     assert!(stdout(&world.watch_once(&args)).contains("nudges 1/1 · not nudged, escalated"));
     std::fs::write(&progress, "42\n").expect("write");
+    // The screen held still since the escalation: nudged at once.
     let line = stdout(&world.watch_once(&args));
     assert!(
         line.contains(
@@ -659,13 +685,16 @@ fn a_closed_stdout_does_not_stop_the_monitor_from_acting() {
         env!("CARGO_BIN_EXE_bmb-monitor"),
         world.tmux.socket.display()
     );
-    let status = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .env("XDG_STATE_HOME", world.state.path())
-        .status()
-        .expect("runs");
-    assert_eq!(status.code(), Some(0));
+    // Twice: the first poll of a target waits for its screen to hold still.
+    for _ in 0..2 {
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .env("XDG_STATE_HOME", world.state.path())
+            .status()
+            .expect("runs");
+        assert_eq!(status.code(), Some(0));
+    }
     assert_eq!(
         received_lines(&received, 1).len(),
         1,
@@ -791,8 +820,10 @@ fn a_monitor_killed_with_sigkill_and_restarted_neither_repages_nor_refills_its_b
         .and_then(|r| r.split('/').next())
         .and_then(|n| n.parse().ok())
         .expect("nudges k/B");
+    // (The echo of the last nudge may have changed the screen since: then it
+    // waits to hold still, spending nothing.)
     assert!(
-        (3..=4).contains(&used),
+        (2..=4).contains(&used),
         "a fresh budget after the restart: {idle}"
     );
     assert!(
@@ -1250,7 +1281,7 @@ fn a_nudge_goes_to_the_pane_that_was_read_even_if_another_became_active() {
     // The work probe runs before the capture, so the switch it makes is seen:
     // the active pane is window 1's shell; the agent is found in window 0 and
     // the nudge goes to that pane, read just before, never to the active one.
-    let line = report(&world.watch_once(&[
+    let line = report(&world.watch_settled(&[
         "race",
         "--json",
         "--work-probe",
@@ -1262,7 +1293,7 @@ fn a_nudge_goes_to_the_pane_that_was_read_even_if_another_became_active() {
     assert_eq!(received_lines(&received, 1).len(), 1);
     assert!(!typed.exists(), "the nudge reached the active shell");
     // And next time the remembered pane is read, whichever is active.
-    let line = report(&world.watch_once(&["race", "--json", "--work-probe", "echo 3"]));
+    let line = report(&world.watch_settled(&["race", "--json", "--work-probe", "echo 3"]));
     assert_eq!(line["typing_safe"], true, "{line}");
     assert_eq!(received_lines(&received, 2).len(), 2);
     assert!(!typed.exists());
@@ -1340,12 +1371,25 @@ fn the_pane_the_agent_was_seen_in_is_read_whichever_pane_the_user_makes_active()
             &alert,
         ]))
     };
+    // The first poll waits for the screen to hold still one interval.
+    assert!(
+        poll()["done"][0]
+            .as_str()
+            .is_some_and(|d| d.starts_with("not nudged yet"))
+    );
     assert_eq!(poll()["done"][0], "nudged (1/5)");
     // The user opens a second window and works in a shell there (a split
     // would too, but it resizes the replayed frame, which a real agent redraws).
     world.tmux.tmux(&["new-window", "-t", "=split:", BASH]);
     world.tmux.wait_for("split", |pane| pane.contains("bash-"));
-    let line = poll();
+    // The first nudge's echo changed the agent's screen: it waits one poll, then is nudged.
+    let mut line = poll();
+    if line["done"][0]
+        .as_str()
+        .is_some_and(|d| d.starts_with("not nudged yet"))
+    {
+        line = poll();
+    }
     assert_eq!(line["done"][0], "nudged (2/5)", "{line}");
     assert_eq!(received_lines(&received, 2).len(), 2);
     assert!(
@@ -1576,7 +1620,7 @@ fn a_remembered_pane_after_a_server_restart_is_a_new_pane() {
     let world = World::new();
     world.replay("agent", "idle-after-tool-turn");
     assert_eq!(
-        report(&world.watch_once(&["agent", "--json", "--work-probe", "echo 3"]))["typing_safe"],
+        report(&world.watch_settled(&["agent", "--json", "--work-probe", "echo 3"]))["typing_safe"],
         true
     );
     // The server restarts: %0 is now a shell, the agent runs in a second window.
@@ -1604,7 +1648,7 @@ fn a_remembered_pane_after_a_server_restart_is_a_new_pane() {
     world
         .tmux
         .wait_for("agent", |pane| pane.contains("? for shortcuts"));
-    let line = report(&world.watch_once(&["agent", "--json", "--work-probe", "echo 3"]));
+    let line = report(&world.watch_settled(&["agent", "--json", "--work-probe", "echo 3"]));
     assert_eq!(
         line["typing_safe"], true,
         "the new agent was not read: {line}"
@@ -1622,7 +1666,8 @@ fn a_session_name_too_long_for_a_file_name_still_keeps_its_memory() {
         .tmux
         .replay(&name, &capture_path("idle-after-tool-turn"), &received);
     for poll in 1..=2 {
-        let output = world.watch_once(&[&name, "--work-probe", "echo 3"]);
+        // Each stop waits to hold still one interval (the nudge's echo changes the screen).
+        let output = world.watch_settled(&[&name, "--work-probe", "echo 3"]);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(!stderr.contains("state not saved"), "{stderr}");
         assert!(
@@ -1694,7 +1739,7 @@ fn an_agents_own_terminal_or_ssh_child_is_its_business_not_the_panes() {
     world
         .tmux
         .wait_for("own", |pane| pane.contains("? for shortcuts"));
-    let line = report(&world.watch_once(&["own", "--json", "--work-probe", "echo 3"]));
+    let line = report(&world.watch_settled(&["own", "--json", "--work-probe", "echo 3"]));
     assert_eq!(line["typing_safe"], true, "{line}");
     assert_eq!(received_lines(&received, 1).len(), 1);
 
@@ -1716,7 +1761,7 @@ fn an_agents_own_terminal_or_ssh_child_is_its_business_not_the_panes() {
     world
         .tmux
         .wait_for("mcp", |pane| pane.contains("? for shortcuts"));
-    let line = report(&world.watch_once(&["mcp", "--json", "--work-probe", "echo 3"]));
+    let line = report(&world.watch_settled(&["mcp", "--json", "--work-probe", "echo 3"]));
     assert_eq!(line["typing_safe"], true, "{line}");
     assert_eq!(received_lines(&received, 1).len(), 1);
 }
@@ -1734,7 +1779,7 @@ fn at_first_sight_the_agent_is_found_beside_the_shell_the_user_is_in() {
     world.tmux.tmux(&["new-window", "-t", "=work:", BASH]);
     world.tmux.wait_for("work", |pane| pane.contains("bash-"));
     let alert = world.alert_cmd();
-    let line = report(&world.watch_once(&[
+    let line = report(&world.watch_settled(&[
         "work",
         "--json",
         "--work-probe",
@@ -1818,20 +1863,26 @@ fn a_fifo_where_the_session_file_would_be_freezes_nothing() {
     .unwrap();
     // Returns at all (a plain open(2) of the FIFO blocked for ever), reads
     // the pane and nudges it; the FIFO is no witness.
-    let mut child = world
-        .command(&["agent", "--json", "--work-probe", "echo 3", "--once"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("runs");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().expect("try_wait").is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("watch froze on a FIFO session file");
+    let poll = || {
+        let mut child = world
+            .command(&["agent", "--json", "--work-probe", "echo 3", "--once"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("runs");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while child.try_wait().expect("try_wait").is_none() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("watch froze on a FIFO session file");
+            }
+            std::thread::sleep(Duration::from_millis(20));
         }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let line = report(&child.wait_with_output().expect("output"));
+        report(&child.wait_with_output().expect("output"))
+    };
+    // The first poll waits for the screen to hold still one interval.
+    let first = poll();
+    assert_eq!(first["not_typed_because"], "settling", "{first}");
+    let line = poll();
     assert_eq!(line["witness"], "none", "{line}");
     assert_eq!(line["typing_safe"], true, "{line}");
     assert_eq!(received_lines(&received, 1).len(), 1);
@@ -1857,7 +1908,7 @@ fn a_pane_that_prints_marker_shaped_lines_reads_as_itself_and_its_neighbour_as_i
     world.tmux.wait_for("noisy", |pane| pane.contains("2. No"));
     let received = world.replay("calm", "idle-after-tool-turn");
     let alert = world.alert_cmd();
-    let output = world.watch_once(&[
+    let args = [
         "noisy",
         "calm",
         "--json",
@@ -1865,7 +1916,10 @@ fn a_pane_that_prints_marker_shaped_lines_reads_as_itself_and_its_neighbour_as_i
         "echo 3",
         "--alert-cmd",
         &alert,
-    ]);
+    ];
+    // The first poll of each target waits for its screen to hold still.
+    world.watch_once(&args);
+    let output = world.watch_once(&args);
     let reports: Vec<serde_json::Value> = stdout(&output)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

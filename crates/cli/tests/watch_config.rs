@@ -457,6 +457,8 @@ profile = \"aider\"
             world.server()
         ),
     );
+    // Twice: the first poll of a target waits for its screen to hold still.
+    world.run(&["--config", config.to_str().expect("utf-8"), "--once"]);
     let output = world.run(&["--config", config.to_str().expect("utf-8"), "--once"]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     let lines: Vec<String> = text(&output.stdout)
@@ -739,6 +741,13 @@ fn a_burst_of_reloads_is_not_a_burst_of_polls() {
             "{}\n[defaults]\ninterval = 600\nwork_probe = 'echo 4'\n\n[[targets]]\ntarget = \"agent\"\n",
             world.server()
         ),
+    );
+    // One poll first, so the monitor's first cycle finds the screen held still.
+    let settled = world.run(&["--config", config.to_str().expect("utf-8"), "--once"]);
+    assert!(
+        text(&settled.stdout).contains("not nudged yet"),
+        "{}",
+        text(&settled.stdout)
     );
     let running = Running::start(world.command(&["--config", config.to_str().expect("utf-8")]));
     assert!(

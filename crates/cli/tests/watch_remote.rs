@@ -130,6 +130,21 @@ fn a_remote_stalled_pane_is_captured_and_nudged_through_ssh_text_then_enter_apar
     let log = dir.path().join("remote-tmux.log");
     tmux_wrapper(&sshd.remote_home().join(".bmb-test/tmux"), &log);
 
+    // The first poll of a target waits for its screen to hold still one interval.
+    let _ = monitor(
+        &[
+            "watch",
+            "--once",
+            "--ssh-config",
+            sshd.config().to_str().unwrap(),
+            "-S",
+            socket(&server),
+            "--tmux-bin",
+            "$HOME/.bmb-test/tmux",
+            "box:stall",
+        ],
+        &[("XDG_STATE_HOME", &dir.path().join("state"))],
+    );
     let ran = monitor(
         &[
             "watch",
@@ -605,6 +620,24 @@ fn a_remote_agent_gone_to_its_shell_is_not_typed_into_and_a_remote_wrapper_still
     );
     server.wait_for("wrapped", |pane| pane.contains("Survey monitor.rs"));
     let nudge = format!("touch {}", typed.display());
+    // The first poll of a target waits for its screen to hold still one interval.
+    let _ = monitor(
+        &[
+            "watch",
+            "--once",
+            "--json",
+            "--no-witness",
+            "--nudge-text",
+            &nudge,
+            "--ssh-config",
+            sshd.config().to_str().unwrap(),
+            "-S",
+            socket(&server),
+            "box:gone",
+            "box:wrapped",
+        ],
+        &[("XDG_STATE_HOME", &dir.path().join("state"))],
+    );
     let ran = monitor(
         &[
             "watch",

@@ -84,6 +84,9 @@ pub struct TargetRow {
     pub host_answered: bool,
     pub last_action: Option<LastAction>,
     pub counts: TargetCounts,
+    /// While a usage limit holds the target: until when (epoch seconds).
+    #[serde(default)]
+    pub held_until: Option<i64>,
 }
 
 /// What the monitor last did about a target, and on what grounds.
@@ -176,6 +179,7 @@ impl Board {
                     host_answered: false,
                     last_action: None,
                     counts: TargetCounts::default(),
+                    held_until: None,
                 }
             })
             .collect();
@@ -247,6 +251,7 @@ impl Board {
         row.error = observed.capture_error.map(str::to_string);
         row.host_answered = observed.host_answered;
         row.counts.unrecognised = report.unrecognised;
+        row.held_until = report.held_until_epoch;
         let mut capture_failures = 0;
         let mut acted: Vec<String> = Vec::new();
         for done in &report.done {

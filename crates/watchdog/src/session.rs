@@ -485,8 +485,10 @@ pub struct PollReport {
     /// Why a stop that would be nudged was not typed into this poll, though
     /// nothing refused its screen: `settling`, `typing`, `draft` or `usage_limit`.
     pub deferred: Option<&'static str>,
-    /// While a usage limit holds the stop: until when (`HH:MM`).
+    /// While a usage limit holds the stop: until when (`HH:MM`, local).
     pub held_until: Option<String>,
+    /// The same instant, in epoch seconds (the board's and the metrics').
+    pub held_until_epoch: Option<i64>,
 }
 
 impl PollReport {
@@ -719,6 +721,7 @@ impl TargetMonitor {
             agent_seen: false,
             deferred: None,
             held_until: None,
+            held_until_epoch: None,
         };
         let key_pressed = self.key_pressed(observation);
         let pane = match observation.capture {
@@ -804,7 +807,9 @@ impl TargetMonitor {
         report.rule = Some(verdict.rule.name());
         report.evidence = verdict.evidence.as_ref().map(|e| e.text.clone());
         self.rearm(state, refusal, &verdict, &mut actions);
-        if stop {
+        // The pane's own stop too (a witness's `busy` over it): a working
+        // pane, which changes every poll, writes nothing.
+        if stop || matches!(verdict.state, State::Stalled | State::Blocked) {
             self.remember_stop(observation.activity, &mut actions);
         }
         if let Some((refusal, why)) = refused {
@@ -1297,6 +1302,7 @@ impl TargetMonitor {
             }
             report.deferred = Some("usage_limit");
             report.held_until = Some(until);
+            report.held_until_epoch = Some(at.as_second());
             return LimitHold::Handled;
         }
         if self.limit_nudged == Some(at) {
@@ -1645,6 +1651,7 @@ pub(crate) fn sample_report(target: &str, state: Option<State>) -> PollReport {
         agent_seen: false,
         deferred: None,
         held_until: None,
+        held_until_epoch: None,
     }
 }
 

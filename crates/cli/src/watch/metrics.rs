@@ -244,7 +244,17 @@ impl Collector for BoardCollector {
                 metric.encode_family(&labels)?.encode_gauge(&seconds)?;
             }
         }
-        let per_target: [TargetMetric; 4] = [
+        let per_target: [TargetMetric; 5] = [
+            (
+                "bmb_watch_target_held_until",
+                "While a usage limit holds the target: the epoch second it resets (0: not held)",
+                |row| {
+                    row.held_until
+                        .and_then(|at| u64::try_from(at).ok())
+                        .unwrap_or(0)
+                },
+                MetricType::Gauge,
+            ),
             (
                 "bmb_watch_target_nudges_used",
                 "Nudges used of the budget since the last progress",
@@ -408,6 +418,7 @@ mod tests {
             agent_seen: false,
             deferred: None,
             held_until: None,
+            held_until_epoch: None,
         };
         let observed = Observed {
             report: &report,
