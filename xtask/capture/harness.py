@@ -14,6 +14,10 @@ from mock_anthropic import Mock
 from tmuxrun import TmuxSession
 
 API_KEY = "sk-ant-dummy"
+# A dummy OAuth access token (a Claude subscription's login instead of an API key): with it Claude Code
+# reads the plan's usage limits from the `anthropic-ratelimit-unified-*` response headers and draws its
+# real limit screens (with an API key the same 429 is only `API Error: Request rejected (429)`).
+OAUTH_TOKEN = "sk-ant-oat01-dummy"
 
 
 def has_input_box(screen):
@@ -28,7 +32,8 @@ class Session(TmuxSession):
 
     def __init__(self, claude_bin, size=(120, 40), steps=None, args=(), settings=None,
                  bypass=False, keep=False, name="cap", workdir_name="proj", pre_files=None,
-                 env_extra=None, onboarded=True, trusted=True, key_approved=True, bypass_accepted=True):
+                 env_extra=None, onboarded=True, trusted=True, key_approved=True, bypass_accepted=True,
+                 oauth=False):
         self.claude_bin = os.path.abspath(claude_bin)
         self.args = list(args)
         self.settings = settings or {}
@@ -38,6 +43,8 @@ class Session(TmuxSession):
         self.trusted = trusted
         self.key_approved = key_approved
         self.bypass_accepted = bypass_accepted
+        # logged in with CLAUDE_CODE_OAUTH_TOKEN (a subscription) instead of ANTHROPIC_API_KEY
+        self.oauth = oauth
         super().__init__(size=size, steps=steps, name=name, workdir_name=workdir_name, tmpdir_in_root=True,
                          pre_files=pre_files, keep=keep)
 
@@ -90,13 +97,16 @@ class Session(TmuxSession):
 
     def extra_env(self, port):
         e = {
-            "ANTHROPIC_API_KEY": API_KEY,
             "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
             "DISABLE_TELEMETRY": "1",
             "DISABLE_ERROR_REPORTING": "1",
         }
+        if self.oauth:
+            e["CLAUDE_CODE_OAUTH_TOKEN"] = OAUTH_TOKEN
+        else:
+            e["ANTHROPIC_API_KEY"] = API_KEY
         if self.bypass:
             e["IS_SANDBOX"] = "1"
         e.update(self.env_extra)

@@ -24,6 +24,9 @@ Gemini (Gemini CLI, `GOOGLE_GEMINI_BASE_URL`):
 
 A scenario queues Steps for the main loop (requests that carry tools):
   {"error": 500}                       HTTP error
+  {"error": 429, "usage_limit": {...}} a ChatGPT plan's usage limit (OpenAI only): the ChatGPT backend's
+                                       `usage_limit_reached` body and `x-codex-*` headers (see
+                                       `usage_limit_reply`)
   {"hold": 600}                        accept, then send nothing for N seconds
   {"blocks": [...], "first_delay": s, "delta_delay": s}
      block: {"text": "...", "chunk": 12}
@@ -97,8 +100,55 @@ def responses_user_text(body: dict) -> str:
     return ""
 
 
+def usage_limit_reply(ul: dict, now: float | None = None):
+    """(body, headers) of the ChatGPT backend's usage-limit answer to Codex (HTTP 429), as users have
+    posted it: `{"error": {"type": "usage_limit_reached", "message": "The usage limit has been reached",
+    "plan_type": "plus", "resets_at": <epoch s>, "eligible_promo": null, "resets_in_seconds": <s>}}`
+    with `x-codex-primary-*` / `x-codex-secondary-*` headers. Codex 0.171.0 words its error from
+    `plan_type` (free, go, plus, pro, team, business, enterprise, edu, ...) and `resets_at`: `… or try
+    again at 2:51 PM.` on the same day, a date (`%b %-d, %Y %-I:%M %p`) on another.
+
+    ul: {"plan_type": "plus", "resets_in": seconds from now, "drop": [body keys to leave out],
+         "error": {extra or overriding body fields}, "headers": {extra headers}}. Computed when sent."""
+    now = time.time() if now is None else now
+    secs = int(ul.get("resets_in", 7200))
+    reset = int(now) + secs
+    err = {"type": "usage_limit_reached", "message": "The usage limit has been reached",
+           "plan_type": ul.get("plan_type", "plus"), "resets_at": reset, "eligible_promo": None,
+           "resets_in_seconds": secs}
+    err.update(ul.get("error") or {})
+    for k in ul.get("drop") or ():
+        err.pop(k, None)
+    primary = ul.get("window", "primary")  # the 5-hour (primary, 300 min) or the weekly (secondary) window
+    headers = {
+        "x-codex-active-limit": "codex",
+        "x-codex-plan-type": err.get("plan_type") or "plus",
+        "x-codex-primary-used-percent": "100" if primary == "primary" else "40",
+        "x-codex-primary-window-minutes": "300",
+        "x-codex-primary-reset-after-seconds": str(secs if primary == "primary" else 3600),
+        "x-codex-primary-reset-at": str(reset if primary == "primary" else int(now) + 3600),
+        "x-codex-secondary-used-percent": "100" if primary != "primary" else "80",
+        "x-codex-secondary-window-minutes": "10080",
+        "x-codex-secondary-reset-after-seconds": str(secs if primary != "primary" else 316705),
+        "x-codex-secondary-reset-at": str(reset if primary != "primary" else int(now) + 316705),
+        "x-codex-credits-has-credits": "False",
+        "x-codex-credits-balance": "0",
+        "x-codex-credits-unlimited": "False",
+    }
+    headers.update(ul.get("headers") or {})
+    return {"error": err}, headers
+
+
 class OpenAIMock(AgentsMock):
     api = "openai-responses"
+
+    def run_step_prelude(self, h, step):
+        if "usage_limit" in step:
+            body, headers = usage_limit_reply(step["usage_limit"])
+            self.log({"ev": "error_sent", "code": int(step.get("error", 429)), "body": body})
+            h.json_reply(int(step.get("error", 429)), body, headers)
+            return True
+        return super().run_step_prelude(h, step)
 
     def handle_get(self, h, path):
         if path.endswith("/models"):

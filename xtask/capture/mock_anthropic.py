@@ -19,6 +19,8 @@ had tools, the role/shape of the last message) to `log_path` as JSON lines.
 
 A Step is a dict:
   {"error": 529}                         HTTP error (529 overloaded, 500 api_error, ...)
+  {"error": 429, "ratelimit": {...}}     a plan's usage limit: HTTP 429 with the `anthropic-ratelimit-
+                                         unified-*` headers of `ratelimit_headers` (see there)
   {"hold": 600}                          accept, then send nothing for N seconds
   {"blocks": [...], "first_delay": s, "delta_delay": s, "stop_reason": "end_turn"}
      block: {"text": "...", "chunk": 12}
@@ -34,6 +36,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 
 from mockbase import MockBase, rid as _rid, serve_standalone
 
@@ -70,6 +73,34 @@ def last_user_text(body: dict) -> str:
             if texts:
                 return "\n".join(texts)
     return ""
+
+
+def ratelimit_headers(rl: dict, now: float | None = None) -> dict:
+    """The `anthropic-ratelimit-unified-*` headers of a usage-limit answer, as Claude Code 2.1.332 reads
+    them (its bundle's header parser): `-status` (`allowed` | `allowed_warning` | `rejected`), `-reset`
+    (the epoch second the limit resets), `-representative-claim` (which limit: `five_hour` for the
+    5-hour session limit, `seven_day` for the weekly one, also `seven_day_opus`, `seven_day_sonnet`,
+    `overage`), `-fallback` (`available`), and per window `-5h-*` / `-7d-*`, `-overage-*`.
+
+    rl: {"claim": "five_hour", "reset_in": seconds from now | "reset_at": epoch seconds,
+         "status": "rejected" (default), "headers": {name: value, ...} (extra or overriding headers)}.
+    The reset is computed when the answer is sent, so a scenario can put it a minute ahead."""
+    now = time.time() if now is None else now
+    reset = int(rl["reset_at"]) if "reset_at" in rl else int(now + float(rl.get("reset_in", 3600)))
+    claim = rl.get("claim", "five_hour")
+    p = "anthropic-ratelimit-unified-"
+    h = {
+        p + "status": rl.get("status", "rejected"),
+        p + "reset": str(reset),
+        p + "representative-claim": claim,
+    }
+    window = {"five_hour": "5h", "seven_day": "7d"}.get(claim)
+    if window:
+        h[p + window + "-status"] = rl.get("status", "rejected")
+        h[p + window + "-reset"] = str(reset)
+        h[p + window + "-utilization"] = "1.0"
+    h.update(rl.get("headers") or {})
+    return h
 
 
 class Mock(MockBase):
@@ -136,9 +167,12 @@ class Mock(MockBase):
             code = int(step["error"])
             etype = {529: "overloaded_error", 500: "api_error", 429: "rate_limit_error"}.get(code, "api_error")
             msg = {529: "Overloaded", 500: "Internal server error", 429: "Rate limited"}.get(code, "error")
-            self.log({"ev": "error_sent", "code": code})
-            return h.json_reply(code, {"type": "error", "error": {"type": etype, "message": msg}},
-                                {"x-should-retry": "true"} if step.get("retry", True) else {"x-should-retry": "false"})
+            headers = {"x-should-retry": "true"} if step.get("retry", True) else {"x-should-retry": "false"}
+            if "ratelimit" in step:
+                headers.update(ratelimit_headers(step["ratelimit"]))
+                msg = step.get("message", "This request would exceed your account's rate limit. Please try again later.")
+            self.log({"ev": "error_sent", "code": code, **({"headers": headers} if "ratelimit" in step else {})})
+            return h.json_reply(code, {"type": "error", "error": {"type": etype, "message": msg}}, headers)
         if "hold" in step:
             self.hold(step)
             # after the hold, fall through to its blocks, if any

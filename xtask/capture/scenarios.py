@@ -257,6 +257,89 @@ def sc_api_gave_up(c):
               "every request got HTTP 529 and Claude Code gave up (CLAUDE_CODE_MAX_RETRIES=1); the error is shown and the prompt is idle")
 
 
+# Usage limits (a Claude subscription's plan limits). Logged in with a dummy OAuth token
+# (CLAUDE_CODE_OAUTH_TOKEN, harness `oauth=True`), Claude Code reads the limit from the 429's
+# `anthropic-ratelimit-unified-*` headers (mock_anthropic.ratelimit_headers) and draws its own limit
+# screens; with an API key the same answer is only `API Error: Request rejected (429) · <message>`.
+# TZ names a zone, so the transcript's reset reads as users report it (`resets 1am (Asia/Tbilisi)`).
+LIMIT_TZ = {"TZ": "Asia/Tbilisi"}
+
+
+def limit_429(claim, reset_in):
+    """The main loop's answer: HTTP 429, the plan's `claim` limit rejected, resetting in `reset_in` s
+    (x-should-retry: false, so the SDK does not retry it)."""
+    return {"error": 429, "retry": False, "ratelimit": {"claim": claim, "reset_in": reset_in}}
+
+
+def sc_usage_limit_5h(c):
+    steps = [limit_429("five_hour", 3 * 3600)]
+    with c.session(steps=steps, oauth=True, env_extra=LIMIT_TZ) as s:
+        start_and_prompt(s, "add a test for greet()")
+        must(s.mock.wait_for("error_sent", 1, 60), "the 429")
+        must(s.wait_text("Continuing automatically at", 30), "the limit footer")
+        time.sleep(1.5)
+        c.cap(s, "usage-limit-5-hour", "STALLED",
+              "logged in with an OAuth token (a subscription), the first request got HTTP 429 with the 5-hour "
+              "limit rejected (resets in 3 h): `You've hit your 5-hour limit` in the transcript and, under the box, "
+              "`Continuing automatically at … · Esc to cancel`; Claude Code waits for the reset itself")
+
+
+def sc_usage_limit_cancelled(c):
+    steps = [limit_429("five_hour", 3 * 3600)]
+    with c.session(steps=steps, oauth=True, env_extra=LIMIT_TZ) as s:
+        start_and_prompt(s, "add a test for greet()")
+        must(s.wait_text("Continuing automatically at", 60), "the limit footer")
+        time.sleep(1)
+        s.send_keys("Escape")
+        must(s.wait_text("Continuing automatically at", 20, gone=True), "the footer gone after Esc")
+        time.sleep(1.5)
+        c.cap(s, "usage-limit-5-hour-cancelled", "STALLED",
+              "the 5-hour limit screen (OAuth login, HTTP 429), then Esc: `Automatic continue cancelled · "
+              "/rate-limit-options to wait again`; the limit lines stay in the transcript and nothing will resume")
+
+
+def sc_usage_limit_resumed(c):
+    steps = [limit_429("five_hour", 60),
+             {"blocks": [text("Added test_greet.py with a test for greet('world') and the empty name.")]}]
+    with c.session(steps=steps, oauth=True, env_extra=LIMIT_TZ) as s:
+        start_and_prompt(s, "add a test for greet()")
+        must(s.wait_text("Continuing automatically at", 60), "the limit footer")
+        # Claude Code checks every 30 s whether the reset has passed, then re-sends the turn itself
+        must(s.mock.wait_for("reply_done", 1, 180), "the automatic continue after the reset")
+        must(wait_idle(s, 60), "idle after the resumed turn")
+        time.sleep(1.5)
+        c.cap(s, "usage-limit-5-hour-resumed", "STALLED",
+              "the 5-hour limit hit (OAuth login, HTTP 429, reset one minute ahead); at the reset Claude Code "
+              "continued by itself (`Usage limit reset · Continuing automatically`), the answer landed and the "
+              "turn ended: the limit lines are still in the transcript, the footer is the idle one")
+
+
+def sc_usage_limit_api_key(c):
+    steps = [limit_429("five_hour", 3 * 3600)]
+    with c.session(steps=steps, env_extra=LIMIT_TZ) as s:
+        start_and_prompt(s, "add a test for greet()")
+        must(s.mock.wait_for("error_sent", 1, 60), "the 429")
+        must(wait_idle(s, 60), "idle after the error")
+        must("Request rejected (429)" in s.screen(), "the 429 error line")
+        time.sleep(1)
+        c.cap(s, "usage-limit-api-key", "STALLED",
+              "the 429 of the 5-hour limit (same headers as usage-limit-5-hour) with an API key instead of an OAuth "
+              "login: only `API Error: Request rejected (429) · <message>`, no limit screen; the prompt is idle")
+
+
+def sc_usage_limit_weekly(c):
+    steps = [limit_429("seven_day", 3 * 86400)]
+    with c.session(steps=steps, oauth=True, env_extra=LIMIT_TZ) as s:
+        start_and_prompt(s, "add a test for greet()")
+        must(s.mock.wait_for("error_sent", 1, 60), "the 429")
+        must(s.wait_text("What do you want to do?", 30), "the limit dialog")
+        time.sleep(1.5)
+        c.cap(s, "usage-limit-weekly-dialog", "QUESTION",
+              "logged in with an OAuth token, the first request got HTTP 429 with the weekly limit rejected (resets "
+              "in 3 days): `You've hit your weekly limit` and, where the box was, the dialog `What do you want to "
+              "do?` (stop and wait / wait here, then continue automatically / upgrade)", shape="usage-limit-options")
+
+
 def sc_typed_while_working(c):
     steps = [{"first_delay": 60, "blocks": [text("Late.")]}]
     with c.session(steps=steps) as s:
@@ -1089,6 +1172,37 @@ def sc_golden_self_echo(c):
               echo=[prompt])
 
 
+def sc_usage_limit_weekly_choice(c, keys, needle, case, scenario):
+    """The weekly-limit dialog, answered with `keys`, until `needle` is on screen."""
+    steps = [limit_429("seven_day", 3 * 86400)]
+    with c.session(steps=steps, oauth=True, env_extra=LIMIT_TZ) as s:
+        start_and_prompt(s, "add a test for greet()")
+        must(s.wait_text("What do you want to do?", 60), "the limit dialog")
+        time.sleep(1)
+        for k in keys:
+            s.send_keys(k)
+            time.sleep(0.7)
+        must(s.wait_text("What do you want to do?", 20, gone=True), "the dialog answered")
+        must(s.wait_text(needle, 20), needle)
+        time.sleep(1.5)
+        c.cap(s, case, "STALLED", scenario)
+
+
+def sc_usage_limit_weekly_stopped(c):
+    sc_usage_limit_weekly_choice(
+        c, ["Enter"], has_input_box, "usage-limit-weekly-stopped",
+        "the weekly-limit dialog (OAuth login, HTTP 429, reset in 3 days) answered `1. Stop and wait for limit to "
+        "reset`: only `You've hit your weekly limit · resets …` is left above an idle box, no footer notice")
+
+
+def sc_usage_limit_weekly_waiting(c):
+    sc_usage_limit_weekly_choice(
+        c, ["Down", "Enter"], "Continuing automatically at", "usage-limit-weekly-waiting",
+        "the weekly-limit dialog (OAuth login, HTTP 429, reset in 3 days) answered `2. Wait here, then continue "
+        "automatically`: `Claude Code will continue automatically at …` in the transcript and the limit footer "
+        "`Continuing automatically at … · Esc to cancel` under the box")
+
+
 # name -> (function, sizes)
 SCENARIOS = {
     "welcome": (sc_welcome, ALL),
@@ -1156,6 +1270,13 @@ SCENARIOS = {
     "vim-permission": (sc_vim_permission, ("m",)),
     "feedback-notice": (sc_feedback_notice, ("m",)),
     "auto-check-tall": (sc_auto_check_tall, ("xs",)),
+    "usage-limit-5h": (sc_usage_limit_5h, ("m", "s")),
+    "usage-limit-cancelled": (sc_usage_limit_cancelled, ("m",)),
+    "usage-limit-resumed": (sc_usage_limit_resumed, ("m",)),
+    "usage-limit-api-key": (sc_usage_limit_api_key, ("m",)),
+    "usage-limit-weekly": (sc_usage_limit_weekly, ("m", "s")),
+    "usage-limit-weekly-stopped": (sc_usage_limit_weekly_stopped, ("m",)),
+    "usage-limit-weekly-waiting": (sc_usage_limit_weekly_waiting, ("m",)),
 }
 
 

@@ -309,6 +309,47 @@ def cx_background_terminal(c):
               "Codex starts no turn when it exits, so this is a stop")
 
 
+# Usage limits: the ChatGPT backend answers HTTP 429 with a `usage_limit_reached` body
+# (mock_agents.usage_limit_reply). Codex 0.171.0 words the error from `plan_type` and `resets_at` only:
+# `… or try again at 2:51 PM.` the same day, `… at Dec 4th, 2026 5:45 PM.` another day, `… try again
+# later.` without `resets_at`; `resets_in_seconds` (older releases' `try again in 2 days 17 hours …`)
+# is no longer read. TZ names a zone so the clock is a user's, not UTC.
+LIMIT_TZ = {"TZ": "Asia/Tbilisi"}
+
+
+def codex_usage_limit(c, case, scenario, **ul):
+    steps = [{"error": 429, "usage_limit": ul}]
+    with c.session(steps=steps, env_extra=LIMIT_TZ) as s:
+        codex_start(s, "add a test for greet()")
+        must(s.mock.wait_for("error_sent", 1, 60), "the 429")
+        must(s.wait_text("hit your usage limit", 30), "the usage-limit error")
+        must(codex_wait_idle(s), "idle after the error")
+        time.sleep(1)
+        c.cap(s, case, "STALLED", scenario)
+
+
+def cx_usage_limit_at(c):
+    codex_usage_limit(c, "usage-limit-try-again-at",
+                      "the request got HTTP 429 `usage_limit_reached` (plan_type plus, the 5-hour window, resets_at "
+                      "in 2 h): `■ You’ve hit your usage limit. Upgrade to Pro (…) or try again at <time>.`; idle",
+                      plan_type="plus", resets_in=7200)
+
+
+def cx_usage_limit_at_date(c):
+    codex_usage_limit(c, "usage-limit-try-again-at-date",
+                      "the request got HTTP 429 `usage_limit_reached` (plan_type plus, the weekly window, resets_at "
+                      "in 3 days): `… or try again at <Mon Dth, YYYY h:mm AM>.`; idle",
+                      plan_type="plus", resets_in=3 * 86400 - 3000, window="secondary")
+
+
+def cx_usage_limit_later(c):
+    codex_usage_limit(c, "usage-limit-try-again-later",
+                      "the request got HTTP 429 `usage_limit_reached` with `resets_in_seconds` but no `resets_at`: "
+                      "0.171.0 no longer reads the former (no `try again in …`), so `… or try again later.`; idle",
+                      plan_type="plus", resets_in=2 * 86400 + 17 * 3600 + 14 * 60, drop=["resets_at"],
+                      window="secondary")
+
+
 CODEX_SCENARIOS = {
     "welcome": (cx_welcome, BOTH),
     "text-answer": (cx_text_answer, BOTH),
@@ -325,6 +366,9 @@ CODEX_SCENARIOS = {
     "plan-implement": (cx_plan_implement, BOTH),
     "interrupted": (cx_interrupted, BOTH),
     "background-terminal": (cx_background_terminal, BOTH),
+    "usage-limit-at": (cx_usage_limit_at, BOTH),
+    "usage-limit-at-date": (cx_usage_limit_at_date, ("m",)),
+    "usage-limit-later": (cx_usage_limit_later, ("m",)),
 }
 
 

@@ -53,6 +53,7 @@ const SHAPES: &[(&str, Rule)] = &[
     ("ask-user-question-review", Rule::ChoiceDialog),
     ("permission-read-outside-auto", Rule::ChoiceDialog),
     ("notice-enter-to-continue", Rule::SelectHint),
+    ("usage-limit-options", Rule::ChoiceDialog),
 ];
 
 fn corpus() -> PathBuf {
@@ -351,6 +352,14 @@ fn ask_user_question_review_is_a_question() {
 #[test]
 fn permission_read_outside_auto_is_a_question() {
     check_shape("permission-read-outside-auto");
+}
+
+/// Claude Code 2.1.332's weekly-limit dialog (`What do you want to do?`, `1. Stop and wait for limit
+/// to reset`, `2. Wait here, then continue automatically at …`, `3. Upgrade your plan`), drawn where
+/// the box was when a subscription's weekly limit answers a request with HTTP 429.
+#[test]
+fn usage_limit_options_is_a_question() {
+    check_shape("usage-limit-options");
 }
 
 // ---------------------------------------------------------------------------
