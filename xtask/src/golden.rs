@@ -34,6 +34,10 @@ pub struct Case {
     /// monitor must never type into; `typing: draft`: a stop whose box holds
     /// a person's draft, never typed over. Every other stop must read as safe.
     pub typing: Option<String>,
+    /// `usage_limit: PHRASE`: a stop a usage limit holds, its reset as
+    /// printed (`none` when the screen gives none). Every other case must
+    /// read no usage limit at all.
+    pub usage_limit: Option<String>,
 }
 
 impl Case {
@@ -93,6 +97,7 @@ impl Case {
             source: one("source").unwrap_or_default(),
             version: one("version").unwrap_or_default(),
             typing: one("typing"),
+            usage_limit: one("usage_limit"),
         })
     }
 
@@ -270,6 +275,17 @@ pub fn replay_cases(cases: Result<Vec<Case>, Vec<String>>, snapshots: Snapshots)
                 report
                     .failures
                     .push(format!("{}/{file}: a stop read as {said}", case.name));
+            }
+            let limit = verdict
+                .usage_limit
+                .as_ref()
+                .map(|limit| limit.reset.as_deref().unwrap_or("none"));
+            if limit != case.usage_limit.as_deref() {
+                case_matches = false;
+                report.failures.push(format!(
+                    "{}/{file}: usage limit read as {limit:?}, the case says {:?}",
+                    case.name, case.usage_limit
+                ));
             }
             if verdict.profile != case.agent {
                 case_matches = false;

@@ -59,6 +59,8 @@ turn_end = ^●\s+API Error:
 # Not replies: 2.1.332's auto-mode notice, which it also prints under a finished turn once the user
 # types into the box (so a draft under it is no reply still streaming).
 notice = ^●\s+Auto mode lets Claude handle permission prompts automatically
+# Its usage-limit machinery's own lines (2.1.332, testdata/panes/claude/usage-limit-*): no reply.
+notice = ^●\s+(?:Usage limit (?:reached|reset|has reset|available again)(?: again)? · |Automatic continue (?:cancelled|stopped|was turned off)(?-u:\b))
 detail = ^\s*⎿
 
 # Questions, by structure. The selection hint carries both markers on one line (seed rule).

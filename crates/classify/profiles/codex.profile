@@ -68,4 +68,6 @@ dialog_cursor = ^\s*›\s*\d+\.\s+\S
 
 # Usage limits: `■ You've hit your usage limit. Upgrade to Pro (…) or try again at 2:51 PM.` or
 # `… or try again in 2 days 17 hours 14 minutes.` The stop is held until the reset.
-usage_limit = ^■ You['’]ve hit your usage limit\..*try again (?P<reset>(?:at|in) .+?)\.?\s*$
+usage_limit = ^■ You['’]ve hit your usage limit(?: for \S+)?\..*try again (?P<reset>(?:at|in) .+?)\.?\s*$
+# `… or try again later.` (no time in the error's body): a limit whose reset cannot be read.
+usage_limit = ^■ You['’]ve hit your usage limit(?-u:\b)

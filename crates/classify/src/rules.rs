@@ -39,7 +39,9 @@ const HINT_MAX_FROM_BOTTOM: usize = 4;
 const DETECT_LINES: usize = 12;
 /// How many non-blank lines above the box (or above the bottom) a usage
 /// limit's line may stand: the newest turn's end, never older scrollback.
-const LIMIT_MAX_LINES: usize = 8;
+const LIMIT_MAX_LINES: usize = 16;
+/// How many lines under a usage-limit line's start its wrapped rest may take.
+const LIMIT_WRAPPED_LINES: usize = 2;
 
 /// The rule that decided a verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -615,24 +617,36 @@ impl Reader<'_, '_> {
         (chosen < found.len()).then(|| found.swap_remove(chosen))
     }
 
-    /// Line `i` as a usage-limit line, unless it is our own echo.
+    /// Line `i` as a usage-limit line, unless it is our own echo; a line
+    /// the pane wrapped is read with up to two lines under it (Codex's
+    /// `… or try again` / `at 2:35 AM.`).
     fn limit_line(&mut self, i: usize) -> Option<UsageLimit> {
-        let text = self.tail.text(i)?;
-        if self.echo.matches(text) {
+        let first = self.tail.text(i)?;
+        if self.echo.matches(first) {
             return None;
         }
-        let captures = self
-            .profile
-            .usage_limit
-            .iter()
-            .find_map(|regex| regex.captures(text))?;
-        let reset = captures
-            .name("reset")
-            .map(|m| m.as_str().trim().to_string())
-            .filter(|r| !r.is_empty());
-        Some(UsageLimit {
-            line: text.to_string(),
-            reset,
+        // The line, then with one and two lines under it joined on, each
+        // regex tried on every length before the next (the profile's order).
+        let mut joined = vec![first.to_string()];
+        for below in (i.saturating_sub(LIMIT_WRAPPED_LINES)..i).rev() {
+            let Some(next) = self.tail.text(below).filter(|t| !t.trim().is_empty()) else {
+                break;
+            };
+            let longer = format!("{} {}", joined[joined.len() - 1], next.trim());
+            joined.push(longer);
+        }
+        self.profile.usage_limit.iter().find_map(|regex| {
+            joined.iter().find_map(|text| {
+                let captures = regex.captures(text)?;
+                let reset = captures
+                    .name("reset")
+                    .map(|m| m.as_str().trim().to_string())
+                    .filter(|r| !r.is_empty());
+                Some(UsageLimit {
+                    line: text.clone(),
+                    reset,
+                })
+            })
         })
     }
 
