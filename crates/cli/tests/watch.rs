@@ -1292,8 +1292,9 @@ fn a_nudge_goes_to_the_pane_that_was_read_even_if_another_became_active() {
     assert_eq!(line["typing_safe"], true, "{line}");
     assert_eq!(received_lines(&received, 1).len(), 1);
     assert!(!typed.exists(), "the nudge reached the active shell");
-    // And next time the remembered pane is read, whichever is active.
-    let line = report(&world.watch_settled(&["race", "--json", "--work-probe", "echo 3"]));
+    // And next time the remembered pane is read, whichever is active (its
+    // screen held still: no echo).
+    let line = report(&world.watch_once(&["race", "--json", "--work-probe", "echo 3"]));
     assert_eq!(line["typing_safe"], true, "{line}");
     assert_eq!(received_lines(&received, 2).len(), 2);
     assert!(!typed.exists());
