@@ -26,6 +26,9 @@ prompt = ^[❯>](?:\s|$)
 # in faint ink with its own cursor cell over the first letter; in a capture without ink (`-p`) the
 # text itself tells it from a person's draft. A draft is never typed over; a placeholder is no draft.
 placeholder = ^(?:Resend your message to try again|Once fixed, resend your message|Run /rewind to go back|Taking your message back…)$
+# Its placeholders are faint: where the capture carries ink, ordinary text there was typed,
+# even a person's exact copy of a placeholder's words.
+placeholder_ink = faint
 # The queue's hints (`Press up to edit queued messages`, `… Enter to send them now`, …).
 placeholder = ^Press (?:up|Enter) to (?:edit|select) (?:the |a )?(?:queued|selected) messages?(?:,? .*)?$
 # A welcome screen's suggestion (faint with ink): `❯ Try "edit mcp.rs to..."`.

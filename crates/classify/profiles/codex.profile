@@ -34,6 +34,9 @@ prompt = ^›\s
 # The empty composer shows a suggestion in faint ink (`› Ask Codex to do anything`, and others);
 # without ink (`capture-pane -p`) only this one is known as text. Anything else there is a draft.
 placeholder = ^Ask (?:Codex to do anything|a follow-up question)$
+# Its placeholders are faint: where the capture carries ink, ordinary text there was typed,
+# even a person's exact copy of a placeholder's words.
+placeholder_ink = faint
 
 # Live chrome: the status row just above the composer, `• Working (6s • esc to interrupt)`, optionally
 # followed by ` · 1 background terminal running · /ps to view · /stop to close` (working-exec-running):

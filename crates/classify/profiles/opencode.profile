@@ -24,6 +24,13 @@ detect = ^\s+[~/]\S*\s{4,}\d+\.\d+\.\d+$
 # The live box's bottom edge, `╹▀▀▀…`, near the bottom: a stop with it on screen has a live input
 # box to type into (a dialog replaces the box and its edge).
 input_edge = ^\s*╹▀{8,}$
+# Inside the box: the `┃` bar on the left, what was typed after it. Its last line is the CLI's own
+# agent and model (`Build · GPT-4o (mock) Mock`; 1.1.8: `Build  MiniMax M2.1 OpenCode Zen`), and an
+# empty box on the home screen shows a grey suggestion (not faint: the text tells), so neither is a
+# draft: `Ask anything… "Fix broken tests"` (1.1.8: `...`), shell mode `Run a command… "git status"`.
+box_line = ^\s*┃ ?
+placeholder = ^\s*(?:Build|Plan)(?: · |\s{2})\S.*$
+placeholder = ^\s*(?:Ask anything|Run a command)(?:…|\.\.\.) "[^"]*"$
 
 # Live chrome: the footer while a turn runs, `■■■■⬝⬝⬝⬝  esc interrupt   …  tab agents  ctrl+p commands`
 # (the progress bar moves; `esc interrupt`, with no `to`).

@@ -108,6 +108,13 @@ pub struct Profile {
     /// after the prompt marker: not a draft. Where the capture carries its
     /// ink, faint text is a placeholder whatever it says.
     pub(crate) placeholder: Option<Regex>,
+    /// `faint`: the CLI draws its placeholders in faint ink, so where the
+    /// capture carries ink, text in ordinary ink is typed even when it reads
+    /// as a placeholder. Anything else (or nothing): the text decides.
+    pub(crate) placeholder_ink: Option<String>,
+    /// A box with no top rule (`input_edge`): a line inside it, the text
+    /// after the match typed (OpenCode's `┃` bar).
+    pub(crate) box_line: Option<Regex>,
     /// A line of the CLI's own footer that stands at column zero under the
     /// box: not something else drawn over the agent's last frame.
     pub(crate) footer: Option<Regex>,
@@ -142,7 +149,7 @@ impl fmt::Display for ProfileError {
 
 impl std::error::Error for ProfileError {}
 
-const TEXT_KEYS: &[&str] = &["name", "agent", "versions"];
+const TEXT_KEYS: &[&str] = &["name", "agent", "versions", "placeholder_ink"];
 /// Keys whose value is `REGEX => TEXT`.
 const NOTE_KEYS: &[&str] = &["stop_note"];
 const REGEX_KEYS: &[&str] = &[
@@ -170,6 +177,7 @@ const REGEX_KEYS: &[&str] = &[
     "task_open",
     "placeholder",
     "footer",
+    "box_line",
 ];
 /// Regex keys whose values stay apart (each may name the same group).
 const LIST_KEYS: &[&str] = &["usage_limit"];
@@ -315,6 +323,8 @@ impl Profile {
             task_active: regex("task_active")?,
             task_open: regex("task_open")?,
             placeholder: regex("placeholder")?,
+            placeholder_ink: text_value("placeholder_ink"),
+            box_line: regex("box_line")?,
             footer: regex("footer")?,
             stop_note,
             usage_limit,

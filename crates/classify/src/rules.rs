@@ -402,6 +402,7 @@ impl Reader<'_, '_> {
                 let under = InputBox { bottom: i, top: i };
                 Decision {
                     input_box: !self.foreign_under_box(under),
+                    box_text: self.edge_box_text(i),
                     ..self.stop(work, region, Some(i))
                 }
             }
@@ -531,45 +532,68 @@ impl Reader<'_, '_> {
     /// What was typed on the lines `(index, characters of prompt marker to
     /// skip)`, top to bottom, the ink read from line `ink_from` on (tmux
     /// carries attributes from line to line): nothing, the CLI's own
-    /// placeholder (faint ink, or the profile's `placeholder` text), our own
-    /// unsent text, or someone's draft.
+    /// placeholder, our own unsent text, or someone's draft. A line is the
+    /// CLI's own when it is drawn faint (a CLI draws its own cursor in
+    /// reverse video over the placeholder's first letter), or when its text
+    /// is the profile's `placeholder` (its leading blanks kept: Gemini's
+    /// placeholder starts with two) and its ink does not say otherwise (a
+    /// profile whose `placeholder_ink` is `faint` draws no placeholder in
+    /// ordinary ink, so such text there was typed).
     fn typed_text(&mut self, lines: &[(usize, usize)], ink_from: Option<usize>) -> BoxText {
         let mut ink = Ink::default();
         if let Some(line) = ink_from.and_then(|i| self.tail.get(i)) {
             ink::cells(line.raw, &mut ink);
         }
+        let faint_only = self.profile.placeholder_ink.as_deref() == Some("faint");
         let mut texts = Vec::new();
-        let mut inked = false;
-        let mut all_faint = true;
+        let mut placeholder_seen = false;
         for &(i, skip) in lines {
             let Some(line) = self.tail.get(i) else { break };
-            inked |= ink::has_sgr(line.raw);
+            let inked = ink::has_sgr(line.raw);
             let cells = ink::cells(line.raw, &mut ink);
             let typed = cells.get(skip..).unwrap_or_default();
             let text: String = typed.iter().map(|(c, _)| *c).collect();
-            let text = text.trim();
-            if text.is_empty() {
+            let text = text.trim_end();
+            if text.trim().is_empty() {
                 continue;
             }
             let shown = || typed.iter().filter(|(c, _)| !c.is_whitespace());
-            // A CLI draws its own cursor in reverse video over the
-            // placeholder's first letter: faint ink around it is a placeholder.
             let faint = shown().any(|(_, ink)| ink.faint)
                 && shown().all(|(_, ink)| ink.faint || ink.reverse);
-            all_faint &= faint;
-            texts.push(text.to_string());
+            let said = matches_opt(&self.profile.placeholder, text) && !(faint_only && inked && !faint);
+            if (inked && faint) || said {
+                placeholder_seen = true;
+                continue;
+            }
+            texts.push(text.trim().to_string());
         }
         if texts.is_empty() {
-            return BoxText::Empty;
-        }
-        let placeholder = |t: &String| matches_opt(&self.profile.placeholder, t);
-        if (inked && all_faint) || texts.iter().all(placeholder) {
-            return BoxText::Placeholder;
+            return match placeholder_seen {
+                true => BoxText::Placeholder,
+                false => BoxText::Empty,
+            };
         }
         if texts.iter().all(|t| self.echo.matches(t)) {
             return BoxText::OwnText;
         }
         BoxText::Draft(texts.join("\n"))
+    }
+
+    /// What the box of a CLI with no top rule holds (OpenCode): the run of
+    /// `box_line` lines right above its bottom edge `edge`, each read after
+    /// its bar.
+    fn edge_box_text(&mut self, edge: usize) -> BoxText {
+        let Some(bar) = self.profile.box_line.as_ref() else {
+            return BoxText::Empty;
+        };
+        let mut lines = Vec::new();
+        for i in edge + 1..edge + 1 + BOX_MAX_LINES {
+            let Some(text) = self.tail.text(i) else { break };
+            let Some(found) = bar.find(text) else { break };
+            lines.push((i, text[..found.end()].chars().count()));
+        }
+        lines.reverse();
+        self.typed_text(&lines, lines.first().map(|&(i, _)| i + 1))
     }
 
     /// The CLI's own words that a usage limit stopped it, in force now: a
