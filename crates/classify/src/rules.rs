@@ -560,7 +560,8 @@ impl Reader<'_, '_> {
             let shown = || typed.iter().filter(|(c, _)| !c.is_whitespace());
             let faint = shown().any(|(_, ink)| ink.faint)
                 && shown().all(|(_, ink)| ink.faint || ink.reverse);
-            let said = matches_opt(&self.profile.placeholder, text) && !(faint_only && inked && !faint);
+            let said =
+                matches_opt(&self.profile.placeholder, text) && !(faint_only && inked && !faint);
             if (inked && faint) || said {
                 placeholder_seen = true;
                 continue;

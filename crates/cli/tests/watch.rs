@@ -1935,3 +1935,176 @@ fn a_pane_that_prints_marker_shaped_lines_reads_as_itself_and_its_neighbour_as_i
         world.read("alerts")
     );
 }
+
+/// A CLI whose footer starts at column zero under its box: without a
+/// `footer` key the line reads as something drawn over the agent (never
+/// typed into); with one, the stop is nudged like any other.
+#[test]
+fn a_user_profile_with_a_column_zero_footer_is_nudged() {
+    let world = World::new();
+    let screen = format!(
+        "zero-cli v1.0\n\n❯ say hi\nhi there\n\n{rule}\n❯\u{a0}\n{rule}\nmodel: local · ctx 12%\n",
+        rule = "─".repeat(40)
+    );
+    let file = world.path("screen.txt");
+    std::fs::write(&file, &screen).unwrap();
+    let received = world.path("received");
+    world.tmux.session(
+        "zero",
+        &format!(
+            "stty -echo; cat '{}'; exec cat > '{}'",
+            file.display(),
+            received.display()
+        ),
+    );
+    world.tmux.wait_for("zero", |pane| pane.contains("ctx 12%"));
+    let profile = "name = zero\nagent = Zero CLI\ndetect = ^zero-cli v\\d\ndetect = ^model: \\S+ · ctx \\d+%$\n\
+                   detect = ^─{8,}$\ndetect = ^❯(?:\\s|$)\nbox_top = ^─{8,}$\nbox_bottom = ^─{8,}$\nprompt = ^❯(?:\\s|$)\n";
+    let poll = |profile: &str| {
+        let config = tempfile::tempdir().unwrap();
+        let profiles = config.path().join("bmb-monitor/profiles");
+        std::fs::create_dir_all(&profiles).unwrap();
+        std::fs::write(profiles.join("zero.profile"), profile).unwrap();
+        let state = tempfile::tempdir().unwrap();
+        (0..2)
+            .map(|_| {
+                let output = world
+                    .command(&["zero", "--once", "--json", "--work-probe", "echo 2"])
+                    .env("XDG_CONFIG_HOME", config.path())
+                    .env("XDG_STATE_HOME", state.path())
+                    .output()
+                    .expect("bmb-monitor runs");
+                report(&output)
+            })
+            .collect::<Vec<_>>()
+    };
+    let without = poll(profile);
+    assert_eq!(
+        without[1]["not_typed_because"], "unreadable",
+        "{}",
+        without[1]
+    );
+    let with = poll(&format!("{profile}footer = ^model: \\S+ · ctx \\d+%$\n"));
+    assert_eq!(with[0]["not_typed_because"], "settling", "{}", with[0]);
+    assert_eq!(with[1]["done"][0], "nudged (1/5)", "{}", with[1]);
+    assert_eq!(
+        received_lines(&received, 1),
+        ["Please continue with the next step of your plan."]
+    );
+}
+
+/// Claude Code 2.1.332's real 5-hour-limit screen (its reset moved to the
+/// next minute, in UTC): held, with no key and no page, until the reset and
+/// its margin; then nudged once; then, the limit still on screen, escalated once.
+#[test]
+fn a_real_usage_limit_screen_is_held_until_its_reset_then_nudged_once_then_escalated() {
+    let world = World::new();
+    let now = jiff::Timestamp::now();
+    // The next whole minute at least 20 s away, as Claude Code prints it: `8:58pm`.
+    let next = (now.as_second() + 20) / 60 * 60 + 60;
+    let reset = jiff::Timestamp::from_second(next)
+        .unwrap()
+        .to_zoned_datetime(jiff::tz::TimeZone::UTC);
+    let hour = match reset.hour() % 12 {
+        0 => 12,
+        h => h,
+    };
+    let printed = format!(
+        "{hour}:{:02}{}",
+        reset.minute(),
+        if reset.hour() < 12 { "am" } else { "pm" }
+    );
+    let real = std::fs::read_to_string(capture_path("usage-limit-5-hour-v2.1.332-auto")).unwrap();
+    assert!(
+        real.contains("resets 3:33am (Asia/Tbilisi)"),
+        "the capture moved"
+    );
+    let screen = real
+        .replace("3:33am", &printed)
+        .replace("(Asia/Tbilisi)", "(UTC)");
+    let file = world.path("limit.txt");
+    std::fs::write(&file, screen).unwrap();
+    let received = world.path("received");
+    world.tmux.replay("limited", &file, &received);
+    let alert = world.alert_cmd();
+    let monitor = Background::start(
+        &world,
+        &[
+            "limited",
+            "--json",
+            "--work-probe",
+            "echo 3",
+            "--alert-cmd",
+            &alert,
+        ],
+        "out",
+    );
+    let lines = || -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&monitor.out)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    let done = |line: &serde_json::Value| -> Vec<String> {
+        line["done"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_str().unwrap().to_string())
+            .collect()
+    };
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let wait = |what: &str, wanted: &dyn Fn(&serde_json::Value) -> bool| loop {
+        let got = lines();
+        if let Some(i) = got.iter().position(|l| wanted(l)) {
+            return (i, got);
+        }
+        assert!(Instant::now() < deadline, "never {what}: {got:#?}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let (held_at, _) = wait("held", &|l| l["held_until"].is_string());
+    let (nudged_at, got) = wait("nudged", &|l| done(l).iter().any(|d| d == "nudged (1/5)"));
+    // While held: no key, no page, the hold said once, every line saying it holds.
+    let holding = &got[held_at..nudged_at];
+    assert!(holding.len() >= 2, "{holding:#?}");
+    for line in holding {
+        assert_eq!(line["not_typed_because"], "usage_limit", "{line}");
+        assert_eq!(line["nudges"], 0, "{line}");
+    }
+    let said: Vec<String> = holding.iter().flat_map(done).collect();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(
+        said[0].starts_with("held until ") && said[0].ends_with(" (usage limit)"),
+        "{said:?}"
+    );
+    // Not before the reset and its margin.
+    let nudged_time = lines()[nudged_at]["time"].as_str().unwrap().to_string();
+    assert!(
+        jiff::Timestamp::now().as_second() >= next + 30,
+        "nudged at {nudged_time}, the reset is {printed}"
+    );
+    // The limit is still on screen after that nudge: escalated once, never nudged again.
+    let (escalated_at, got) = wait("escalated", &|l| {
+        done(l)
+            .iter()
+            .any(|d| d == "usage limit: not nudged, escalated")
+    });
+    assert!(
+        got[nudged_at + 1..=escalated_at]
+            .iter()
+            .all(|l| l["nudges"] == 1)
+    );
+    assert_eq!(world.read("alerts"), "limited STALLED usage_limit\n");
+    assert!(
+        world
+            .read("messages")
+            .contains("You've hit your 5-hour limit"),
+        "{}",
+        world.read("messages")
+    );
+    assert_eq!(
+        received_lines(&received, 1),
+        ["Please continue with the next step of your plan."]
+    );
+}
