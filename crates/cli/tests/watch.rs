@@ -2057,7 +2057,7 @@ fn a_real_usage_limit_screen_is_held_until_its_reset_then_nudged_once_then_escal
     let deadline = Instant::now() + Duration::from_secs(180);
     let wait = |what: &str, wanted: &dyn Fn(&serde_json::Value) -> bool| loop {
         let got = lines();
-        if let Some(i) = got.iter().position(|l| wanted(l)) {
+        if let Some(i) = got.iter().position(wanted) {
             return (i, got);
         }
         assert!(Instant::now() < deadline, "never {what}: {got:#?}");

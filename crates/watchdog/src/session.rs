@@ -754,7 +754,7 @@ impl TargetMonitor {
             }
         };
         let verdict = self.verdict(pane, observation.work);
-        self.track_stillness(pane);
+        self.track_stillness(pane, &verdict);
         let mut state = self.second_witness(verdict.state, observation.witness, &mut done);
         let exited = observation.foreground.and_then(Foreground::gone);
         if exited.is_some() {
@@ -1381,9 +1381,16 @@ impl TargetMonitor {
         }
     }
 
-    /// Counts the polls the screen held still, its ink left out.
-    fn track_stillness(&mut self, pane: &str) {
-        let hash = plain_hash(pane);
+    /// Counts the polls the screen held still, its ink left out, and under
+    /// a recognised box its status bar too: a clock or a cost counter ticking
+    /// there (a user's status line) is no one at the keyboard, and must not
+    /// keep a stop from ever holding still.
+    fn track_stillness(&mut self, pane: &str, verdict: &Verdict) {
+        let end = match verdict.region.kind {
+            classify::RegionKind::InputBox => verdict.region.last.min(pane.len()),
+            _ => pane.len(),
+        };
+        let hash = plain_hash(pane.get(..end).unwrap_or(pane));
         self.still_polls = match self.still_hash == Some(hash) {
             true => self.still_polls + 1,
             false => 0,

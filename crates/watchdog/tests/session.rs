@@ -1822,3 +1822,30 @@ fn a_held_limit_says_its_hold_in_the_report_and_a_reset_it_cannot_read_is_escala
     );
     assert!(h.typed.is_empty());
 }
+
+#[test]
+fn a_clock_ticking_in_the_status_bar_does_not_keep_a_stop_from_holding_still() {
+    let mut h = Harness::new(5);
+    let at = |clock: &str| {
+        Screen::pane(&format!("{}\n  12:00:{clock} · $0.42", idle().trim_end()))
+            .work(Work::Available(3))
+    };
+    check(
+        &mut h,
+        &[
+            (
+                at("01"),
+                &[
+                    "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 0/5 · not nudged yet (a new watcher waits for the screen to hold still one interval) · 00:00:30",
+                ],
+            ),
+            (
+                at("31"),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 1/5 · nudged (1/5) · 00:01:00",
+                ],
+            ),
+        ],
+    );
+}
