@@ -86,4 +86,29 @@ fn main() {
             long_ns / short_ns
         );
     }
+    // What `watch` reads since it captures with ink (`capture-pane -e`): the
+    // same screens with their escapes, the box's ink read cell by cell.
+    println!(
+        "\n{:<52} {:>10} {:>12}",
+        "capture with its ink (120x40)", "state", "screen ns"
+    );
+    for case in [
+        "idle-after-tool-turn",
+        "idle-after-tool-turn-v2.1.332-auto",
+        "idle-after-api-error-v2.1.332-auto",
+        "idle-draft-typed-v2.1.332-auto",
+        "working-bash-sleep-v2.1.332-auto",
+        "question-permission-bash-v2.1.332-manual",
+    ] {
+        let Ok(screen) = std::fs::read_to_string(corpus.join(case).join("ansi.txt")) else {
+            println!("{case}: capture missing, skipped");
+            continue;
+        };
+        let state = classify::classify(&screen, Work::Unknown).state;
+        println!(
+            "{case:<52} {:>10} {:>12.0}",
+            state.as_str(),
+            median_ns(&screen)
+        );
+    }
 }

@@ -122,6 +122,9 @@ pub struct Profile {
     /// limit resets (`1am (Asia/Tbilisi)`, `at 2:51 PM`, `in 2 days 3 hours`).
     /// Kept apart, not joined, since each names its group `reset`.
     pub(crate) usage_limit: Vec<Regex>,
+    /// The same patterns as one set: a line none of them matches is no
+    /// limit line, tested once (most lines above a box are none).
+    pub(crate) usage_limit_any: Option<regex::RegexSet>,
 }
 
 /// Why a profile file was refused: the file, the line, the key, and what is wrong.
@@ -327,6 +330,10 @@ impl Profile {
             box_line: regex("box_line")?,
             footer: regex("footer")?,
             stop_note,
+            usage_limit_any: match usage_limit.is_empty() {
+                true => None,
+                false => regex::RegexSet::new(usage_limit.iter().map(Regex::as_str)).ok(),
+            },
             usage_limit,
             name,
         })

@@ -308,16 +308,18 @@ impl Reader<'_, '_> {
             return self.stop(work, region, None);
         }
         match self.find_input_box() {
-            Some(input) => Decision {
-                input_box: !self.foreign_under_box(input),
-                box_text: self.box_text(input),
-                ..self.decide_with_box(work, input)
-            },
+            Some(input) => {
+                let typed = self.box_text(input);
+                Decision {
+                    input_box: !self.foreign_under_box(input),
+                    ..self.decide_with_box(work, input, typed)
+                }
+            }
             None => self.decide_without_box(work),
         }
     }
 
-    fn decide_with_box(&mut self, work: Work, input: InputBox) -> Decision {
+    fn decide_with_box(&mut self, work: Work, input: InputBox, typed: BoxText) -> Decision {
         let footer = self.region(RegionKind::Footer, 0, input.bottom.saturating_sub(1));
         for i in 0..input.bottom {
             if let Some(rule) = self.live_marker(
@@ -338,7 +340,7 @@ impl Reader<'_, '_> {
             let region = self.region(RegionKind::LiveRows, input.top + 1, i);
             return self.working(Rule::StreamingReply, region, i);
         }
-        if let Some(i) = self.reply_under_draft(input) {
+        if let Some(i) = self.reply_under_draft(input, &typed) {
             let region = self.region(RegionKind::LiveRows, input.top + 1, i);
             return self.working(Rule::StreamingUnderDraft, region, i);
         }
@@ -351,7 +353,10 @@ impl Reader<'_, '_> {
         }
         // The box is live input, so nothing above it is a pending question.
         let region = self.region(RegionKind::InputBox, input.bottom, input.top);
-        self.stop(work, region, Some(input.top - 1))
+        Decision {
+            box_text: typed,
+            ..self.stop(work, region, Some(input.top - 1))
+        }
     }
 
     /// Under a live box a CLI draws only its footer, indented; a line at
@@ -505,8 +510,8 @@ impl Reader<'_, '_> {
     /// `⎿  Interrupted`), so a transcript that ends in reply text is a turn
     /// still streaming. Read only when a draft is present, so an idle pane
     /// with an empty box never gets here.
-    fn reply_under_draft(&mut self, input: InputBox) -> Option<usize> {
-        if self.box_text(input).is_empty() {
+    fn reply_under_draft(&mut self, input: InputBox, typed: &BoxText) -> Option<usize> {
+        if typed.is_empty() {
             return None;
         }
         self.unterminated_reply(input)
@@ -647,7 +652,13 @@ impl Reader<'_, '_> {
     /// `… or try again` / `at 2:35 AM.`).
     fn limit_line(&mut self, i: usize) -> Option<UsageLimit> {
         let first = self.tail.text(i)?;
-        if self.echo.matches(first) {
+        // A line no pattern matches alone starts no limit (one test for most lines).
+        let starts = self
+            .profile
+            .usage_limit_any
+            .as_ref()
+            .is_some_and(|any| any.is_match(first));
+        if !starts || self.echo.matches(first) {
             return None;
         }
         // The line, then with one and two lines under it joined on, each

@@ -29,8 +29,9 @@ pub const RECLASSIFY_EVERY: u32 = 5;
 pub const STILL_PANE_PATIENCE: u32 = 3;
 /// After a usage limit's reset, how long before its one nudge: the CLI's
 /// clock and this machine's may differ by seconds, and the CLI may continue
-/// by itself at the reset (then there is nothing to do).
-pub const RESET_MARGIN: SignedDuration = SignedDuration::from_secs(30);
+/// by itself (Claude Code 2.1.332 re-sent its turn 50 to 90 s after the
+/// reset, checking every 30 s): then the pane is WORKING and nothing is done.
+pub const RESET_MARGIN: SignedDuration = SignedDuration::from_secs(55);
 /// Polls in a row whose capture failed after which the operator is told
 /// (a server restarting, a host rebooting are a poll or two).
 pub const CAPTURE_FAILURE_PATIENCE: u32 = 3;
