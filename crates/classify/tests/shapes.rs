@@ -580,3 +580,63 @@ fn claude_dialog_taller_than_the_pane_is_a_stop_never_typed_into() {
         assert!(!verdict.typing_safe(), "{file}: {verdict:#?}");
     }
 }
+
+/// The reset each real usage-limit screen names, read from the line in force.
+fn limit_resets(agent: &str, name: &str) -> Vec<(String, Option<String>)> {
+    let dirs = cases_named(agent, name);
+    assert!(!dirs.is_empty(), "no {agent} case named {name}*");
+    verdicts(&dirs, "")
+        .into_iter()
+        .map(|(file, verdict)| {
+            assert_eq!(verdict.state, State::Stalled, "{file}: {verdict:#?}");
+            let limit = verdict
+                .usage_limit
+                .unwrap_or_else(|| panic!("{file}: no usage limit read"));
+            (file, limit.reset)
+        })
+        .collect()
+}
+
+/// Claude Code 2.1.332's 5-hour limit (a subscription login): the reset is
+/// read from the transcript's line that names its zone, over the footer's
+/// bare `3:33am`; the box is live, so only the hold keeps a nudge out.
+#[test]
+fn claude_five_hour_limit_is_read_with_its_zone_from_the_line_in_force() {
+    for (file, reset) in limit_resets("claude", "usage-limit-5-hour-v2.1.332") {
+        let reset = reset.unwrap_or_default();
+        assert!(
+            reset.ends_with("(Asia/Tbilisi)") && reset.starts_with("3:"),
+            "{file}: {reset}"
+        );
+    }
+}
+
+/// After Claude Code continued by itself at the reset, its limit lines stay
+/// in the transcript above a finished turn: no limit is in force.
+#[test]
+fn claude_limit_lines_under_a_finished_turn_are_no_limit_in_force() {
+    let dirs = cases_named("claude", "usage-limit-5-hour-resumed");
+    assert!(!dirs.is_empty());
+    for (file, verdict) in verdicts(&dirs, "") {
+        assert_eq!(verdict.state, State::Stalled, "{file}");
+        assert_eq!(verdict.usage_limit, None, "{file}: {verdict:#?}");
+        assert!(verdict.typing_safe(), "{file}");
+    }
+}
+
+/// Codex 0.171.0's usage-limit error wraps at 120 and at 80 columns; the
+/// reset is read across the wrap, and `try again later` is a limit whose
+/// reset cannot be read (escalated by a monitor, never nudged).
+#[test]
+fn codex_usage_limit_is_read_across_its_wrapped_lines() {
+    for (file, reset) in limit_resets("codex", "usage-limit-try-again-at") {
+        let reset = reset.unwrap_or_default();
+        assert!(
+            reset == "at 2:35 AM" || reset.starts_with("at Dec 4th, 2026"),
+            "{file}: {reset}"
+        );
+    }
+    for (file, reset) in limit_resets("codex", "usage-limit-try-again-later") {
+        assert_eq!(reset, None, "{file}");
+    }
+}
