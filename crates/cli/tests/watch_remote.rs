@@ -130,35 +130,25 @@ fn a_remote_stalled_pane_is_captured_and_nudged_through_ssh_text_then_enter_apar
     let log = dir.path().join("remote-tmux.log");
     tmux_wrapper(&sshd.remote_home().join(".bmb-test/tmux"), &log);
 
+    let poll = || {
+        monitor(
+            &[
+                "watch",
+                "--once",
+                "--ssh-config",
+                sshd.config().to_str().unwrap(),
+                "-S",
+                socket(&server),
+                "--tmux-bin",
+                "$HOME/.bmb-test/tmux",
+                "box:stall",
+            ],
+            &[("XDG_STATE_HOME", &dir.path().join("state"))],
+        )
+    };
     // The first poll of a target waits for its screen to hold still one interval.
-    let _ = monitor(
-        &[
-            "watch",
-            "--once",
-            "--ssh-config",
-            sshd.config().to_str().unwrap(),
-            "-S",
-            socket(&server),
-            "--tmux-bin",
-            "$HOME/.bmb-test/tmux",
-            "box:stall",
-        ],
-        &[("XDG_STATE_HOME", &dir.path().join("state"))],
-    );
-    let ran = monitor(
-        &[
-            "watch",
-            "--once",
-            "--ssh-config",
-            sshd.config().to_str().unwrap(),
-            "-S",
-            socket(&server),
-            "--tmux-bin",
-            "$HOME/.bmb-test/tmux",
-            "box:stall",
-        ],
-        &[("XDG_STATE_HOME", &dir.path().join("state"))],
-    );
+    poll();
+    let ran = poll();
     assert_eq!(ran.code, Some(0), "stderr: {}", ran.stderr);
     let lines: Vec<&str> = ran.stdout.lines().collect();
     assert_eq!(lines.len(), 1, "{}", ran.stdout);
@@ -620,41 +610,28 @@ fn a_remote_agent_gone_to_its_shell_is_not_typed_into_and_a_remote_wrapper_still
     );
     server.wait_for("wrapped", |pane| pane.contains("Survey monitor.rs"));
     let nudge = format!("touch {}", typed.display());
+    let poll = || {
+        monitor(
+            &[
+                "watch",
+                "--once",
+                "--json",
+                "--no-witness",
+                "--nudge-text",
+                &nudge,
+                "--ssh-config",
+                sshd.config().to_str().unwrap(),
+                "-S",
+                socket(&server),
+                "box:gone",
+                "box:wrapped",
+            ],
+            &[("XDG_STATE_HOME", &dir.path().join("state"))],
+        )
+    };
     // The first poll of a target waits for its screen to hold still one interval.
-    let first = monitor(
-        &[
-            "watch",
-            "--once",
-            "--json",
-            "--no-witness",
-            "--nudge-text",
-            &nudge,
-            "--ssh-config",
-            sshd.config().to_str().unwrap(),
-            "-S",
-            socket(&server),
-            "box:gone",
-            "box:wrapped",
-        ],
-        &[("XDG_STATE_HOME", &dir.path().join("state"))],
-    );
-    let ran = monitor(
-        &[
-            "watch",
-            "--once",
-            "--json",
-            "--no-witness",
-            "--nudge-text",
-            &nudge,
-            "--ssh-config",
-            sshd.config().to_str().unwrap(),
-            "-S",
-            socket(&server),
-            "box:gone",
-            "box:wrapped",
-        ],
-        &[("XDG_STATE_HOME", &dir.path().join("state"))],
-    );
+    let first = poll();
+    let ran = poll();
     assert_eq!(ran.code, Some(0), "stderr: {}", ran.stderr);
     let reports: Vec<serde_json::Value> = ran
         .stdout
