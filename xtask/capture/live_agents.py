@@ -116,7 +116,7 @@ def idle(agent):
                   steps=[{"blocks": [text("The parser reads one token at a time.")]}], name="live")
 
     def drive(s):
-        start(s, "what does the parser do?")
+        start(s, "describe the parser")
         must(s.mock.wait_for("reply_done"), "the answer")
         must(s.wait_text("one token at a time", 60), "the answer on screen")
         must(wait_idle(s, 60), "idle at the empty box after the answer")

@@ -27,7 +27,10 @@ prompt = ^[❯>](?:\s|$)
 # text itself tells it from a person's draft. A draft is never typed over; a placeholder is no draft.
 placeholder = ^(?:Resend your message to try again|Once fixed, resend your message|Run /rewind to go back|Taking your message back…)$
 # Its placeholders are faint: where the capture carries ink, ordinary text there was typed,
-# even a person's exact copy of a placeholder's words.
+# even a person's exact copy of a placeholder's words. (Under NO_COLOR nothing is faint: a
+# placeholder there reads as a draft, never typed over.) The terminal cursor does not tell: 2.1.332
+# hides it and parks it on its own drawn cursor cell, at x=2 both for a placeholder and for a draft
+# whose cursor was moved to its start.
 placeholder_ink = faint
 # The queue's hints (`Press up to edit queued messages`, `… Enter to send them now`, …).
 placeholder = ^Press (?:up|Enter) to (?:edit|select) (?:the |a )?(?:queued|selected) messages?(?:,? .*)?$

@@ -35,7 +35,9 @@ prompt = ^›\s
 # without ink (`capture-pane -p`) only this one is known as text. Anything else there is a draft.
 placeholder = ^Ask (?:Codex to do anything|a follow-up question)$
 # Its placeholders are faint: where the capture carries ink, ordinary text there was typed,
-# even a person's exact copy of a placeholder's words.
+# even a person's exact copy of a placeholder's words (it stays faint under NO_COLOR). The
+# terminal cursor is real and visible, at x=2 on the placeholder and on a draft moved to its start:
+# it does not tell.
 placeholder_ink = faint
 
 # Live chrome: the status row just above the composer, `• Working (6s • esc to interrupt)`, optionally

@@ -43,6 +43,8 @@ box_bottom = ^$
 prompt = ^ [>*!]\s
 # The empty box: a drawn cursor cell (reverse video) BEFORE the placeholder, in grey or in no
 # colour at all (NO_COLOR), so ink does not tell it; the text does. Anything else there is a draft.
+# The terminal cursor is hidden, parked on the drawn cell (x=3) for the placeholder and for a draft
+# moved to its start alike: it does not tell.
 # The text after the prompt marker keeps its leading blanks: the placeholder starts with two
 # (` >   Type…`), a person typing the same words has none (` > Type…`).
 placeholder = ^ {2}(?:Type your message or @path/to/file|Type your shell command|Press 'Esc' for NORMAL mode\.|Press 'i' for INSERT mode\.|Type your message or (?:hold )?space to talk \(Esc to exit\))$
