@@ -133,6 +133,16 @@ pub fn run(args: Args) -> ExitCode {
             "typing:   {}\n",
             describe_typing(&verdict, args.pane_command.as_deref())
         );
+        if let classify::BoxText::Draft(draft) = &verdict.box_text {
+            out += &format!("draft:    {}\n", draft.replace('\n', " / "));
+        }
+        if let Some(limit) = &verdict.usage_limit {
+            let reset = limit.reset.as_deref().unwrap_or("no time given");
+            out += &format!(
+                "limit:    a usage limit, reset {reset}: `watch` holds it until then (line: {})\n",
+                limit.line.trim()
+            );
+        }
         out
     } else {
         format!("{state}\n")
