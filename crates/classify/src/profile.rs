@@ -278,6 +278,19 @@ impl Profile {
                 format!("`{name}` is not a plain word ([A-Za-z0-9_-])"),
             ));
         }
+        if let Some(ink) = text_value("placeholder_ink").filter(|ink| ink != "faint") {
+            let line = text
+                .lines()
+                .position(|l| l.trim_start().starts_with("placeholder_ink"))
+                .map_or(0, |i| i + 1);
+            return Err(error(
+                line,
+                "placeholder_ink",
+                format!(
+                    "`{ink}` is not an ink this key knows: give `faint` (the CLI's placeholders are faint), or leave the key out"
+                ),
+            ));
+        }
         let regex = |key: &str| -> Result<Option<Regex>, ProfileError> {
             let values = patterns
                 .iter()
@@ -434,6 +447,20 @@ mod tests {
 
         let err = Profile::parse("mine.profile", "name = mine\njust words\n").unwrap_err();
         assert_eq!(err.line, 2);
+    }
+
+    #[test]
+    fn placeholder_ink_knows_one_ink() {
+        let base = "name = x\n";
+        assert!(Profile::parse("t", &format!("{base}placeholder_ink = faint\n")).is_ok());
+        for ink in ["something", "none", "FAINT"] {
+            let err = Profile::parse("t", &format!("{base}placeholder_ink = {ink}\n")).unwrap_err();
+            assert_eq!(
+                (err.line, err.key.as_str()),
+                (2, "placeholder_ink"),
+                "{err}"
+            );
+        }
     }
 
     #[test]

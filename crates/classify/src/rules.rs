@@ -403,11 +403,12 @@ impl Reader<'_, '_> {
         });
         match edge {
             Some(i) => {
-                let region = self.region(RegionKind::InputBox, i, i);
+                let (box_text, top) = self.edge_box_text(i);
+                let region = self.region(RegionKind::InputBox, i, top);
                 let under = InputBox { bottom: i, top: i };
                 Decision {
                     input_box: !self.foreign_under_box(under),
-                    box_text: self.edge_box_text(i),
+                    box_text,
                     ..self.stop(work, region, Some(i))
                 }
             }
@@ -587,10 +588,10 @@ impl Reader<'_, '_> {
 
     /// What the box of a CLI with no top rule holds (OpenCode): the run of
     /// `box_line` lines right above its bottom edge `edge`, each read after
-    /// its bar.
-    fn edge_box_text(&mut self, edge: usize) -> BoxText {
+    /// its bar; and the index of the box's top line.
+    fn edge_box_text(&mut self, edge: usize) -> (BoxText, usize) {
         let Some(bar) = self.profile.box_line.as_ref() else {
-            return BoxText::Empty;
+            return (BoxText::Empty, edge);
         };
         let mut lines = Vec::new();
         for i in edge + 1..edge + 1 + BOX_MAX_LINES {
@@ -599,7 +600,11 @@ impl Reader<'_, '_> {
             lines.push((i, text[..found.end()].chars().count()));
         }
         lines.reverse();
-        self.typed_text(&lines, lines.first().map(|&(i, _)| i + 1))
+        let top = lines.first().map_or(edge, |&(i, _)| i);
+        (
+            self.typed_text(&lines, lines.first().map(|&(i, _)| i + 1)),
+            top,
+        )
     }
 
     /// The CLI's own words that a usage limit stopped it, in force now: a

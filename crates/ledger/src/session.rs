@@ -55,6 +55,16 @@ pub enum SessionRecord {
         #[serde(default)]
         activity: Option<i64>,
     },
+    /// A usage limit's line (its fingerprint) and the reset it was read as
+    /// when first seen (epoch seconds), and whether the reset's one nudge was
+    /// typed: a wait (`try again in 5 hours`) counts from when it was seen,
+    /// not from every poll, and a restart neither re-anchors nor re-nudges.
+    LimitSeen {
+        line: String,
+        reset: i64,
+        #[serde(default)]
+        nudged: bool,
+    },
 }
 
 /// What an escalation was about. One latch per kind (seed defect 2).
@@ -96,6 +106,8 @@ pub struct SessionMemory {
     pub agent_pane: Option<(String, Option<u32>)>,
     /// The last stop's screen hash and the session's last key time then.
     pub stop_seen: Option<(u64, Option<i64>)>,
+    /// The usage limit in force: its line's fingerprint, its reset, whether nudged after it.
+    pub limit_seen: Option<(String, i64, bool)>,
 }
 
 impl SessionMemory {
@@ -141,6 +153,11 @@ impl SessionMemory {
             SessionRecord::AgentPane { pane, pid } => self.agent_pane = Some((pane.clone(), *pid)),
             SessionRecord::AgentPaneForgotten => self.agent_pane = None,
             SessionRecord::StopSeen { hash, activity } => self.stop_seen = Some((*hash, *activity)),
+            SessionRecord::LimitSeen {
+                line,
+                reset,
+                nudged,
+            } => self.limit_seen = Some((line.clone(), *reset, *nudged)),
         }
     }
 }
@@ -186,6 +203,13 @@ impl SessionMemory {
         }
         if let Some((hash, activity)) = self.stop_seen {
             records.push(SessionRecord::StopSeen { hash, activity });
+        }
+        if let Some((line, reset, nudged)) = &self.limit_seen {
+            records.push(SessionRecord::LimitSeen {
+                line: line.clone(),
+                reset: *reset,
+                nudged: *nudged,
+            });
         }
         records
     }

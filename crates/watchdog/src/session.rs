@@ -560,9 +560,8 @@ pub struct TargetMonitor {
     /// seconds), as the previous poll saw them.
     last_activity: Option<i64>,
     last_poll_at: Option<i64>,
-    /// The usage-limit reset last said as held, and the one whose nudge was typed.
+    /// The usage-limit reset last said as held.
     held_said: Option<Timestamp>,
-    limit_nudged: Option<Timestamp>,
 }
 
 impl TargetMonitor {
@@ -603,7 +602,6 @@ impl TargetMonitor {
             last_activity,
             last_poll_at: None,
             held_said: None,
-            limit_nudged: None,
         }
     }
 
@@ -1179,8 +1177,13 @@ impl TargetMonitor {
             self.record(SessionRecord::Nudged { used }, actions);
             actions.push(Action::Send(text));
             done.push(Done::Nudged { used, budget });
-            if reset_due.is_some() {
-                self.limit_nudged = reset_due;
+            if let (Some(at), Some((line, _, _))) = (reset_due, &self.memory.limit_seen) {
+                let record = SessionRecord::LimitSeen {
+                    line: line.clone(),
+                    reset: at.as_second(),
+                    nudged: true,
+                };
+                self.record(record, actions);
             }
             return;
         }
@@ -1281,10 +1284,26 @@ impl TargetMonitor {
         done: &mut Vec<Done>,
     ) -> LimitHold {
         let now = observation.now;
-        let at =
-            limit.reset.as_deref().zip(now).and_then(|(phrase, now)| {
+        let line = fingerprint(&limit.line);
+        let anchored = match &self.memory.limit_seen {
+            Some((seen, reset, nudged)) if *seen == line => Some((*reset, *nudged)),
+            _ => None,
+        };
+        // Read once, when first seen: a wait counts from then, not from each poll.
+        let at = match anchored {
+            Some((reset, _)) => Timestamp::from_second(reset).ok(),
+            None => limit.reset.as_deref().zip(now).and_then(|(phrase, now)| {
                 crate::usage_limit::reset_at(phrase, now.local, now.zones)
-            });
+            }),
+        };
+        if let (Some(at), None) = (at, anchored) {
+            let record = SessionRecord::LimitSeen {
+                line: line.clone(),
+                reset: at.as_second(),
+                nudged: false,
+            };
+            self.record(record, actions);
+        }
         let (Some(at), Some(now)) = (at, now) else {
             let why = match limit.reset {
                 Some(_) => "its reset time cannot be read",
@@ -1306,7 +1325,7 @@ impl TargetMonitor {
             report.held_until_epoch = Some(at.as_second());
             return LimitHold::Handled;
         }
-        if self.limit_nudged == Some(at) {
+        if anchored.is_some_and(|(_, nudged)| nudged) {
             let why = format!(
                 "it is still on screen after the reset at {} and one nudge",
                 crate::usage_limit::hhmm(at, now.local)
@@ -1382,16 +1401,27 @@ impl TargetMonitor {
         }
     }
 
-    /// Counts the polls the screen held still, its ink left out, and under
-    /// a recognised box its status bar too: a clock or a cost counter ticking
-    /// there (a user's status line) is no one at the keyboard, and must not
-    /// keep a stop from ever holding still.
+    /// Counts the polls the stop held still: the same verdict, and its box
+    /// (from its top rule to its closing one) the same text, its ink left
+    /// out. A person typing changes the box, a key that changes nothing
+    /// there moves the session's activity; what else moves on screen (a
+    /// clock in the status bar, a line redrawn in the transcript) is no one
+    /// at the keyboard, and must not keep a stop from ever holding still.
+    /// A screen with no box the profile knows counts whole.
     fn track_stillness(&mut self, pane: &str, verdict: &Verdict) {
-        let end = match verdict.region.kind {
-            classify::RegionKind::InputBox => verdict.region.last.min(pane.len()),
-            _ => pane.len(),
+        let watched = match verdict.region.kind {
+            classify::RegionKind::InputBox => {
+                let first = verdict.region.first.min(pane.len());
+                let last = verdict.region.last.min(pane.len());
+                let end = pane[last..].find('\n').map_or(pane.len(), |i| last + i);
+                pane.get(first.min(end)..end).unwrap_or(pane)
+            }
+            _ => pane,
         };
-        let hash = plain_hash(pane.get(..end).unwrap_or(pane));
+        let mut hasher = DefaultHasher::new();
+        plain_hash(watched).hash(&mut hasher);
+        (verdict.state, verdict.rule.name()).hash(&mut hasher);
+        let hash = hasher.finish();
         self.still_polls = match self.still_hash == Some(hash) {
             true => self.still_polls + 1,
             false => 0,
@@ -1399,7 +1429,7 @@ impl TargetMonitor {
         self.still_hash = Some(hash);
     }
 
-    /// Why the screen has not held still for a whole interval, if it has not.
+    /// Why the stop has not held still for a whole interval, if it has not.
     fn unsettled(&self) -> Option<Wait> {
         match (self.still_polls, self.classifications) {
             (0, 0..=1) => Some(Wait::NewWatcher),

@@ -15,10 +15,17 @@ use jiff::tz::TimeZone;
 use jiff::{SignedDuration, Timestamp, ZonedDateTime};
 
 /// How long ago a printed clock time may have passed and still be the reset
-/// that is happening now rather than tomorrow's: a screen read at 16:20:30
-/// that says `resets 4:20pm` has just reset, it does not mean tomorrow.
-/// A date without a year gets the same grace before it rolls to next year.
-pub const JUST_PASSED: SignedDuration = SignedDuration::from_mins(5);
+/// it names, passed, rather than tomorrow's. A CLI prints a clock time only
+/// for a reset within a day, and its screen stays as drawn after the reset
+/// (Claude Code's own continue may not fire, or was cancelled): `resets 9pm`
+/// read at 21:06 has reset, it does not mean tomorrow. Half a day splits the
+/// two readings: `resets 1am` read at 23:00 is tomorrow's.
+pub const JUST_PASSED: SignedDuration = SignedDuration::from_hours(12);
+
+/// The same for a printed date (`Dec 5, 12:42am`): a CLI prints one for a
+/// reset a day to a week ahead, so one in the last half year has passed
+/// rather than lying a year ahead.
+pub const DATE_PASSED: SignedDuration = SignedDuration::from_hours(183 * 24);
 
 /// The longest wait a printed duration (`in 2 days 17 hours`) may give. The
 /// CLIs' limits reset within a week or a month; anything longer is a misread.
@@ -36,7 +43,7 @@ const LONGEST_DATED_WAIT: SignedDuration = SignedDuration::from_hours(366 * 24);
 ///
 /// - A clock time (`4:20pm (Asia/Tbilisi)`, `at 2:51 PM`, `16:20`) is its next
 ///   occurrence in that zone, counting one less than [`JUST_PASSED`] ago as
-///   today's.
+///   the reset passed (the screen outlived it).
 /// - A date without a year (`Jul 18 at 4am`, `Dec 4, 3:03am`) is its next
 ///   occurrence, with the same grace; a date with a year is taken as printed,
 ///   if it is neither past nor more than a year ahead.
@@ -97,15 +104,17 @@ struct PrintedDate {
 }
 
 /// Places a wall clock reading on the calendar of `here` (now, in the
-/// reading's zone): the first occurrence less than [`JUST_PASSED`] ago.
+/// reading's zone): the earliest occurrence no longer ago than
+/// [`JUST_PASSED`] (a clock time) or [`DATE_PASSED`] (a date), so a reset
+/// the screen still shows after it happened reads as passed.
 fn next_occurrence(
     date: Option<PrintedDate>,
     time: Time,
     here: &ZonedDateTime,
 ) -> Option<Timestamp> {
     let now = here.timestamp();
-    let too_old = now.checked_sub(JUST_PASSED).ok()?;
-    let on = |date: Date| {
+    let within = |passed: SignedDuration| now.checked_sub(passed).ok();
+    let on = |date: Date, too_old: Timestamp| {
         let zoned = here
             .time_zone()
             .to_zoned_datetime(date.to_datetime(time))
@@ -114,15 +123,29 @@ fn next_occurrence(
     };
     let today = here.date();
     match date {
-        None => on(today).or_else(|| on(today.tomorrow().ok()?)),
+        None => {
+            let too_old = within(JUST_PASSED)?;
+            [today.yesterday().ok(), Some(today), today.tomorrow().ok()]
+                .into_iter()
+                .flatten()
+                .find_map(|day| on(day, too_old))
+        }
         Some(PrintedDate {
             month,
             day,
             year: None,
         }) => {
+            let too_old = within(DATE_PASSED)?;
             let this_year = today.year();
-            let in_year = |year: i16| on(Date::new(year, month, day).ok()?);
-            in_year(this_year).or_else(|| in_year(this_year.checked_add(1)?))
+            let in_year = |year: i16| on(Date::new(year, month, day).ok()?, too_old);
+            [
+                this_year.checked_sub(1),
+                Some(this_year),
+                this_year.checked_add(1),
+            ]
+            .into_iter()
+            .flatten()
+            .find_map(in_year)
         }
         Some(PrintedDate {
             month,
@@ -130,7 +153,7 @@ fn next_occurrence(
             year: Some(year),
         }) => {
             let latest = now.checked_add(LONGEST_DATED_WAIT).ok()?;
-            on(Date::new(year, month, day).ok()?).filter(|at| *at <= latest)
+            on(Date::new(year, month, day).ok()?, within(DATE_PASSED)?).filter(|at| *at <= latest)
         }
     }
 }
@@ -299,7 +322,7 @@ mod tests {
     use jiff::{Timestamp, ZonedDateTime};
     use proptest::prelude::*;
 
-    use super::{JUST_PASSED, LONGEST_DATED_WAIT, hhmm, reset_at};
+    use super::{DATE_PASSED, LONGEST_DATED_WAIT, hhmm, reset_at};
 
     /// Claude Code's screens in these tests are read in Tbilisi (UTC+4, no DST).
     const TBILISI: &str = "2025-07-17T15:00:00+04:00[Asia/Tbilisi]";
@@ -325,7 +348,8 @@ mod tests {
     fn claude_code_phrases() {
         for (phrase, expected) in [
             ("4:20pm (Asia/Tbilisi)", "2025-07-17T16:20:00+04:00"),
-            ("3am (Europe/London)", "2025-07-18T03:00:00+01:00"),
+            // 9 hours ago: the screen outlived a reset that has passed.
+            ("3am (Europe/London)", "2025-07-17T03:00:00+01:00"),
             ("1am (Asia/Tbilisi)", "2025-07-18T01:00:00+04:00"),
             ("1am", "2025-07-18T01:00:00+04:00"),
             ("at 1am", "2025-07-18T01:00:00+04:00"),
@@ -378,14 +402,14 @@ mod tests {
             ("12am", "2025-07-18T00:00:00+04:00"),
             ("12:30 am", "2025-07-18T00:30:00+04:00"),
             ("0:30", "2025-07-18T00:30:00+04:00"),
-            ("12pm", "2025-07-18T12:00:00+04:00"),
+            ("12pm", "2025-07-17T12:00:00+04:00"),
         ] {
             check(phrase, TBILISI, Some(expected));
         }
     }
 
     #[test]
-    fn a_time_already_past_is_tomorrow_and_a_date_past_is_next_year() {
+    fn a_time_past_over_half_a_day_ago_is_tomorrow_and_a_date_half_a_year_ago_next_year() {
         for (phrase, now, expected) in [
             (
                 "1am",
@@ -398,13 +422,13 @@ mod tests {
                 "2026-01-01T01:00:00+00:00",
             ),
             (
-                "Dec 4, 3:03am",
+                "Feb 4, 3:03am",
                 "2025-12-30T10:00:00+04:00[Asia/Tbilisi]",
-                "2026-12-04T03:03:00+04:00",
+                "2026-02-04T03:03:00+04:00",
             ),
             (
                 "Jul 18 at 4am",
-                "2025-07-18T05:00:00+04:00[Asia/Tbilisi]",
+                "2026-01-20T05:00:00+04:00[Asia/Tbilisi]",
                 "2026-07-18T04:00:00+04:00",
             ),
             (
@@ -418,7 +442,7 @@ mod tests {
     }
 
     #[test]
-    fn a_reset_less_than_five_minutes_ago_is_the_one_happening_now() {
+    fn a_reset_the_screen_outlived_is_the_one_that_passed() {
         for (phrase, now, expected) in [
             (
                 "4:20pm",
@@ -432,8 +456,25 @@ mod tests {
             ),
             (
                 "4:20pm",
-                "2025-07-17T16:25:00+04:00[Asia/Tbilisi]",
+                "2025-07-17T21:25:00+04:00[Asia/Tbilisi]",
+                "2025-07-17T16:20:00+04:00",
+            ),
+            // Past midnight, a reset of the evening before.
+            (
+                "11:58pm",
+                "2025-07-18T00:03:00+04:00[Asia/Tbilisi]",
+                "2025-07-17T23:58:00+04:00",
+            ),
+            // Over half a day ago: tomorrow's.
+            (
+                "4:20pm",
+                "2025-07-18T04:21:00+04:00[Asia/Tbilisi]",
                 "2025-07-18T16:20:00+04:00",
+            ),
+            (
+                "Dec 4, 3:03am",
+                "2025-12-30T10:00:00+04:00[Asia/Tbilisi]",
+                "2025-12-04T03:03:00+04:00",
             ),
             (
                 "Jul 18 at 4am",
@@ -442,8 +483,8 @@ mod tests {
             ),
             (
                 "Jul 18 at 4am",
-                "2025-07-18T04:05:00+04:00[Asia/Tbilisi]",
-                "2026-07-18T04:00:00+04:00",
+                "2025-07-18T05:00:00+04:00[Asia/Tbilisi]",
+                "2025-07-18T04:00:00+04:00",
             ),
         ] {
             check(phrase, now, Some(expected));
@@ -460,14 +501,20 @@ mod tests {
             ),
             (
                 "3am (Europe/London)",
-                "2025-07-17T10:00:00+00:00[UTC]",
+                "2025-07-17T20:00:00+00:00[UTC]",
                 "2025-07-18T02:00:00Z",
             ),
-            // 22:00 UTC is already 02:00 on Jul 18 in Tbilisi: its next 1am is on Jul 19.
+            // 22:00 UTC is already 02:00 on Jul 18 in Tbilisi: its 1am passed an hour ago there.
             (
                 "1am (Asia/Tbilisi)",
                 "2025-07-17T22:00:00+00:00[UTC]",
-                "2025-07-18T21:00:00Z",
+                "2025-07-17T21:00:00Z",
+            ),
+            // At 10:00 UTC it is 14:00 there, thirteen hours after its 1am: the next is tomorrow's.
+            (
+                "1am (Asia/Tbilisi)",
+                "2025-07-17T10:00:00+00:00[UTC]",
+                "2025-07-17T21:00:00Z",
             ),
         ] {
             check(phrase, now, Some(expected));
@@ -551,8 +598,8 @@ mod tests {
             "in 5 hours (Asia/Tbilisi)",
             "in 99999999999 seconds",
             "in -5 minutes",
-            // A dated reset already past, or absurdly far ahead, is a stale or misread screen.
-            "Dec 29th, 2024 10:15 PM",
+            // A dated reset long past, or absurdly far ahead, is a stale or misread screen.
+            "Dec 29th, 2023 10:15 PM",
             "Dec 29th, 2030 10:15 PM",
         ] {
             check(phrase, TBILISI, None);
@@ -572,7 +619,7 @@ mod tests {
         assert_eq!(hhmm("2025-07-17T21:05:00Z".parse().unwrap(), &now), "01:05");
     }
 
-    /// A phrase never panics, and whatever it reads lies between just now and a year ahead.
+    /// A phrase never panics, and whatever it reads lies between half a year ago and a year ahead.
     fn read_within_bounds(
         phrase: &str,
         seconds: i64,
@@ -582,7 +629,7 @@ mod tests {
             .unwrap()
             .to_zoned_datetime(zone(zone_name).unwrap());
         if let Some(at) = reset_at(phrase, &now, &zone) {
-            let earliest = now.timestamp().checked_sub(JUST_PASSED).unwrap();
+            let earliest = now.timestamp().checked_sub(DATE_PASSED).unwrap();
             let latest = now.timestamp().checked_add(LONGEST_DATED_WAIT).unwrap();
             prop_assert!(
                 earliest < at && at <= latest,

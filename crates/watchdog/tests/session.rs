@@ -405,12 +405,14 @@ fn failure_text_is_reported_once_per_signal_and_never_cleared_on_resume() {
                     "L MONITOR · host:sess · STALLED · work=? · progress=? · nudges 0/5 · not nudged yet (the screen changed since the last poll) · 00:01:30",
                 ],
             ),
-            // New failure text of the same signal gets through on its own.
+            // New failure text of the same signal gets through on its own
+            // (and the stop, its box unchanged, held still: nudged).
             (
                 Screen::pane(&newer),
                 &[
+                    NUDGE,
                     "A STALLED failure: new failure on host:sess (exit-code): ⎿  Error: Exit code 2",
-                    "L MONITOR · host:sess · STALLED · work=? · progress=? · nudges 0/5 · not nudged yet (the screen changed since the last poll) · new failure (exit-code): ⎿  Error: Exit code 2 · 00:02:00",
+                    "L MONITOR · host:sess · STALLED · work=? · progress=? · nudges 1/5 · nudged (1/5) · new failure (exit-code): ⎿  Error: Exit code 2 · 00:02:00",
                 ],
             ),
         ],
@@ -1846,6 +1848,84 @@ fn a_clock_ticking_in_the_status_bar_does_not_keep_a_stop_from_holding_still() {
                     "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 1/5 · nudged (1/5) · 00:01:00",
                 ],
             ),
+        ],
+    );
+}
+
+/// Found by a review: the limit screen outlives its reset (Claude Code's own
+/// continue did not fire, or was cancelled), so a watcher started after it
+/// read the passed clock time as tomorrow's and held a day. A reset that
+/// passed less than half a day ago has passed: nudged once.
+#[test]
+fn a_limit_screen_that_outlived_its_reset_is_nudged_not_held_until_tomorrow() {
+    let mut h = Harness::new(5);
+    let limit = at_limit("You've hit your 5-hour limit · resets 9:01pm (UTC)");
+    let screen = |now: &str| Screen::pane(&limit).work(Work::Available(3)).at(now);
+    h.settle(&screen("2026-12-01T21:06:00+00:00[UTC]"));
+    h.expect(
+        &screen("2026-12-01T21:06:30+00:00[UTC]"),
+        &[
+            NUDGE,
+            "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 1/5 · nudged (1/5) · 00:00:30",
+        ],
+    );
+}
+
+/// Found by a review: a wait (`try again in 1 minute.`) was counted from each
+/// poll, so the hold slid forward for ever and was said every poll. It counts
+/// from when the limit was first seen, across a restart too.
+#[test]
+fn a_wait_counts_from_when_the_limit_was_first_seen() {
+    let mut h = Harness::new(5);
+    let codex = agent_capture("codex", "usage-limit-try-again-at")
+        .replace("try again at 2:35 AM.", "try again in 2 minutes.");
+    let screen = |now: &str| Screen::pane(&codex).work(Work::Available(3)).at(now);
+    let utc = |hms: &str| format!("2026-12-01T{hms}+00:00[UTC]");
+    check(
+        &mut h,
+        &[
+            (
+                screen(&utc("10:00:00")),
+                &[
+                    "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 0/5 · held until 10:02 (usage limit) · 00:00:30",
+                ],
+            ),
+            (
+                screen(&utc("10:01:00")),
+                &["L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 0/5 · 00:01:00"],
+            ),
+        ],
+    );
+    // A restart reads the same line as the same reset, not two minutes from now.
+    h.restart();
+    h.expect(
+        &screen(&utc("10:02:30")),
+        &["L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 0/5 · held until 10:02 (usage limit) · 00:01:30"],
+    );
+    h.expect(
+        &screen(&utc("10:03:00")),
+        &[
+            NUDGE,
+            "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 1/5 · nudged (1/5) · 00:02:00",
+        ],
+    );
+}
+
+/// Found by a review: a line redrawn in the transcript every poll kept a
+/// stop from ever holding still, so it was never nudged nor escalated. What
+/// must hold still is the stop and its box.
+#[test]
+fn a_transcript_line_redrawn_every_poll_does_not_keep_a_stop_from_holding_still() {
+    let mut h = Harness::new(5);
+    let at = |tick: u32| {
+        Screen::pane(&idle().replacen("● ", &format!("● [{tick}] "), 1)).work(Work::Available(3))
+    };
+    h.settle(&at(1));
+    h.expect(
+        &at(2),
+        &[
+            NUDGE,
+            "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 1/5 · nudged (1/5) · 00:00:30",
         ],
     );
 }

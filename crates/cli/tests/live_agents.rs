@@ -1,0 +1,463 @@
+//! The session monitor against the REAL Codex CLI and Gemini CLI: each
+//! pinned release from npm (installed into target/capture on first use),
+//! driven in a private tmux server against its loopback mock
+//! (xtask/capture/live_agents.py). A person's draft in the box is never typed
+//! over; the CLI's own placeholder is an empty box.
+// These tests start python3, the real agent CLI and the monitor binary.
+#![allow(clippy::disallowed_methods)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use bmb_testkit::bin::{Running, wait_until};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// One live CLI at a time: each is a Node process (Gemini several) on a
+/// machine of few cores, and the monitor's stillness check wants a screen
+/// the CLI redraws on time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// A real CLI, as the tests tell it apart.
+#[derive(Clone, Copy)]
+struct Agent {
+    /// live_agents.py's name for it.
+    name: &'static str,
+    /// Its input box's marker, as the plain pane draws it before the box's text.
+    marker: &'static str,
+    /// Its own placeholder in the empty box.
+    placeholder: &'static str,
+}
+
+const CODEX: Agent = Agent {
+    name: "codex",
+    marker: "\u{203a} ",
+    placeholder: "Ask Codex to do anything",
+};
+
+const GEMINI: Agent = Agent {
+    name: "gemini",
+    marker: "> ",
+    placeholder: "Type your message or @path/to/file",
+};
+
+/// A live session held in a situation until dropped.
+struct Live {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    socket: String,
+    session: String,
+    /// The prompts the model received (live_agents.py's `prompts`, JSON lines).
+    prompts: PathBuf,
+}
+
+impl Live {
+    fn start(agent: Agent, situation: &str) -> Live {
+        let mut child = Command::new("python3")
+            .arg(workspace().join("xtask/capture/live_agents.py"))
+            .args([agent.name, situation])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("python3 runs xtask/capture/live_agents.py (needs python3, tmux and npm)");
+        let stdin = child.stdin.take();
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        let mut ready = None;
+        while lines.read_line(&mut line).expect("read") > 0 {
+            if let Ok(value) = serde_json::from_str::<serde_json::Value>(line.trim()) {
+                ready = Some(value);
+                break;
+            }
+            line.clear();
+        }
+        let Some(ready) = ready else {
+            let status = child.wait().expect("wait");
+            panic!(
+                "live_agents.py {} {situation} never got ready ({status}); see its stderr above",
+                agent.name
+            );
+        };
+        Live {
+            child,
+            stdin,
+            socket: ready["socket"].as_str().expect("socket").to_string(),
+            session: ready["session"].as_str().expect("session").to_string(),
+            prompts: PathBuf::from(ready["prompts"].as_str().expect("prompts")),
+        }
+    }
+
+    /// `tmux -L <its socket> ARGS` on the session's own server, which must succeed.
+    fn tmux(&self, args: &[&str]) -> Output {
+        let output = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .expect("tmux runs");
+        assert!(
+            output.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        output
+    }
+
+    /// The pane as `capture-pane -p -e` draws it (ink included).
+    fn pane(&self) -> String {
+        String::from_utf8_lossy(
+            &self
+                .tmux(&["capture-pane", "-p", "-e", "-t", &self.session])
+                .stdout,
+        )
+        .into_owned()
+    }
+
+    /// The pane as plain text.
+    fn plain(&self) -> String {
+        String::from_utf8_lossy(
+            &self
+                .tmux(&["capture-pane", "-p", "-t", &self.session])
+                .stdout,
+        )
+        .into_owned()
+    }
+
+    /// Waits (a hang guard of `secs`) until the plain pane satisfies `ready`.
+    fn wait_pane(&self, what: &str, secs: u64, ready: impl Fn(&str) -> bool) {
+        assert!(
+            wait_until(secs, || ready(&self.plain())),
+            "{what} never showed; the pane:\n{}",
+            self.pane()
+        );
+    }
+
+    /// Every user prompt the model received so far, each as the text parts
+    /// of that message, in order.
+    fn prompts(&self) -> Vec<Vec<String>> {
+        std::fs::read_to_string(&self.prompts)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| {
+                let value: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+                value["texts"]
+                    .as_array()
+                    .expect("texts")
+                    .iter()
+                    .map(|t| t.as_str().expect("a text part").to_string())
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Waits (a hang guard of `secs`) for the model to receive prompt number
+    /// `index` (0-based) while `watcher` polls; returns it.
+    fn wait_prompt(&self, index: usize, secs: u64, watcher: &Watcher) -> Vec<String> {
+        assert!(
+            wait_until(secs, || self.prompts().len() > index),
+            "the model never received prompt {index}; it got {:?}; the poll lines: {:#?}; \
+             the pane:\n{}",
+            self.prompts(),
+            watcher.lines(),
+            self.pane()
+        );
+        self.prompts().swap_remove(index)
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        // Closing stdin tells live_agents.py to end its tmux server, the agent and the mock.
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+/// A prompt's words as the person (or the monitor) typed them: its text
+/// parts without the context Gemini CLI glues to the first prompt as a part
+/// of its own.
+fn typed(prompt: &[String]) -> Vec<&str> {
+    prompt
+        .iter()
+        .map(String::as_str)
+        .filter(|t| !t.starts_with("<session_context>"))
+        .collect()
+}
+
+const NUDGE: &str = "Please continue with the next step of your plan.";
+const DRAFT: &str = "please refactor the parser so that";
+
+/// The real monitor watching a live session at `--interval 1`, its JSON
+/// lines collected as they come; every escalation's `BMB_REASON` is a line of
+/// `reasons`, its message appended to `messages`. Killed on drop.
+struct Watcher {
+    running: Running,
+    reasons: PathBuf,
+    messages: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Watcher {
+    fn start(live: &Live) -> Watcher {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let reasons = dir.path().join("reasons");
+        let messages = dir.path().join("messages");
+        let alert_cmd = format!(
+            "printf '%s\\n' \"$BMB_REASON\" >> '{}'; cat >> '{}'",
+            reasons.display(),
+            messages.display()
+        );
+        let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+        command
+            .args(["watch", "-L", &live.socket, &live.session, "--json"])
+            .args(["--interval", "1", "--work-probe", "echo 3"])
+            .args(["--alert-cmd", &alert_cmd])
+            .env("XDG_STATE_HOME", dir.path().join("state"));
+        Watcher {
+            running: Running::start(command),
+            reasons,
+            messages,
+            _dir: dir,
+        }
+    }
+
+    /// Every poll line so far.
+    fn lines(&self) -> Vec<serde_json::Value> {
+        self.running
+            .out()
+            .iter()
+            .map(|line| serde_json::from_str(line).expect("a JSON line"))
+            .collect()
+    }
+
+    /// Waits (a hang guard of `secs`) for at least `n` poll lines; returns them all.
+    fn wait_lines(&self, n: usize, secs: u64) -> Vec<serde_json::Value> {
+        assert!(
+            wait_until(secs, || self.running.out().len() >= n),
+            "fewer than {n} poll lines: {:?}; stderr: {:?}",
+            self.running.out(),
+            self.running.err()
+        );
+        self.lines()
+    }
+
+    /// Waits (a hang guard of `secs`) for a poll line that `wanted` picks; its index.
+    fn wait_line(
+        &self,
+        what: &str,
+        secs: u64,
+        wanted: impl Fn(&serde_json::Value) -> bool,
+    ) -> usize {
+        let mut found = None;
+        let seen = wait_until(secs, || {
+            found = self.lines().iter().position(&wanted);
+            found.is_some()
+        });
+        assert!(seen, "no poll line {what}: {:#?}", self.lines());
+        found.expect("found")
+    }
+
+    fn reasons(&self) -> String {
+        std::fs::read_to_string(&self.reasons).unwrap_or_default()
+    }
+
+    fn messages(&self) -> String {
+        std::fs::read_to_string(&self.messages).unwrap_or_default()
+    }
+}
+
+/// Whether the poll typed a nudge (`done` says `nudged (k/n)`; `not nudged
+/// yet (...)` is a nudge held, not typed).
+fn nudged(line: &serde_json::Value) -> bool {
+    line["done"]
+        .as_array()
+        .expect("done")
+        .iter()
+        .any(|d| d.as_str().is_some_and(|d| d.starts_with("nudged")))
+}
+
+fn first_nudge(line: &serde_json::Value) -> bool {
+    line["done"]
+        .as_array()
+        .is_some_and(|done| done.iter().any(|d| d == "nudged (1/5)"))
+}
+
+/// A draft typed into the idle box of a real CLI before the watcher starts:
+/// six polls type nothing and escalate it once, quoted; the model receives
+/// nothing. Then the person clears the box (`C-u`: the one-line draft, and
+/// never a key that quits an empty box) and the next still poll nudges it.
+fn a_draft_gets_no_key_and_one_escalation_then_the_emptied_box_is_nudged(agent: Agent) {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let started = Instant::now();
+    let live = Live::start(agent, "idle");
+    let before = live.prompts().len();
+    assert_eq!(
+        before,
+        1,
+        "the situation's own prompt: {:?}",
+        live.prompts()
+    );
+    live.tmux(&["send-keys", "-t", &live.session, "-l", DRAFT]);
+    let drawn = format!("{}{DRAFT}", agent.marker);
+    live.wait_pane("the draft", 30, |pane| pane.contains(&drawn));
+
+    let watcher = Watcher::start(&live);
+    let lines = watcher.wait_lines(6, 90);
+    let lines = &lines[..6];
+    for line in lines {
+        assert!(
+            !nudged(line),
+            "typed over the draft: {line}\n{}",
+            live.pane()
+        );
+        assert_eq!(line["nudges"], 0, "{line}");
+        assert_eq!(line["state"], "STALLED", "{line}");
+        assert_eq!(line["typing_safe"], false, "{line}");
+    }
+    assert!(
+        wait_until(10, || watcher.messages().contains(DRAFT)),
+        "the escalation quotes the draft: {:?}; lines: {lines:#?}",
+        watcher.messages()
+    );
+    assert_eq!(
+        watcher.reasons(),
+        "draft\n",
+        "exactly one escalation, for the draft; lines: {lines:#?}"
+    );
+    let escalated = lines
+        .iter()
+        .filter(|line| {
+            line["done"][0] == "not typed into: a draft is waiting in the box, escalated"
+        })
+        .count();
+    assert_eq!(escalated, 1, "{lines:#?}");
+    assert_eq!(
+        live.prompts().len(),
+        before,
+        "the model received a prompt: {:?}",
+        live.prompts()
+    );
+    live.wait_pane("the draft, still untouched", 5, |pane| {
+        pane.contains(&drawn)
+    });
+
+    // The person clears the box: `C-u` empties a one-line draft in both CLIs.
+    live.tmux(&["send-keys", "-t", &live.session, "C-u"]);
+    live.wait_pane("the emptied box, its placeholder back", 30, |pane| {
+        !pane.contains(DRAFT) && pane.contains(agent.placeholder)
+    });
+    let cleared = watcher.lines().len();
+
+    let at = watcher.wait_line("with `nudged (1/5)`", 60, first_nudge);
+    assert!(
+        at >= cleared,
+        "nudged before the box was emptied: {:#?}",
+        watcher.lines()
+    );
+    let prompt = live.wait_prompt(before, 30, &watcher);
+    assert_eq!(
+        typed(&prompt),
+        vec![NUDGE],
+        "the model received the nudge alone: {prompt:?}"
+    );
+    assert_eq!(
+        watcher.reasons(),
+        "draft\n",
+        "no other escalation; lines: {:#?}",
+        watcher.lines()
+    );
+    eprintln!(
+        "{}: runtime {:?}; polls before the clear {cleared}, nudged at poll {at}; \
+         not_typed_because: {:?}",
+        agent.name,
+        started.elapsed(),
+        watcher
+            .lines()
+            .iter()
+            .map(|l| l["not_typed_because"].clone())
+            .collect::<Vec<_>>()
+    );
+}
+
+/// The idle box showing the CLI's own placeholder is an empty box: the first
+/// poll of a new watcher waits for stillness, the second nudges, and the
+/// model receives the nudge alone.
+fn the_placeholder_box_is_nudged_on_the_second_poll(agent: Agent) {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let started = Instant::now();
+    let live = Live::start(agent, "idle");
+    let before = live.prompts().len();
+    assert_eq!(
+        before,
+        1,
+        "the situation's own prompt: {:?}",
+        live.prompts()
+    );
+    live.wait_pane("the placeholder", 30, |pane| {
+        pane.contains(agent.placeholder)
+    });
+
+    let watcher = Watcher::start(&live);
+    let lines = watcher.wait_lines(2, 60);
+    let first = &lines[0];
+    assert!(!nudged(first), "its first poll typed: {first}");
+    assert_eq!(first["state"], "STALLED", "{first}");
+    assert_eq!(first["typing_safe"], false, "{first}");
+    assert_eq!(
+        first["not_typed_because"],
+        "settling",
+        "{first}\n{}",
+        live.pane()
+    );
+    let second = &lines[1];
+    assert!(
+        first_nudge(second),
+        "the second poll did not nudge: {second}\nlines: {lines:#?}\n{}",
+        live.pane()
+    );
+    let prompt = live.wait_prompt(before, 30, &watcher);
+    assert_eq!(
+        typed(&prompt),
+        vec![NUDGE],
+        "the model received the nudge alone: {prompt:?}"
+    );
+    assert_eq!(
+        watcher.reasons(),
+        "",
+        "no escalation; lines: {:#?}",
+        watcher.lines()
+    );
+    eprintln!("{}: runtime {:?}", agent.name, started.elapsed());
+}
+
+#[test]
+fn a_draft_left_in_a_real_codex_box_gets_no_key_and_one_escalation_then_the_emptied_box_is_nudged()
+{
+    a_draft_gets_no_key_and_one_escalation_then_the_emptied_box_is_nudged(CODEX);
+}
+
+#[test]
+fn a_draft_left_in_a_real_gemini_box_gets_no_key_and_one_escalation_then_the_emptied_box_is_nudged()
+{
+    a_draft_gets_no_key_and_one_escalation_then_the_emptied_box_is_nudged(GEMINI);
+}
+
+#[test]
+fn a_real_codex_box_showing_its_placeholder_is_nudged_on_the_second_poll() {
+    the_placeholder_box_is_nudged_on_the_second_poll(CODEX);
+}
+
+#[test]
+fn a_real_gemini_box_showing_its_placeholder_is_nudged_on_the_second_poll() {
+    the_placeholder_box_is_nudged_on_the_second_poll(GEMINI);
+}
