@@ -54,6 +54,10 @@ pub struct Profile {
     pub name: String,
     pub agent: String,
     pub versions: String,
+    /// Added by the user ([`Profiles::with`]): where its detection markers
+    /// hit at all, `auto` prefers it to a built-in, so a user's profile for a
+    /// new CLI is not outvoted by a built-in's generic markers (a `─` rule).
+    pub(crate) user: bool,
     /// Lines near the bottom that identify this CLI (`auto`).
     pub(crate) detect: Option<Regex>,
     /// The input box's top and bottom borders and its first line.
@@ -349,6 +353,7 @@ impl Profile {
             },
             usage_limit,
             name,
+            user: false,
         })
     }
 }
@@ -380,7 +385,8 @@ impl Profiles {
     /// The built-ins plus `extra`; an extra profile with a built-in's name replaces it.
     pub fn with(extra: Vec<Profile>) -> Profiles {
         let mut profiles = Profiles::builtin().profiles.clone();
-        for profile in extra {
+        for mut profile in extra {
+            profile.user = true;
             match profiles.iter_mut().find(|p| p.name == profile.name) {
                 Some(existing) => *existing = profile,
                 None => profiles.push(profile),

@@ -250,6 +250,8 @@ pub(crate) fn pick_profile<'p>(tail: &mut Tail<'_>, profiles: &'p Profiles) -> &
 
 fn best_profile<'p>(tail: &mut Tail<'_>, profiles: &'p Profiles) -> (usize, &'p Profile) {
     let mut best = (0, profiles.first());
+    // A user's profile that hits at all outranks the built-ins (see `Profile::user`).
+    let mut best_rank = (false, 0);
     for profile in profiles.iter() {
         let Some(detect) = &profile.detect else {
             continue;
@@ -257,7 +259,9 @@ fn best_profile<'p>(tail: &mut Tail<'_>, profiles: &'p Profiles) -> (usize, &'p 
         let hits = (0..DETECT_LINES)
             .filter(|&i| tail.text(i).is_some_and(|t| detect.is_match(t)))
             .count();
-        if hits > best.0 {
+        let rank = (profile.user && hits > 0, hits);
+        if hits > 0 && rank > best_rank {
+            best_rank = rank;
             best = (hits, profile);
         }
     }

@@ -536,3 +536,24 @@ fn a_profile_footer_may_stand_at_column_zero_under_the_box() {
     let context = Context::new(Profiles::builtin()).with_profile(&with);
     assert!(!classify::classify_with(&shell, Work::Available(1), &context).typing_safe());
 }
+
+/// Found by a review: the README's own example profile for a CLI with a
+/// column-zero footer lost `auto` to Claude Code's generic `─` rule markers.
+/// A user's profile whose markers hit at all is preferred.
+#[test]
+fn auto_prefers_a_users_profile_whose_markers_hit_over_a_builtins_generic_ones() {
+    let mycli = classify::Profile::parse(
+        "mycli.profile",
+        "name = mycli\ndetect = ^mycli v\\d\nbox_top = ^─{8,}$\nbox_bottom = ^─{8,}$\nprompt = ^> \nfooter = ^model: \\S+ · ctx \\d+%$\n",
+    )
+    .unwrap();
+    let profiles = Profiles::with(vec![mycli]);
+    let pane = format!("mycli v2\nsome reply\n\n{RULE}\n> \n{RULE}\nmodel: m1 · ctx 12%\n");
+    let verdict = classify::classify_with(&pane, Work::Available(3), &Context::new(&profiles));
+    assert_eq!(verdict.profile, "mycli", "{verdict:#?}");
+    assert!(verdict.typing_safe(), "{verdict:#?}");
+    // Where its markers do not hit, the built-ins read the pane as before.
+    let claude = screen(TURN_ENDED, "", "", IDLE_FOOTER);
+    let verdict = classify::classify_with(&claude, Work::Available(3), &Context::new(&profiles));
+    assert_eq!(verdict.profile, "claude");
+}

@@ -159,6 +159,10 @@ pub struct PaneCapture {
     /// (epoch seconds), by a client attached to it; tmux's own `send-keys`
     /// and the pane's output never move it.
     pub activity: Option<i64>,
+    /// `#{window_active}` and `#{pane_active}`: the pane a client attached to
+    /// the session types into. Keys pressed while another pane has the focus
+    /// went there.
+    pub focused: bool,
 }
 
 /// A capture nonce no process can predict: 128 bits from the OS's random
@@ -175,6 +179,12 @@ pub fn fresh_nonce() -> String {
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// How long after a nudge's text its Enter is pressed. Keys arriving in one
+/// burst are a paste to a TUI that detects pastes by timing (Codex, Gemini
+/// CLI), and an Enter inside a paste is not a submit; half a second is past
+/// every such window measured on the pinned CLIs.
+pub const ENTER_AFTER: Duration = Duration::from_millis(500);
 
 /// A chain is cut before it passes this many bytes of arguments.
 const CHAIN_MAX_BYTES: usize = 10 * 1024;
@@ -304,9 +314,12 @@ impl Tmux {
     }
 
     /// Types `text` literally into `pane`, then presses Enter in a SEPARATE
-    /// call: sent together, a fast TUI can take the Enter as part of a paste.
+    /// call, [`ENTER_AFTER`] later: sent together, or right after each other,
+    /// a TUI takes the Enter as part of a paste (Codex 0.171 and Gemini 0.61
+    /// dropped it, leaving the text unsent in the box).
     pub fn send_line(&self, pane: &str, text: &str) -> Result<(), TmuxError> {
         self.call(self.command(&["send-keys", "-t", pane, "-l", "--", text]))?;
+        std::thread::sleep(ENTER_AFTER);
         self.call(self.command(&["send-keys", "-t", pane, "Enter"]))?;
         Ok(())
     }
@@ -555,7 +568,7 @@ pub(crate) fn chain_marker(nonce: &str, index: usize) -> String {
 /// still there?).
 pub(crate) fn marker_format(marker: &str) -> String {
     format!(
-        "{marker} #{{session_name}} #{{pane_id}} #{{pane_pid}} #{{session_activity}} #{{pane_dead}}#{{pane_in_mode}}#{{synchronize-panes}} #{{pane_current_command}}"
+        "{marker} #{{session_name}} #{{pane_id}} #{{pane_pid}} #{{session_activity}} #{{pane_dead}}#{{pane_in_mode}}#{{synchronize-panes}}#{{window_active}}#{{pane_active}} #{{pane_current_command}}"
     )
 }
 
@@ -596,10 +609,12 @@ pub(crate) fn read_chain(
                     .map(str::to_string);
                 let pane_pid = fields.next().and_then(|pid| pid.parse().ok());
                 let activity = fields.next().and_then(|at| at.parse().ok());
-                // Three flags in one word: pane_dead, pane_in_mode, synchronize-panes.
+                // Five flags in one word: pane_dead, pane_in_mode,
+                // synchronize-panes, window_active, pane_active.
                 let flags = fields.next().unwrap_or("").as_bytes();
                 let flag = |at: usize| flags.get(at) == Some(&b'1');
                 let (dead, in_mode, synchronized) = (flag(0), flag(1), flag(2));
+                let focused = flag(3) && flag(4);
                 let current_command = fields
                     .next()
                     .map(str::trim)
@@ -616,6 +631,7 @@ pub(crate) fn read_chain(
                         in_mode,
                         synchronized,
                         activity,
+                        focused,
                     },
                 ));
             } else if let Some((_, capture)) = current.as_mut() {

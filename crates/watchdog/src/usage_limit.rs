@@ -27,13 +27,11 @@ pub const JUST_PASSED: SignedDuration = SignedDuration::from_hours(12);
 /// rather than lying a year ahead.
 pub const DATE_PASSED: SignedDuration = SignedDuration::from_hours(183 * 24);
 
-/// The longest wait a printed duration (`in 2 days 17 hours`) may give. The
-/// CLIs' limits reset within a week or a month; anything longer is a misread.
+/// The longest wait a printed duration (`in 2 days 17 hours`) or date
+/// (`Dec 4, 3:03am`) may give. The CLIs' limits reset within a week or a
+/// month; anything further is a misread (or a year's roll-over no one meant),
+/// and a monitor must not hold a stop that long on it.
 pub const LONGEST_WAIT: SignedDuration = SignedDuration::from_hours(31 * 24);
-
-/// How far ahead a printed date with its year (`Dec 29th, 2025 10:15 PM`) may
-/// lie: no further than a date without a year can roll to.
-const LONGEST_DATED_WAIT: SignedDuration = SignedDuration::from_hours(366 * 24);
 
 /// When a usage limit resets, read from the phrase the CLI printed after `resets` / `try again`.
 ///
@@ -77,10 +75,15 @@ pub fn reset_at(
     }
 }
 
-/// `HH:MM` of `at` in `now`'s zone, for "held until HH:MM (usage limit)".
+/// `HH:MM` of `at` in `now`'s zone, for "held until HH:MM (usage limit)";
+/// `Dec 3 04:00` when it is not today there.
 pub fn hhmm(at: Timestamp, now: &ZonedDateTime) -> String {
     let local = at.to_zoned_datetime(now.time_zone().clone());
-    format!("{:02}:{:02}", local.hour(), local.minute())
+    let time = format!("{:02}:{:02}", local.hour(), local.minute());
+    match local.date() == now.date() {
+        true => time,
+        false => format!("{} {time}", local.strftime("%b %-d")),
+    }
 }
 
 /// What a phrase says, before it is placed on the calendar.
@@ -146,13 +149,17 @@ fn next_occurrence(
             .into_iter()
             .flatten()
             .find_map(in_year)
+            .filter(|at| {
+                now.checked_add(LONGEST_WAIT)
+                    .is_ok_and(|latest| *at <= latest)
+            })
         }
         Some(PrintedDate {
             month,
             day,
             year: Some(year),
         }) => {
-            let latest = now.checked_add(LONGEST_DATED_WAIT).ok()?;
+            let latest = now.checked_add(LONGEST_WAIT).ok()?;
             on(Date::new(year, month, day).ok()?, within(DATE_PASSED)?).filter(|at| *at <= latest)
         }
     }
@@ -322,7 +329,7 @@ mod tests {
     use jiff::{Timestamp, ZonedDateTime};
     use proptest::prelude::*;
 
-    use super::{DATE_PASSED, LONGEST_DATED_WAIT, hhmm, reset_at};
+    use super::{DATE_PASSED, LONGEST_WAIT, hhmm, reset_at};
 
     /// Claude Code's screens in these tests are read in Tbilisi (UTC+4, no DST).
     const TBILISI: &str = "2025-07-17T15:00:00+04:00[Asia/Tbilisi]";
@@ -355,10 +362,16 @@ mod tests {
             ("at 1am", "2025-07-18T01:00:00+04:00"),
             ("Jul 18 at 4am", "2025-07-18T04:00:00+04:00"),
             ("Jul 18 at 4am (Europe/London)", "2025-07-18T04:00:00+01:00"),
-            ("Dec 4, 3:03am", "2025-12-04T03:03:00+04:00"),
+            ("Jul 20, 3:03am", "2025-07-20T03:03:00+04:00"),
         ] {
             check(phrase, TBILISI, Some(expected));
         }
+        // The weekly dialog's date, read three days before.
+        check(
+            "Dec 4, 3:03am",
+            "2025-12-01T12:00:00+04:00[Asia/Tbilisi]",
+            Some("2025-12-04T03:03:00+04:00"),
+        );
     }
 
     #[test]
@@ -368,7 +381,7 @@ mod tests {
             ("2:51 PM", "2025-07-17T14:51:00-04:00"),
             ("at 2:51 PM.", "2025-07-17T14:51:00-04:00"),
             // Codex names the date, with its year, once the reset is not today.
-            ("at Dec 29th, 2025 10:15 PM.", "2025-12-29T22:15:00-05:00"),
+            ("at Jul 19th, 2025 10:15 PM.", "2025-07-19T22:15:00-04:00"),
             ("in 2 days 17 hours 14 minutes", "2025-07-20T02:14:00-04:00"),
             (
                 "in 2 days, 17 hours and 14 minutes.",
@@ -422,18 +435,18 @@ mod tests {
                 "2026-01-01T01:00:00+00:00",
             ),
             (
-                "Feb 4, 3:03am",
+                "Jan 20, 3:03am",
                 "2025-12-30T10:00:00+04:00[Asia/Tbilisi]",
-                "2026-02-04T03:03:00+04:00",
+                "2026-01-20T03:03:00+04:00",
             ),
             (
                 "Jul 18 at 4am",
-                "2026-01-20T05:00:00+04:00[Asia/Tbilisi]",
+                "2026-07-01T05:00:00+04:00[Asia/Tbilisi]",
                 "2026-07-18T04:00:00+04:00",
             ),
             (
                 "Feb 29 at 4am",
-                "2027-03-01T00:00:00+04:00[Asia/Tbilisi]",
+                "2028-02-10T00:00:00+04:00[Asia/Tbilisi]",
                 "2028-02-29T04:00:00+04:00",
             ),
         ] {
@@ -601,6 +614,9 @@ mod tests {
             // A dated reset long past, or absurdly far ahead, is a stale or misread screen.
             "Dec 29th, 2023 10:15 PM",
             "Dec 29th, 2030 10:15 PM",
+            // More than a month ahead: a misread, or a year's roll-over no one meant.
+            "Dec 4, 3:03am",
+            "Aug 30 at 4am",
         ] {
             check(phrase, TBILISI, None);
         }
@@ -616,10 +632,14 @@ mod tests {
     fn hhmm_is_the_reset_on_the_machines_clock() {
         let now: ZonedDateTime = TBILISI.parse().unwrap();
         assert_eq!(hhmm("2025-07-17T12:20:00Z".parse().unwrap(), &now), "16:20");
-        assert_eq!(hhmm("2025-07-17T21:05:00Z".parse().unwrap(), &now), "01:05");
+        // Not today there: the date says so.
+        assert_eq!(
+            hhmm("2025-07-17T21:05:00Z".parse().unwrap(), &now),
+            "Jul 18 01:05"
+        );
     }
 
-    /// A phrase never panics, and whatever it reads lies between half a year ago and a year ahead.
+    /// A phrase never panics, and whatever it reads lies between half a year ago and a month ahead.
     fn read_within_bounds(
         phrase: &str,
         seconds: i64,
@@ -630,7 +650,7 @@ mod tests {
             .to_zoned_datetime(zone(zone_name).unwrap());
         if let Some(at) = reset_at(phrase, &now, &zone) {
             let earliest = now.timestamp().checked_sub(DATE_PASSED).unwrap();
-            let latest = now.timestamp().checked_add(LONGEST_DATED_WAIT).unwrap();
+            let latest = now.timestamp().checked_add(LONGEST_WAIT).unwrap();
             prop_assert!(
                 earliest < at && at <= latest,
                 "{:?} read at {} gave {}",

@@ -1796,7 +1796,7 @@ fn a_held_limit_says_its_hold_in_the_report_and_a_reset_it_cannot_read_is_escala
     .work(Work::Available(3))
     .at("2026-12-01T23:00:00+00:00[Europe/London]");
     h.poll(&held);
-    assert_eq!(h.last().held_until.as_deref(), Some("03:00"));
+    assert_eq!(h.last().held_until.as_deref(), Some("Dec 2 03:00"));
     assert_eq!(h.last().deferred, Some("usage_limit"));
     assert!(!h.last().typing_safe);
     // A zone the tz database does not know: escalated once, never nudged.

@@ -192,7 +192,12 @@ impl<'a> Watch<'a> {
                     .and_then(|(_, version)| version.as_deref()),
                 pane_id: watched.pane_id.as_deref(),
                 pane_pid: capture.as_ref().ok().and_then(|c| c.pane_pid),
-                activity: capture.as_ref().ok().and_then(|c| c.activity),
+                // Keys pressed while another pane had the focus went there.
+                activity: capture
+                    .as_ref()
+                    .ok()
+                    .filter(|c| c.focused)
+                    .and_then(|c| c.activity),
                 now: Some(now),
             };
             let (report, actions) = watched.monitor.poll(observation);
