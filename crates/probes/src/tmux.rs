@@ -874,6 +874,44 @@ mod tests {
         }
     }
 
+    /// The pane a client types into is the active pane of its session's
+    /// current window: a second window, or a second pane of the window, takes
+    /// the focus (and the keys) away from it.
+    #[test]
+    fn a_capture_says_whether_its_pane_has_the_focus() {
+        let server = PrivateServer::start(&["agent"]);
+        let focused = |server: &PrivateServer| {
+            let results = server
+                .tmux
+                .capture_sessions(&["agent".into()], "focus")
+                .unwrap();
+            let capture = results[0].as_ref().unwrap().clone();
+            (capture.focused, capture.activity.is_some())
+        };
+        assert_eq!(focused(&server), (true, true));
+        let tmux = |args: &[&str]| server.tmux.call(server.tmux.command(args)).unwrap();
+        let first = tmux(&["display-message", "-p", "-t", "=agent:", "#{pane_id}"]);
+        tmux(&["split-window", "-d", "-t", "=agent:"]);
+        assert_eq!(
+            focused(&server).0,
+            true,
+            "a split made with -d leaves the focus"
+        );
+        tmux(&["select-pane", "-t", "=agent:.1"]);
+        let known = vec![(
+            "agent".to_string(),
+            Some(KnownPane {
+                id: first.trim().to_string(),
+                pid: None,
+            }),
+        )];
+        let results = server.tmux.capture_panes(&known, "focus").unwrap();
+        assert!(
+            !results[0].as_ref().unwrap().focused,
+            "the other pane has the focus"
+        );
+    }
+
     #[test]
     fn nonces_are_fresh_128_bit_hex() {
         let (a, b) = (fresh_nonce(), fresh_nonce());
