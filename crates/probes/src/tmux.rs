@@ -892,11 +892,7 @@ mod tests {
         let tmux = |args: &[&str]| server.tmux.call(server.tmux.command(args)).unwrap();
         let first = tmux(&["display-message", "-p", "-t", "=agent:", "#{pane_id}"]);
         tmux(&["split-window", "-d", "-t", "=agent:"]);
-        assert_eq!(
-            focused(&server).0,
-            true,
-            "a split made with -d leaves the focus"
-        );
+        assert!(focused(&server).0, "a split made with -d leaves the focus");
         tmux(&["select-pane", "-t", "=agent:.1"]);
         let known = vec![(
             "agent".to_string(),
