@@ -12,7 +12,8 @@ use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use bmb_testkit::bin::{Running, wait_until};
+use bmb_testkit::bin::wait_until;
+use bmb_testkit::watcher::{Watcher, nudged};
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -193,95 +194,6 @@ fn typed(prompt: &[String]) -> Vec<&str> {
 const NUDGE: &str = "Please continue with the next step of your plan.";
 const DRAFT: &str = "please refactor the parser so that";
 
-/// The real monitor watching a live session at `--interval 1`, its JSON
-/// lines collected as they come; every escalation's `BMB_REASON` is a line of
-/// `reasons`, its message appended to `messages`. Killed on drop.
-struct Watcher {
-    running: Running,
-    reasons: PathBuf,
-    messages: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Watcher {
-    fn start(live: &Live) -> Watcher {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let reasons = dir.path().join("reasons");
-        let messages = dir.path().join("messages");
-        let alert_cmd = format!(
-            "printf '%s\\n' \"$BMB_REASON\" >> '{}'; cat >> '{}'",
-            reasons.display(),
-            messages.display()
-        );
-        let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
-        command
-            .args(["watch", "-L", &live.socket, &live.session, "--json"])
-            .args(["--interval", "1", "--work-probe", "echo 3"])
-            .args(["--alert-cmd", &alert_cmd])
-            .env("XDG_STATE_HOME", dir.path().join("state"));
-        Watcher {
-            running: Running::start(command),
-            reasons,
-            messages,
-            _dir: dir,
-        }
-    }
-
-    /// Every poll line so far.
-    fn lines(&self) -> Vec<serde_json::Value> {
-        self.running
-            .out()
-            .iter()
-            .map(|line| serde_json::from_str(line).expect("a JSON line"))
-            .collect()
-    }
-
-    /// Waits (a hang guard of `secs`) for at least `n` poll lines; returns them all.
-    fn wait_lines(&self, n: usize, secs: u64) -> Vec<serde_json::Value> {
-        assert!(
-            wait_until(secs, || self.running.out().len() >= n),
-            "fewer than {n} poll lines: {:?}; stderr: {:?}",
-            self.running.out(),
-            self.running.err()
-        );
-        self.lines()
-    }
-
-    /// Waits (a hang guard of `secs`) for a poll line that `wanted` picks; its index.
-    fn wait_line(
-        &self,
-        what: &str,
-        secs: u64,
-        wanted: impl Fn(&serde_json::Value) -> bool,
-    ) -> usize {
-        let mut found = None;
-        let seen = wait_until(secs, || {
-            found = self.lines().iter().position(&wanted);
-            found.is_some()
-        });
-        assert!(seen, "no poll line {what}: {:#?}", self.lines());
-        found.expect("found")
-    }
-
-    fn reasons(&self) -> String {
-        std::fs::read_to_string(&self.reasons).unwrap_or_default()
-    }
-
-    fn messages(&self) -> String {
-        std::fs::read_to_string(&self.messages).unwrap_or_default()
-    }
-}
-
-/// Whether the poll typed a nudge (`done` says `nudged (k/n)`; `not nudged
-/// yet (...)` is a nudge held, not typed).
-fn nudged(line: &serde_json::Value) -> bool {
-    line["done"]
-        .as_array()
-        .expect("done")
-        .iter()
-        .any(|d| d.as_str().is_some_and(|d| d.starts_with("nudged")))
-}
-
 fn first_nudge(line: &serde_json::Value) -> bool {
     line["done"]
         .as_array()
@@ -309,7 +221,11 @@ fn a_draft_gets_no_key_and_one_escalation_then_the_emptied_box_is_nudged(agent: 
     let drawn = format!("{}{DRAFT}", agent.marker);
     live.wait_pane("the draft", 30, |pane| pane.contains(&drawn));
 
-    let watcher = Watcher::start(&live);
+    let watcher = Watcher::start(
+        env!("CARGO_BIN_EXE_bmb-monitor"),
+        &live.socket,
+        &live.session,
+    );
     let lines = watcher.wait_lines(6, 90);
     let lines = &lines[..6];
     for line in lines {
@@ -407,7 +323,11 @@ fn the_placeholder_box_is_nudged_on_the_second_poll(agent: Agent) {
         pane.contains(agent.placeholder)
     });
 
-    let watcher = Watcher::start(&live);
+    let watcher = Watcher::start(
+        env!("CARGO_BIN_EXE_bmb-monitor"),
+        &live.socket,
+        &live.session,
+    );
     let lines = watcher.wait_lines(2, 60);
     let first = &lines[0];
     assert!(!nudged(first), "its first poll typed: {first}");

@@ -273,14 +273,13 @@ fn a_nudge_that_carries_the_question_hint_is_still_stalled_not_a_question() {
     let received = world.replay("agent", "idle-after-tool-turn");
     let nudge = "Enter to select · ↑/↓ to navigate, then run the next step";
     for poll in 1..=3 {
-        // Each nudge's echo changes the screen: the next stop waits to hold still.
-        let line = stdout(&world.watch_settled(&[
-            "agent",
-            "--nudge-text",
-            nudge,
-            "--work-probe",
-            "echo 2",
-        ]));
+        // The first poll waits for the stop to hold still; the echo of each
+        // nudge lands under the box, which is not what must hold still.
+        let args = ["agent", "--nudge-text", nudge, "--work-probe", "echo 2"];
+        let line = match poll {
+            1 => stdout(&world.watch_settled(&args)),
+            _ => stdout(&world.watch_once(&args)),
+        };
         assert!(
             line.contains(&format!(
                 " · STALLED · work=2 · progress=? · nudges {poll}/5 · nudged ({poll}/5)"
@@ -1667,8 +1666,12 @@ fn a_session_name_too_long_for_a_file_name_still_keeps_its_memory() {
         .tmux
         .replay(&name, &capture_path("idle-after-tool-turn"), &received);
     for poll in 1..=2 {
-        // Each stop waits to hold still one interval (the nudge's echo changes the screen).
-        let output = world.watch_settled(&[&name, "--work-probe", "echo 3"]);
+        // The first poll waits for the stop to hold still one interval.
+        let args = [name.as_str(), "--work-probe", "echo 3"];
+        let output = match poll {
+            1 => world.watch_settled(&args),
+            _ => world.watch_once(&args),
+        };
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(!stderr.contains("state not saved"), "{stderr}");
         assert!(

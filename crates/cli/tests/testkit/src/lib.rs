@@ -3,7 +3,8 @@
 //! server per test ([`tmux`]), a real sshd on 127.0.0.1 ([`sshd`]), a real
 //! Alertmanager on 127.0.0.1 ([`alertmanager`]), and a
 //! seccomp fence that forbids process creation on one thread ([`fence`]),
-//! and `git` in a test's repository ([`git`]).
+//! the real monitor beside a live agent ([`watcher`]), and `git` in a test's
+//! repository ([`git`]).
 //! Each cleans up exactly what it started, by socket or pid.
 
 pub mod alertmanager;
@@ -11,6 +12,7 @@ pub mod bin;
 pub mod fence;
 pub mod sshd;
 pub mod tmux;
+pub mod watcher;
 
 /// Ends a daemon a test started (SIGTERM, then SIGKILL after 5 s) and
 /// reaps it; nothing when it already ended.
