@@ -65,6 +65,9 @@ pub enum SessionRecord {
         #[serde(default)]
         nudged: bool,
     },
+    /// The usage limit is off screen: the next one is read afresh, even if
+    /// it prints the same words (`resets 3:33am` a day later).
+    LimitGone,
 }
 
 /// What an escalation was about. One latch per kind (seed defect 2).
@@ -158,6 +161,7 @@ impl SessionMemory {
                 reset,
                 nudged,
             } => self.limit_seen = Some((line.clone(), *reset, *nudged)),
+            SessionRecord::LimitGone => self.limit_seen = None,
         }
     }
 }

@@ -806,6 +806,11 @@ impl TargetMonitor {
         report.rule = Some(verdict.rule.name());
         report.evidence = verdict.evidence.as_ref().map(|e| e.text.clone());
         self.rearm(state, refusal, &verdict, &mut actions);
+        // A limit off screen (the CLI continued, or another verdict) is over.
+        let limit_shown = stop && verdict.usage_limit.is_some();
+        if !limit_shown && self.memory.limit_seen.is_some() {
+            self.record(SessionRecord::LimitGone, &mut actions);
+        }
         // The pane's own stop too (a witness's `busy` over it): a working
         // pane, which changes every poll, writes nothing.
         if stop || matches!(verdict.state, State::Stalled | State::Blocked) {

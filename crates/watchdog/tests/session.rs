@@ -1929,3 +1929,27 @@ fn a_transcript_line_redrawn_every_poll_does_not_keep_a_stop_from_holding_still(
         ],
     );
 }
+
+/// A limit that went off screen is over: the same words later (`resets
+/// 3:33am` the next day, `try again in 2 minutes` again) are a new limit,
+/// held again, not "still on screen after its reset".
+#[test]
+fn a_limit_off_screen_is_over_and_the_same_words_later_are_a_new_hold() {
+    let mut h = Harness::new(5);
+    let codex = agent_capture("codex", "usage-limit-try-again-at")
+        .replace("try again at 2:35 AM.", "try again in 2 minutes.");
+    let limited = |hms: &str| {
+        Screen::pane(&codex)
+            .work(Work::Available(3))
+            .at(&format!("2026-12-01T{hms}+00:00[UTC]"))
+    };
+    h.poll(&limited("10:00:00"));
+    let lines = h.poll(&limited("10:03:00"));
+    assert_eq!(lines.first().map(String::as_str), Some(NUDGE), "{lines:?}");
+    h.poll(&Screen::pane(&working()).at("2026-12-01T10:04:00+00:00[UTC]"));
+    h.expect(
+        &limited("10:10:00"),
+        &["L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 1/5 · held until 10:12 (usage limit) · 00:02:00"],
+    );
+    assert!(h.alerts.is_empty(), "{:?}", h.alerts);
+}
