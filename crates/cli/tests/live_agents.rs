@@ -6,13 +6,12 @@
 // These tests start python3, the real agent CLI and the monitor binary.
 #![allow(clippy::disallowed_methods)]
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::Instant;
 
 use bmb_testkit::bin::wait_until;
+use bmb_testkit::live::Live;
 use bmb_testkit::watcher::{Watcher, nudged};
 
 fn workspace() -> PathBuf {
@@ -47,139 +46,6 @@ const GEMINI: Agent = Agent {
     placeholder: "Type your message or @path/to/file",
 };
 
-/// A live session held in a situation until dropped.
-struct Live {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    socket: String,
-    session: String,
-    /// The prompts the model received (live_agents.py's `prompts`, JSON lines).
-    prompts: PathBuf,
-}
-
-impl Live {
-    fn start(agent: Agent, situation: &str) -> Live {
-        let mut child = Command::new("python3")
-            .arg(workspace().join("xtask/capture/live_agents.py"))
-            .args([agent.name, situation])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("python3 runs xtask/capture/live_agents.py (needs python3, tmux and npm)");
-        let stdin = child.stdin.take();
-        let mut lines = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut line = String::new();
-        let mut ready = None;
-        while lines.read_line(&mut line).expect("read") > 0 {
-            if let Ok(value) = serde_json::from_str::<serde_json::Value>(line.trim()) {
-                ready = Some(value);
-                break;
-            }
-            line.clear();
-        }
-        let Some(ready) = ready else {
-            let status = child.wait().expect("wait");
-            panic!(
-                "live_agents.py {} {situation} never got ready ({status}); see its stderr above",
-                agent.name
-            );
-        };
-        Live {
-            child,
-            stdin,
-            socket: ready["socket"].as_str().expect("socket").to_string(),
-            session: ready["session"].as_str().expect("session").to_string(),
-            prompts: PathBuf::from(ready["prompts"].as_str().expect("prompts")),
-        }
-    }
-
-    /// `tmux -L <its socket> ARGS` on the session's own server, which must succeed.
-    fn tmux(&self, args: &[&str]) -> Output {
-        let output = Command::new("tmux")
-            .args(["-L", &self.socket])
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .expect("tmux runs");
-        assert!(
-            output.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        output
-    }
-
-    /// The pane as `capture-pane -p -e` draws it (ink included).
-    fn pane(&self) -> String {
-        String::from_utf8_lossy(
-            &self
-                .tmux(&["capture-pane", "-p", "-e", "-t", &self.session])
-                .stdout,
-        )
-        .into_owned()
-    }
-
-    /// The pane as plain text.
-    fn plain(&self) -> String {
-        String::from_utf8_lossy(
-            &self
-                .tmux(&["capture-pane", "-p", "-t", &self.session])
-                .stdout,
-        )
-        .into_owned()
-    }
-
-    /// Waits (a hang guard of `secs`) until the plain pane satisfies `ready`.
-    fn wait_pane(&self, what: &str, secs: u64, ready: impl Fn(&str) -> bool) {
-        assert!(
-            wait_until(secs, || ready(&self.plain())),
-            "{what} never showed; the pane:\n{}",
-            self.pane()
-        );
-    }
-
-    /// Every user prompt the model received so far, each as the text parts
-    /// of that message, in order.
-    fn prompts(&self) -> Vec<Vec<String>> {
-        std::fs::read_to_string(&self.prompts)
-            .unwrap_or_default()
-            .lines()
-            .map(|line| {
-                let value: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
-                value["texts"]
-                    .as_array()
-                    .expect("texts")
-                    .iter()
-                    .map(|t| t.as_str().expect("a text part").to_string())
-                    .collect()
-            })
-            .collect()
-    }
-
-    /// Waits (a hang guard of `secs`) for the model to receive prompt number
-    /// `index` (0-based) while `watcher` polls; returns it.
-    fn wait_prompt(&self, index: usize, secs: u64, watcher: &Watcher) -> Vec<String> {
-        assert!(
-            wait_until(secs, || self.prompts().len() > index),
-            "the model never received prompt {index}; it got {:?}; the poll lines: {:#?}; \
-             the pane:\n{}",
-            self.prompts(),
-            watcher.lines(),
-            self.pane()
-        );
-        self.prompts().swap_remove(index)
-    }
-}
-
-impl Drop for Live {
-    fn drop(&mut self) {
-        // Closing stdin tells live_agents.py to end its tmux server, the agent and the mock.
-        drop(self.stdin.take());
-        let _ = self.child.wait();
-    }
-}
-
 /// A prompt's words as the person (or the monitor) typed them: its text
 /// parts without the context Gemini CLI glues to the first prompt as a part
 /// of its own.
@@ -209,7 +75,10 @@ fn a_draft_gets_no_key_and_one_escalation_then_the_emptied_box_is_nudged(agent: 
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let started = Instant::now();
-    let live = Live::start(agent, "idle");
+    let live = Live::start(
+        &workspace().join("xtask/capture/live_agents.py"),
+        &[agent.name, "idle"],
+    );
     let before = live.prompts().len();
     assert_eq!(
         before,
@@ -278,7 +147,7 @@ fn a_draft_gets_no_key_and_one_escalation_then_the_emptied_box_is_nudged(agent: 
         "nudged before the box was emptied: {:#?}",
         watcher.lines()
     );
-    let prompt = live.wait_prompt(before, 30, &watcher);
+    let prompt = live.wait_prompt(before, 30);
     assert_eq!(
         typed(&prompt),
         vec![NUDGE],
@@ -311,7 +180,10 @@ fn the_placeholder_box_is_nudged_on_the_second_poll(agent: Agent) {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let started = Instant::now();
-    let live = Live::start(agent, "idle");
+    let live = Live::start(
+        &workspace().join("xtask/capture/live_agents.py"),
+        &[agent.name, "idle"],
+    );
     let before = live.prompts().len();
     assert_eq!(
         before,
@@ -345,7 +217,7 @@ fn the_placeholder_box_is_nudged_on_the_second_poll(agent: Agent) {
         "the second poll did not nudge: {second}\nlines: {lines:#?}\n{}",
         live.pane()
     );
-    let prompt = live.wait_prompt(before, 30, &watcher);
+    let prompt = live.wait_prompt(before, 30);
     assert_eq!(
         typed(&prompt),
         vec![NUDGE],

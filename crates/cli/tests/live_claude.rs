@@ -7,162 +7,41 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use bmb_testkit::bin::wait_until;
+use bmb_testkit::live::Live;
 use bmb_testkit::watcher::{Watcher, nudged};
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// A live session held in a situation until dropped.
-struct Live {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    socket: String,
-    session: String,
-    /// The prompts the model received (live.py's `prompts`, JSON lines), for
-    /// the situations that keep it.
-    prompts: Option<PathBuf>,
-}
-
-impl Live {
-    fn start(situation: &str) -> Live {
-        let mut child = Command::new("python3")
-            .arg(workspace().join("xtask/capture/live.py"))
-            .arg(situation)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("python3 runs xtask/capture/live.py (needs python3, tmux and npm)");
-        let stdin = child.stdin.take();
-        let mut lines = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut line = String::new();
-        let mut ready = None;
-        while lines.read_line(&mut line).expect("read") > 0 {
-            if let Ok(value) = serde_json::from_str::<serde_json::Value>(line.trim()) {
-                ready = Some(value);
-                break;
-            }
-            line.clear();
-        }
-        let Some(ready) = ready else {
-            let status = child.wait().expect("wait");
-            panic!("live.py {situation} never got ready ({status}); see its stderr above");
-        };
-        Live {
-            child,
-            stdin,
-            socket: ready["socket"].as_str().expect("socket").to_string(),
-            session: ready["session"].as_str().expect("session").to_string(),
-            prompts: ready["prompts"].as_str().map(PathBuf::from),
-        }
-    }
-
-    /// One poll of the real monitor, as JSON.
-    fn watch_once(&self) -> serde_json::Value {
-        let state = tempfile::tempdir().expect("tempdir");
-        let output = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"))
-            .args([
-                "watch",
-                "-L",
-                &self.socket,
-                &self.session,
-                "--once",
-                "--json",
-                "--work-probe",
-                "echo 3",
-            ])
-            .env("XDG_STATE_HOME", state.path())
-            .output()
-            .expect("bmb-monitor runs");
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        serde_json::from_slice(&output.stdout).expect("one JSON line")
-    }
-
-    /// `tmux -L <its socket> ARGS` on the session's own server, which must succeed.
-    fn tmux(&self, args: &[&str]) -> Output {
-        let output = Command::new("tmux")
-            .args(["-L", &self.socket])
-            .args(args)
-            .output()
-            .expect("tmux runs");
-        assert!(
-            output.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        output
-    }
-
-    /// The pane as `capture-pane -p -e` draws it (ink included).
-    fn pane(&self) -> String {
-        String::from_utf8_lossy(
-            &self
-                .tmux(&["capture-pane", "-p", "-e", "-t", &self.session])
-                .stdout,
-        )
-        .into_owned()
-    }
-
-    /// Waits (a hang guard of `secs`) until the plain pane satisfies `ready`.
-    fn wait_pane(&self, what: &str, secs: u64, ready: impl Fn(&str) -> bool) {
-        let plain = || {
-            String::from_utf8_lossy(
-                &self
-                    .tmux(&["capture-pane", "-p", "-t", &self.session])
-                    .stdout,
-            )
-            .into_owned()
-        };
-        assert!(
-            wait_until(secs, || ready(&plain())),
-            "{what} never showed; the pane:\n{}",
-            self.pane()
-        );
-    }
-
-    /// Every user prompt the model received so far, each as the text blocks
-    /// of that message, in order.
-    fn prompts(&self) -> Vec<Vec<String>> {
-        let path = self
-            .prompts
-            .as_ref()
-            .expect("this situation logs its prompts");
-        std::fs::read_to_string(path)
-            .unwrap_or_default()
-            .lines()
-            .map(|line| {
-                let value: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
-                value["texts"]
-                    .as_array()
-                    .expect("texts")
-                    .iter()
-                    .map(|t| t.as_str().expect("a text block").to_string())
-                    .collect()
-            })
-            .collect()
-    }
-
-    /// Waits (a hang guard of `secs`) for the model to receive prompt number
-    /// `index` (0-based); returns it.
-    fn wait_prompt(&self, index: usize, secs: u64) -> Vec<String> {
-        assert!(
-            wait_until(secs, || self.prompts().len() > index),
-            "the model never received prompt {index}; it got {:?}; the pane:\n{}",
-            self.prompts(),
-            self.pane()
-        );
-        self.prompts().swap_remove(index)
-    }
+/// One poll of the real monitor on `live`, as JSON.
+fn watch_once(live: &Live) -> serde_json::Value {
+    let state = tempfile::tempdir().expect("tempdir");
+    let output = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"))
+        .args([
+            "watch",
+            "-L",
+            &live.socket,
+            &live.session,
+            "--once",
+            "--json",
+            "--work-probe",
+            "echo 3",
+        ])
+        .env("XDG_STATE_HOME", state.path())
+        .output()
+        .expect("bmb-monitor runs");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("one JSON line")
 }
 
 /// A prompt's words as the person (or the monitor) typed them: its text
@@ -264,18 +143,10 @@ impl Drop for Person {
     }
 }
 
-impl Drop for Live {
-    fn drop(&mut self) {
-        // Closing stdin tells live.py to end its tmux server, the agent and the mock.
-        drop(self.stdin.take());
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn a_real_permission_dialog_is_a_question_by_the_pane_and_by_the_session_file() {
-    let live = Live::start("permission");
-    let report = live.watch_once();
+    let live = Live::start(&workspace().join("xtask/capture/live.py"), &["permission"]);
+    let report = watch_once(&live);
     assert_eq!(report["state"], "QUESTION", "{report}");
     assert_eq!(report["pane_state"], "QUESTION", "{report}");
     assert_eq!(
@@ -291,8 +162,8 @@ fn a_real_permission_dialog_is_a_question_by_the_pane_and_by_the_session_file() 
 
 #[test]
 fn a_real_reply_streaming_with_the_spinner_row_gone_is_working_by_both_witnesses() {
-    let live = Live::start("stream");
-    let report = live.watch_once();
+    let live = Live::start(&workspace().join("xtask/capture/live.py"), &["stream"]);
+    let report = watch_once(&live);
     assert_eq!(report["state"], "WORKING", "{report}");
     assert_eq!(report["pane_state"], "WORKING", "{report}");
     assert_eq!(
@@ -314,7 +185,7 @@ fn a_real_reply_streaming_with_the_spinner_row_gone_is_working_by_both_witnesses
 /// four polls of the real loop, under a nudge that would create a file if it
 /// ever ran as a shell command: no key, one escalation, saying why.
 fn an_agent_gone_to_its_shell_gets_no_key_and_one_escalation(situation: &str) {
-    let live = Live::start(situation);
+    let live = Live::start(&workspace().join("xtask/capture/live.py"), &[situation]);
     let dir = tempfile::tempdir().expect("tempdir");
     let typed = dir.path().join("typed");
     let alerts = dir.path().join("alerts");
@@ -374,7 +245,7 @@ const DRAFT: &str = "please refactor the parser so that";
 fn a_draft_left_in_a_real_claude_code_box_gets_no_key_and_one_escalation_then_the_emptied_box_is_nudged()
  {
     let started = Instant::now();
-    let live = Live::start("idle");
+    let live = Live::start(&workspace().join("xtask/capture/live.py"), &["idle"]);
     let before = live.prompts().len();
     assert_eq!(
         before,
@@ -476,7 +347,7 @@ fn a_draft_left_in_a_real_claude_code_box_gets_no_key_and_one_escalation_then_th
 fn a_person_types_a_prompt_while_the_monitor_polls(keys_first: usize) {
     const PROMPT: &str = "Summarise the parser module in one line";
     let started = Instant::now();
-    let live = Live::start("idle");
+    let live = Live::start(&workspace().join("xtask/capture/live.py"), &["idle"]);
     let before = live.prompts().len();
     assert_eq!(
         before,

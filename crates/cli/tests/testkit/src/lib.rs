@@ -3,13 +3,15 @@
 //! server per test ([`tmux`]), a real sshd on 127.0.0.1 ([`sshd`]), a real
 //! Alertmanager on 127.0.0.1 ([`alertmanager`]), and a
 //! seccomp fence that forbids process creation on one thread ([`fence`]),
-//! the real monitor beside a live agent ([`watcher`]), and `git` in a test's
+//! a live agent CLI held in a situation ([`live`]), the real monitor beside
+//! it ([`watcher`]), and `git` in a test's
 //! repository ([`git`]).
 //! Each cleans up exactly what it started, by socket or pid.
 
 pub mod alertmanager;
 pub mod bin;
 pub mod fence;
+pub mod live;
 pub mod sshd;
 pub mod tmux;
 pub mod watcher;
