@@ -318,10 +318,32 @@ impl Tmux {
     /// a TUI takes the Enter as part of a paste (Codex 0.171 and Gemini 0.61
     /// dropped it, leaving the text unsent in the box).
     pub fn send_line(&self, pane: &str, text: &str) -> Result<(), TmuxError> {
-        self.call(self.command(&["send-keys", "-t", pane, "-l", "--", text]))?;
+        self.send_text(pane, text)?;
         std::thread::sleep(ENTER_AFTER);
-        self.call(self.command(&["send-keys", "-t", pane, "Enter"]))?;
-        Ok(())
+        self.press_enter(pane)
+    }
+
+    /// Types `text` literally into `pane` (no Enter).
+    pub fn send_text(&self, pane: &str, text: &str) -> Result<(), TmuxError> {
+        self.call(self.command(&["send-keys", "-t", pane, "-l", "--", text]))
+            .map(|_| ())
+    }
+
+    /// Presses Enter in `pane`.
+    pub fn press_enter(&self, pane: &str) -> Result<(), TmuxError> {
+        self.call(self.command(&["send-keys", "-t", pane, "Enter"]))
+            .map(|_| ())
+    }
+
+    /// When a key was last pressed in `pane`'s session while `pane` had the
+    /// focus (`#{session_activity}`, epoch seconds); `None` while another
+    /// pane has it (a person's keys go there) or tmux said no number.
+    pub fn focused_key_time(&self, pane: &str) -> Result<Option<i64>, TmuxError> {
+        let format = "#{session_activity} #{window_active}#{pane_active}";
+        let out = self.call(self.command(&["display-message", "-p", "-t", pane, format]))?;
+        let mut fields = out.split_whitespace();
+        let at = fields.next().and_then(|at| at.parse().ok());
+        Ok(at.filter(|_| fields.next() == Some("11")))
     }
 
     /// The names of the server's sessions. A server that is not running has none.

@@ -50,6 +50,7 @@ impl Watched {
             journal_error: None,
             pane_id: None,
             searched: false,
+            key_time: None,
             _lock: lock,
         })
     }
