@@ -234,6 +234,17 @@ impl Tmux {
         self.call_on(inv, None)
     }
 
+    /// [`Tmux::call`], even while this process stops: the rest of an action
+    /// already begun (a nudge's text typed, its Enter not yet) is finished
+    /// rather than left half done in a person's box.
+    fn call_to_the_end(&self, inv: Invocation) -> Result<String, TmuxError> {
+        let outcome = run(&inv, &Limits::with_timeout(self.timeout).for_cleanup());
+        match outcome.success_stdout() {
+            Some(out) => Ok(out.text()),
+            None => Err(self.failure(&inv, &outcome, None)),
+        }
+    }
+
     /// [`Tmux::call`] for a command that addresses `session`, so that tmux
     /// not finding it is [`TmuxError::NoSession`].
     fn call_on(&self, inv: Invocation, session: Option<&str>) -> Result<String, TmuxError> {
@@ -329,21 +340,38 @@ impl Tmux {
             .map(|_| ())
     }
 
-    /// Presses Enter in `pane`.
+    /// Presses Enter in `pane`, even while this process stops (the text
+    /// before it is already typed).
     pub fn press_enter(&self, pane: &str) -> Result<(), TmuxError> {
-        self.call(self.command(&["send-keys", "-t", pane, "Enter"]))
+        self.call_to_the_end(self.command(&["send-keys", "-t", pane, "Enter"]))
             .map(|_| ())
     }
 
-    /// When a key was last pressed in `pane`'s session while `pane` had the
-    /// focus (`#{session_activity}`, epoch seconds); `None` while another
-    /// pane has it (a person's keys go there) or tmux said no number.
-    pub fn focused_key_time(&self, pane: &str) -> Result<Option<i64>, TmuxError> {
+    /// The session's last key time (`#{session_activity}`, epoch seconds)
+    /// while `pane` has the focus (`None` while another pane has it: a
+    /// person's keys go there) and `pane` with its ink (`capture-pane -p
+    /// -e`), in one call, even while this process stops: what a nudge's
+    /// Enter is checked against.
+    pub fn key_time_and_pane(&self, pane: &str) -> Result<(Option<i64>, String), TmuxError> {
         let format = "#{session_activity} #{window_active}#{pane_active}";
-        let out = self.call(self.command(&["display-message", "-p", "-t", pane, format]))?;
-        let mut fields = out.split_whitespace();
+        let args = [
+            "display-message",
+            "-p",
+            "-t",
+            pane,
+            format,
+            ";",
+            "capture-pane",
+            "-p",
+            "-e",
+            "-t",
+            pane,
+        ];
+        let out = self.call_to_the_end(self.command(&args))?;
+        let (first, rest) = out.split_once('\n').unwrap_or((out.as_str(), ""));
+        let mut fields = first.split_whitespace();
         let at = fields.next().and_then(|at| at.parse().ok());
-        Ok(at.filter(|_| fields.next() == Some("11")))
+        Ok((at.filter(|_| fields.next() == Some("11")), rest.to_string()))
     }
 
     /// The names of the server's sessions. A server that is not running has none.

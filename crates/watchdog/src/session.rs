@@ -80,6 +80,11 @@ pub struct Observation<'a> {
     /// tmux's `#{session_activity}`), where tmux said: a person at the
     /// keyboard since the last poll means no typing this poll.
     pub activity: Option<i64>,
+    /// Whether the pane has the focus (the active pane of its session's
+    /// current window: where an attached client's keys go); `None`: unknown,
+    /// read as focused. A key counts unless the pane had no focus both at the
+    /// last poll and now (a person working in another pane).
+    pub focused: Option<bool>,
     /// The time of this poll, for what the screen says about time (a usage
     /// limit's reset). `None`: unknown, so no reset can be read.
     pub now: Option<Now<'a>>,
@@ -560,6 +565,8 @@ pub struct TargetMonitor {
     /// seconds), as the previous poll saw them.
     last_activity: Option<i64>,
     last_poll_at: Option<i64>,
+    /// Whether the pane had the focus at the last poll.
+    last_focused: bool,
     /// The usage-limit reset last said as held.
     held_said: Option<Timestamp>,
 }
@@ -601,6 +608,7 @@ impl TargetMonitor {
             still_polls: 0,
             last_activity,
             last_poll_at: None,
+            last_focused: true,
             held_said: None,
         }
     }
@@ -669,6 +677,21 @@ impl TargetMonitor {
         self.config = config;
         self.last_hash = None;
         self.last_verdict = None;
+    }
+
+    /// Whether `pane`'s box holds exactly `text` and nothing else: a nudge
+    /// just typed, checked before its Enter. Anything more there (a person's
+    /// key joined it) and the Enter must not be pressed.
+    pub fn box_holds_exactly(&self, pane: &str, text: &str) -> bool {
+        let profiles = &*self.profiles;
+        let profile = self
+            .forced_profile()
+            .or_else(|| self.profile.as_deref().and_then(|name| profiles.get(name)));
+        // No echo: our own text then reads as what it is, a draft in the box.
+        let context = Context::new(profiles).with_profile(profile);
+        let verdict = classify::classify_with(pane, Work::Available(1), &context);
+        let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+        matches!(&verdict.box_text, BoxText::Draft(typed) if words(typed) == words(text))
     }
 
     /// The profile the config forces on this pane, when one in force has its name.
@@ -1383,12 +1406,14 @@ impl TargetMonitor {
     /// (tmux counts whole seconds, so a key in that second may be after it).
     fn key_pressed(&mut self, observation: Observation<'_>) -> bool {
         let now = observation.now.map(|now| now.local.timestamp().as_second());
+        let focused = observation.focused.unwrap_or(true);
+        let was_focused = std::mem::replace(&mut self.last_focused, focused);
         let pressed = match (observation.activity, self.last_activity) {
             (Some(activity), Some(before)) => {
                 activity != before || self.last_poll_at.is_some_and(|at| activity >= at)
             }
             _ => false,
-        };
+        } && (focused || was_focused);
         self.last_activity = observation.activity.or(self.last_activity);
         self.last_poll_at = now.or(self.last_poll_at);
         pressed
@@ -1406,25 +1431,31 @@ impl TargetMonitor {
         }
     }
 
-    /// Counts the polls the stop held still: the same verdict, and its box
-    /// (from its top rule to its closing one) the same text, its ink left
-    /// out. A person typing changes the box, a key that changes nothing
+    /// Counts the polls the stop held still: the same verdict, its box (from
+    /// its top rule to its closing one) and the few newest lines above it the
+    /// same text, its ink left out. A person typing changes the box, a key that changes nothing
     /// there moves the session's activity; what else moves on screen (a
     /// clock in the status bar, a line redrawn in the transcript) is no one
     /// at the keyboard, and must not keep a stop from ever holding still.
     /// A screen with no box the profile knows counts whole.
     fn track_stillness(&mut self, pane: &str, verdict: &Verdict) {
-        let watched = match verdict.region.kind {
+        let mut hasher = DefaultHasher::new();
+        match verdict.region.kind {
             classify::RegionKind::InputBox => {
                 let first = verdict.region.first.min(pane.len());
                 let last = verdict.region.last.min(pane.len());
                 let end = pane[last..].find('\n').map_or(pane.len(), |i| last + i);
-                pane.get(first.min(end)..end).unwrap_or(pane)
+                let boxed = pane.get(first.min(end)..end).unwrap_or(pane);
+                plain_hash(boxed).hash(&mut hasher);
+                // The newest lines above the box too: a turn that ran between
+                // two polls left its reply and turn end there.
+                let above = pane.get(..first).unwrap_or("").lines().rev();
+                for line in above.filter(|l| !l.trim().is_empty()).take(NEWEST_LINES) {
+                    plain_hash(line).hash(&mut hasher);
+                }
             }
-            _ => pane,
-        };
-        let mut hasher = DefaultHasher::new();
-        plain_hash(watched).hash(&mut hasher);
+            _ => plain_hash(pane).hash(&mut hasher),
+        }
         (verdict.state, verdict.rule.name()).hash(&mut hasher);
         let hash = hasher.finish();
         self.still_polls = match self.still_hash == Some(hash) {
@@ -1546,6 +1577,10 @@ fn refusal_of(
     }
     (!verdict.input_box).then(|| (Refusal::NoInputBox, "no input box recognised".to_string()))
 }
+
+/// How many non-blank lines above the box count for whether a stop held
+/// still: where a turn that ran between two polls leaves its end.
+const NEWEST_LINES: usize = 3;
 
 /// What a usage limit leaves the nudge to do.
 enum LimitHold {

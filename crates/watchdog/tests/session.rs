@@ -1917,9 +1917,7 @@ fn a_wait_counts_from_when_the_limit_was_first_seen() {
 #[test]
 fn a_transcript_line_redrawn_every_poll_does_not_keep_a_stop_from_holding_still() {
     let mut h = Harness::new(5);
-    let at = |tick: u32| {
-        Screen::pane(&idle().replacen("● ", &format!("● [{tick}] "), 1)).work(Work::Available(3))
-    };
+    let at = |tick: u32| Screen::pane(&format!("[{tick}]\n{}", idle())).work(Work::Available(3));
     h.settle(&at(1));
     h.expect(
         &at(2),
@@ -1928,6 +1926,37 @@ fn a_transcript_line_redrawn_every_poll_does_not_keep_a_stop_from_holding_still(
             "L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 1/5 · nudged (1/5) · 00:00:30",
         ],
     );
+}
+
+/// Found by a second review: a whole turn that ran between two polls left
+/// the same verdict and the same empty box, and its new stop was nudged at
+/// once. The newest lines above the box changed: it waits one interval.
+#[test]
+fn a_turn_that_ran_between_two_polls_is_a_new_stop_that_waits() {
+    let mut h = Harness::new(5);
+    let before = Screen::pane(&idle()).work(Work::Available(3));
+    let after_a_turn = Screen::pane(&at_limit_free_turn()).work(Work::Available(3));
+    h.settle(&before);
+    h.expect(
+        &after_a_turn,
+        &["L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 0/5 · not nudged yet (the screen changed since the last poll) · 00:00:30"],
+    );
+}
+
+/// The idle screen after one more short turn (`say ok`, `ok`), drawn above its box.
+fn at_limit_free_turn() -> String {
+    let mut lines: Vec<String> = idle().lines().map(str::to_string).collect();
+    let prompt = lines
+        .iter()
+        .position(|l| l.starts_with("❯\u{a0}"))
+        .expect("the box");
+    for (i, line) in ["❯ say ok", "", "● ok", "", "✻ Crunched for 0s"]
+        .iter()
+        .enumerate()
+    {
+        lines.insert(prompt - 1 + i, line.to_string());
+    }
+    lines.join("\n")
 }
 
 /// A limit that went off screen is over: the same words later (`resets
@@ -1952,4 +1981,27 @@ fn a_limit_off_screen_is_over_and_the_same_words_later_are_a_new_hold() {
         &["L MONITOR · host:sess · STALLED · work=3 · progress=? · nudges 1/5 · held until 10:12 (usage limit) · 00:02:00"],
     );
     assert!(h.alerts.is_empty(), "{:?}", h.alerts);
+}
+
+/// A key counts unless the pane had no focus both at the last poll and now:
+/// a person working in another pane types there, while one who was in the
+/// agent's pane at either poll may have typed into it.
+#[test]
+fn a_key_counts_unless_the_pane_had_no_focus_at_both_polls() {
+    let t0 = 1_764_590_400;
+    let at = |second: u32| format!("2026-12-01T12:00:{second:02}+00:00[UTC]");
+    let stopped = || Screen::pane(&idle()).work(Work::Available(3));
+    let mut h = Harness::new(5);
+    h.poll(&stopped().at(&at(0)).activity(t0 - 100).focused(false));
+    // Keys in another pane, the agent's never focused: nudged.
+    let lines = h.poll(&stopped().at(&at(10)).activity(t0 + 5).focused(false));
+    assert_eq!(lines.first().map(String::as_str), Some(NUDGE), "{lines:?}");
+    let mut h = Harness::new(5);
+    h.poll(&stopped().at(&at(0)).activity(t0 - 100).focused(true));
+    // Focused at the last poll, not now: the keys may have gone into its box.
+    let lines = h.poll(&stopped().at(&at(10)).activity(t0 + 5).focused(false));
+    assert!(
+        lines[0].contains("a key was pressed in the session"),
+        "{lines:?}"
+    );
 }

@@ -24,8 +24,8 @@ pub(super) struct Watched {
     /// The session's panes were searched for the agent once (at the first
     /// cycle that found no agent in the active pane and none remembered).
     pub(super) searched: bool,
-    /// The session's last key time (while the pane had the focus) as this
-    /// cycle's capture read it: a nudge's Enter is not pressed if a key came since.
+    /// The session's last key time as this cycle's capture read it: a
+    /// nudge's Enter is not pressed if a key came since.
     pub(super) key_time: Option<i64>,
 
     /// Held while this process watches the target.
@@ -177,11 +177,7 @@ impl<'a> Watch<'a> {
             let progress = progresses[index].as_deref().and_then(parse_count);
             let watched = &mut self.watched[index];
             watched.pane_id = capture.as_ref().ok().and_then(|c| c.pane_id.clone());
-            watched.key_time = capture
-                .as_ref()
-                .ok()
-                .filter(|c| c.focused)
-                .and_then(|c| c.activity);
+            watched.key_time = capture.as_ref().ok().and_then(|c| c.activity);
             let observation = Observation {
                 capture: capture
                     .as_ref()
@@ -200,8 +196,8 @@ impl<'a> Watch<'a> {
                     .and_then(|(_, version)| version.as_deref()),
                 pane_id: watched.pane_id.as_deref(),
                 pane_pid: capture.as_ref().ok().and_then(|c| c.pane_pid),
-                // Keys pressed while another pane had the focus went there.
-                activity: watched.key_time,
+                activity: capture.as_ref().ok().and_then(|c| c.activity),
+                focused: capture.as_ref().ok().map(|c| c.focused),
                 now: Some(now),
             };
             let (report, actions) = watched.monitor.poll(observation);
@@ -269,7 +265,7 @@ pub(super) fn execute(args: &Args, watched: &mut Watched, action: Action) {
                 .pane_id
                 .clone()
                 .unwrap_or_else(|| format!("={}:", watched.target.session));
-            if let Err(error) = send_nudge(&tmux, &pane, &text, watched.key_time) {
+            if let Err(error) = send_nudge(watched, &tmux, &pane, &text) {
                 say(format_args!(
                     "bmb-monitor: watch: {}: nudge not delivered: {error}",
                     watched.target
@@ -293,20 +289,25 @@ pub(super) fn execute(args: &Args, watched: &mut Watched, action: Action) {
 
 /// The nudge's text, then its Enter [`probes::tmux::ENTER_AFTER`] later
 /// (sooner, a TUI takes the Enter as part of a paste), unless a person
-/// pressed a key in that half second: their key joined the text, and an
-/// Enter would send their words and ours as one. The text then stays in the
-/// box, unsent, and the next poll reads it as a draft: escalated, not typed over.
+/// pressed a key in that half second: the box then holds more than our text
+/// (or the session's key time moved), and an Enter would send their words
+/// and ours as one. The text then stays in the box, unsent, and the next
+/// poll reads it as a draft: escalated, not typed over. Once the text is
+/// typed the check and the Enter run even while the monitor stops, so a
+/// SIGTERM never leaves a half-typed nudge behind.
 fn send_nudge(
+    watched: &Watched,
     tmux: &probes::tmux::Tmux,
     pane: &str,
     text: &str,
-    key_time: Option<i64>,
 ) -> Result<(), String> {
     tmux.send_text(pane, text).map_err(|e| e.to_string())?;
     std::thread::sleep(probes::tmux::ENTER_AFTER);
-    let now = tmux.focused_key_time(pane).map_err(|e| e.to_string())?;
-    if key_time.is_some() && now.is_some() && now != key_time {
-        return Err("a key was pressed in the session while it was typed, so its Enter was not pressed (the text stays in the box)".to_string());
+    let (key_time, screen) = tmux.key_time_and_pane(pane).map_err(|e| e.to_string())?;
+    let key_since =
+        watched.key_time.is_some() && key_time.is_some() && key_time != watched.key_time;
+    if key_since || !watched.monitor.box_holds_exactly(&screen, text) {
+        return Err("a key was pressed in the pane while it was typed, so its Enter was not pressed (the text stays in the box)".to_string());
     }
     tmux.press_enter(pane).map_err(|e| e.to_string())
 }

@@ -56,6 +56,8 @@ pub struct Screen {
     version: Option<String>,
     /// The session's last key time (epoch seconds), as tmux gives it.
     activity: Option<i64>,
+    /// Whether the pane has the focus; `None`: unknown.
+    focused: Option<bool>,
     /// The poll's local time; `None`: unknown.
     now: Option<jiff::ZonedDateTime>,
 }
@@ -71,6 +73,7 @@ impl Screen {
             foreground: None,
             version: None,
             activity: None,
+            focused: None,
             now: None,
         }
     }
@@ -109,6 +112,13 @@ impl Screen {
             ..self
         }
     }
+    /// The pane has the focus, or another pane of the session has it.
+    pub fn focused(self, focused: bool) -> Screen {
+        Screen {
+            focused: Some(focused),
+            ..self
+        }
+    }
     /// The poll happens at `now` (`2026-12-01T23:00:00+04:00[Asia/Tbilisi]`).
     pub fn at(self, now: &str) -> Screen {
         Screen {
@@ -137,6 +147,7 @@ impl Screen {
             pane_id: None,
             pane_pid: None,
             activity: self.activity,
+            focused: self.focused,
             now: self.now.as_ref().map(|now| Now {
                 local: now,
                 zones: &zone,
