@@ -60,6 +60,14 @@ impl Echo {
         self.texts.is_empty()
     }
 
+    /// Whether `text` is all from one thing we sent (its words in order,
+    /// nothing added): what a box holding only our own unsent text holds.
+    /// Unlike [`Echo::matches`], a slice of ours among other words is not.
+    pub fn is_all_ours(&self, text: &str) -> bool {
+        let text = collapse_whitespace(text);
+        !text.is_empty() && self.texts.iter().any(|sent| sent.contains(text.as_str()))
+    }
+
     /// Whether a pane line is (part of) something we sent.
     pub fn matches(&self, line: &str) -> bool {
         if self.texts.is_empty() {

@@ -584,7 +584,7 @@ impl Reader<'_, '_> {
                 false => BoxText::Empty,
             };
         }
-        if texts.iter().all(|t| self.echo.matches(t)) {
+        if self.echo.is_all_ours(&texts.join(" ")) {
             return BoxText::OwnText;
         }
         BoxText::Draft(texts.join("\n"))

@@ -2111,3 +2111,65 @@ fn a_real_usage_limit_screen_is_held_until_its_reset_then_nudged_once_then_escal
         ["Please continue with the next step of your plan."]
     );
 }
+
+/// Found by a review: a person's key pressed in the half second between a
+/// nudge's text and its Enter was sent with the nudge. A fake Claude-like
+/// CLI that draws what it is typed into its box, and adds a key of "the
+/// person's" right after the nudge's text: the Enter is not pressed, nothing
+/// reaches the agent, and the next poll escalates the mixed box as a draft.
+#[test]
+fn a_key_pressed_between_a_nudges_text_and_its_enter_keeps_the_enter_back() {
+    let world = World::new();
+    let received = world.path("received");
+    let cli = world.path("fake_cli.py");
+    std::fs::write(
+        &cli,
+        r#"import os, sys, tty
+out = open(sys.argv[1], "a")
+def draw(text):
+    rule = "\u2500" * 40
+    screen = ["\u25cf Done.", "", "\u273b Worked for 1s", "", rule, "\u276f\u00a0" + text, rule, "  ? for shortcuts"]
+    os.write(1, ("\x1b[H\x1b[2J" + "\r\n".join(screen)).encode())
+tty.setraw(0)
+typed = ""
+draw(typed)
+while True:
+    key = os.read(0, 64).decode(errors="replace")
+    for c in key:
+        if c == "\r":
+            out.write(typed + "\n"); out.flush(); typed = ""
+        else:
+            typed += c
+            # The person's key, landing right after the nudge's text.
+            if typed.endswith("plan."):
+                typed += "x"
+    draw(typed)
+"#,
+    )
+    .unwrap();
+    world.tmux.session(
+        "mixed",
+        &format!("exec python3 '{}' '{}'", cli.display(), received.display()),
+    );
+    world
+        .tmux
+        .wait_for("mixed", |pane| pane.contains("? for shortcuts"));
+    let alert = world.alert_cmd();
+    let args = ["mixed", "--work-probe", "echo 3", "--alert-cmd", &alert];
+    let typed = world.watch_settled(&args);
+    let stderr = String::from_utf8_lossy(&typed.stderr);
+    assert!(stderr.contains("its Enter was not pressed"), "{stderr}");
+    world
+        .tmux
+        .wait_for("mixed", |pane| pane.contains("of your plan.x"));
+    assert_eq!(std::fs::read_to_string(&received).unwrap_or_default(), "");
+    // The box now holds our words and the person's: a draft, escalated once
+    // it held still, never sent.
+    let next = stdout(&world.watch_settled(&args));
+    assert!(
+        next.contains("a draft is waiting in the box, escalated"),
+        "{next}"
+    );
+    assert_eq!(world.read("alerts"), "mixed STALLED draft\n");
+    assert_eq!(std::fs::read_to_string(&received).unwrap_or_default(), "");
+}

@@ -679,10 +679,11 @@ impl TargetMonitor {
         self.last_verdict = None;
     }
 
-    /// Whether `pane`'s box holds exactly `text` and nothing else: a nudge
-    /// just typed, checked before its Enter. Anything more there (a person's
-    /// key joined it) and the Enter must not be pressed.
-    pub fn box_holds_exactly(&self, pane: &str, text: &str) -> bool {
+    /// Whether `pane`'s box holds `text` and nothing else, or still nothing
+    /// (the CLI has not drawn it yet): a nudge just typed, checked before its
+    /// Enter. Anything else there (a person's key joined it) and the Enter
+    /// must not be pressed.
+    pub fn box_holds_only(&self, pane: &str, text: &str) -> bool {
         let profiles = &*self.profiles;
         let profile = self
             .forced_profile()
@@ -691,7 +692,10 @@ impl TargetMonitor {
         let context = Context::new(profiles).with_profile(profile);
         let verdict = classify::classify_with(pane, Work::Available(1), &context);
         let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
-        matches!(&verdict.box_text, BoxText::Draft(typed) if words(typed) == words(text))
+        match &verdict.box_text {
+            BoxText::Draft(typed) => words(typed) == words(text),
+            BoxText::Empty | BoxText::Placeholder | BoxText::OwnText => true,
+        }
     }
 
     /// The profile the config forces on this pane, when one in force has its name.

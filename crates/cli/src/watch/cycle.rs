@@ -306,7 +306,7 @@ fn send_nudge(
     let (key_time, screen) = tmux.key_time_and_pane(pane).map_err(|e| e.to_string())?;
     let key_since =
         watched.key_time.is_some() && key_time.is_some() && key_time != watched.key_time;
-    if key_since || !watched.monitor.box_holds_exactly(&screen, text) {
+    if key_since || !watched.monitor.box_holds_only(&screen, text) {
         return Err("a key was pressed in the pane while it was typed, so its Enter was not pressed (the text stays in the box)".to_string());
     }
     tmux.press_enter(pane).map_err(|e| e.to_string())
