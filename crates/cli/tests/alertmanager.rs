@@ -375,3 +375,57 @@ fn a_reload_to_a_longer_interval_re_sends_the_firing_alert_with_the_new_hold() {
     );
     alertmanager.stop();
 }
+
+/// Found by a review (issue 19): behind an auth proxy answering 302 to its
+/// login page, the client followed the redirect, re-sent the POST as a GET
+/// without its body, the GET answered 200, and every alert counted as
+/// delivered. A redirect is now a failed delivery, said, and sent again.
+#[test]
+fn an_alertmanager_url_that_redirects_is_a_failed_delivery_said_and_retried() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    let lines = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = Arc::clone(&lines);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+            let mut request = [0u8; 65536];
+            let n = stream.read(&mut request).unwrap_or(0);
+            let first = String::from_utf8_lossy(&request[..n])
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string();
+            seen.lock().unwrap().push(first);
+            let _ = stream.write_all(
+                b"HTTP/1.1 302 Found\r\nLocation: /login\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    let (tmux, state) = asking();
+    let url = format!("http://127.0.0.1:{port}");
+    let monitor = watch(&tmux, &state, &["--alertmanager", &url]);
+    // Sent again next poll: two posts, neither followed to the login page.
+    assert!(
+        wait_until(60, || lines.lock().unwrap().len() >= 2),
+        "{:?}; stderr {:?}",
+        lines.lock().unwrap(),
+        monitor.err()
+    );
+    let requests = lines.lock().unwrap().clone();
+    assert!(
+        requests.iter().all(|l| l == "POST /api/v2/alerts HTTP/1.1"),
+        "{requests:?}"
+    );
+    let said: Vec<String> = monitor
+        .err()
+        .into_iter()
+        .filter(|l| l.contains("alertmanager"))
+        .collect();
+    assert_eq!(said.len(), 1, "said once: {said:?}");
+    assert!(
+        said[0].contains("answered 302 Found (a redirect, not followed"),
+        "{said:?}"
+    );
+}

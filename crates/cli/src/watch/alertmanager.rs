@@ -67,6 +67,11 @@ impl Alertmanager {
             .timeout_global(Some(POST_TIMEOUT))
             // A 4xx or 5xx is read, so its body can say what Alertmanager refused.
             .http_status_as_error(false)
+            // No redirect is followed: a client that follows a 301/302/303
+            // re-sends the POST as a GET without its body, the GET answers 200
+            // (an auth proxy's login page), and every alert would count as
+            // delivered. A 3xx is a failed delivery, said and sent again.
+            .max_redirects(0)
             .build();
         Alertmanager {
             endpoint: format!("{url}/api/v2/alerts"),
@@ -206,7 +211,15 @@ impl Alertmanager {
             .read_to_string()
             .unwrap_or_default();
         let said = sanitize_text(&said).replace('\n', " ");
-        Err(format!("answered {status}: {}", said.trim()))
+        let mut why = format!("answered {status}");
+        if status.is_redirection() {
+            why.push_str(" (a redirect, not followed: the URL must be Alertmanager's own)");
+        }
+        if !said.trim().is_empty() {
+            why.push_str(": ");
+            why.push_str(said.trim());
+        }
+        Err(why)
     }
 }
 
@@ -323,5 +336,41 @@ mod tests {
             }])
         );
         assert_eq!(capped("ééé".into(), 3), "é…");
+    }
+
+    /// Found by a review: behind a redirect (an auth proxy's 302 to its login
+    /// page) every alert was lost silently. A 3xx is a failed delivery.
+    #[test]
+    fn a_redirect_is_a_failed_delivery_not_followed() {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let requests = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            // The POST, and (were the redirect followed) the GET it becomes.
+            listener.set_nonblocking(false).unwrap();
+            for stream in listener.incoming().take(1) {
+                let mut stream = stream.unwrap();
+                let mut head = [0u8; 4096];
+                let n = stream.read(&mut head).unwrap();
+                seen.push(
+                    String::from_utf8_lossy(&head[..n])
+                        .lines()
+                        .next()
+                        .unwrap_or("")
+                        .to_string(),
+                );
+                let _ = stream.write_all(
+                    b"HTTP/1.1 302 Found\r\nLocation: /login\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                );
+            }
+            seen
+        });
+        let sink = Alertmanager::new(&url, Duration::from_secs(30));
+        let sent = sink.send("[]");
+        let said =
+            "answered 302 Found (a redirect, not followed: the URL must be Alertmanager's own)";
+        assert_eq!(sent, Err(said.to_string()));
+        assert_eq!(requests.join().unwrap(), ["POST /api/v2/alerts HTTP/1.1"]);
     }
 }
