@@ -234,11 +234,44 @@ fn render_json(sources: &[Source], now: i64) -> String {
             }),
         })
         .collect();
-    serde_json::json!({ "time": now, "sources": sources }).to_string()
+    escape_c1(&serde_json::json!({ "time": now, "sources": sources }).to_string())
+}
+
+/// JSON with DEL and the C1 controls (U+007F to U+009F) escaped as `\uXXXX`
+/// too: serde_json escapes only the C0 ones, and a hostile endpoint's board
+/// could put U+009B (a one-character CSI) in front of a terminal that reads
+/// `status --json`. They stand only inside strings, so the JSON means the same.
+fn escape_c1(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '\u{7f}'..='\u{9f}' => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
+    /// Found by a review (issue 19): C1 controls and DEL from a hostile
+    /// endpoint reached `status --json` verbatim.
+    #[test]
+    fn json_escapes_del_and_the_c1_controls_and_means_the_same() {
+        let text = "a\u{9b}31mb\u{85}c\u{7f}d é";
+        let json = super::escape_c1(&serde_json::json!({ "s": text }).to_string());
+        assert!(
+            !json.chars().any(|c| ('\u{7f}'..='\u{9f}').contains(&c)),
+            "{json}"
+        );
+        assert!(
+            json.contains("\\u009b") && json.contains("\\u0085") && json.contains("\\u007f"),
+            "{json}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(back["s"], text);
+    }
+
     use super::endpoint_url;
 
     #[test]

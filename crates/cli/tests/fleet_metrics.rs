@@ -658,3 +658,43 @@ fn a_reload_publishes_the_board_with_its_new_interval_at_once() {
         monitor.err()
     );
 }
+
+/// Found by a review (issue 19): a hostile endpoint's board put C1 controls
+/// (U+009B, a one-character CSI; U+0085) and DEL into `status --json`
+/// verbatim. They are escaped, and the JSON means the same.
+#[test]
+fn status_json_escapes_the_c1_controls_and_del_a_hostile_endpoint_sends() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("address").to_string();
+    let board = r#"{"pid":1,"started":0,"updated":0,"interval_secs":1,
+        "cycles":{"count":0,"sum_seconds":0.0,"last_seconds":0.0,"buckets":[]},"targets":[],
+        "hosts":[{"host":"evil\u009b2J","reachable":false,"error":"x\u0085y\u007fz","since":0,
+        "capture_failures":0,"probe_failures":0}]}"#;
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut request = [0u8; 8192];
+            let _ = stream.read(&mut request);
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                board.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(board.as_bytes());
+        }
+    });
+    let output = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"))
+        .args(["status", "--json", "--endpoint", &addr])
+        .output()
+        .expect("bmb-monitor runs");
+    let text = String::from_utf8(output.stdout).expect("UTF-8");
+    assert!(
+        !text.chars().any(|c| ('\u{7f}'..='\u{9f}').contains(&c)),
+        "a raw control in {text:?}"
+    );
+    let value: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let host = &value["sources"][0]["board"]["hosts"][0];
+    assert_eq!(host["host"], "evil\u{9b}2J", "{value}");
+    assert_eq!(host["error"], "x\u{85}y\u{7f}z", "{value}");
+}
