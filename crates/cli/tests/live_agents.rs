@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use bmb_testkit::bin::wait_until;
 use bmb_testkit::live::Live;
-use bmb_testkit::watcher::{Watcher, nudged};
+use bmb_testkit::watcher::{Watcher, first_nudge, nudged};
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -60,12 +60,6 @@ fn typed(prompt: &[String]) -> Vec<&str> {
 const NUDGE: &str = "Please continue with the next step of your plan.";
 const DRAFT: &str = "please refactor the parser so that";
 
-fn first_nudge(line: &serde_json::Value) -> bool {
-    line["done"]
-        .as_array()
-        .is_some_and(|done| done.iter().any(|d| d == "nudged (1/5)"))
-}
-
 /// A draft typed into the idle box of a real CLI before the watcher starts:
 /// six polls type nothing and escalate it once, quoted; the model receives
 /// nothing. Then the person clears the box (`C-u`: the one-line draft, and
@@ -75,17 +69,7 @@ fn a_draft_gets_no_key_and_one_escalation_then_the_emptied_box_is_nudged(agent: 
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let started = Instant::now();
-    let live = Live::start(
-        &workspace().join("xtask/capture/live_agents.py"),
-        &[agent.name, "idle"],
-    );
-    let before = live.prompts().len();
-    assert_eq!(
-        before,
-        1,
-        "the situation's own prompt: {:?}",
-        live.prompts()
-    );
+    let (live, before) = idle(agent);
     live.tmux(&["send-keys", "-t", &live.session, "-l", DRAFT]);
     let drawn = format!("{}{DRAFT}", agent.marker);
     live.wait_pane("the draft", 30, |pane| pane.contains(&drawn));
@@ -172,14 +156,9 @@ fn a_draft_gets_no_key_and_one_escalation_then_the_emptied_box_is_nudged(agent: 
     );
 }
 
-/// The idle box showing the CLI's own placeholder is an empty box: the first
-/// poll of a new watcher waits for stillness, the second nudges, and the
-/// model receives the nudge alone.
-fn the_placeholder_box_is_nudged_on_the_second_poll(agent: Agent) {
-    let _one = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let started = Instant::now();
+/// `agent` idle at its empty box after one answered prompt, and how many
+/// prompts the model has received (that one).
+fn idle(agent: Agent) -> (Live, usize) {
     let live = Live::start(
         &workspace().join("xtask/capture/live_agents.py"),
         &[agent.name, "idle"],
@@ -191,6 +170,18 @@ fn the_placeholder_box_is_nudged_on_the_second_poll(agent: Agent) {
         "the situation's own prompt: {:?}",
         live.prompts()
     );
+    (live, before)
+}
+
+/// The idle box showing the CLI's own placeholder is an empty box: the first
+/// poll of a new watcher waits for stillness, the second nudges, and the
+/// model receives the nudge alone.
+fn the_placeholder_box_is_nudged_on_the_second_poll(agent: Agent) {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let started = Instant::now();
+    let (live, before) = idle(agent);
     live.wait_pane("the placeholder", 30, |pane| {
         pane.contains(agent.placeholder)
     });

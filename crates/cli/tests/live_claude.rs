@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use bmb_testkit::bin::wait_until;
 use bmb_testkit::live::Live;
-use bmb_testkit::watcher::{Watcher, nudged};
+use bmb_testkit::watcher::{Watcher, first_nudge, nudged};
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -108,19 +108,7 @@ impl Person {
     }
 
     fn tmux(&self, args: &[&str]) -> Output {
-        let output = Command::new("tmux")
-            .args(["-L", &self.socket])
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .expect("tmux runs");
-        assert!(
-            output.status.success(),
-            "tmux -L {} {args:?}: {}",
-            self.socket,
-            String::from_utf8_lossy(&output.stderr)
-        );
-        output
+        bmb_testkit::live::tmux(&self.socket, args)
     }
 
     /// One key typed as it is (`send-keys -l`).
@@ -315,11 +303,7 @@ fn a_draft_left_in_a_real_claude_code_box_gets_no_key_and_one_escalation_then_th
     live.wait_pane("the emptied box", 30, |pane| !pane.contains(DRAFT));
     let cleared = watcher.lines().len();
 
-    let at = watcher.wait_line("with `nudged (1/5)`", 60, |line| {
-        line["done"]
-            .as_array()
-            .is_some_and(|done| done.iter().any(|d| d == "nudged (1/5)"))
-    });
+    let at = watcher.wait_line("with `nudged (1/5)`", 60, first_nudge);
     assert!(
         at >= cleared,
         "nudged before the box was emptied: {:#?}",

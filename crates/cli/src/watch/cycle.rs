@@ -196,7 +196,7 @@ impl<'a> Watch<'a> {
                     .and_then(|(_, version)| version.as_deref()),
                 pane_id: watched.pane_id.as_deref(),
                 pane_pid: capture.as_ref().ok().and_then(|c| c.pane_pid),
-                activity: capture.as_ref().ok().and_then(|c| c.activity),
+                activity: watched.key_time,
                 focused: capture.as_ref().ok().map(|c| c.focused),
                 now: Some(now),
             };

@@ -63,18 +63,7 @@ impl Live {
 
     /// `tmux -L <its socket> ARGS` on the session's own server, which must succeed.
     pub fn tmux(&self, args: &[&str]) -> Output {
-        let output = Command::new("tmux")
-            .args(["-L", &self.socket])
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .expect("tmux runs");
-        assert!(
-            output.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        output
+        tmux(&self.socket, args)
     }
 
     /// The pane as `capture-pane -p -e` draws it (ink included).
@@ -139,4 +128,20 @@ impl Drop for Live {
         drop(self.stdin.take());
         let _ = self.child.wait();
     }
+}
+
+/// `tmux -L SOCKET ARGS` (outside any tmux a test may run in), which must succeed.
+pub fn tmux(socket: &str, args: &[&str]) -> Output {
+    let output = Command::new("tmux")
+        .args(["-L", socket])
+        .args(args)
+        .env_remove("TMUX")
+        .output()
+        .expect("tmux runs");
+    assert!(
+        output.status.success(),
+        "tmux -L {socket} {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
 }

@@ -95,3 +95,10 @@ pub fn nudged(line: &serde_json::Value) -> bool {
         .iter()
         .any(|d| d.as_str().is_some_and(|d| d.starts_with("nudged")))
 }
+
+/// Whether the poll typed its first nudge (`done` says `nudged (1/5)`).
+pub fn first_nudge(line: &serde_json::Value) -> bool {
+    line["done"]
+        .as_array()
+        .is_some_and(|done| done.iter().any(|d| d == "nudged (1/5)"))
+}
