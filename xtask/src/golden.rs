@@ -399,14 +399,39 @@ mod tests {
 
     /// `cargo test` enforces the corpus: every capture classifies to the
     /// state its scenario produced, and every `--explain` snapshot holds.
+    /// Every case on disk is replayed (counted by a walk of its own, at any
+    /// depth, so a case the loader skipped fails here), and every agent has
+    /// real captures.
     #[test]
     fn every_capture_in_the_golden_corpus_classifies_to_its_expected_state() {
-        let report = replay(&testdata_root(), false);
-        assert!(
-            report.cases >= 30,
-            "the corpus holds only {} cases",
+        let root = testdata_root();
+        let report = replay(&root, false);
+        assert!(report.failures.is_empty(), "{}", render(&report));
+        let on_disk = folders_with_meta(&root);
+        assert_eq!(
+            report.cases,
+            on_disk,
+            "{on_disk} case folders hold a `meta` under {}, {} were replayed",
+            root.display(),
             report.cases
         );
-        assert!(report.failures.is_empty(), "{}", render(&report));
+        for agent in ["claude", "codex", "gemini", "opencode", "aider"] {
+            assert!(
+                report.real_cases.get(agent).copied().unwrap_or(0) > 0,
+                "no real capture of {agent} was replayed"
+            );
+        }
+    }
+
+    fn folders_with_meta(dir: &std::path::Path) -> usize {
+        let entries = std::fs::read_dir(dir).expect("the corpus folder reads");
+        let mut count = usize::from(dir.join("meta").is_file());
+        for entry in entries {
+            let path = entry.expect("a corpus entry reads").path();
+            if path.is_dir() {
+                count += folders_with_meta(&path);
+            }
+        }
+        count
     }
 }
