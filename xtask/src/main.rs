@@ -1,4 +1,5 @@
-//! Project chores: `cargo xtask golden`, `cargo xtask capture`, `cargo xtask drift`, `cargo xtask bench`.
+//! Project chores: `cargo xtask golden`, `cargo xtask capture`, `cargo xtask drift`. The benchmarks
+//! are `cargo bench` targets of the crates they measure (PERFORMANCE.md names each).
 
 mod capture;
 mod drift;
@@ -12,7 +13,8 @@ tasks:
   golden     replay testdata/panes through the classifier; UPDATE_EXPECT=1 re-blesses --explain snapshots
   capture    regenerate real captures (see testdata/README.md)
   drift      replay the capture scenarios with the pinned and the newest release of each CLI, print the matrices
-  bench      measure the classifier on real captures (writes figures for PERFORMANCE.md)";
+
+benchmarks are not tasks: `cargo bench -p <crate> --bench <name>` (PERFORMANCE.md names each)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

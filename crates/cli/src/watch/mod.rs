@@ -1,4 +1,4 @@
-//! `bmb-monitor watch`, `list` and `stop`: the session monitor (seed
+//! `bmb-monitor watch`: the session monitor (seed
 //! `omega-session-monitor.txt`) on real tmux, local and over ssh.
 //!
 //! Glue around [`watchdog::session::TargetMonitor`]: each cycle captures every
