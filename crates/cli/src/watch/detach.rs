@@ -63,6 +63,31 @@ pub(super) fn detach(args: &Args, targets: &[Target]) -> ExitCode {
     }
 }
 
+/// Why `--detach` cannot go with a flag given, if it cannot: every flag of
+/// `watch` is either forwarded to the detached monitors or refused here (a
+/// test holds each new flag to one or the other).
+pub(super) fn refused(args: &Args) -> Option<&'static str> {
+    if !args.audit.is_empty() {
+        return Some(
+            "--audit runs beside a watcher that goes on: not with --once or --detach (run `bmb-monitor audit` for one audit)",
+        );
+    }
+    if args.metrics_listen.is_some() {
+        return Some(
+            "--metrics-listen cannot go with --detach: each detached monitor would need an address of its own",
+        );
+    }
+    if args.check {
+        return Some("--check checks a config file: not with --detach");
+    }
+    if args.once {
+        return Some(
+            "--once cannot go with --detach: a detached monitor goes on (run `watch --once` without --detach for one poll)",
+        );
+    }
+    None
+}
+
 pub(super) fn forwarded(args: &Args) -> Vec<String> {
     let mut out = vec![
         "--interval".to_string(),
@@ -99,4 +124,101 @@ pub(super) fn forwarded(args: &Args) -> Vec<String> {
         out.push("--no-witness".to_string());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::{Args, forwarded, refused};
+
+    #[derive(Parser)]
+    struct Watch {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    /// A value each forwarded flag accepts, by its clap id.
+    const SAMPLES: &[(&str, &str)] = &[
+        ("interval", "7"),
+        ("work_probe", "echo 3"),
+        ("progress_probe", "echo 1"),
+        ("nudge_budget", "9"),
+        ("nudge_text", "go on"),
+        ("alert_cmd", "cat"),
+        ("capture_timeout", "4"),
+        ("probe_timeout", "6"),
+        ("alert_format", "html"),
+        ("alertmanager", "http://127.0.0.1:9093"),
+        ("socket_name", "srv"),
+        ("socket_path", "/tmp/srv.sock"),
+        ("tmux_bin", "/opt/tmux"),
+        ("ssh_config", "/etc/ssh-alt"),
+        ("json", ""),
+        ("no_witness", ""),
+    ];
+
+    /// Refused with `--detach`, by clap (a conflict or a missing requirement)
+    /// or by [`refused`], with the value that shows it.
+    const REFUSED: &[(&str, &str)] = &[
+        ("once", ""),
+        ("config", "/etc/bmb.toml"),
+        ("check", ""),
+        ("audit", "/srv/project"),
+        ("audit_every", "6h"),
+        ("audit_agent_cmd", "claude"),
+        ("metrics_listen", "127.0.0.1:0"),
+    ];
+
+    fn flag(arg: &clap::Arg) -> String {
+        match (arg.get_long(), arg.get_short()) {
+            (Some(long), _) => format!("--{long}"),
+            (None, Some(short)) => format!("-{short}"),
+            (None, None) => unreachable!("a positional has no flag"),
+        }
+    }
+
+    fn parse(extra: &[String]) -> Result<Args, clap::Error> {
+        let argv = ["watch", "s", "--detach"].map(String::from).into_iter();
+        Watch::try_parse_from(argv.chain(extra.iter().cloned())).map(|w| w.args)
+    }
+
+    #[test]
+    fn every_watch_flag_is_forwarded_by_detach_or_refused_with_it() {
+        for arg in Watch::command().get_arguments() {
+            let id = arg.get_id().as_str();
+            if arg.is_positional() || id == "detach" {
+                continue;
+            }
+            let flag = flag(arg);
+            let takes_value = arg.get_action().takes_values();
+            let with = |value: &str| {
+                let mut argv = vec![flag.clone()];
+                if takes_value {
+                    argv.push(value.to_string());
+                }
+                argv
+            };
+            if let Some((_, value)) = SAMPLES.iter().find(|(name, _)| *name == id) {
+                let args = parse(&with(value)).unwrap_or_else(|err| panic!("{flag}: {err}"));
+                let out = forwarded(&args);
+                let at = out.iter().position(|word| *word == flag);
+                let at = at.unwrap_or_else(|| panic!("{flag} is not forwarded: {out:?}"));
+                if takes_value {
+                    assert_eq!(out[at + 1], *value, "{flag}'s value is not forwarded");
+                }
+            } else if let Some((_, value)) = REFUSED.iter().find(|(name, _)| *name == id) {
+                let refused_by_us = parse(&with(value)).ok().and_then(|args| refused(&args));
+                assert!(
+                    parse(&with(value)).is_err() || refused_by_us.is_some(),
+                    "{flag} is neither forwarded nor refused with --detach"
+                );
+            } else {
+                panic!(
+                    "`watch {flag}` is new: forward it to the detached monitors (detach::forwarded) \
+                     or refuse it with --detach (detach::refused), and name it in this test"
+                );
+            }
+        }
+    }
 }

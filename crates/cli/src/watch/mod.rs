@@ -151,18 +151,9 @@ pub fn run(args: Args) -> ExitCode {
             "--nudge-text must be one non-empty line without control characters",
         );
     }
-    if !args.audit.is_empty() && args.detach {
-        return usage_error(
-            "watch",
-            "--audit runs beside a watcher that goes on: not with --once or --detach (run `bmb-monitor audit` for one audit)",
-        );
-    }
     if args.detach {
-        if args.metrics_listen.is_some() {
-            return usage_error(
-                "watch",
-                "--metrics-listen cannot go with --detach: each detached monitor would need an address of its own",
-            );
+        if let Some(why) = detach::refused(&args) {
+            return usage_error("watch", why);
         }
         let targets: Vec<Target> = settings.targets.into_iter().map(|t| t.target).collect();
         return detach(&args, &targets);
