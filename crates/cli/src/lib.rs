@@ -91,3 +91,87 @@ pub fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    /// The flags of one command as the README's `## Commands` block spells
+    /// them, and whether its lines end in `...` (some flags left out).
+    fn readme_synopsis() -> Vec<(String, BTreeSet<String>, bool)> {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
+        let readme = std::fs::read_to_string(path).expect("the README reads");
+        let block = readme
+            .split("## Commands\n\n```\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n```").next())
+            .expect("README has a `## Commands` code block");
+        let mut out: Vec<(String, BTreeSet<String>, bool)> = Vec::new();
+        for line in block.lines() {
+            let line = line.split("    # ").next().unwrap_or(line);
+            if let Some(rest) = line.strip_prefix("bmb-monitor ") {
+                let name = rest.split_whitespace().next().unwrap_or_default();
+                match out.iter().position(|(n, _, _)| n == name) {
+                    // a command's second form (`watch --config FILE …`) adds to its first
+                    Some(at) => {
+                        let entry = out.remove(at);
+                        out.push(entry);
+                    }
+                    None => out.push((name.to_string(), BTreeSet::new(), false)),
+                }
+            }
+            let (_, flags, abridged) = out.last_mut().expect("the block starts with a command");
+            *abridged |= line.trim_end().ends_with("...");
+            for word in line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')) {
+                let is_long = word.starts_with("--") && word.len() > 2;
+                let is_short = word.len() == 2 && word.starts_with('-') && word != "--";
+                if is_long || is_short {
+                    flags.insert(word.to_string());
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_readme_synopsis_names_every_flag_of_every_command_and_no_other() {
+        let synopsis = readme_synopsis();
+        let cli = Cli::command();
+        let mut wrong = Vec::new();
+        for command in cli.get_subcommands() {
+            let name = command.get_name();
+            let (_, written, abridged) = synopsis
+                .iter()
+                .find(|(n, _, _)| n == name)
+                .unwrap_or_else(|| {
+                    panic!("README's `## Commands` has no `bmb-monitor {name}` line")
+                });
+            let mut real = BTreeSet::new();
+            for arg in command.get_arguments() {
+                if let Some(long) = arg.get_long() {
+                    real.insert(format!("--{long}"));
+                }
+                if let Some(short) = arg.get_short() {
+                    real.insert(format!("-{short}"));
+                }
+            }
+            let unknown: Vec<_> = written.difference(&real).collect();
+            if !unknown.is_empty() {
+                wrong.push(format!(
+                    "README's `bmb-monitor {name}` names flags it does not have: {unknown:?}"
+                ));
+            }
+            let missing: Vec<_> = real.difference(written).collect();
+            if !abridged && !missing.is_empty() {
+                wrong.push(format!(
+                    "README's `bmb-monitor {name}` leaves out {missing:?} (or end its line with `...`)"
+                ));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+}
