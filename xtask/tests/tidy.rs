@@ -346,6 +346,57 @@ fn the_demo_screens_are_copies_of_the_corpus_captures() {
     assert!(screens > 0, "the demo's screens are in {}", demo.display());
 }
 
+/// Every source file of a library or the binary is named in ARCHITECTURE.md's code map, in its
+/// crate's own section: by its path under `src/` (`audit/cite.rs`) or by its name. A module's
+/// `mod.rs`, `lib.rs`, `main.rs` and `tests.rs` are the crate's or their folder's and need no
+/// line of their own.
+#[test]
+fn every_source_file_is_in_the_code_map() {
+    let architecture =
+        fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md reads");
+    let mut missing = Vec::new();
+    for package in packages() {
+        let src = package.dir.join("src");
+        if !src.is_dir() || package.name() == "xtask" {
+            continue;
+        }
+        let folder = package
+            .dir
+            .strip_prefix(root())
+            .expect("a member under the root")
+            .to_string_lossy()
+            .into_owned();
+        let heading = format!("### `{folder}`");
+        let section = architecture
+            .split(&heading)
+            .nth(1)
+            .map(|rest| rest.split("\n### ").next().unwrap_or(rest))
+            .unwrap_or_else(|| panic!("ARCHITECTURE.md has no section `{heading}`"));
+        for file in rust_files(&src) {
+            let name = file.file_name().expect("a file name").to_string_lossy();
+            if ["mod.rs", "lib.rs", "main.rs", "tests.rs"].contains(&name.as_ref()) {
+                continue;
+            }
+            let under_src = file
+                .strip_prefix(&src)
+                .expect("under src")
+                .to_string_lossy();
+            if !section.contains(&format!("`{under_src}`"))
+                && !section.contains(&format!("`{name}`"))
+                && !section.contains(&format!("/{under_src}`"))
+            {
+                missing.push(format!("{folder}/src/{under_src}"));
+            }
+        }
+    }
+    missing.sort();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md's code map does not name {} (say what each is for, in its crate's section)",
+        missing.join(", ")
+    );
+}
+
 /// The `.rs` files under a package's folder.
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
