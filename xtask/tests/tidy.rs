@@ -346,6 +346,56 @@ fn the_demo_screens_are_copies_of_the_corpus_captures() {
     assert!(screens > 0, "the demo's screens are in {}", demo.display());
 }
 
+/// The crates that call the OS: ARCHITECTURE.md says the pure crates reach none of them.
+const OS_CRATES: &[&str] = &["rustix", "nix", "libc", "signal-hook", "bmb-probes"];
+
+/// The OS crates among the packages of `cargo tree --prefix none` output.
+fn os_crates_in(tree: &str) -> Vec<String> {
+    let mut found: Vec<String> = tree
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| OS_CRATES.contains(name))
+        .map(str::to_string)
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// `watchdog` and `classify` are pure (ARCHITECTURE.md): their normal dependency graph, with the
+/// features they ask for alone, reaches no crate that calls the OS.
+#[test]
+fn the_pure_crates_reach_no_os_crate() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    for package in ["bmb-watchdog", "bmb-classify"] {
+        let out = std::process::Command::new(&cargo)
+            .current_dir(root())
+            .args([
+                "tree", "--locked", "-e", "normal", "--prefix", "none", "-p", package,
+            ])
+            .output()
+            .expect("cargo tree runs");
+        assert!(
+            out.status.success(),
+            "cargo tree -p {package}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let reached = os_crates_in(&String::from_utf8_lossy(&out.stdout));
+        assert!(
+            reached.is_empty(),
+            "{package} reaches {reached:?} (`cargo tree -p {package} -e normal`): the pure crates call no OS"
+        );
+    }
+}
+
+/// The check above fails when a pure crate reaches an OS crate, directly or not.
+#[test]
+fn the_os_crate_check_finds_one_in_a_tree() {
+    let tree = "bmb-watchdog v0.1.0 (/w/crates/watchdog)\nbmb-ledger v0.1.0\nbmb-probes v0.1.0\nrustix v1.1.6\nregex v1\nrustix v1.1.6 (*)\n";
+    assert_eq!(os_crates_in(tree), ["bmb-probes", "rustix"]);
+    assert!(os_crates_in("bmb-classify v0.1.0\nregex v1.13.2\nlibcx v1\n").is_empty());
+}
+
 /// Every source file of a library or the binary is named in ARCHITECTURE.md's code map, in its
 /// crate's own section: by its path under `src/` (`audit/cite.rs`) or by its name. A module's
 /// `mod.rs`, `lib.rs`, `main.rs` and `tests.rs` are the crate's or their folder's and need no

@@ -60,5 +60,6 @@
 //! ```
 pub mod escalation;
 pub mod findings;
+#[cfg(feature = "journal")]
 pub mod journal;
 pub mod session;
