@@ -118,6 +118,9 @@ pub struct Finding {
     /// The rule it breaks, `FILE:LINE` as the plan lists it, when the
     /// auditor named it or the dimension has one rule.
     pub rule: Option<String>,
+    /// That rule's text: what the finding's identity holds of the rule
+    /// (its line moves when the rules file is edited; its words do not).
+    pub rule_text: Option<String>,
 }
 
 /// A rule the auditor says holds, with a specific reason and a citation that
@@ -191,7 +194,7 @@ pub enum RejectReason {
     /// A holding line that names neither the cited file nor anything on the
     /// cited line: the citation does not back its claim.
     HoldsElsewhere,
-    /// `rule` names no rule of this dimension.
+    /// `rule` names no rule of the plan.
     NoSuchRule,
 }
 
@@ -252,7 +255,7 @@ impl fmt::Display for RejectReason {
             RejectReason::HoldsElsewhere => {
                 f.write_str("the holding line names neither the file nor anything on the line it cites")
             }
-            RejectReason::NoSuchRule => f.write_str("`rule` names no rule of this dimension"),
+            RejectReason::NoSuchRule => f.write_str("`rule` names no rule of the plan"),
         }
     }
 }
@@ -616,7 +619,7 @@ fn check_finding(
     }) {
         return Err(RejectReason::RuleLine);
     }
-    let rule = which_rule(named_rule, context.scope.rules, &files.root)?;
+    let rule = which_rule(named_rule, context.scope, &files.root)?;
     if is_padding(claim, &context.rule_words) {
         return Err(RejectReason::Padding);
     }
@@ -628,7 +631,8 @@ fn check_finding(
         line,
         quote: quote.to_string(),
         occurrence,
-        rule,
+        rule: rule.map(rule_ref),
+        rule_text: rule.map(|r| r.text.clone()),
     })
 }
 
@@ -659,12 +663,12 @@ fn check_holds(
     if !names_place(holds, &file, spelled.as_deref(), &lines, line) {
         return Err(RejectReason::HoldsElsewhere);
     }
-    let rule = which_rule(named_rule, context.scope.rules, &files.root)?;
+    let rule = which_rule(named_rule, context.scope, &files.root)?;
     Ok(Holds {
         holds: one_line(holds, CLAIM_CHARS),
         file,
         line,
-        rule,
+        rule: rule.map(rule_ref),
     })
 }
 
@@ -698,21 +702,29 @@ fn rule_field(object: &Map<String, Value>) -> Result<Option<&str>, RejectReason>
 }
 
 /// The rule an item is about: the one its `rule` names (`FILE:LINE`, the
-/// path spelled as a citation may be), or the dimension's only rule.
-fn which_rule(named: Option<&str>, rules: &[Rule], root: &str) -> Result<Option<String>, RejectReason> {
+/// path spelled as a citation may be; a rule of the dimension, or of
+/// another dimension of the plan, since two auditors may see one breach),
+/// or the dimension's only rule.
+fn which_rule<'a>(
+    named: Option<&str>,
+    scope: Scope<'a>,
+    root: &str,
+) -> Result<Option<&'a Rule>, RejectReason> {
     let Some(named) = named else {
-        return Ok(match rules {
-            [only] => Some(rule_ref(only)),
+        return Ok(match scope.rules {
+            [only] => Some(only),
             _ => None,
         });
     };
     let (file, line) = named.trim().rsplit_once(':').ok_or(RejectReason::NoSuchRule)?;
     let line: usize = line.trim().parse().map_err(|_| RejectReason::NoSuchRule)?;
     let file = normalise(file.trim(), root).ok_or(RejectReason::NoSuchRule)?;
-    rules
+    scope
+        .rules
         .iter()
+        .chain(scope.plan_rules)
         .find(|rule| rule.line == line && normalise(&rule.file, root).as_deref() == Some(&file))
-        .map(|rule| Some(rule_ref(rule)))
+        .map(Some)
         .ok_or(RejectReason::NoSuchRule)
 }
 

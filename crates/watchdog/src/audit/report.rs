@@ -49,15 +49,23 @@ pub struct DimensionResult {
 
 /// A finding's identity across audits and dimensions: the canonical file,
 /// the quote in NFC with runs of whitespace as one space, which match of it
-/// in the file, and the rule. Not the line: lines move. Not the dimension:
-/// two dimensions that find one thing found one thing. The key is a JSON
+/// in the file, and the rule's words (`rule_text`). Not the line, of the
+/// finding or of the rule: lines move. Not the dimension: two dimensions
+/// that find one breach of one rule found one thing. The key is a JSON
 /// array's text, so no separator can be forged by a quote.
-pub fn finding_key(file: &str, quote: &str, occurrence: usize, rule: Option<&str>) -> String {
+pub fn finding_key(file: &str, quote: &str, occurrence: usize, rule_text: Option<&str>) -> String {
+    let rule = rule_text.map(|text| {
+        text.to_lowercase()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
     json!([file, normalised_quote(quote), occurrence, rule]).to_string()
 }
 
 fn key_of(f: &Finding) -> String {
-    finding_key(&f.file, &f.quote, f.occurrence, f.rule.as_deref())
+    finding_key(&f.file, &f.quote, f.occurrence, f.rule_text.as_deref())
 }
 
 /// A finding as an audit kept it, with the dimension it belongs to.
@@ -198,11 +206,13 @@ fn finding_from_json(value: &Value, at: &str) -> Result<Finding, PreviousError> 
         Some(_) => usize::try_from(number(value, "occurrence", at)?)
             .map_err(|_| malformed(&format!("{at}.occurrence")))?,
     };
-    let rule = match value.get("rule") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(rule)) => Some(rule.clone()),
-        Some(_) => return Err(malformed(&format!("{at}.rule"))),
+    let optional = |field: &str| match value.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text.clone())),
+        Some(_) => Err(malformed(&format!("{at}.{field}"))),
     };
+    let rule = optional("rule")?;
+    let rule_text = optional("rule_text")?;
     Ok(Finding {
         severity,
         rank,
@@ -212,6 +222,7 @@ fn finding_from_json(value: &Value, at: &str) -> Result<Finding, PreviousError> 
         quote: text(value, "quote", at)?.to_string(),
         occurrence,
         rule,
+        rule_text,
     })
 }
 
@@ -937,6 +948,7 @@ fn finding_json(f: &Finding) -> Map<String, Value> {
     object.insert("quote".into(), f.quote.clone().into());
     object.insert("occurrence".into(), f.occurrence.into());
     object.insert("rule".into(), f.rule.clone().into());
+    object.insert("rule_text".into(), f.rule_text.clone().into());
     object
 }
 

@@ -551,7 +551,7 @@ fn a_holding_line_names_its_place_and_its_rule() {
         "holds src/lib.rs:3 \"only `read_to_string` reads, and tests feed it through the fixture\" CLAUDE.md:2\n\
          holds src/lib.rs:3 \"the library's reader is the single place that reads, see lib.rs\" CLAUDE.md:3\n\
          rejected holds_elsewhere: the holding line names neither the file nor anything on the line it cites\n\
-         rejected no_such_rule: `rule` names no rule of this dimension\n\
+         rejected no_such_rule: `rule` names no rule of the plan\n\
          rejected missing_field: field `rule` is missing or of the wrong type\n\
          ignored 0",
     );

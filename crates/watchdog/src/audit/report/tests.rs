@@ -16,6 +16,7 @@ fn finding(severity: Severity, rank: u32, file: &str, line: usize, quote: &str) 
         quote: quote.to_string(),
         occurrence: 1,
         rule: None,
+        rule_text: None,
     }
 }
 
@@ -392,7 +393,7 @@ fn the_json_keeps_findings_holds_and_rejected_apart_with_their_field_names() {
                     "findings": [{
                         "severity": "high", "rank": 1, "claim": "claim about std::fs",
                         "file": "a.rs", "line": 3, "quote": "std::fs", "occurrence": 1,
-                        "rule": null, "status": "new", "key": "[\"a.rs\",\"std::fs\",1,null]",
+                        "rule": null, "rule_text": null, "status": "new", "key": "[\"a.rs\",\"std::fs\",1,null]",
                         "also_in": [],
                     }],
                     "unconfirmed": [],
@@ -462,8 +463,13 @@ fn a_key_is_the_file_the_normalised_quote_the_match_and_the_rule() {
     assert_ne!(finding_key("a.rs", "x", 1, None), finding_key("b.rs", "x", 1, None));
     assert_ne!(finding_key("a.rs", "x", 1, None), finding_key("a.rs", "x", 2, None));
     assert_ne!(
-        finding_key("a.rs", "x", 1, Some("CLAUDE.md:3")),
-        finding_key("a.rs", "x", 1, Some("CLAUDE.md:5"))
+        finding_key("a.rs", "x", 1, Some("Never sleep in a test")),
+        finding_key("a.rs", "x", 1, Some("Never write outside data/"))
+    );
+    // The rule is known by its words, not by where it stands.
+    assert_eq!(
+        finding_key("a.rs", "x", 1, Some("Never  sleep in a test.")),
+        finding_key("a.rs", "x", 1, Some("never sleep in a test"))
     );
     // A separator in one part cannot pose as two parts.
     assert_ne!(
