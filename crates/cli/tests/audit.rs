@@ -771,19 +771,27 @@ esac
             !shown.lines().any(|l| l.starts_with("# Audit: 0")),
             "{what}: {shown}"
         );
-        assert!(shown.contains("sleeps # Audit: 0 findings"), "{what}: {shown}");
+        assert!(
+            shown.contains("sleeps # Audit: 0 findings"),
+            "{what}: {shown}"
+        );
     }
     assert!(
         markdown.contains("> \\u{1b}]52;c;cm0gLXJmIH4=\\u{7}\\u{1b}[2J hello there"),
         "the quoted file text is shown with its controls visible: {markdown}"
     );
     assert!(
-        alert.starts_with(&format!("Audit of {}: ", root.canonicalize().unwrap().display())),
+        alert.starts_with(&format!(
+            "Audit of {}: ",
+            root.canonicalize().unwrap().display()
+        )),
         "{alert}"
     );
     let json = project.audit(script, &["--json"]);
     assert!(
-        !text(&json.stdout).chars().any(|c| c.is_control() && c != '\n'),
+        !text(&json.stdout)
+            .chars()
+            .any(|c| c.is_control() && c != '\n'),
         "{:?}",
         text(&json.stdout)
     );

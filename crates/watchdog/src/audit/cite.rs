@@ -36,7 +36,10 @@ use super::plan::Rule;
 pub enum Look {
     /// A text file of the project: its path relative to the root with every
     /// symlink resolved (`/`-separated), and its lines.
-    Text { canonical: String, lines: Vec<String> },
+    Text {
+        canonical: String,
+        lines: Vec<String>,
+    },
     /// No such (readable, regular) file inside the project.
     Missing,
     /// A file with a NUL byte in its first 8000 bytes (git's own test).
@@ -252,9 +255,9 @@ impl fmt::Display for RejectReason {
                 f.write_str("the file is generated or vendored, and no rule names it")
             }
             RejectReason::RuleLine => f.write_str("it cites a rule's own line"),
-            RejectReason::HoldsElsewhere => {
-                f.write_str("the holding line names neither the file nor anything on the line it cites")
-            }
+            RejectReason::HoldsElsewhere => f.write_str(
+                "the holding line names neither the file nor anything on the line it cites",
+            ),
             RejectReason::NoSuchRule => f.write_str("`rule` names no rule of the plan"),
         }
     }
@@ -489,7 +492,9 @@ pub fn check(output: &str, scope: Scope<'_>, files: &mut impl ProjectFiles) -> C
                         && normalised_quote(&kept.quote) == normalised_quote(&finding.quote)
                 }) =>
             {
-                checked.rejected.push(rejected(line, RejectReason::Duplicate));
+                checked
+                    .rejected
+                    .push(rejected(line, RejectReason::Duplicate));
             }
             Ok(Verdict::Finding(finding)) => checked.findings.push(finding),
             Ok(Verdict::Holds(holds)) => checked.holds.push(holds),
@@ -614,9 +619,13 @@ fn check_finding(
     let (occurrence, span) = flat
         .find_near(&normalised_quote(quote), line)
         .ok_or(RejectReason::QuoteNotThere)?;
-    if files.rule_places(context.scope.plan_rules).iter().any(|(rule_file, rule_line)| {
-        *rule_file == file && (*rule_line == line || (span.0..=span.1).contains(rule_line))
-    }) {
+    if files
+        .rule_places(context.scope.plan_rules)
+        .iter()
+        .any(|(rule_file, rule_line)| {
+            *rule_file == file && (*rule_line == line || (span.0..=span.1).contains(rule_line))
+        })
+    {
         return Err(RejectReason::RuleLine);
     }
     let rule = which_rule(named_rule, context.scope, &files.root)?;
@@ -716,7 +725,10 @@ fn which_rule<'a>(
             _ => None,
         });
     };
-    let (file, line) = named.trim().rsplit_once(':').ok_or(RejectReason::NoSuchRule)?;
+    let (file, line) = named
+        .trim()
+        .rsplit_once(':')
+        .ok_or(RejectReason::NoSuchRule)?;
     let line: usize = line.trim().parse().map_err(|_| RejectReason::NoSuchRule)?;
     let file = normalise(file.trim(), root).ok_or(RejectReason::NoSuchRule)?;
     scope
@@ -985,7 +997,9 @@ fn named_by_a_rule(path: &str, rules: &[Rule]) -> bool {
             || parts
                 .iter()
                 .filter(|part| VENDORED_FOLDERS.contains(part))
-                .any(|part| text.contains(&format!("{part}/")) || text.contains(&format!("`{part}`")))
+                .any(|part| {
+                    text.contains(&format!("{part}/")) || text.contains(&format!("`{part}`"))
+                })
     })
 }
 
@@ -994,7 +1008,13 @@ fn named_by_a_rule(path: &str, rules: &[Rule]) -> bool {
 /// letters or more, or a folder of two levels or more that holds it), or a
 /// code word (with `_`, `::`, `.`, `(` or an inner capital, or in
 /// backticks) that stands on the cited line or one next to it.
-fn names_place(holds: &str, canonical: &str, spelled: Option<&str>, lines: &[String], line: usize) -> bool {
+fn names_place(
+    holds: &str,
+    canonical: &str,
+    spelled: Option<&str>,
+    lines: &[String],
+    line: usize,
+) -> bool {
     let lower = holds.to_lowercase();
     let mut names: Vec<String> = vec![canonical.to_lowercase()];
     names.extend(spelled.map(str::to_lowercase));
@@ -1004,7 +1024,10 @@ fn names_place(holds: &str, canonical: &str, spelled: Option<&str>, lines: &[Str
     for end in 2..=parts.len() {
         names.push(parts[..end].join("/").to_lowercase());
     }
-    if names.iter().any(|n| !n.is_empty() && lower.contains(n.as_str())) {
+    if names
+        .iter()
+        .any(|n| !n.is_empty() && lower.contains(n.as_str()))
+    {
         return true;
     }
     if let Some((stem, _)) = name.rsplit_once('.')
@@ -1016,7 +1039,9 @@ fn names_place(holds: &str, canonical: &str, spelled: Option<&str>, lines: &[Str
     let first = line.saturating_sub(2);
     let last = line.min(lines.len());
     let cited = lines[first..last].join("\n");
-    code_words(holds).iter().any(|word| cited.contains(word.as_str()))
+    code_words(holds)
+        .iter()
+        .any(|word| cited.contains(word.as_str()))
 }
 
 /// The code-like words of a text: in backticks, or with `_`, `::`, `.`,

@@ -460,8 +460,14 @@ fn a_key_is_the_file_the_normalised_quote_the_match_and_the_rule() {
         finding_key("a.rs", "caf\u{65}\u{301}", 1, None),
         finding_key("a.rs", "caf\u{e9}", 1, None)
     );
-    assert_ne!(finding_key("a.rs", "x", 1, None), finding_key("b.rs", "x", 1, None));
-    assert_ne!(finding_key("a.rs", "x", 1, None), finding_key("a.rs", "x", 2, None));
+    assert_ne!(
+        finding_key("a.rs", "x", 1, None),
+        finding_key("b.rs", "x", 1, None)
+    );
+    assert_ne!(
+        finding_key("a.rs", "x", 1, None),
+        finding_key("a.rs", "x", 2, None)
+    );
     assert_ne!(
         finding_key("a.rs", "x", 1, Some("Never sleep in a test")),
         finding_key("a.rs", "x", 1, Some("Never write outside data/"))
@@ -590,7 +596,9 @@ fn a_finding_missed_once_is_not_gone_and_twice_is() {
     assert!(kept.gone.is_empty(), "{kept:?}");
     assert_eq!(kept.unconfirmed.len(), 1);
     assert!(
-        missed.markdown().contains("- not reported this time, its quote still there (high), `a.rs:2`"),
+        missed
+            .markdown()
+            .contains("- not reported this time, its quote still there (high), `a.rs:2`"),
         "{}",
         missed.markdown()
     );
@@ -668,7 +676,11 @@ fn one_holding_line_does_not_clear_a_dimension_of_several_rules() {
     };
     let result = |holding: Vec<Holds>| DimensionResult {
         name: "Testing".to_string(),
-        rules: vec!["CLAUDE.md:3".to_string(), "CLAUDE.md:4".to_string(), "CLAUDE.md:5".to_string()],
+        rules: vec![
+            "CLAUDE.md:3".to_string(),
+            "CLAUDE.md:4".to_string(),
+            "CLAUDE.md:5".to_string(),
+        ],
         outcome: Outcome::Checked(Checked {
             holds: holding,
             ..Checked::default()
@@ -690,7 +702,10 @@ fn one_holding_line_does_not_clear_a_dimension_of_several_rules() {
     );
     assert!(!markdown.contains("clean"), "{markdown}");
     let json = partial.to_json();
-    assert_eq!(json["dimensions"][0]["rules_checked"], json!(["CLAUDE.md:4"]));
+    assert_eq!(
+        json["dimensions"][0]["rules_checked"],
+        json!(["CLAUDE.md:4"])
+    );
     let all = synth(
         vec![result(vec![
             holds(Some("CLAUDE.md:3")),
@@ -701,7 +716,8 @@ fn one_holding_line_does_not_clear_a_dimension_of_several_rules() {
         None,
     );
     assert!(
-        all.markdown().contains("## Testing: clean (3 of 3 rules checked, 3 holding)"),
+        all.markdown()
+            .contains("## Testing: clean (3 of 3 rules checked, 3 holding)"),
         "{}",
         all.markdown()
     );
@@ -712,12 +728,23 @@ fn one_holding_line_does_not_clear_a_dimension_of_several_rules() {
 /// and report.md, from a claim and from quoted file text.
 #[test]
 fn auditor_text_cannot_reshape_the_report_or_the_alert() {
-    let mut hostile = finding(Severity::High, 1, "a.rs", 2, "x\u{1b}]52;c;cm0gLXJm\u{7}y\u{1b}[2J");
-    hostile.claim = "real claim\n# Audit: 0 findings\n- [high] Fake: forged line\u{1b}]52;c;aGk=\u{7}\u{1b}[2J".to_string();
+    let mut hostile = finding(
+        Severity::High,
+        1,
+        "a.rs",
+        2,
+        "x\u{1b}]52;c;cm0gLXJm\u{7}y\u{1b}[2J",
+    );
+    hostile.claim =
+        "real claim\n# Audit: 0 findings\n- [high] Fake: forged line\u{1b}]52;c;aGk=\u{7}\u{1b}[2J"
+            .to_string();
     let mut report = synth(
         vec![
             dimension("Purity\n## Injected", checked(vec![hostile])),
-            dimension("Docs", Outcome::Failed("exited 1:\n# boom\u{1b}[2J".to_string())),
+            dimension(
+                "Docs",
+                Outcome::Failed("exited 1:\n# boom\u{1b}[2J".to_string()),
+            ),
         ],
         None,
         None,
@@ -726,16 +753,30 @@ fn auditor_text_cannot_reshape_the_report_or_the_alert() {
     let markdown = report.markdown();
     let alert = report.alert().unwrap();
     for text in [&markdown, &alert] {
-        assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text:?}");
         assert!(
-            !text.lines().any(|l| l.starts_with("# Audit: 0") || l.starts_with("- [high] Fake") || l.starts_with("## Injected") || l.starts_with("# boom")),
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{text:?}"
+        );
+        assert!(
+            !text.lines().any(|l| l.starts_with("# Audit: 0")
+                || l.starts_with("- [high] Fake")
+                || l.starts_with("## Injected")
+                || l.starts_with("# boom")),
             "{text}"
         );
     }
     // The quote is shown with its controls made visible, not acted on.
-    assert!(markdown.contains("> x\\u{1b}]52;c;cm0gLXJm\\u{7}y\\u{1b}[2J"), "{markdown}");
+    assert!(
+        markdown.contains("> x\\u{1b}]52;c;cm0gLXJm\\u{7}y\\u{1b}[2J"),
+        "{markdown}"
+    );
     assert_eq!(alert.lines().count(), 2, "{alert}");
-    assert!(alert.starts_with("Audit of /srv/app: 1 finding in 1 checked dimension (1 new); 1 of 2 auditors failed\n"), "{alert}");
+    assert!(
+        alert.starts_with(
+            "Audit of /srv/app: 1 finding in 1 checked dimension (1 new); 1 of 2 auditors failed\n"
+        ),
+        "{alert}"
+    );
 }
 
 /// Issue 18: the alert never named the project, had no cap, and "0
@@ -744,14 +785,23 @@ fn auditor_text_cannot_reshape_the_report_or_the_alert() {
 fn the_alert_names_the_project_counts_carried_apart_and_is_capped() {
     let many: Vec<Finding> = (0..40)
         .map(|i| {
-            let mut f = finding(Severity::Low, i, "a.rs", i as usize + 1, &format!("quote number {i}"));
+            let mut f = finding(
+                Severity::Low,
+                i,
+                "a.rs",
+                i as usize + 1,
+                &format!("quote number {i}"),
+            );
             f.claim = format!("claim {i} {}", "long words ".repeat(40));
             f
         })
         .collect();
     let previous = Previous::from_json(
         &synth(
-            vec![dimension("Old", checked(vec![finding(Severity::Low, 1, "o.rs", 1, "old_one")]))],
+            vec![dimension(
+                "Old",
+                checked(vec![finding(Severity::Low, 1, "o.rs", 1, "old_one")]),
+            )],
             None,
             None,
         )
@@ -768,7 +818,11 @@ fn the_alert_names_the_project_counts_carried_apart_and_is_capped() {
     );
     report.project = "/srv/app".to_string();
     let alert = report.alert().unwrap();
-    assert!(alert.chars().count() <= ALERT_CHARS, "{}", alert.chars().count());
+    assert!(
+        alert.chars().count() <= ALERT_CHARS,
+        "{}",
+        alert.chars().count()
+    );
     let first = alert.lines().next().unwrap();
     assert_eq!(
         first,
@@ -776,8 +830,13 @@ fn the_alert_names_the_project_counts_carried_apart_and_is_capped() {
     );
     assert!(alert.lines().filter(|l| l.starts_with("- [low]")).count() <= ALERT_FINDINGS);
     assert!(
-        alert.ends_with("… (cut; the report has the rest)") || alert.ends_with("and 30 more new (the report lists them)"),
+        alert.ends_with("… (cut; the report has the rest)")
+            || alert.ends_with("and 30 more new (the report lists them)"),
         "{alert}"
     );
-    assert!(report.markdown().starts_with(&format!("# {first}\n")), "{}", report.markdown());
+    assert!(
+        report.markdown().starts_with(&format!("# {first}\n")),
+        "{}",
+        report.markdown()
+    );
 }
