@@ -241,7 +241,7 @@ fn render_json(sources: &[Source], now: i64) -> String {
 /// too: serde_json escapes only the C0 ones, and a hostile endpoint's board
 /// could put U+009B (a one-character CSI) in front of a terminal that reads
 /// `status --json`. They stand only inside strings, so the JSON means the same.
-fn escape_c1(json: &str) -> String {
+pub(crate) fn escape_c1(json: &str) -> String {
     let mut out = String::with_capacity(json.len());
     for c in json.chars() {
         match c {

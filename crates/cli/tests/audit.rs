@@ -170,13 +170,37 @@ fn a_second_audit_marks_what_is_still_open_and_what_is_gone() {
         silent.contains("its earlier findings are kept as they were"),
         "{silent}"
     );
-    // The finding is gone: the auditor answers, and no longer reports it.
+    // The auditor answers and no longer reports it, but its quote is still
+    // in the file: missed once is not gone (issue 18).
     let holds = r#"cat > /dev/null
 echo '{"holds":"src/app.rs waits on the ready file at line 2 now, no sleep is left in src","file":"src/app.rs","line":2}'
 "#;
+    let missed = text(&project.audit(holds, &[]).stdout);
+    assert!(!missed.contains("gone"), "{missed}");
+    assert!(
+        missed.contains("not reported this time, its quote still there"),
+        "{missed}"
+    );
+    // Twice in a row: gone.
+    let twice = text(&project.audit(holds, &[]).stdout);
+    assert!(
+        twice.contains("gone (high, not reported twice in a row)"),
+        "{twice}"
+    );
+    assert!(!twice.contains("still open"), "{twice}");
+    // A finding whose quote left the file is gone at once.
+    let project = Project::new();
+    project.audit(MIXED, &[]);
+    std::fs::write(
+        project.root().join("src/app.rs"),
+        "fn main() {\n    wait_for_ready();\n    std::fs::write(\"/tmp/x\", \"\").unwrap();\n}\n",
+    )
+    .unwrap();
     let fixed = text(&project.audit(holds, &[]).stdout);
-    assert!(fixed.to_lowercase().contains("gone"), "{fixed}");
-    assert!(!fixed.contains("still open"), "{fixed}");
+    assert!(
+        fixed.contains("gone (high, its quote left the file)"),
+        "{fixed}"
+    );
 }
 
 #[test]
@@ -567,12 +591,208 @@ fn a_second_audit_of_a_project_being_audited_is_refused() {
     // Both dimensions' holding rules are in the first audit's report.
     let clean = |out: Vec<String>| {
         out.iter()
-            .filter(|l| l.contains("clean (1 rule holds)"))
+            .filter(|l| l.contains("clean (1 of 1 rule checked, 1 holding)"))
             .count()
     };
     assert!(
         bmb_testkit::bin::wait_until(30, || clean(first.out()) == 2),
         "{:?}",
         first.out()
+    );
+}
+
+/// Every file under `dir`, as bytes, with its path.
+fn every_file(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(every_file(&path));
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            out.push((path, bytes));
+        }
+    }
+    out
+}
+
+/// Issue 18: a secret from a gitignored `.env`, cited by an auditor, was
+/// written into report.md and last.json. Its text is now in no kept file,
+/// on no stream and in no alert.
+#[test]
+fn a_secret_from_a_gitignored_env_is_kept_nowhere() {
+    let project = Project::new();
+    let root = project.root();
+    std::fs::write(root.join(".gitignore"), ".env\n").unwrap();
+    git(&root, &["add", ".gitignore"]);
+    git(&root, &["commit", "-q", "-m", "ignore .env"]);
+    let secret = "sk-live-PLANTED-7f3a9c2e1b";
+    std::fs::write(root.join(".env"), format!("API_KEY={secret}\n")).unwrap();
+    let alert = project.state.path().join("alert.txt");
+    let script = format!(
+        r#"cat > /dev/null
+echo '{{"severity":"high","rank":1,"claim":"the key API_KEY={secret} is in the tree","file":".env","line":1,"quote":"API_KEY={secret}"}}'
+echo '{{"severity":"high","rank":1,"claim":"the key API_KEY={secret} is in the tree","file":"{root}/.env","line":1,"quote":"API_KEY={secret}"}}'
+echo '{{"severity":"medium","rank":2,"claim":"src/app.rs sleeps, and API_KEY={secret} would leak","file":"src/app.rs","line":2,"quote":"std::thread::sleep(std::time::Duration::from_secs(1));"}}'
+echo '{{"holds":"API_KEY={secret} stays in .env and out of src","file":".env","line":1}}'
+"#,
+        root = root.display()
+    );
+    let alert_cmd = format!("cat > '{}'", alert.display());
+    for extra in [&["--alert-cmd", alert_cmd.as_str()][..], &["--json"][..]] {
+        let output = project.audit(&script, extra);
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        for (stream, bytes) in [("stdout", &output.stdout), ("stderr", &output.stderr)] {
+            assert!(
+                !text(bytes).contains(secret),
+                "{stream} holds the secret: {}",
+                text(bytes)
+            );
+        }
+        let out = text(&output.stdout);
+        assert!(out.contains("ignored by git"), "said why: {out}");
+        assert!(out.contains("sleeps"), "the other finding is kept: {out}");
+    }
+    assert!(alert.exists(), "the alert ran");
+    let kept = every_file(project.state.path());
+    assert!(
+        kept.iter().any(|(p, _)| p.ends_with("report.md"))
+            && kept.iter().any(|(p, _)| p.ends_with("last.json"))
+    );
+    for (path, bytes) in kept {
+        if path.ends_with("auditor.sh") {
+            continue; // the test's own script
+        }
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(secret),
+            "{} holds the secret",
+            path.display()
+        );
+    }
+}
+
+/// Issue 18: a symlink alias read as gone plus new, and one finding from
+/// two dimensions was two. Both are one finding, still open.
+#[test]
+fn a_symlink_alias_and_a_second_dimension_are_the_same_finding() {
+    let project = Project::new();
+    let root = project.root();
+    std::os::unix::fs::symlink("src/app.rs", root.join("alias.rs")).unwrap();
+    git(&root, &["add", "alias.rs"]);
+    git(&root, &["commit", "-q", "-m", "alias"]);
+    // Both dimensions' auditors report the sleep as breaking the Testing
+    // rule (CLAUDE.md:5).
+    let cite = |file: &str| {
+        format!(
+            r#"cat > /dev/null
+echo '{{"severity":"high","rank":1,"claim":"the app sleeps a second instead of waiting","file":"{file}","line":2,"quote":"std::thread::sleep(std::time::Duration::from_secs(1));","rule":"CLAUDE.md:5"}}'
+"#
+        )
+    };
+    let first: serde_json::Value =
+        serde_json::from_slice(&project.audit(&cite("src/app.rs"), &["--json"]).stdout).unwrap();
+    let findings = |report: &serde_json::Value| -> Vec<serde_json::Value> {
+        report["dimensions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|d| d["findings"].as_array().unwrap().clone())
+            .collect()
+    };
+    // Both dimensions reported it: one finding, the other dimension named.
+    let one = findings(&first);
+    assert_eq!(one.len(), 1, "{first}");
+    assert_eq!(one[0]["also_in"], serde_json::json!(["Storage"]), "{first}");
+    let again: serde_json::Value =
+        serde_json::from_slice(&project.audit(&cite("alias.rs"), &["--json"]).stdout).unwrap();
+    let one = findings(&again);
+    assert_eq!(one.len(), 1, "{again}");
+    assert_eq!(one[0]["file"], "src/app.rs");
+    assert_eq!(one[0]["status"], "still_open", "{again}");
+    let gone: usize = again["dimensions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["gone"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(gone, 0, "{again}");
+}
+
+/// Issues 18 and 19: a newline in a claim made headings, and OSC 52 or
+/// clear-screen in a claim or in quoted file text reached stdout and
+/// report.md verbatim.
+#[test]
+fn escapes_and_newlines_from_an_auditor_reshape_nothing() {
+    let project = Project::new();
+    let root = project.root();
+    std::fs::write(
+        root.join("src/banner.rs"),
+        "const BANNER: &str = \"\u{1b}]52;c;cm0gLXJmIH4=\u{7}\u{1b}[2J hello there\";\n",
+    )
+    .unwrap();
+    git(&root, &["add", "."]);
+    git(&root, &["commit", "-q", "-m", "banner"]);
+    let script = r#"cat > /dev/null
+case "$BMB_AUDIT_DIMENSION" in
+*Testing*)
+cat <<'EOF'
+{"severity":"high","rank":1,"claim":"sleeps\n# Audit: 0 findings\n\u001b]52;c;aGVsbG8=\u0007\u001b[2J\u009b2J cleared","file":"src/app.rs","line":2,"quote":"std::thread::sleep(std::time::Duration::from_secs(1));"}
+{"severity":"low","rank":2,"claim":"the banner writes the clipboard","file":"src/banner.rs","line":1,"quote":"\u001b]52;c;cm0gLXJmIH4=\u0007\u001b[2J hello there"}
+EOF
+;;
+esac
+"#;
+    let alert = project.state.path().join("alert.txt");
+    let output = project.audit(
+        script,
+        &["--alert-cmd", &format!("cat > '{}'", alert.display())],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let folder = std::fs::read_dir(project.state.path().join("bmb-monitor/audits"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let markdown = std::fs::read_to_string(folder.join("report.md")).unwrap();
+    let alert = std::fs::read_to_string(&alert).unwrap();
+    for (what, shown) in [
+        ("stdout", text(&output.stdout)),
+        ("report.md", markdown.clone()),
+        ("alert", alert.clone()),
+    ] {
+        assert!(
+            !shown.chars().any(|c| c.is_control() && c != '\n'),
+            "{what}: {shown:?}"
+        );
+        assert!(
+            !shown.lines().any(|l| l.starts_with("# Audit: 0")),
+            "{what}: {shown}"
+        );
+        assert!(
+            shown.contains("sleeps # Audit: 0 findings"),
+            "{what}: {shown}"
+        );
+    }
+    assert!(
+        markdown.contains("> \\u{1b}]52;c;cm0gLXJmIH4=\\u{7}\\u{1b}[2J hello there"),
+        "the quoted file text is shown with its controls visible: {markdown}"
+    );
+    assert!(
+        alert.starts_with(&format!(
+            "Audit of {}: ",
+            root.canonicalize().unwrap().display()
+        )),
+        "{alert}"
+    );
+    let json = project.audit(script, &["--json"]);
+    assert!(
+        !text(&json.stdout)
+            .chars()
+            .any(|c| c.is_control() && c != '\n'),
+        "{:?}",
+        text(&json.stdout)
     );
 }

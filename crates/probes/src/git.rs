@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::file::ReadError;
-use crate::run::{CommandFailed, Invocation, Limits, run};
+use crate::run::{CommandFailed, Invocation, Limits, Outcome, run};
 
 /// Why a git question has no answer. Every one is "unanswerable", never a
 /// zero count or an unchanged tree.
@@ -214,6 +214,68 @@ pub fn local_base_ref(worktree: &Path) -> Result<String, GitError> {
         return Ok("refs/remotes/origin/main".to_owned());
     }
     Err(GitError::NoBaseRef)
+}
+
+/// Which of `paths` (relative to `project`) git ignores: `git check-ignore
+/// --stdin -z` in one call, so `.gitignore` at every level,
+/// `.git/info/exclude` and `core.excludesFile` all count, and a tracked file
+/// is never ignored (git's own answer). `Err` when git cannot answer (not a
+/// repository, a timeout): the caller treats every path as ignored.
+pub fn ignored(project: &Path, paths: &[&str], timeout: Duration) -> Result<Vec<bool>, GitError> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut input = Vec::new();
+    for path in paths {
+        input.extend_from_slice(path.as_bytes());
+        input.push(0);
+    }
+    let invocation = git(project)
+        .args(["check-ignore", "--stdin", "-z"])
+        .stdin(input);
+    let limits = Limits {
+        timeout,
+        max_output: 1 << 20,
+        ..Limits::default()
+    };
+    let outcome = run(&invocation, &limits);
+    // 0: some are ignored (listed), 1: none is; anything else is no answer.
+    let listed = match &outcome {
+        Outcome::Exited {
+            code: Some(0),
+            stdout,
+            ..
+        } if !stdout.truncated => stdout.text(),
+        Outcome::Exited { code: Some(1), .. } => String::new(),
+        _ => return Err(GitError::Failed(CommandFailed::new(&invocation, &outcome))),
+    };
+    let listed: Vec<&str> = listed.split('\0').filter(|p| !p.is_empty()).collect();
+    Ok(paths.iter().map(|path| listed.contains(path)).collect())
+}
+
+/// For a project that is not a git repository: whether `path` (relative to
+/// `project`) is ignored by the `.gitignore` files of the project's folders
+/// on its way, the deepest deciding, as git would decide it.
+pub fn ignored_outside_git(project: &Path, path: &str) -> bool {
+    let mut folder = project.to_path_buf();
+    let parts: Vec<&str> = path.split('/').collect();
+    let mut verdict = false;
+    for depth in 0..parts.len() {
+        let mut builder = ignore::gitignore::GitignoreBuilder::new(&folder);
+        builder.add(folder.join(".gitignore"));
+        if let Ok(matcher) = builder.build() {
+            let full = project.join(path);
+            match matcher.matched_path_or_any_parents(&full, false) {
+                ignore::Match::Ignore(_) => verdict = true,
+                ignore::Match::Whitelist(_) => verdict = false,
+                ignore::Match::None => {}
+            }
+        }
+        if depth + 1 < parts.len() {
+            folder.push(parts[depth]);
+        }
+    }
+    verdict
 }
 
 /// Whether `worktree` is inside a git repository (a `.git` folder or file

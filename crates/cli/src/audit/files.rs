@@ -1,45 +1,110 @@
 //! The project's files as the citation check reads them: inside the project
 //! only (a symlink that leads out is no file of the project), bounded, never
-//! blocking on a FIFO.
+//! blocking on a FIFO; a file git ignores is never read at all, and a
+//! binary one is said to be binary.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use watchdog::audit::cite::Look;
 
 /// A file larger than this is not a source file a citation can point into.
 const MAX_FILE_BYTES: u64 = 8 << 20;
 
+/// git's own binary test: a NUL byte in the first 8000 bytes.
+const BINARY_PROBE_BYTES: usize = 8000;
+
+/// How long git may take to say which files it ignores.
+const GIT_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Reads cited files under `root` (canonical), caching each.
 pub(super) struct ProjectTree {
     root: PathBuf,
-    cache: std::collections::HashMap<String, Option<Vec<String>>>,
+    root_text: String,
+    in_git: bool,
+    cache: std::collections::HashMap<String, Look>,
 }
 
 impl ProjectTree {
     pub(super) fn new(root: PathBuf) -> ProjectTree {
         ProjectTree {
+            root_text: root.to_string_lossy().into_owned(),
+            in_git: probes::git::check_repository(&root).is_ok(),
             root,
             cache: std::collections::HashMap::new(),
         }
     }
 
-    fn read(&self, relative: &str) -> Option<Vec<String>> {
-        let path = self.root.join(relative);
-        let real = path.canonicalize().ok()?;
-        if !real.starts_with(&self.root) {
-            return None;
+    /// Whether git (or, outside git, the `.gitignore` files) ignores any of
+    /// `paths`; a git that cannot answer counts as yes, so a secret is never
+    /// read on a failed check.
+    ///
+    /// `canonical` is the file read and must get an answer; `spelled` (the
+    /// path as cited, through a symlink perhaps) is asked too, and counts
+    /// only when git answers for it (git refuses a path beyond a symlink).
+    fn ignored(&self, canonical: &str, spelled: &str) -> bool {
+        if [canonical, spelled]
+            .iter()
+            .any(|p| p.split('/').any(|part| part == ".git"))
+        {
+            return true;
         }
-        let text = probes::file::read_regular_text(&real, MAX_FILE_BYTES).ok()?;
-        Some(text.lines().map(str::to_string).collect())
+        if !self.in_git {
+            return [canonical, spelled]
+                .iter()
+                .any(|p| probes::git::ignored_outside_git(&self.root, p));
+        }
+        let canonical_ignored = probes::git::ignored(&self.root, &[canonical], GIT_TIMEOUT)
+            .map_or(true, |answers| answers.contains(&true));
+        canonical_ignored
+            || (spelled != canonical
+                && probes::git::ignored(&self.root, &[spelled], GIT_TIMEOUT)
+                    .is_ok_and(|answers| answers.contains(&true)))
+    }
+
+    fn read(&self, relative: &str) -> Look {
+        let path = self.root.join(relative);
+        let Ok(real) = path.canonicalize() else {
+            return Look::Missing;
+        };
+        let Some(canonical) = real
+            .strip_prefix(&self.root)
+            .ok()
+            .and_then(Path::to_str)
+            .filter(|c| !c.is_empty())
+            .map(str::to_string)
+        else {
+            return Look::Missing;
+        };
+        if self.ignored(&canonical, relative) {
+            return Look::Ignored;
+        }
+        let Ok(bytes) = probes::file::read_regular(&real, MAX_FILE_BYTES) else {
+            return Look::Missing;
+        };
+        if bytes[..bytes.len().min(BINARY_PROBE_BYTES)].contains(&0) {
+            return Look::Binary;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        Look::Text {
+            canonical,
+            lines: text.lines().map(str::to_string).collect(),
+        }
     }
 }
 
 impl watchdog::audit::cite::ProjectFiles for ProjectTree {
-    fn lines(&mut self, path: &str) -> Option<Vec<String>> {
+    fn root(&self) -> &str {
+        &self.root_text
+    }
+
+    fn look(&mut self, path: &str) -> Look {
         if let Some(cached) = self.cache.get(path) {
             return cached.clone();
         }
-        let lines = self.read(path);
-        self.cache.insert(path.to_string(), lines.clone());
-        lines
+        let look = self.read(path);
+        self.cache.insert(path.to_string(), look.clone());
+        look
     }
 }
 

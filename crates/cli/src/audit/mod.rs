@@ -139,18 +139,27 @@ pub fn run(args: Args) -> ExitCode {
         ),
     };
     let mut tree = files::ProjectTree::new(root.clone());
+    let plan_rules: Vec<plan::Rule> = plan
+        .dimensions
+        .iter()
+        .flat_map(|d| d.rules.iter().cloned())
+        .collect();
     let results: Vec<DimensionResult> = plan
         .dimensions
         .iter()
         .zip(answers)
         .map(|(dimension, answer)| {
-            let rules: Vec<&str> = dimension.rules.iter().map(|r| r.text.as_str()).collect();
+            let scope = cite::Scope {
+                rules: &dimension.rules,
+                plan_rules: &plan_rules,
+            };
             let outcome = match answer {
-                team::Answer::Said(text) => Outcome::Checked(cite::check(&text, &rules, &mut tree)),
+                team::Answer::Said(text) => Outcome::Checked(cite::check(&text, scope, &mut tree)),
                 team::Answer::Failed(why) => Outcome::Failed(why),
             };
             DimensionResult {
                 name: dimension.name.clone(),
+                rules: dimension.rules.iter().map(cite::rule_ref).collect(),
                 outcome,
             }
         })
@@ -174,8 +183,9 @@ pub fn run(args: Args) -> ExitCode {
             None
         }
     };
-    let mut report = report::synthesise(results, previous.as_ref(), changed);
+    let mut report = report::synthesise(results, previous.as_ref(), changed, &mut tree);
     report.unverified = unverified;
+    report.project = project.clone();
     let json = report.to_json();
     let markdown = report.markdown();
     if let Err(why) = store::keep(&folder, &json, &markdown) {
@@ -184,7 +194,8 @@ pub fn run(args: Args) -> ExitCode {
         ));
     }
     let printed = if args.json {
-        print_checked(&json)
+        // No C1 control reaches a terminal from a quote (serde_json escapes C0 only).
+        print_checked(crate::status::escape_c1(&json.to_string()))
     } else {
         print_checked(markdown.trim_end())
     };

@@ -33,9 +33,13 @@ Be ADVERSARIAL: try to falsify the project's claim about itself. Read the code a
 the rules are about; a rule is broken when you can point at the line that breaks it.\n\n\
 Answer with JSON lines only, one object per line:\n\
 - a finding: {{\"severity\":\"high\"|\"medium\"|\"low\",\"rank\":N,\"claim\":\"what is wrong\",\
-\"file\":\"path/in/project\",\"line\":N,\"quote\":\"the exact text at that line\"}}\n\
+\"file\":\"path/in/project\",\"line\":N,\"quote\":\"the exact text at that line\",\"rule\":\"FILE:LINE of the rule it breaks\"}}\n\
 - a rule that genuinely holds: {{\"holds\":\"one specific line on why it holds\",\
-\"file\":\"path/in/project\",\"line\":N}}\n\n\
+\"file\":\"path/in/project\",\"line\":N,\"rule\":\"FILE:LINE of the rule that holds\"}}\n\n\
+Name the rule (its FILE:LINE as listed above) in every object: a dimension is clean only when each \
+of its rules has a finding or a holding line. A holding line cites the code where the rule holds and \
+names that file or what stands on that line, never the rule's own line. Quote at least a few words, \
+never a gitignored file (such as .env), a binary, a generated or a vendored file.\n\n\
 Every finding cites a file and line inside the project and quotes the text there; a finding \
 without a citation that resolves is rejected. Rank findings, 1 first. Never pad: a finding that \
 only restates the rule is rejected. \"No issues found\" is noise and is rejected: say in one \

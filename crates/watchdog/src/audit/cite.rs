@@ -5,29 +5,64 @@
 //! object per line, anywhere in its stdout, either a finding
 //! `{"severity":"high"|"medium"|"low","rank":N,"claim":"…","file":"path/in/project","line":N,"quote":"the text at that line"}`
 //! or a holding rule `{"holds":"one specific line on why it holds","file":"…","line":N}`.
-//! More fields may be added; these may not change. A line that is not such an
-//! object is ignored and counted; one that has the shape but gets a field
-//! wrong, or whose citation does not resolve, is rejected with why.
+//! More fields may be added; these may not change. One is: `"rule":"FILE:LINE"`,
+//! the rule (as the prompt lists it) that the finding breaks or that holds.
+//! A line that is not such an object is ignored and counted; one that has
+//! the shape but gets a field wrong, or whose citation does not resolve or
+//! proves nothing, is rejected with why.
 //!
 //! Checks run in this order, and the first that fails is the reason:
 //! the fields, then (for a holding rule) generic noise, then the path, the
-//! file, the line, (for a finding) the quote, and last padding.
+//! file (missing, binary, ignored by git), the line, generated or vendored
+//! files, (for a finding) the quote's length and whether it is there, a
+//! rule's own line, (for a holding rule) whether it names the place it
+//! cites, the `rule` field, and last padding.
+//!
+//! What is kept is single-line and capped: a claim or a holding line of
+//! many lines, escapes or controls cannot reshape the report that shows it.
+//! Nothing of an item that cites an ignored file is kept (its line, claim
+//! and quote), and its quote is blanked out of everything else kept.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use serde_json::{Map, Value};
+use unicode_normalization::UnicodeNormalization;
+
+use super::plan::Rule;
+
+/// What a cited file is, as the caller's port found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Look {
+    /// A text file of the project: its path relative to the root with every
+    /// symlink resolved (`/`-separated), and its lines.
+    Text {
+        canonical: String,
+        lines: Vec<String>,
+    },
+    /// No such (readable, regular) file inside the project.
+    Missing,
+    /// A file with a NUL byte in its first 8000 bytes (git's own test).
+    Binary,
+    /// A file git ignores (and does not track), or one inside `.git`, or
+    /// one whose ignore status could not be learnt. Its text is never kept.
+    Ignored,
+}
 
 /// The project's files as the auditor cites them. The caller implements it;
 /// [`check`] asks only for a path it has already normalised and found to stay
 /// inside the project: relative, no `..` that leaves the root, no NUL, no
 /// backslash, no control character.
 ///
-/// The `bmb-monitor` adapter reads with bounded reads and also refuses a
-/// symlink that leads out of the project root, which pure code cannot see.
+/// The `bmb-monitor` adapter reads with bounded reads, refuses a symlink that
+/// leads out of the project root (which pure code cannot see), and asks git
+/// which files it ignores.
 pub trait ProjectFiles {
-    /// The file's lines, or `None` when there is no such (readable) file.
-    fn lines(&mut self, path: &str) -> Option<Vec<String>>;
+    /// The project's root as an absolute path: an absolute citation inside
+    /// it is read relative to it (what Claude Code's tools print).
+    fn root(&self) -> &str;
+    /// What `path` (relative to the root) is.
+    fn look(&mut self, path: &str) -> Look;
 }
 
 /// How bad a finding is. Ordered most severe first, so sorting ascending
@@ -67,30 +102,49 @@ impl fmt::Display for Severity {
 }
 
 /// A finding whose citation resolved: the quoted text is at or next to
-/// `file:line`. `file` is the normalised relative path.
+/// `file:line`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     pub severity: Severity,
     pub rank: u32,
+    /// One line, sanitised, at most [`CLAIM_CHARS`] characters.
     pub claim: String,
+    /// The canonical path: relative to the root, every symlink resolved.
     pub file: String,
     pub line: usize,
+    /// As the auditor quoted it (it is in the file); shown through
+    /// [`visible`].
     pub quote: String,
+    /// Which match of the quote in the file this is, from 1: the same text
+    /// cited on two of its places is two findings.
+    pub occurrence: usize,
+    /// The rule it breaks, `FILE:LINE` as the plan lists it, when the
+    /// auditor named it or the dimension has one rule.
+    pub rule: Option<String>,
+    /// That rule's text: what the finding's identity holds of the rule
+    /// (its line moves when the rules file is edited; its words do not).
+    pub rule_text: Option<String>,
 }
 
 /// A rule the auditor says holds, with a specific reason and a citation that
-/// resolved.
+/// resolved and that the reason names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Holds {
+    /// One line, sanitised, at most [`CLAIM_CHARS`] characters.
     pub holds: String,
+    /// The canonical path.
     pub file: String,
     pub line: usize,
+    /// The rule that holds, as for [`Finding::rule`].
+    pub rule: Option<String>,
 }
 
 /// An object of the contract's shape that did not survive, with why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rejected {
-    /// The auditor's line, cut to [`REJECTED_LINE_CHARS`] characters.
+    /// The auditor's line through [`visible`], cut to
+    /// [`REJECTED_LINE_CHARS`] characters; for an ignored file, only its
+    /// path and line.
     pub line: String,
     pub why: RejectReason,
 }
@@ -99,8 +153,9 @@ pub struct Rejected {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RejectReason {
-    /// The path is absolute, leaves the project, or holds NUL, a backslash
-    /// or a control character; the project's files were not asked.
+    /// The path leaves the project (relative with `..`, or absolute outside
+    /// the root), or holds NUL, a backslash or a control character; the
+    /// project's files were not asked.
     PathEscape,
     NoSuchFile,
     /// `line` is not within the file's `lines` (lines count from 1).
@@ -108,8 +163,8 @@ pub enum RejectReason {
         line: usize,
         lines: usize,
     },
-    /// The quoted text (whitespace-normalised) is not on the cited line, the
-    /// one before or the one after; an empty quote is never there.
+    /// The quoted text (whitespace- and Unicode-normalised) is not on the
+    /// cited line, the one before or the one after.
     QuoteNotThere,
     /// A holding rule that says nothing specific ("no issues found", or too
     /// few words to say why this rule holds).
@@ -122,10 +177,28 @@ pub enum RejectReason {
     },
     /// `severity` is a string, but not `high`, `medium` or `low`.
     BadSeverity,
-    /// A finding at the same file and quote as one kept above it: a finding
-    /// is known by its place (how it is matched with the previous audit), so
-    /// a second claim there is one finding said twice.
+    /// A finding at the same place (file, quote, which match of it) as one
+    /// kept above it: one finding said twice.
     Duplicate,
+    /// The quote has fewer than [`MIN_QUOTE_CHARS`] letters or digits: a
+    /// `}` or `x` is on half the lines of any file.
+    ShortQuote,
+    /// The file is binary.
+    Binary,
+    /// The file is ignored by git (or inside `.git`): what it holds (a
+    /// `.env`'s secrets) is never kept, and it is no source of the project.
+    Ignored,
+    /// A generated or vendored file ([`generated`]) that no rule names: the
+    /// project's rules are not about it.
+    Generated,
+    /// The citation is a rule's own line: a rule is no evidence against
+    /// (or for) itself.
+    RuleLine,
+    /// A holding line that names neither the cited file nor anything on the
+    /// cited line: the citation does not back its claim.
+    HoldsElsewhere,
+    /// `rule` names no rule of the plan.
+    NoSuchRule,
 }
 
 impl RejectReason {
@@ -141,6 +214,13 @@ impl RejectReason {
             RejectReason::MissingField { .. } => "missing_field",
             RejectReason::BadSeverity => "bad_severity",
             RejectReason::Duplicate => "duplicate",
+            RejectReason::ShortQuote => "short_quote",
+            RejectReason::Binary => "binary",
+            RejectReason::Ignored => "ignored",
+            RejectReason::Generated => "generated",
+            RejectReason::RuleLine => "rule_line",
+            RejectReason::HoldsElsewhere => "holds_elsewhere",
+            RejectReason::NoSuchRule => "no_such_rule",
         }
     }
 }
@@ -161,8 +241,24 @@ impl fmt::Display for RejectReason {
             }
             RejectReason::BadSeverity => f.write_str("severity is not high, medium or low"),
             RejectReason::Duplicate => {
-                f.write_str("the same file and quote as a finding kept above it")
+                f.write_str("the same place and quote as a finding kept above it")
             }
+            RejectReason::ShortQuote => write!(
+                f,
+                "the quote has fewer than {MIN_QUOTE_CHARS} letters or digits"
+            ),
+            RejectReason::Binary => f.write_str("the file is binary"),
+            RejectReason::Ignored => {
+                f.write_str("the file is ignored by git; nothing it holds is kept")
+            }
+            RejectReason::Generated => {
+                f.write_str("the file is generated or vendored, and no rule names it")
+            }
+            RejectReason::RuleLine => f.write_str("it cites a rule's own line"),
+            RejectReason::HoldsElsewhere => f.write_str(
+                "the holding line names neither the file nor anything on the line it cites",
+            ),
+            RejectReason::NoSuchRule => f.write_str("`rule` names no rule of the plan"),
         }
     }
 }
@@ -179,6 +275,32 @@ pub struct Checked {
 
 /// How much of a rejected line the report keeps: enough to recognise it.
 pub const REJECTED_LINE_CHARS: usize = 200;
+
+/// How much of a claim or a holding line is kept.
+pub const CLAIM_CHARS: usize = 300;
+
+/// A quote needs at least this many letters or digits to point at one
+/// place: `}`, `x` or `);` prove nothing.
+pub const MIN_QUOTE_CHARS: usize = 6;
+
+/// What a quote of an ignored file is replaced with wherever else it stands.
+pub const WITHHELD: &str = "[text of an ignored file, withheld]";
+
+/// What an audit checks against: the dimension's rules and every rule of
+/// the plan.
+#[derive(Debug, Clone, Copy)]
+pub struct Scope<'a> {
+    /// The dimension's rules: the padding check and the `rule` field.
+    pub rules: &'a [Rule],
+    /// Every rule of the plan: none of their lines is evidence, and a
+    /// generated file one of them names may be cited.
+    pub plan_rules: &'a [Rule],
+}
+
+/// A rule as findings and holding rules name it: `FILE:LINE`.
+pub fn rule_ref(rule: &Rule) -> String {
+    format!("{}:{}", rule.file, rule.line)
+}
 
 /// A holding line needs at least this many words to say why *this* rule
 /// holds; the seed's example ("the token ratchet covers px in components, the
@@ -336,15 +458,18 @@ pub const MIN_SPECIFIC_WORDS: usize = 3;
 pub const PADDING_EXTRA_WORDS: usize = 4;
 
 /// Read an auditor's stdout: each line that is a contract object becomes a
-/// finding, a holding rule or a rejection; `rules` are the texts of the
-/// dimension's rules, for the padding check.
-pub fn check(output: &str, rules: &[&str], files: &mut impl ProjectFiles) -> Checked {
-    let rules: Vec<String> = rules.iter().map(|r| words(r)).collect();
+/// finding, a holding rule or a rejection.
+pub fn check(output: &str, scope: Scope<'_>, files: &mut impl ProjectFiles) -> Checked {
+    let rule_words: Vec<String> = scope.rules.iter().map(|r| words(&r.text)).collect();
     let mut cache = FileCache {
+        root: files.root().to_string(),
         files,
         seen: BTreeMap::new(),
+        rule_places: None,
     };
+    let context = Context { scope, rule_words };
     let mut checked = Checked::default();
+    let mut withheld: Vec<String> = Vec::new();
     for line in output.lines() {
         let line = line.trim();
         if line.is_empty() {
@@ -355,35 +480,97 @@ pub fn check(output: &str, rules: &[&str], files: &mut impl ProjectFiles) -> Che
             continue;
         };
         let verdict = if object.contains_key("holds") {
-            check_holds(&object, &mut cache).map(Verdict::Holds)
+            check_holds(&object, &context, &mut cache).map(Verdict::Holds)
         } else {
-            check_finding(&object, &rules, &mut cache).map(Verdict::Finding)
+            check_finding(&object, &context, &mut cache).map(Verdict::Finding)
         };
         match verdict {
             Ok(Verdict::Finding(finding))
                 if checked.findings.iter().any(|kept| {
-                    kept.file == finding.file && squeeze(&kept.quote) == squeeze(&finding.quote)
+                    kept.file == finding.file
+                        && kept.occurrence == finding.occurrence
+                        && normalised_quote(&kept.quote) == normalised_quote(&finding.quote)
                 }) =>
             {
-                checked.rejected.push(Rejected {
-                    line: shorten(line, REJECTED_LINE_CHARS),
-                    why: RejectReason::Duplicate,
-                });
+                checked
+                    .rejected
+                    .push(rejected(line, RejectReason::Duplicate));
             }
             Ok(Verdict::Finding(finding)) => checked.findings.push(finding),
             Ok(Verdict::Holds(holds)) => checked.holds.push(holds),
-            Err(why) => checked.rejected.push(Rejected {
-                line: shorten(line, REJECTED_LINE_CHARS),
-                why,
-            }),
+            Err(RejectReason::Ignored) => {
+                // Nothing the auditor said of it is kept; its quote is
+                // blanked out wherever else it stands.
+                for field in ["quote", "claim", "holds"] {
+                    if let Some(text) = object.get(field).and_then(Value::as_str) {
+                        let text = squeeze(text);
+                        if text.chars().filter(|c| c.is_alphanumeric()).count() >= 4 {
+                            withheld.push(text);
+                        }
+                    }
+                }
+                let place = format!(
+                    "{{\"file\":{},\"line\":{}}} (the rest of this line is not kept)",
+                    Value::from(visible(
+                        object.get("file").and_then(Value::as_str).unwrap_or(""),
+                        REJECTED_LINE_CHARS
+                    )),
+                    object.get("line").and_then(Value::as_u64).unwrap_or(0)
+                );
+                checked.rejected.push(Rejected {
+                    line: place,
+                    why: RejectReason::Ignored,
+                });
+            }
+            Err(why) => checked.rejected.push(rejected(line, why)),
         }
     }
+    if !withheld.is_empty() {
+        withhold(&mut checked, &withheld);
+    }
     checked
+}
+
+fn rejected(line: &str, why: RejectReason) -> Rejected {
+    Rejected {
+        line: visible(line, REJECTED_LINE_CHARS),
+        why,
+    }
+}
+
+/// Every kept text that holds one of `secrets` (squeezed) has it replaced
+/// by [`WITHHELD`]; a kept text is whitespace-squeezed for the search.
+fn withhold(checked: &mut Checked, secrets: &[String]) {
+    let blank = |text: &mut String| {
+        if secrets.iter().any(|s| squeeze(text).contains(s.as_str())) {
+            let mut out = squeeze(text);
+            for secret in secrets {
+                out = out.replace(secret.as_str(), WITHHELD);
+            }
+            *text = out;
+        }
+    };
+    for f in &mut checked.findings {
+        blank(&mut f.claim);
+        blank(&mut f.quote);
+    }
+    for h in &mut checked.holds {
+        blank(&mut h.holds);
+    }
+    for r in &mut checked.rejected {
+        blank(&mut r.line);
+    }
 }
 
 enum Verdict {
     Finding(Finding),
     Holds(Holds),
+}
+
+struct Context<'a> {
+    scope: Scope<'a>,
+    /// The dimension's rules as [`words`], for the padding check.
+    rule_words: Vec<String>,
 }
 
 /// The keys that tell a contract object from any other JSON an agent prints
@@ -404,7 +591,7 @@ fn contract_object(line: &str) -> Option<Map<String, Value>> {
 
 fn check_finding(
     object: &Map<String, Value>,
-    rules: &[String],
+    context: &Context<'_>,
     files: &mut FileCache<'_, impl ProjectFiles>,
 ) -> Result<Finding, RejectReason> {
     let severity = Severity::parse(string(object, "severity")?).ok_or(RejectReason::BadSeverity)?;
@@ -420,38 +607,77 @@ fn check_finding(
     let file = string(object, "file")?;
     let line = line_number(object)?;
     let quote = string(object, "quote")?;
+    let named_rule = rule_field(object)?;
     let (file, lines) = files.resolve(file, line)?;
-    if !quote_is_there(quote, &lines, line) {
-        return Err(RejectReason::QuoteNotThere);
+    if generated(&file, &lines) && !named_by_a_rule(&file, context.scope.plan_rules) {
+        return Err(RejectReason::Generated);
     }
-    if is_padding(claim, rules) {
+    if quote.chars().filter(|c| c.is_alphanumeric()).count() < MIN_QUOTE_CHARS {
+        return Err(RejectReason::ShortQuote);
+    }
+    let flat = Flat::of(&lines);
+    let (occurrence, span) = flat
+        .find_near(&normalised_quote(quote), line)
+        .ok_or(RejectReason::QuoteNotThere)?;
+    if files
+        .rule_places(context.scope.plan_rules)
+        .iter()
+        .any(|(rule_file, rule_line)| {
+            *rule_file == file && (*rule_line == line || (span.0..=span.1).contains(rule_line))
+        })
+    {
+        return Err(RejectReason::RuleLine);
+    }
+    let rule = which_rule(named_rule, context.scope, &files.root)?;
+    if is_padding(claim, &context.rule_words) {
         return Err(RejectReason::Padding);
     }
     Ok(Finding {
         severity,
         rank,
-        claim: claim.to_string(),
+        claim: one_line(claim, CLAIM_CHARS),
         file,
         line,
         quote: quote.to_string(),
+        occurrence,
+        rule: rule.map(rule_ref),
+        rule_text: rule.map(|r| r.text.clone()),
     })
 }
 
 fn check_holds(
     object: &Map<String, Value>,
+    context: &Context<'_>,
     files: &mut FileCache<'_, impl ProjectFiles>,
 ) -> Result<Holds, RejectReason> {
     let holds = string(object, "holds")?;
     let file = string(object, "file")?;
     let line = line_number(object)?;
+    let named_rule = rule_field(object)?;
     if is_generic(holds) {
         return Err(RejectReason::Generic);
     }
-    let (file, _) = files.resolve(file, line)?;
+    let spelled = normalise(file, &files.root);
+    let (file, lines) = files.resolve(file, line)?;
+    if generated(&file, &lines) && !named_by_a_rule(&file, context.scope.plan_rules) {
+        return Err(RejectReason::Generated);
+    }
+    if files
+        .rule_places(context.scope.plan_rules)
+        .iter()
+        .any(|(rule_file, rule_line)| *rule_file == file && *rule_line == line)
+    {
+        return Err(RejectReason::RuleLine);
+    }
+    if !names_place(holds, &file, spelled.as_deref(), &lines, line) {
+        return Err(RejectReason::HoldsElsewhere);
+    }
+    let rule = which_rule(named_rule, context.scope, &files.root)?;
     Ok(Holds {
-        holds: holds.to_string(),
+        holds: one_line(holds, CLAIM_CHARS),
         file,
         line,
+        rule: rule.map(rule_ref),
     })
 }
 
@@ -475,43 +701,127 @@ fn line_number(object: &Map<String, Value>) -> Result<usize, RejectReason> {
         .ok_or(RejectReason::MissingField { field: "line" })
 }
 
+/// The optional `rule` field: absent, or a string.
+fn rule_field(object: &Map<String, Value>) -> Result<Option<&str>, RejectReason> {
+    match object.get("rule") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(rule)) => Ok(Some(rule)),
+        Some(_) => Err(RejectReason::MissingField { field: "rule" }),
+    }
+}
+
+/// The rule an item is about: the one its `rule` names (`FILE:LINE`, the
+/// path spelled as a citation may be; a rule of the dimension, or of
+/// another dimension of the plan, since two auditors may see one breach),
+/// or the dimension's only rule.
+fn which_rule<'a>(
+    named: Option<&str>,
+    scope: Scope<'a>,
+    root: &str,
+) -> Result<Option<&'a Rule>, RejectReason> {
+    let Some(named) = named else {
+        return Ok(match scope.rules {
+            [only] => Some(only),
+            _ => None,
+        });
+    };
+    let (file, line) = named
+        .trim()
+        .rsplit_once(':')
+        .ok_or(RejectReason::NoSuchRule)?;
+    let line: usize = line.trim().parse().map_err(|_| RejectReason::NoSuchRule)?;
+    let file = normalise(file.trim(), root).ok_or(RejectReason::NoSuchRule)?;
+    scope
+        .rules
+        .iter()
+        .chain(scope.plan_rules)
+        .find(|rule| rule.line == line && normalise(&rule.file, root).as_deref() == Some(&file))
+        .map(Some)
+        .ok_or(RejectReason::NoSuchRule)
+}
+
 /// The port behind a cache: an auditor cites the same file many times.
 struct FileCache<'a, P> {
+    root: String,
     files: &'a mut P,
-    seen: BTreeMap<String, Option<Vec<String>>>,
+    seen: BTreeMap<String, Look>,
+    /// Where each rule of the plan stands (canonical file, first line),
+    /// learnt when a citation first needs it.
+    rule_places: Option<Vec<(String, usize)>>,
 }
 
 impl<P: ProjectFiles> FileCache<'_, P> {
-    /// The normalised path and the file's lines, when `path:line` is inside
-    /// the project and exists.
-    fn resolve(&mut self, path: &str, line: usize) -> Result<(String, Vec<String>), RejectReason> {
-        let path = normalise(path).ok_or(RejectReason::PathEscape)?;
+    fn rule_places(&mut self, rules: &[Rule]) -> Vec<(String, usize)> {
+        if let Some(places) = &self.rule_places {
+            return places.clone();
+        }
+        let places: Vec<(String, usize)> = rules
+            .iter()
+            .filter_map(|rule| {
+                let path = normalise(&rule.file, &self.root)?;
+                match self.look(&path) {
+                    Look::Text { canonical, .. } => Some((canonical, rule.line)),
+                    _ => None,
+                }
+            })
+            .collect();
+        self.rule_places = Some(places.clone());
+        places
+    }
+
+    fn look(&mut self, path: &str) -> Look {
         let files = &mut *self.files;
-        let lines = self
-            .seen
-            .entry(path.clone())
-            .or_insert_with_key(|path| files.lines(path))
+        self.seen
+            .entry(path.to_string())
+            .or_insert_with_key(|path| files.look(path))
             .clone()
-            .ok_or(RejectReason::NoSuchFile)?;
+    }
+
+    /// The canonical path and the file's lines, when `path:line` is inside
+    /// the project, exists and is a text file git does not ignore.
+    fn resolve(&mut self, path: &str, line: usize) -> Result<(String, Vec<String>), RejectReason> {
+        let path = normalise(path, &self.root).ok_or(RejectReason::PathEscape)?;
+        let (canonical, lines) = match self.look(&path) {
+            Look::Text { canonical, lines } => (canonical, lines),
+            Look::Missing => return Err(RejectReason::NoSuchFile),
+            Look::Binary => return Err(RejectReason::Binary),
+            Look::Ignored => return Err(RejectReason::Ignored),
+        };
         if line == 0 || line > lines.len() {
             return Err(RejectReason::NoSuchLine {
                 line,
                 lines: lines.len(),
             });
         }
-        Ok((path, lines))
+        Ok((canonical, lines))
     }
 }
 
 /// A cited path as a relative path inside the project, `a/./b` as `a/b` and
-/// `a/../b` as `b`; `None` for an absolute path, one whose `..` leaves the
+/// `a/../b` as `b`; an absolute path inside `root` as the part after it.
+/// `None` for an absolute path outside `root`, one whose `..` leaves the
 /// root at any point, one naming the root itself, or one holding NUL, a
 /// backslash (a Windows separator that a Unix reader would take as a name)
 /// or any other control character.
-pub fn normalise(path: &str) -> Option<String> {
-    if path.starts_with('/') || path.chars().any(|c| c == '\\' || c.is_control()) {
+pub fn normalise(path: &str, root: &str) -> Option<String> {
+    if path.chars().any(|c| c == '\\' || c.is_control()) {
         return None;
     }
+    let relative = match path.strip_prefix('/') {
+        Some(_) => {
+            let path = lexical(path)?;
+            let root = lexical(root)?;
+            path.strip_prefix(&root)?.strip_prefix('/')?.to_string()
+        }
+        None => path.to_string(),
+    };
+    let relative = lexical(&relative)?;
+    (!relative.is_empty()).then_some(relative)
+}
+
+/// `a/./b` as `a/b`, `a/../b` as `b`, no leading or doubled `/`; `None`
+/// when a `..` leaves the top.
+fn lexical(path: &str) -> Option<String> {
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
         match part {
@@ -522,9 +832,6 @@ pub fn normalise(path: &str) -> Option<String> {
             name => parts.push(name),
         }
     }
-    if parts.is_empty() {
-        return None;
-    }
     Some(parts.join("/"))
 }
 
@@ -533,16 +840,231 @@ fn squeeze(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The quote is within the cited line and its neighbours, joined, so a quote
-/// that spans a line break or sits one line off is still there.
-fn quote_is_there(quote: &str, lines: &[String], line: usize) -> bool {
-    let quote = squeeze(quote);
-    if quote.is_empty() {
-        return false;
+/// A quote as it is compared: Unicode NFC (an NFD `é` is the same text),
+/// runs of whitespace as one space.
+pub fn normalised_quote(text: &str) -> String {
+    squeeze(&text.nfc().collect::<String>())
+}
+
+/// A file's text as quotes are matched in it: [`normalised_quote`] of all
+/// its lines as one, with the line each part came from.
+struct Flat {
+    text: String,
+    /// `(byte offset in text, line from 1)` where each line's words begin.
+    starts: Vec<(usize, usize)>,
+}
+
+impl Flat {
+    fn of(lines: &[String]) -> Flat {
+        let mut text = String::new();
+        let mut starts = Vec::new();
+        for (i, line) in lines.iter().enumerate() {
+            let line = normalised_quote(line);
+            if line.is_empty() {
+                continue;
+            }
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            starts.push((text.len(), i + 1));
+            text.push_str(&line);
+        }
+        Flat { text, starts }
+    }
+
+    fn line_at(&self, offset: usize) -> usize {
+        let at = self.starts.partition_point(|(start, _)| *start <= offset);
+        self.starts[at.saturating_sub(1)].1
+    }
+
+    /// Every match of `quote`, as the lines it spans.
+    fn matches(&self, quote: &str) -> Vec<(usize, usize)> {
+        if quote.is_empty() {
+            return Vec::new();
+        }
+        self.text
+            .match_indices(quote)
+            .map(|(at, _)| (self.line_at(at), self.line_at(at + quote.len() - 1)))
+            .collect()
+    }
+
+    /// Which match of `quote` (from 1) touches `line` or a line next to it,
+    /// and the lines it spans.
+    fn find_near(&self, quote: &str, line: usize) -> Option<(usize, (usize, usize))> {
+        let near = line.saturating_sub(1)..=line + 1;
+        let matches = self.matches(quote);
+        // The match that covers the cited line itself wins over one beside it.
+        let covering = matches.iter().position(|(a, b)| (*a..=*b).contains(&line));
+        let index = covering.or_else(|| {
+            matches
+                .iter()
+                .position(|(a, b)| *a <= *near.end() && *b >= *near.start())
+        })?;
+        Some((index + 1, matches[index]))
+    }
+}
+
+/// Whether `quote` (normalised) is anywhere in `lines`: a finding whose
+/// quote has left its file is gone.
+pub fn quote_in(quote: &str, lines: &[String]) -> bool {
+    !Flat::of(lines).matches(&normalised_quote(quote)).is_empty()
+}
+
+/// Folders whose files the project did not write: vendored, installed or
+/// built.
+pub const VENDORED_FOLDERS: [&str; 13] = [
+    "vendor",
+    "vendored",
+    "third_party",
+    "third-party",
+    "node_modules",
+    "bower_components",
+    "dist",
+    "target",
+    ".venv",
+    "venv",
+    "site-packages",
+    "__generated__",
+    "generated",
+];
+
+/// Files a tool writes: lock files, minified and source-map files,
+/// protobuf and other generators' outputs (by name or ending).
+const GENERATED_NAMES: [&str; 13] = [
+    "Cargo.lock",
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "poetry.lock",
+    "uv.lock",
+    "Pipfile.lock",
+    "Gemfile.lock",
+    "composer.lock",
+    "go.sum",
+    "flake.lock",
+    "bun.lock",
+];
+const GENERATED_ENDINGS: [&str; 10] = [
+    ".min.js",
+    ".min.css",
+    ".map",
+    ".pb.go",
+    "_pb2.py",
+    "_pb2_grpc.py",
+    ".pb.h",
+    ".pb.cc",
+    ".g.dart",
+    ".designer.cs",
+];
+
+/// What a generator writes at the top of its output (looked for,
+/// lowercase, in the first five lines).
+const GENERATED_MARKS: [&str; 6] = [
+    "@generated",
+    "do not edit",
+    "auto-generated",
+    "autogenerated",
+    "automatically generated",
+    "code generated by",
+];
+
+/// The file is generated or vendored: under a [`VENDORED_FOLDERS`] folder,
+/// named like a tool's output, or marked as one in its first lines.
+pub fn generated(path: &str, lines: &[String]) -> bool {
+    let mut parts: Vec<&str> = path.split('/').collect();
+    let name = parts.pop().unwrap_or("");
+    parts.iter().any(|part| VENDORED_FOLDERS.contains(part))
+        || GENERATED_NAMES.contains(&name)
+        || GENERATED_ENDINGS.iter().any(|end| name.ends_with(end))
+        || name.contains(".generated.")
+        || lines.iter().take(5).any(|line| {
+            let line = line.to_lowercase();
+            GENERATED_MARKS.iter().any(|mark| line.contains(mark))
+        })
+}
+
+/// A rule names the file: its path, its name, or the vendored folder it is
+/// under (`vendor/`).
+fn named_by_a_rule(path: &str, rules: &[Rule]) -> bool {
+    let path = path.to_lowercase();
+    let mut parts: Vec<&str> = path.split('/').collect();
+    let name = parts.pop().unwrap_or("");
+    rules.iter().any(|rule| {
+        let text = rule.text.to_lowercase();
+        text.contains(&path)
+            || (name.len() >= 4 && text.contains(name))
+            || parts
+                .iter()
+                .filter(|part| VENDORED_FOLDERS.contains(part))
+                .any(|part| {
+                    text.contains(&format!("{part}/")) || text.contains(&format!("`{part}`"))
+                })
+    })
+}
+
+/// A holding line names the place it cites: the file (its path, the path as
+/// cited, its name, its name without the extension when that has four
+/// letters or more, or a folder of two levels or more that holds it), or a
+/// code word (with `_`, `::`, `.`, `(` or an inner capital, or in
+/// backticks) that stands on the cited line or one next to it.
+fn names_place(
+    holds: &str,
+    canonical: &str,
+    spelled: Option<&str>,
+    lines: &[String],
+    line: usize,
+) -> bool {
+    let lower = holds.to_lowercase();
+    let mut names: Vec<String> = vec![canonical.to_lowercase()];
+    names.extend(spelled.map(str::to_lowercase));
+    let mut parts: Vec<&str> = canonical.split('/').collect();
+    let name = parts.pop().unwrap_or("").to_lowercase();
+    names.push(name.clone());
+    for end in 2..=parts.len() {
+        names.push(parts[..end].join("/").to_lowercase());
+    }
+    if names
+        .iter()
+        .any(|n| !n.is_empty() && lower.contains(n.as_str()))
+    {
+        return true;
+    }
+    if let Some((stem, _)) = name.rsplit_once('.')
+        && stem.chars().count() >= 4
+        && contains_words(&words(holds), &words(stem))
+    {
+        return true;
     }
     let first = line.saturating_sub(2);
-    let last = line.min(lines.len() - 1);
-    squeeze(&lines[first..=last].join("\n")).contains(&quote)
+    let last = line.min(lines.len());
+    let cited = lines[first..last].join("\n");
+    code_words(holds)
+        .iter()
+        .any(|word| cited.contains(word.as_str()))
+}
+
+/// The code-like words of a text: in backticks, or with `_`, `::`, `.`,
+/// `(` or a capital after the first letter; four characters or more.
+fn code_words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, quoted) in text.split('`').enumerate() {
+        if i % 2 == 1 && quoted.trim().chars().count() >= 4 {
+            out.push(quoted.trim().to_string());
+        }
+    }
+    for word in text.split(|c: char| c.is_whitespace() || ",;\"'`".contains(c)) {
+        let word = word.trim_end_matches(['.', ':', ')', '(']);
+        let code_like = word.contains('_')
+            || word.contains("::")
+            || word.contains('.')
+            || word.contains('(')
+            || word.chars().skip(1).any(char::is_uppercase);
+        if code_like && word.chars().filter(|c| c.is_alphanumeric()).count() >= 4 {
+            out.push(word.to_string());
+        }
+    }
+    out
 }
 
 /// Lowercase words of letters and digits, joined by one space: how claims,
@@ -603,6 +1125,36 @@ pub(crate) fn shorten(text: &str, chars: usize) -> String {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_string(),
     }
+}
+
+/// Auditor prose (a claim, a holding line, a failure) as one line a
+/// terminal, a markdown report or a chat shows as text: escape sequences,
+/// controls and bidirectional overrides removed, every run of whitespace
+/// (line breaks too) one space, at most `chars` characters.
+pub fn one_line(text: &str, chars: usize) -> String {
+    shorten(&squeeze(&classify::plain_text(text)), chars)
+}
+
+/// Quoted file text (or an auditor's raw line) as one line with every
+/// control character made visible instead of acted on: `\n`, `\t`, `\r`
+/// as such, any other C0 or C1 control, DEL, and the bidirectional and
+/// zero-width controls as `\u{…}`; at most `chars` characters.
+pub fn visible(text: &str, chars: usize) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control()
+                || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2028}' | '\u{2029}' | '\u{2066}'..='\u{2069}' | '\u{61c}' | '\u{feff}') =>
+            {
+                out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+            }
+            c => out.push(c),
+        }
+    }
+    shorten(&out, chars)
 }
 
 #[cfg(test)]

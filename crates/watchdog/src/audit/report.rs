@@ -1,21 +1,32 @@
 //! The report bmb synthesises from what survived R-CITE: per dimension, the
 //! kept findings ranked by severity then the auditor's rank, each new or
 //! still open since the previous audit, the findings that are gone, the
-//! holding rules, and the rejected items apart with why. The auditors' own
-//! summaries are never the verdict.
+//! holding rules, which of the dimension's rules were checked, and the
+//! rejected items apart with why. The auditors' own summaries are never the
+//! verdict.
 //!
 //! Only what changed is news: a finding is known again by its
-//! [`finding_key`] (dimension, file, whitespace-normalised quote), not by its
-//! line, which moves as the project is edited. The previous audit is the
-//! previous report's [`Report::to_json`], read back with
+//! [`finding_key`] (canonical file, normalised quote, which match of it, the
+//! rule), not by its line, which moves as the project is edited, nor by the
+//! dimension that found it: the same finding from two dimensions is one
+//! finding. A finding is gone only when its quote has left its file, or when
+//! two audits in a row of its dimension did not report it. The previous
+//! audit is the previous report's [`Report::to_json`], read back with
 //! [`Previous::from_json`]; the caller keeps it between audits.
+//!
+//! Every auditor text the report shows is one line, sanitised and capped
+//! ([`one_line`], [`visible`]): no claim can make a heading, a fake alert
+//! line or a terminal escape.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde_json::{Map, Value, json};
 
-use super::cite::{Checked, Finding, Holds, Rejected, Severity, shorten};
+use super::cite::{
+    Checked, Finding, Holds, Look, ProjectFiles, Rejected, Severity, normalised_quote, one_line,
+    quote_in, shorten, visible,
+};
 
 /// What one dimension's auditor came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,15 +42,30 @@ pub enum Outcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DimensionResult {
     pub name: String,
+    /// The dimension's rules, `FILE:LINE` ([`super::cite::rule_ref`]).
+    pub rules: Vec<String>,
     pub outcome: Outcome,
 }
 
-/// A finding's identity across audits: the dimension, the file and the
-/// quote with runs of whitespace as one space. Not the line: lines move.
-/// The key is a JSON array's text, so no separator can be forged by a quote.
-pub fn finding_key(dimension: &str, file: &str, quote: &str) -> String {
-    let quote = quote.split_whitespace().collect::<Vec<_>>().join(" ");
-    json!([dimension, file, quote]).to_string()
+/// A finding's identity across audits and dimensions: the canonical file,
+/// the quote in NFC with runs of whitespace as one space, which match of it
+/// in the file, and the rule's words (`rule_text`). Not the line, of the
+/// finding or of the rule: lines move. Not the dimension: two dimensions
+/// that find one breach of one rule found one thing. The key is a JSON
+/// array's text, so no separator can be forged by a quote.
+pub fn finding_key(file: &str, quote: &str, occurrence: usize, rule_text: Option<&str>) -> String {
+    let rule = rule_text.map(|text| {
+        text.to_lowercase()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
+    json!([file, normalised_quote(quote), occurrence, rule]).to_string()
+}
+
+fn key_of(f: &Finding) -> String {
+    finding_key(&f.file, &f.quote, f.occurrence, f.rule_text.as_deref())
 }
 
 /// A finding as an audit kept it, with the dimension it belongs to.
@@ -47,11 +73,14 @@ pub fn finding_key(dimension: &str, file: &str, quote: &str) -> String {
 pub struct Known {
     pub dimension: String,
     pub finding: Finding,
+    /// How many audits in a row of its dimension did not report it while
+    /// its quote stayed in the file (0 or 1: at 2 it is gone).
+    pub missed: u32,
 }
 
 impl Known {
     pub fn key(&self) -> String {
-        finding_key(&self.dimension, &self.finding.file, &self.finding.quote)
+        key_of(&self.finding)
     }
 }
 
@@ -84,7 +113,8 @@ impl std::error::Error for PreviousError {}
 
 impl Previous {
     /// The previous audit from its report's JSON: the findings of every
-    /// dimension (`dimensions[].findings`) and the ones it carried.
+    /// dimension (`dimensions[].findings`, and `unconfirmed`, the ones missed
+    /// once) and the ones it carried. A finding known twice is kept once.
     pub fn from_json(value: &Value) -> Result<Previous, PreviousError> {
         let mut findings = Vec::new();
         for (d, dimension) in array(value, "dimensions", "dimensions")?.iter().enumerate() {
@@ -95,6 +125,20 @@ impl Previous {
                 findings.push(Known {
                     dimension: name.to_string(),
                     finding: finding_from_json(finding, &format!("{at}.findings[{i}]"))?,
+                    missed: 0,
+                });
+            }
+            // Absent in reports of before it was kept.
+            let unconfirmed = dimension
+                .get("unconfirmed")
+                .and_then(Value::as_array)
+                .map_or(&[][..], Vec::as_slice);
+            for (i, finding) in unconfirmed.iter().enumerate() {
+                let at = format!("{at}.unconfirmed[{i}]");
+                findings.push(Known {
+                    dimension: name.to_string(),
+                    finding: finding_from_json(finding, &at)?,
+                    missed: missed(finding, &at)?.max(1),
                 });
             }
         }
@@ -103,8 +147,11 @@ impl Previous {
             findings.push(Known {
                 dimension: text(known, "dimension", &at)?.to_string(),
                 finding: finding_from_json(known, &at)?,
+                missed: missed(known, &at)?,
             });
         }
+        let mut seen = BTreeSet::new();
+        findings.retain(|known| seen.insert(known.key()));
         Ok(Previous { findings })
     }
 
@@ -138,6 +185,14 @@ fn number(value: &Value, field: &str, at: &str) -> Result<u64, PreviousError> {
         .ok_or_else(|| malformed(&format!("{at}.{field}")))
 }
 
+fn missed(value: &Value, at: &str) -> Result<u32, PreviousError> {
+    match value.get("missed") {
+        None => Ok(0),
+        Some(_) => u32::try_from(number(value, "missed", at)?)
+            .map_err(|_| malformed(&format!("{at}.missed"))),
+    }
+}
+
 fn finding_from_json(value: &Value, at: &str) -> Result<Finding, PreviousError> {
     let severity = Severity::parse(text(value, "severity", at)?)
         .ok_or_else(|| malformed(&format!("{at}.severity")))?;
@@ -145,6 +200,19 @@ fn finding_from_json(value: &Value, at: &str) -> Result<Finding, PreviousError> 
         u32::try_from(number(value, "rank", at)?).map_err(|_| malformed(&format!("{at}.rank")))?;
     let line = usize::try_from(number(value, "line", at)?)
         .map_err(|_| malformed(&format!("{at}.line")))?;
+    // Both absent in reports of before they were kept: the first match, no rule.
+    let occurrence = match value.get("occurrence") {
+        None => 1,
+        Some(_) => usize::try_from(number(value, "occurrence", at)?)
+            .map_err(|_| malformed(&format!("{at}.occurrence")))?,
+    };
+    let optional = |field: &str| match value.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text.clone())),
+        Some(_) => Err(malformed(&format!("{at}.{field}"))),
+    };
+    let rule = optional("rule")?;
+    let rule_text = optional("rule_text")?;
     Ok(Finding {
         severity,
         rank,
@@ -152,6 +220,9 @@ fn finding_from_json(value: &Value, at: &str) -> Result<Finding, PreviousError> 
         file: text(value, "file", at)?.to_string(),
         line,
         quote: text(value, "quote", at)?.to_string(),
+        occurrence,
+        rule,
+        rule_text,
     })
 }
 
@@ -161,7 +232,7 @@ fn finding_from_json(value: &Value, at: &str) -> Result<Finding, PreviousError> 
 pub enum Status {
     /// Not in the previous audit (or there was none).
     New,
-    /// The previous audit kept it too.
+    /// The previous audit kept it too (in any dimension).
     StillOpen,
 }
 
@@ -179,6 +250,42 @@ impl Status {
 pub struct Ranked {
     pub finding: Finding,
     pub status: Status,
+    /// The other dimensions that reported it too: one finding, listed once.
+    pub also_in: Vec<String>,
+}
+
+/// Why a finding is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GoneWhy {
+    /// Its quote is no longer in its file (or the file is no longer one
+    /// the audit reads).
+    QuoteLeft,
+    /// Two audits in a row of its dimension did not report it.
+    Unreported,
+}
+
+impl GoneWhy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GoneWhy::QuoteLeft => "quote_left",
+            GoneWhy::Unreported => "unreported_twice",
+        }
+    }
+
+    fn said(self) -> &'static str {
+        match self {
+            GoneWhy::QuoteLeft => "its quote left the file",
+            GoneWhy::Unreported => "not reported twice in a row",
+        }
+    }
+}
+
+/// A finding of the previous audit that is gone, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gone {
+    pub finding: Finding,
+    pub why: GoneWhy,
 }
 
 /// A dimension whose auditor's output was checked.
@@ -186,25 +293,54 @@ pub struct Ranked {
 pub struct Kept {
     /// Most severe first, then by the auditor's rank.
     pub findings: Vec<Ranked>,
-    /// Findings of the previous audit of this dimension that are no longer
-    /// reported, ranked the same way.
-    pub gone: Vec<Finding>,
+    /// Findings of the previous audit of this dimension that are gone,
+    /// ranked the same way.
+    pub gone: Vec<Gone>,
+    /// Findings of the previous audit of this dimension not reported this
+    /// time although their quote is still in the file: neither news nor
+    /// gone; gone if the next audit does not report them either.
+    pub unconfirmed: Vec<Finding>,
     pub holds: Vec<Holds>,
     pub rejected: Vec<Rejected>,
     pub ignored_lines: usize,
+    /// The dimension's rules that a kept finding or holding rule is about.
+    pub rules_checked: Vec<String>,
+    /// The rest of its rules: what this audit says nothing of.
+    pub rules_unchecked: Vec<String>,
 }
 
 impl Kept {
-    /// Nothing found and nothing gone: the dimension is one line.
+    /// Nothing found, nothing gone or in doubt, every rule checked: the
+    /// dimension is one line.
     pub fn is_clean(&self) -> bool {
-        self.findings.is_empty() && self.gone.is_empty()
+        self.findings.is_empty()
+            && self.gone.is_empty()
+            && self.unconfirmed.is_empty()
+            && self.rules_unchecked.is_empty()
+    }
+
+    fn rules_said(&self) -> String {
+        let total = self.rules_checked.len() + self.rules_unchecked.len();
+        let mut counts = Vec::new();
+        if total > 0 {
+            counts.push(format!(
+                "{} of {} checked",
+                self.rules_checked.len(),
+                plural(total, "rule", "rules")
+            ));
+        }
+        counts.push(plural(self.holds.len(), "holding", "holding"));
+        if !self.rejected.is_empty() {
+            counts.push(format!("{} rejected", self.rejected.len()));
+        }
+        counts.join(", ")
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
     Kept(Kept),
-    /// The auditor failed: how.
+    /// The auditor failed: how (one line).
     Failed(String),
 }
 
@@ -217,6 +353,9 @@ pub struct DimensionReport {
 /// An audit's report.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
+    /// The project, as the report's headline and the alert name it (empty:
+    /// unnamed).
+    pub project: String,
     /// The project's git state moved while the auditors ran: how. Said first.
     pub changed_by_auditors: Option<String>,
     /// Why the auditors' writes could not be seen (not a git repository, git
@@ -230,19 +369,23 @@ pub struct Report {
 }
 
 /// The report from what survived: each dimension's findings ranked and
-/// marked against `previous`, the previous findings no longer reported
-/// marked gone, per dimension name.
+/// marked against `previous` (one finding reported by two dimensions is
+/// kept in the first), the previous findings no longer reported marked gone
+/// or unconfirmed after a look at their file in `files`.
 pub fn synthesise(
     results: Vec<DimensionResult>,
     previous: Option<&Previous>,
     changed_by_auditors: Option<String>,
+    files: &mut impl ProjectFiles,
 ) -> Report {
     let previous: &[Known] = previous.map_or(&[], |p| p.findings());
-    let mut checked_names = BTreeSet::new();
+    let before: BTreeSet<String> = previous.iter().map(Known::key).collect();
     let mut dimensions = Vec::new();
+    // Where each kept key stands: (dimension index, finding index).
+    let mut kept_at: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for result in results {
         let verdict = match result.outcome {
-            Outcome::Failed(how) => Verdict::Failed(how),
+            Outcome::Failed(how) => Verdict::Failed(one_line(&how, FAILURE_CHARS)),
             // An answer with nothing that survived says nothing of the
             // dimension: its open findings are not gone, they are unknown
             // (an empty or error reply must not read as "fixed").
@@ -252,8 +395,50 @@ pub fn synthesise(
                 Verdict::Failed(said_nothing(&checked))
             }
             Outcome::Checked(checked) => {
-                checked_names.insert(result.name.clone());
-                Verdict::Kept(mark(&result.name, checked, previous))
+                let index = dimensions.len();
+                let mut kept = Kept {
+                    holds: checked.holds,
+                    rejected: checked.rejected,
+                    ignored_lines: checked.ignored_lines,
+                    ..Kept::default()
+                };
+                for finding in checked.findings {
+                    let key = key_of(&finding);
+                    if let Some(&(d, f)) = kept_at.get(&key) {
+                        if let Some(DimensionReport {
+                            verdict: Verdict::Kept(first),
+                            ..
+                        }) = dimensions.get_mut(d)
+                        {
+                            first.findings[f].also_in.push(result.name.clone());
+                        }
+                        continue;
+                    }
+                    kept_at.insert(key.clone(), (index, kept.findings.len()));
+                    kept.findings.push(Ranked {
+                        status: if before.contains(&key) {
+                            Status::StillOpen
+                        } else {
+                            Status::New
+                        },
+                        finding,
+                        also_in: Vec::new(),
+                    });
+                }
+                let about: BTreeSet<&str> = kept
+                    .findings
+                    .iter()
+                    .filter_map(|r| r.finding.rule.as_deref())
+                    .chain(kept.holds.iter().filter_map(|h| h.rule.as_deref()))
+                    .collect();
+                let (checked_rules, unchecked): (Vec<String>, Vec<String>) = result
+                    .rules
+                    .iter()
+                    .cloned()
+                    .partition(|rule| about.contains(rule.as_str()));
+                kept.rules_checked = checked_rules;
+                kept.rules_unchecked = unchecked;
+                Verdict::Kept(kept)
             }
         };
         dimensions.push(DimensionReport {
@@ -261,12 +446,54 @@ pub fn synthesise(
             verdict,
         });
     }
-    let carried = previous
-        .iter()
-        .filter(|known| !checked_names.contains(&known.dimension))
-        .cloned()
-        .collect();
+    // Sorting comes after the cross-dimension pass, which points by index.
+    let mut carried = Vec::new();
+    let mut lines_of: BTreeMap<String, Option<Vec<String>>> = BTreeMap::new();
+    for known in previous {
+        if kept_at.contains_key(&known.key()) {
+            continue;
+        }
+        let Some(kept) = dimensions.iter_mut().find_map(|d| match &mut d.verdict {
+            Verdict::Kept(kept) if d.name == known.dimension => Some(kept),
+            _ => None,
+        }) else {
+            carried.push(known.clone());
+            continue;
+        };
+        let lines = lines_of
+            .entry(known.finding.file.clone())
+            .or_insert_with_key(|file| match files.look(file) {
+                Look::Text { lines, .. } => Some(lines),
+                _ => None,
+            });
+        let there = lines
+            .as_deref()
+            .is_some_and(|lines| quote_in(&known.finding.quote, lines));
+        if !there {
+            kept.gone.push(Gone {
+                finding: known.finding.clone(),
+                why: GoneWhy::QuoteLeft,
+            });
+        } else if known.missed >= 1 {
+            kept.gone.push(Gone {
+                finding: known.finding.clone(),
+                why: GoneWhy::Unreported,
+            });
+        } else {
+            kept.unconfirmed.push(known.finding.clone());
+        }
+    }
+    for d in &mut dimensions {
+        if let Verdict::Kept(kept) = &mut d.verdict {
+            kept.findings
+                .sort_by_key(|r| (r.finding.severity, r.finding.rank));
+            kept.gone
+                .sort_by_key(|g| (g.finding.severity, g.finding.rank));
+            kept.unconfirmed.sort_by_key(|f| (f.severity, f.rank));
+        }
+    }
     Report {
+        project: String::new(),
         changed_by_auditors,
         unverified: None,
         dimensions,
@@ -300,47 +527,26 @@ fn said_nothing(checked: &Checked) -> String {
     )
 }
 
-fn mark(name: &str, checked: Checked, previous: &[Known]) -> Kept {
-    let before: BTreeSet<String> = previous
-        .iter()
-        .filter(|known| known.dimension == name)
-        .map(Known::key)
-        .collect();
-    let key = |f: &Finding| finding_key(name, &f.file, &f.quote);
-    let now: BTreeSet<String> = checked.findings.iter().map(key).collect();
-    let mut findings: Vec<Ranked> = checked
-        .findings
-        .into_iter()
-        .map(|finding| Ranked {
-            status: if before.contains(&key(&finding)) {
-                Status::StillOpen
-            } else {
-                Status::New
-            },
-            finding,
-        })
-        .collect();
-    findings.sort_by_key(|r| (r.finding.severity, r.finding.rank));
-    let mut gone: Vec<Finding> = previous
-        .iter()
-        .filter(|known| known.dimension == name && !now.contains(&known.key()))
-        .map(|known| known.finding.clone())
-        .collect();
-    gone.sort_by_key(|f| (f.severity, f.rank));
-    Kept {
-        findings,
-        gone,
-        holds: checked.holds,
-        rejected: checked.rejected,
-        ignored_lines: checked.ignored_lines,
-    }
-}
-
-/// How much of a quote the markdown and the alert show.
+/// How much of a quote the markdown shows.
 const QUOTE_CHARS: usize = 160;
+/// How much of a claim the alert shows.
+const ALERT_CLAIM_CHARS: usize = 200;
+/// How much of an auditor's failure is kept.
+const FAILURE_CHARS: usize = 300;
+/// How many new findings the alert lists; the rest are counted.
+pub const ALERT_FINDINGS: usize = 10;
+/// The most characters an alert has.
+pub const ALERT_CHARS: usize = 3000;
+/// How many unchecked rules a dimension's section names; the rest are counted.
+const UNCHECKED_NAMED: usize = 10;
 
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// A name (a project's path, a dimension's heading) as one line.
+fn name(text: &str) -> String {
+    one_line(text, 200)
 }
 
 impl Report {
@@ -365,75 +571,171 @@ impl Report {
         new
     }
 
+    fn failed(&self) -> usize {
+        self.dimensions
+            .iter()
+            .filter(|d| matches!(d.verdict, Verdict::Failed(_)))
+            .count()
+    }
+
+    /// The counts every form of the report leads with: findings of the
+    /// dimensions checked this time apart from those carried unchecked,
+    /// and the auditors that failed.
+    fn headline(&self) -> String {
+        let found: usize = self.kept().map(|(_, k)| k.findings.len()).sum();
+        let checked = self.kept().count();
+        let mut parts = vec![format!(
+            "{} in {} ({} new)",
+            plural(found, "finding", "findings"),
+            plural(checked, "checked dimension", "checked dimensions"),
+            self.new_findings().len()
+        )];
+        let still: usize = self
+            .kept()
+            .map(|(_, k)| {
+                k.findings
+                    .iter()
+                    .filter(|r| r.status == Status::StillOpen)
+                    .count()
+            })
+            .sum();
+        let gone: usize = self.kept().map(|(_, k)| k.gone.len()).sum();
+        let unconfirmed: usize = self.kept().map(|(_, k)| k.unconfirmed.len()).sum();
+        for (n, what) in [
+            (still, "still open"),
+            (gone, "gone"),
+            (unconfirmed, "not reported this time"),
+        ] {
+            if n > 0 {
+                parts.push(format!("{n} {what}"));
+            }
+        }
+        if !self.carried.is_empty() {
+            parts.push(format!(
+                "{} carried from dimensions not checked",
+                plural(self.carried.len(), "finding", "findings")
+            ));
+        }
+        let failed = self.failed();
+        if failed > 0 {
+            parts.push(format!(
+                "{failed} of {} failed",
+                plural(self.dimensions.len(), "auditor", "auditors")
+            ));
+        }
+        let of = if self.project.is_empty() {
+            "Audit".to_string()
+        } else {
+            format!("Audit of {}", name(&self.project))
+        };
+        format!("{of}: {}", parts.join("; "))
+    }
+
     /// The report as markdown: the auditors' changes first, then one
     /// section per dimension (a clean or failed one is one line), then the
-    /// rejected items with why.
+    /// rejected items with why. Every auditor text in it is one line with
+    /// no control character acting.
     pub fn markdown(&self) -> String {
         let mut out = String::new();
         if let Some(how) = &self.changed_by_auditors {
-            out.push_str(&format!("**The auditors changed the project:** {how}\n\n"));
+            out.push_str(&format!(
+                "**The auditors changed the project:** {}\n\n",
+                one_line(how, 500)
+            ));
         }
         if let Some(why) = &self.unverified {
-            out.push_str(&format!("**Not verified read-only:** {why}\n\n"));
+            out.push_str(&format!(
+                "**Not verified read-only:** {}\n\n",
+                one_line(why, 500)
+            ));
         }
-        let found: usize = self.kept().map(|(_, k)| k.findings.len()).sum();
-        out.push_str(&format!(
-            "# Audit: {}, {} new\n",
-            plural(found, "finding", "findings"),
-            self.new_findings().len()
-        ));
+        out.push_str(&format!("# {}\n", self.headline()));
         for dimension in &self.dimensions {
             out.push('\n');
+            let title = name(&dimension.name);
             let kept = match &dimension.verdict {
                 Verdict::Failed(how) => {
                     out.push_str(&format!(
-                        "## {}: the auditor failed: {how}\n",
-                        dimension.name
+                        "## {title}: the auditor failed: {}\n",
+                        one_line(how, FAILURE_CHARS)
                     ));
                     continue;
                 }
                 Verdict::Kept(kept) => kept,
             };
-            let mut counts = vec![plural(kept.holds.len(), "rule holds", "rules hold")];
-            if !kept.rejected.is_empty() {
-                counts.push(format!("{} rejected", kept.rejected.len()));
-            }
             if kept.is_clean() {
-                out.push_str(&format!(
-                    "## {}: clean ({})\n",
-                    dimension.name,
-                    counts.join(", ")
-                ));
+                out.push_str(&format!("## {title}: clean ({})\n", kept.rules_said()));
                 continue;
             }
-            out.push_str(&format!(
-                "## {} ({})\n\n",
-                dimension.name,
-                counts.join(", ")
-            ));
+            out.push_str(&format!("## {title} ({})\n\n", kept.rules_said()));
             for ranked in &kept.findings {
                 let status = match ranked.status {
                     Status::New => "new",
                     Status::StillOpen => "still open",
                 };
                 let f = &ranked.finding;
+                let mut about = String::new();
+                if let Some(rule) = &f.rule {
+                    about.push_str(&format!(" (rule `{}`)", visible(rule, 200)));
+                }
+                if !ranked.also_in.is_empty() {
+                    let also: Vec<String> = ranked.also_in.iter().map(|n| name(n)).collect();
+                    about.push_str(&format!(" (also found by: {})", also.join(", ")));
+                }
                 out.push_str(&format!(
-                    "- **{}** {status}, `{}:{}`: {}\n  > {}\n",
+                    "- **{}** {status}, `{}:{}`: {}{about}\n  > {}\n",
                     f.severity,
-                    f.file,
+                    visible(&f.file, 300),
                     f.line,
-                    f.claim,
-                    shorten(&f.quote, QUOTE_CHARS)
+                    one_line(&f.claim, 500),
+                    visible(&f.quote, QUOTE_CHARS)
                 ));
             }
-            for f in &kept.gone {
+            for f in &kept.unconfirmed {
                 out.push_str(&format!(
-                    "- gone ({}), was `{}:{}`: {}\n",
-                    f.severity, f.file, f.line, f.claim
+                    "- not reported this time, its quote still there ({}), `{}:{}`: {}\n",
+                    f.severity,
+                    visible(&f.file, 300),
+                    f.line,
+                    one_line(&f.claim, 500)
+                ));
+            }
+            for g in &kept.gone {
+                let f = &g.finding;
+                out.push_str(&format!(
+                    "- gone ({}, {}), was `{}:{}`: {}\n",
+                    f.severity,
+                    g.why.said(),
+                    visible(&f.file, 300),
+                    f.line,
+                    one_line(&f.claim, 500)
                 ));
             }
             for h in &kept.holds {
-                out.push_str(&format!("- holds, `{}:{}`: {}\n", h.file, h.line, h.holds));
+                out.push_str(&format!(
+                    "- holds, `{}:{}`: {}\n",
+                    visible(&h.file, 300),
+                    h.line,
+                    one_line(&h.holds, 500)
+                ));
+            }
+            if !kept.rules_unchecked.is_empty() {
+                let named: Vec<String> = kept
+                    .rules_unchecked
+                    .iter()
+                    .take(UNCHECKED_NAMED)
+                    .map(|r| format!("`{}`", visible(r, 200)))
+                    .collect();
+                let more = kept.rules_unchecked.len().saturating_sub(UNCHECKED_NAMED);
+                out.push_str(&format!(
+                    "- rules not checked: {}{}\n",
+                    named.join(", "),
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    }
+                ));
             }
         }
         let rejected: Vec<(&str, &Rejected)> = self
@@ -442,13 +744,18 @@ impl Report {
             .collect();
         if !rejected.is_empty() {
             out.push_str("\n## Rejected\n\n");
-            for (name, r) in rejected {
-                out.push_str(&format!("- {name}: {}: `{}`\n", r.why, r.line));
+            for (dimension, r) in rejected {
+                out.push_str(&format!(
+                    "- {}: {}: `{}`\n",
+                    name(dimension),
+                    r.why,
+                    visible(&r.line, 300)
+                ));
             }
         }
         if !self.carried.is_empty() {
             out.push_str(&format!(
-                "\n{} of dimensions not checked this time kept for the next audit.\n",
+                "\n{} of dimensions not checked this time kept for the next audit (not checked, not counted above).\n",
                 plural(self.carried.len(), "finding", "findings")
             ));
         }
@@ -456,8 +763,9 @@ impl Report {
     }
 
     /// The report as one JSON object; [`Previous::from_json`] reads it back.
-    /// Each dimension keeps `findings`, `gone`, `holds` and `rejected` apart;
-    /// `failed` is how its auditor failed, or null.
+    /// Each dimension keeps `findings`, `unconfirmed`, `gone`, `holds`,
+    /// `rejected` and the rules checked and not apart; `failed` is how its
+    /// auditor failed, or null.
     pub fn to_json(&self) -> Value {
         let dimensions: Vec<Value> = self
             .dimensions
@@ -474,22 +782,33 @@ impl Report {
                     .map(|r| {
                         let mut object = finding_json(&r.finding);
                         object.insert("status".into(), r.status.as_str().into());
-                        object.insert(
-                            "key".into(),
-                            finding_key(&dimension.name, &r.finding.file, &r.finding.quote).into(),
-                        );
+                        object.insert("key".into(), key_of(&r.finding).into());
+                        object.insert("also_in".into(), json!(r.also_in));
+                        Value::Object(object)
+                    })
+                    .collect();
+                let unconfirmed: Vec<Value> = kept
+                    .unconfirmed
+                    .iter()
+                    .map(|f| {
+                        let mut object = finding_json(f);
+                        object.insert("missed".into(), 1.into());
                         Value::Object(object)
                     })
                     .collect();
                 let gone: Vec<Value> = kept
                     .gone
                     .iter()
-                    .map(|f| Value::Object(finding_json(f)))
+                    .map(|g| {
+                        let mut object = finding_json(&g.finding);
+                        object.insert("why".into(), g.why.as_str().into());
+                        Value::Object(object)
+                    })
                     .collect();
                 let holds: Vec<Value> = kept
                     .holds
                     .iter()
-                    .map(|h| json!({"holds": h.holds, "file": h.file, "line": h.line}))
+                    .map(|h| json!({"holds": h.holds, "file": h.file, "line": h.line, "rule": h.rule}))
                     .collect();
                 let rejected: Vec<Value> = kept
                     .rejected
@@ -500,10 +819,13 @@ impl Report {
                     "name": dimension.name,
                     "failed": failed,
                     "findings": findings,
+                    "unconfirmed": unconfirmed,
                     "gone": gone,
                     "holds": holds,
                     "rejected": rejected,
                     "ignored_lines": kept.ignored_lines,
+                    "rules_checked": kept.rules_checked,
+                    "rules_unchecked": kept.rules_unchecked,
                 })
             })
             .collect();
@@ -513,10 +835,12 @@ impl Report {
             .map(|known| {
                 let mut object = finding_json(&known.finding);
                 object.insert("dimension".into(), known.dimension.clone().into());
+                object.insert("missed".into(), known.missed.into());
                 Value::Object(object)
             })
             .collect();
         json!({
+            "project": self.project,
             "changed_by_auditors": self.changed_by_auditors,
             "unverified": self.unverified,
             "dimensions": dimensions,
@@ -524,8 +848,11 @@ impl Report {
         })
     }
 
-    /// What is news, for the alert: the auditors' changes first, then the
-    /// new findings, then the count of the rest. `None` when nothing is news.
+    /// What is news, for the alert: a headline that names the project and
+    /// counts the checked findings apart from the carried ones and the
+    /// failed auditors, the auditors' changes, then the new findings (at
+    /// most [`ALERT_FINDINGS`], one line each); at most [`ALERT_CHARS`]
+    /// characters. `None` when nothing is news.
     pub fn alert(&self) -> Option<String> {
         let new = self.new_findings();
         let first_failure = self.dimensions.iter().find_map(|d| match &d.verdict {
@@ -536,76 +863,79 @@ impl Report {
             .dimensions
             .iter()
             .all(|d| matches!(d.verdict, Verdict::Failed(_)));
-        if let (true, Some((name, how)), None) =
+        let mut lines = Vec::new();
+        if let (true, Some((dimension, how)), None) =
             (all_failed, first_failure, &self.changed_by_auditors)
         {
             // Nothing was audited: that is news too, or a broken auditor
             // (a lost API key) would stay silent audit after audit.
-            return Some(format!(
-                "The audit learned nothing: {} failed ({name}: {how})",
+            lines.push(self.headline());
+            lines.push(format!(
+                "The audit learned nothing: {} failed ({}: {})",
                 if self.dimensions.len() == 1 {
                     "its auditor".to_string()
                 } else {
                     format!("all {} auditors", self.dimensions.len())
-                }
+                },
+                name(dimension),
+                one_line(how, FAILURE_CHARS)
             ));
+            return Some(cap(lines));
         }
         if self.changed_by_auditors.is_none() && new.is_empty() {
             return None;
         }
-        let mut lines = Vec::new();
+        lines.push(self.headline());
         if let Some(how) = &self.changed_by_auditors {
-            lines.push(format!("The auditors changed the project: {how}"));
-        }
-        if !new.is_empty() {
             lines.push(format!(
-                "{}:",
-                plural(new.len(), "new finding", "new findings")
+                "The auditors changed the project: {}",
+                one_line(how, 500)
             ));
-            for (name, f) in &new {
-                lines.push(format!(
-                    "- [{}] {name}: {}:{}: {}",
-                    f.severity, f.file, f.line, f.claim
-                ));
-            }
         }
-        let still: usize = self
-            .kept()
-            .map(|(_, k)| {
-                k.findings
-                    .iter()
-                    .filter(|r| r.status == Status::StillOpen)
-                    .count()
-            })
-            .sum();
-        let gone: usize = self.kept().map(|(_, k)| k.gone.len()).sum();
-        let failed = self
-            .dimensions
-            .iter()
-            .filter(|d| matches!(d.verdict, Verdict::Failed(_)))
-            .count();
-        let rest: Vec<String> = [
-            (still, "still open".to_string()),
-            (gone, "gone".to_string()),
-            (
-                failed,
-                if failed == 1 {
-                    "auditor failed"
-                } else {
-                    "auditors failed"
-                }
-                .to_string(),
-            ),
-        ]
-        .into_iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, what)| format!("{n} {what}"))
-        .collect();
-        if !rest.is_empty() {
-            lines.push(format!("and {}", rest.join(", ")));
+        for (dimension, f) in new.iter().take(ALERT_FINDINGS) {
+            lines.push(format!(
+                "- [{}] {}: {}:{}: {}",
+                f.severity,
+                name(dimension),
+                visible(&f.file, 300),
+                f.line,
+                one_line(&f.claim, ALERT_CLAIM_CHARS)
+            ));
         }
-        Some(lines.join("\n"))
+        if new.len() > ALERT_FINDINGS {
+            lines.push(format!(
+                "and {} more new (the report lists them)",
+                new.len() - ALERT_FINDINGS
+            ));
+        }
+        Some(cap(lines))
     }
+}
+
+/// The alert's lines joined, cut to [`ALERT_CHARS`] at a line's end where
+/// one fits, with a last line that says it was cut.
+fn cap(lines: Vec<String>) -> String {
+    const CUT: &str = "… (cut; the report has the rest)";
+    let whole = lines.join("\n");
+    if whole.chars().count() <= ALERT_CHARS {
+        return whole;
+    }
+    let room = ALERT_CHARS - CUT.chars().count() - 1;
+    let mut out = String::new();
+    for line in &lines {
+        let next = out.chars().count() + line.chars().count() + usize::from(!out.is_empty());
+        if next > room {
+            if out.is_empty() {
+                out = shorten(line, room - 1);
+            }
+            break;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(line);
+    }
+    format!("{out}\n{CUT}")
 }
 
 fn finding_json(f: &Finding) -> Map<String, Value> {
@@ -616,6 +946,9 @@ fn finding_json(f: &Finding) -> Map<String, Value> {
     object.insert("file".into(), f.file.clone().into());
     object.insert("line".into(), f.line.into());
     object.insert("quote".into(), f.quote.clone().into());
+    object.insert("occurrence".into(), f.occurrence.into());
+    object.insert("rule".into(), f.rule.clone().into());
+    object.insert("rule_text".into(), f.rule_text.clone().into());
     object
 }
 

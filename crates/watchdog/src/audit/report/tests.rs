@@ -14,7 +14,31 @@ fn finding(severity: Severity, rank: u32, file: &str, line: usize, quote: &str) 
         file: file.to_string(),
         line,
         quote: quote.to_string(),
+        occurrence: 1,
+        rule: None,
+        rule_text: None,
     }
+}
+
+/// A project whose files are all gone: a finding not reported is gone at once.
+struct NoFiles;
+
+impl ProjectFiles for NoFiles {
+    fn root(&self) -> &str {
+        "/p"
+    }
+
+    fn look(&mut self, _: &str) -> Look {
+        Look::Missing
+    }
+}
+
+fn synth(
+    results: Vec<DimensionResult>,
+    previous: Option<&Previous>,
+    changed: Option<String>,
+) -> Report {
+    synthesise(results, previous, changed, &mut NoFiles)
 }
 
 fn checked(findings: Vec<Finding>) -> Outcome {
@@ -27,6 +51,7 @@ fn checked(findings: Vec<Finding>) -> Outcome {
 fn dimension(name: &str, outcome: Outcome) -> DimensionResult {
     DimensionResult {
         name: name.to_string(),
+        rules: Vec::new(),
         outcome,
     }
 }
@@ -46,7 +71,7 @@ fn ranking(report: &Report) -> Vec<String> {
                         d.name, f.severity, f.rank, f.file, f.line
                     ));
                 }
-                for f in &kept.gone {
+                for f in kept.gone.iter().map(|g| &g.finding) {
                     out.push(format!(
                         "{} {} {} {}:{} gone",
                         d.name, f.severity, f.rank, f.file, f.line
@@ -60,7 +85,7 @@ fn ranking(report: &Report) -> Vec<String> {
 
 #[test]
 fn findings_are_ranked_by_severity_then_rank() {
-    let report = synthesise(
+    let report = synth(
         vec![dimension(
             "Purity",
             checked(vec![
@@ -86,7 +111,7 @@ fn findings_are_ranked_by_severity_then_rank() {
 
 #[test]
 fn the_second_audit_marks_new_still_open_and_gone_through_the_saved_json() {
-    let first = synthesise(
+    let first = synth(
         vec![
             dimension(
                 "Purity",
@@ -117,7 +142,7 @@ fn the_second_audit_marks_new_still_open_and_gone_through_the_saved_json() {
     let previous = Previous::from_json(&serde_json::from_str(&saved).unwrap()).unwrap();
     assert_eq!(previous.findings().len(), 4);
 
-    let second = synthesise(
+    let second = synth(
         vec![
             dimension(
                 "Purity",
@@ -127,7 +152,7 @@ fn the_second_audit_marks_new_still_open_and_gone_through_the_saved_json() {
                     finding(Severity::Medium, 1, "src/c.rs", 2, "spawn_child(argv)"),
                 ]),
             ),
-            // The same quote in another dimension is another finding.
+            // The same quote in another dimension is the same finding.
             dimension(
                 "Tests",
                 checked(vec![finding(Severity::Low, 1, "src/b.rs", 5, "sleep(1)")]),
@@ -142,8 +167,7 @@ fn the_second_audit_marks_new_still_open_and_gone_through_the_saved_json() {
         [
             "Purity high 1 src/a.rs:14 still_open",
             "Purity medium 1 src/c.rs:2 new",
-            "Purity low 2 src/b.rs:5 gone",
-            "Tests low 1 src/b.rs:5 new",
+            "Tests low 1 src/b.rs:5 still_open",
             "Tests medium 1 t.rs:1 gone",
             "Docs failed: timed out after 900 s",
         ]
@@ -152,7 +176,7 @@ fn the_second_audit_marks_new_still_open_and_gone_through_the_saved_json() {
     assert_eq!(second.carried.len(), 1);
     assert_eq!(second.carried[0].dimension, "Docs");
     let third_previous = Previous::from_json(&second.to_json()).unwrap();
-    let third = synthesise(
+    let third = synth(
         vec![dimension(
             "Docs",
             checked(vec![finding(Severity::Low, 1, "README.md", 9, "todo")]),
@@ -165,7 +189,7 @@ fn the_second_audit_marks_new_still_open_and_gone_through_the_saved_json() {
 
 #[test]
 fn a_failed_dimension_is_one_line_and_a_clean_one_too() {
-    let report = synthesise(
+    let report = synth(
         vec![
             dimension(
                 "Isolation",
@@ -179,6 +203,7 @@ fn a_failed_dimension_is_one_line_and_a_clean_one_too() {
                             .to_string(),
                         file: "tests/cli.rs".to_string(),
                         line: 4,
+                        rule: None,
                     }],
                     rejected: vec![Rejected {
                         line: r#"{"holds":"no issues found","file":"x","line":1}"#.to_string(),
@@ -193,11 +218,11 @@ fn a_failed_dimension_is_one_line_and_a_clean_one_too() {
     );
     assert_eq!(
         report.markdown(),
-        "# Audit: 0 findings, 0 new\n\
+        "# Audit: 0 findings in 1 checked dimension (0 new); 1 of 2 auditors failed\n\
          \n\
          ## Isolation: the auditor failed: exited with status 2\n\
          \n\
-         ## Tests: clean (1 rule holds, 1 rejected)\n\
+         ## Tests: clean (1 holding, 1 rejected)\n\
          \n\
          ## Rejected\n\
          \n\
@@ -209,7 +234,7 @@ fn a_failed_dimension_is_one_line_and_a_clean_one_too() {
 #[test]
 fn a_dimension_with_findings_lists_them_with_status_and_quote() {
     let previous = Previous::from_json(
-        &synthesise(
+        &synth(
             vec![dimension(
                 "Purity",
                 checked(vec![finding(Severity::Low, 1, "b.rs", 1, "old")]),
@@ -220,7 +245,7 @@ fn a_dimension_with_findings_lists_them_with_status_and_quote() {
         .to_json(),
     )
     .unwrap();
-    let report = synthesise(
+    let report = synth(
         vec![dimension(
             "Purity",
             checked(vec![finding(Severity::High, 1, "a.rs", 3, "std::fs")]),
@@ -230,13 +255,13 @@ fn a_dimension_with_findings_lists_them_with_status_and_quote() {
     );
     assert_eq!(
         report.markdown(),
-        "# Audit: 1 finding, 1 new\n\
+        "# Audit: 1 finding in 1 checked dimension (1 new); 1 gone\n\
          \n\
-         ## Purity (0 rules hold)\n\
+         ## Purity (0 holding)\n\
          \n\
          - **high** new, `a.rs:3`: claim about std::fs\n\
          \x20 > std::fs\n\
-         - gone (low), was `b.rs:1`: claim about old\n"
+         - gone (low, its quote left the file), was `b.rs:1`: claim about old\n"
     );
 }
 
@@ -247,10 +272,11 @@ fn the_auditors_changes_come_first_in_the_report_and_the_alert() {
             holds: "watchdog has no std::fs: grep finds none under crates/watchdog".to_string(),
             file: "CLAUDE.md".to_string(),
             line: 2,
+            rule: None,
         }],
         ..Checked::default()
     });
-    let report = synthesise(
+    let report = synth(
         vec![dimension("Purity", clean)],
         None,
         Some("HEAD moved from 1a2b3c to 4d5e6f".to_string()),
@@ -264,14 +290,17 @@ fn the_auditors_changes_come_first_in_the_report_and_the_alert() {
     );
     assert_eq!(
         report.alert().as_deref(),
-        Some("The auditors changed the project: HEAD moved from 1a2b3c to 4d5e6f")
+        Some(
+            "Audit: 0 findings in 1 checked dimension (0 new)\n\
+             The auditors changed the project: HEAD moved from 1a2b3c to 4d5e6f"
+        )
     );
 }
 
 #[test]
 fn the_alert_carries_the_new_findings_and_the_count_of_the_rest() {
     let previous = Previous::from_json(
-        &synthesise(
+        &synth(
             vec![dimension(
                 "Purity",
                 checked(vec![
@@ -285,7 +314,7 @@ fn the_alert_carries_the_new_findings_and_the_count_of_the_rest() {
         .to_json(),
     )
     .unwrap();
-    let report = synthesise(
+    let report = synth(
         vec![
             dimension(
                 "Purity",
@@ -306,15 +335,14 @@ fn the_alert_carries_the_new_findings_and_the_count_of_the_rest() {
     assert_eq!(
         report.alert().as_deref(),
         Some(
-            "The auditors changed the project: a file was edited: src/x.rs\n\
-             2 new findings:\n\
+            "Audit: 3 findings in 2 checked dimensions (2 new); 1 still open; 1 gone; 1 of 3 auditors failed\n\
+             The auditors changed the project: a file was edited: src/x.rs\n\
              - [medium] Tests: t.rs:4: claim about sleep\n\
-             - [low] Purity: c.rs:7: claim about fresh\n\
-             and 1 still open, 1 gone, 1 auditor failed"
+             - [low] Purity: c.rs:7: claim about fresh"
         )
     );
     // The same audit again: nothing is news.
-    let again = synthesise(
+    let again = synth(
         vec![dimension(
             "Purity",
             checked(vec![finding(Severity::High, 1, "a.rs", 2, "kept")]),
@@ -327,7 +355,7 @@ fn the_alert_carries_the_new_findings_and_the_count_of_the_rest() {
 
 #[test]
 fn the_json_keeps_findings_holds_and_rejected_apart_with_their_field_names() {
-    let report = synthesise(
+    let report = synth(
         vec![
             dimension(
                 "Purity",
@@ -339,6 +367,7 @@ fn the_json_keeps_findings_holds_and_rejected_apart_with_their_field_names() {
                                 .to_string(),
                         file: "clippy.toml".to_string(),
                         line: 2,
+                        rule: None,
                     }],
                     rejected: vec![Rejected {
                         line: "{…}".to_string(),
@@ -363,13 +392,15 @@ fn the_json_keeps_findings_holds_and_rejected_apart_with_their_field_names() {
                     "failed": null,
                     "findings": [{
                         "severity": "high", "rank": 1, "claim": "claim about std::fs",
-                        "file": "a.rs", "line": 3, "quote": "std::fs",
-                        "status": "new", "key": "[\"Purity\",\"a.rs\",\"std::fs\"]",
+                        "file": "a.rs", "line": 3, "quote": "std::fs", "occurrence": 1,
+                        "rule": null, "rule_text": null, "status": "new", "key": "[\"a.rs\",\"std::fs\",1,null]",
+                        "also_in": [],
                     }],
+                    "unconfirmed": [],
                     "gone": [],
                     "holds": [{
                         "holds": "the only Command is in crates/probes, clippy.toml denies it elsewhere",
-                        "file": "clippy.toml", "line": 2,
+                        "file": "clippy.toml", "line": 2, "rule": null,
                     }],
                     "rejected": [{
                         "line": "{…}",
@@ -377,13 +408,17 @@ fn the_json_keeps_findings_holds_and_rejected_apart_with_their_field_names() {
                         "reason": "no_such_line",
                     }],
                     "ignored_lines": 3,
+                    "rules_checked": [],
+                    "rules_unchecked": [],
                 },
                 {
-                    "name": "Docs", "failed": "timed out", "findings": [], "gone": [],
-                    "holds": [], "rejected": [], "ignored_lines": 0,
+                    "name": "Docs", "failed": "timed out", "findings": [], "unconfirmed": [],
+                    "gone": [], "holds": [], "rejected": [], "ignored_lines": 0,
+                    "rules_checked": [], "rules_unchecked": [],
                 },
             ],
             "carried": [],
+            "project": "",
         })
     );
 }
@@ -415,17 +450,37 @@ fn a_saved_audit_that_is_not_one_names_what_is_wrong() {
 }
 
 #[test]
-fn a_key_is_the_dimension_the_file_and_the_squeezed_quote() {
+fn a_key_is_the_file_the_normalised_quote_the_match_and_the_rule() {
     assert_eq!(
-        finding_key("P", "a.rs", "  x   y "),
-        finding_key("P", "a.rs", "x y")
+        finding_key("a.rs", "  x   y ", 1, None),
+        finding_key("a.rs", "x y", 1, None)
     );
-    assert_ne!(finding_key("P", "a.rs", "x"), finding_key("Q", "a.rs", "x"));
-    assert_ne!(finding_key("P", "a.rs", "x"), finding_key("P", "b.rs", "x"));
+    // NFD and NFC are one text.
+    assert_eq!(
+        finding_key("a.rs", "caf\u{65}\u{301}", 1, None),
+        finding_key("a.rs", "caf\u{e9}", 1, None)
+    );
+    assert_ne!(
+        finding_key("a.rs", "x", 1, None),
+        finding_key("b.rs", "x", 1, None)
+    );
+    assert_ne!(
+        finding_key("a.rs", "x", 1, None),
+        finding_key("a.rs", "x", 2, None)
+    );
+    assert_ne!(
+        finding_key("a.rs", "x", 1, Some("Never sleep in a test")),
+        finding_key("a.rs", "x", 1, Some("Never write outside data/"))
+    );
+    // The rule is known by its words, not by where it stands.
+    assert_eq!(
+        finding_key("a.rs", "x", 1, Some("Never  sleep in a test.")),
+        finding_key("a.rs", "x", 1, Some("never sleep in a test"))
+    );
     // A separator in one part cannot pose as two parts.
     assert_ne!(
-        finding_key("P", "a\",\"b", "x"),
-        finding_key("P", "a", "b\",\"x")
+        finding_key("a\",\"b", "x", 1, None),
+        finding_key("a", "b\",\"x", 1, None)
     );
 }
 
@@ -434,7 +489,7 @@ fn a_key_is_the_dimension_the_file_and_the_squeezed_quote() {
 /// alerted them all again as new.
 #[test]
 fn an_answer_with_nothing_that_survived_keeps_the_open_findings_unknown() {
-    let first = synthesise(
+    let first = synth(
         vec![dimension(
             "Purity",
             checked(vec![finding(Severity::High, 1, "a.rs", 1, "kept")]),
@@ -443,7 +498,7 @@ fn an_answer_with_nothing_that_survived_keeps_the_open_findings_unknown() {
         None,
     );
     let previous = Previous::from_json(&first.to_json()).unwrap();
-    let empty = synthesise(
+    let empty = synth(
         vec![dimension(
             "Purity",
             Outcome::Checked(Checked {
@@ -467,12 +522,13 @@ fn an_answer_with_nothing_that_survived_keeps_the_open_findings_unknown() {
     assert_eq!(
         empty.alert().as_deref(),
         Some(
-            "The audit learned nothing: its auditor failed (Purity: no finding and no holding rule survived the check (1 rejected: generic, 2 other lines), so its earlier findings are kept as they were)"
+            "Audit: 0 findings in 0 checked dimensions (0 new); 1 finding carried from dimensions not checked; 1 of 1 auditor failed\n\
+             The audit learned nothing: its auditor failed (Purity: no finding and no holding rule survived the check (1 rejected: generic, 2 other lines), so its earlier findings are kept as they were)"
         )
     );
     // The finding is carried, so the next real answer finds it still open.
     let previous = Previous::from_json(&empty.to_json()).unwrap();
-    let again = synthesise(
+    let again = synth(
         vec![dimension(
             "Purity",
             checked(vec![finding(Severity::High, 1, "a.rs", 1, "kept")]),
@@ -481,4 +537,306 @@ fn an_answer_with_nothing_that_survived_keeps_the_open_findings_unknown() {
         None,
     );
     assert_eq!(again.alert(), None, "{:?}", again.alert());
+}
+
+/// Files whose text is given: a finding not reported is gone only when its
+/// quote left the file.
+struct Files(Vec<(&'static str, &'static str)>);
+
+impl ProjectFiles for Files {
+    fn root(&self) -> &str {
+        "/p"
+    }
+
+    fn look(&mut self, path: &str) -> Look {
+        match self.0.iter().find(|(name, _)| *name == path) {
+            Some((name, text)) => Look::Text {
+                canonical: name.to_string(),
+                lines: text.lines().map(str::to_string).collect(),
+            },
+            None => Look::Missing,
+        }
+    }
+}
+
+/// Issue 18: a finding missed by one audit was marked gone while its quote
+/// was still in the file, and alerted again as new the next time.
+#[test]
+fn a_finding_missed_once_is_not_gone_and_twice_is() {
+    let mut files = Files(vec![("a.rs", "fn main() {\n    kept_quote();\n}\n")]);
+    let holding = || {
+        Outcome::Checked(Checked {
+            holds: vec![Holds {
+                holds: "a.rs has one caller".to_string(),
+                file: "a.rs".to_string(),
+                line: 1,
+                rule: None,
+            }],
+            ..Checked::default()
+        })
+    };
+    let first = synthesise(
+        vec![dimension(
+            "Purity",
+            checked(vec![finding(Severity::High, 1, "a.rs", 2, "kept_quote();")]),
+        )],
+        None,
+        None,
+        &mut files,
+    );
+    let missed = synthesise(
+        vec![dimension("Purity", holding())],
+        Some(&Previous::from_json(&first.to_json()).unwrap()),
+        None,
+        &mut files,
+    );
+    let Verdict::Kept(kept) = &missed.dimensions[0].verdict else {
+        panic!("{missed:?}")
+    };
+    assert!(kept.gone.is_empty(), "{kept:?}");
+    assert_eq!(kept.unconfirmed.len(), 1);
+    assert!(
+        missed
+            .markdown()
+            .contains("- not reported this time, its quote still there (high), `a.rs:2`"),
+        "{}",
+        missed.markdown()
+    );
+    // Reported again: still open, not new.
+    let back = synthesise(
+        vec![dimension(
+            "Purity",
+            checked(vec![finding(Severity::High, 1, "a.rs", 2, "kept_quote();")]),
+        )],
+        Some(&Previous::from_json(&missed.to_json()).unwrap()),
+        None,
+        &mut files,
+    );
+    assert_eq!(ranking(&back), ["Purity high 1 a.rs:2 still_open"]);
+    assert_eq!(back.alert(), None);
+    // Missed twice in a row: gone.
+    let twice = synthesise(
+        vec![dimension("Purity", holding())],
+        Some(&Previous::from_json(&missed.to_json()).unwrap()),
+        None,
+        &mut files,
+    );
+    let Verdict::Kept(kept) = &twice.dimensions[0].verdict else {
+        panic!()
+    };
+    assert_eq!(kept.gone.len(), 1);
+    assert_eq!(kept.gone[0].why, GoneWhy::Unreported);
+}
+
+/// Issue 18: the same finding from two dimensions was alerted twice.
+#[test]
+fn the_same_finding_from_two_dimensions_is_one_finding() {
+    let report = synth(
+        vec![
+            dimension(
+                "Purity",
+                checked(vec![finding(Severity::High, 1, "a.rs", 2, "std::fs::read")]),
+            ),
+            dimension(
+                "Storage",
+                checked(vec![
+                    finding(Severity::Medium, 3, "a.rs", 2, "std::fs::read"),
+                    finding(Severity::Low, 1, "b.rs", 1, "other_thing"),
+                ]),
+            ),
+        ],
+        None,
+        None,
+    );
+    assert_eq!(
+        ranking(&report),
+        ["Purity high 1 a.rs:2 new", "Storage low 1 b.rs:1 new"]
+    );
+    let alert = report.alert().unwrap();
+    assert_eq!(alert.matches("a.rs:2").count(), 1, "{alert}");
+    assert!(
+        report
+            .markdown()
+            .contains("claim about std::fs::read (also found by: Storage)"),
+        "{}",
+        report.markdown()
+    );
+}
+
+/// Issue 18: one holding line marked a nine-rule dimension clean. Each
+/// dimension says which of its rules were checked; it is clean only when
+/// all were.
+#[test]
+fn one_holding_line_does_not_clear_a_dimension_of_several_rules() {
+    let holds = |rule: Option<&str>| Holds {
+        holds: "a.rs waits for the ready file".to_string(),
+        file: "a.rs".to_string(),
+        line: 1,
+        rule: rule.map(str::to_string),
+    };
+    let result = |holding: Vec<Holds>| DimensionResult {
+        name: "Testing".to_string(),
+        rules: vec![
+            "CLAUDE.md:3".to_string(),
+            "CLAUDE.md:4".to_string(),
+            "CLAUDE.md:5".to_string(),
+        ],
+        outcome: Outcome::Checked(Checked {
+            holds: holding,
+            ..Checked::default()
+        }),
+    };
+    let partial = synth(
+        vec![result(vec![holds(None), holds(Some("CLAUDE.md:4"))])],
+        None,
+        None,
+    );
+    let markdown = partial.markdown();
+    assert!(
+        markdown.contains("## Testing (1 of 3 rules checked, 2 holding)"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("- rules not checked: `CLAUDE.md:3`, `CLAUDE.md:5`"),
+        "{markdown}"
+    );
+    assert!(!markdown.contains("clean"), "{markdown}");
+    let json = partial.to_json();
+    assert_eq!(
+        json["dimensions"][0]["rules_checked"],
+        json!(["CLAUDE.md:4"])
+    );
+    let all = synth(
+        vec![result(vec![
+            holds(Some("CLAUDE.md:3")),
+            holds(Some("CLAUDE.md:4")),
+            holds(Some("CLAUDE.md:5")),
+        ])],
+        None,
+        None,
+    );
+    assert!(
+        all.markdown()
+            .contains("## Testing: clean (3 of 3 rules checked, 3 holding)"),
+        "{}",
+        all.markdown()
+    );
+}
+
+/// Issues 18 and 19: a newline in a claim made headings in the report and
+/// fake lines in the alert; OSC 52 and clear-screen reached the terminal
+/// and report.md, from a claim and from quoted file text.
+#[test]
+fn auditor_text_cannot_reshape_the_report_or_the_alert() {
+    let mut hostile = finding(
+        Severity::High,
+        1,
+        "a.rs",
+        2,
+        "x\u{1b}]52;c;cm0gLXJm\u{7}y\u{1b}[2J",
+    );
+    hostile.claim =
+        "real claim\n# Audit: 0 findings\n- [high] Fake: forged line\u{1b}]52;c;aGk=\u{7}\u{1b}[2J"
+            .to_string();
+    let mut report = synth(
+        vec![
+            dimension("Purity\n## Injected", checked(vec![hostile])),
+            dimension(
+                "Docs",
+                Outcome::Failed("exited 1:\n# boom\u{1b}[2J".to_string()),
+            ),
+        ],
+        None,
+        None,
+    );
+    report.project = "/srv/app".to_string();
+    let markdown = report.markdown();
+    let alert = report.alert().unwrap();
+    for text in [&markdown, &alert] {
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{text:?}"
+        );
+        assert!(
+            !text.lines().any(|l| l.starts_with("# Audit: 0")
+                || l.starts_with("- [high] Fake")
+                || l.starts_with("## Injected")
+                || l.starts_with("# boom")),
+            "{text}"
+        );
+    }
+    // The quote is shown with its controls made visible, not acted on.
+    assert!(
+        markdown.contains("> x\\u{1b}]52;c;cm0gLXJm\\u{7}y\\u{1b}[2J"),
+        "{markdown}"
+    );
+    assert_eq!(alert.lines().count(), 2, "{alert}");
+    assert!(
+        alert.starts_with(
+            "Audit of /srv/app: 1 finding in 1 checked dimension (1 new); 1 of 2 auditors failed\n"
+        ),
+        "{alert}"
+    );
+}
+
+/// Issue 18: the alert never named the project, had no cap, and "0
+/// findings" was the headline while carried findings were unchecked.
+#[test]
+fn the_alert_names_the_project_counts_carried_apart_and_is_capped() {
+    let many: Vec<Finding> = (0..40)
+        .map(|i| {
+            let mut f = finding(
+                Severity::Low,
+                i,
+                "a.rs",
+                i as usize + 1,
+                &format!("quote number {i}"),
+            );
+            f.claim = format!("claim {i} {}", "long words ".repeat(40));
+            f
+        })
+        .collect();
+    let previous = Previous::from_json(
+        &synth(
+            vec![dimension(
+                "Old",
+                checked(vec![finding(Severity::Low, 1, "o.rs", 1, "old_one")]),
+            )],
+            None,
+            None,
+        )
+        .to_json(),
+    )
+    .unwrap();
+    let mut report = synth(
+        vec![
+            dimension("Purity", checked(many)),
+            dimension("Old", Outcome::Failed("timed out".to_string())),
+        ],
+        Some(&previous),
+        None,
+    );
+    report.project = "/srv/app".to_string();
+    let alert = report.alert().unwrap();
+    assert!(
+        alert.chars().count() <= ALERT_CHARS,
+        "{}",
+        alert.chars().count()
+    );
+    let first = alert.lines().next().unwrap();
+    assert_eq!(
+        first,
+        "Audit of /srv/app: 40 findings in 1 checked dimension (40 new); 1 finding carried from dimensions not checked; 1 of 2 auditors failed"
+    );
+    assert!(alert.lines().filter(|l| l.starts_with("- [low]")).count() <= ALERT_FINDINGS);
+    assert!(
+        alert.ends_with("… (cut; the report has the rest)")
+            || alert.ends_with("and 30 more new (the report lists them)"),
+        "{alert}"
+    );
+    assert!(
+        report.markdown().starts_with(&format!("# {first}\n")),
+        "{}",
+        report.markdown()
+    );
 }
