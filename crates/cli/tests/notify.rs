@@ -387,3 +387,93 @@ fn an_abstract_notify_socket_gets_ready_and_stopping() {
     notify.drain();
     assert_eq!(notify.messages, ["READY=1\nWATCHDOG=1\n", "STOPPING=1\n"]);
 }
+
+/// Issue 19: the check counted one probe timeout, but a cycle runs a
+/// per-target probe once per target, one after another: 4 targets whose
+/// probes each end at 1 s make pings 1 + 4 x 1 + 2 x 1 s apart (two tmux
+/// calls), and a 6 s watchdog (accepted before) would kill a healthy monitor.
+#[test]
+fn a_watchdog_too_short_for_four_targets_with_per_target_probes_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket_path = dir.path().join("notify.sock");
+    let mut notify = NotifySocket::bind(&socket_path);
+    let run = |probe: &str| {
+        let script = format!(
+            "WATCHDOG_PID=$$ WATCHDOG_USEC=6000000 exec '{}' watch a b c d --interval 1 \
+             --capture-timeout 1 --probe-timeout 1 --work-probe '{probe}' --once",
+            env!("CARGO_BIN_EXE_bmb-monitor")
+        );
+        Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .env("NOTIFY_SOCKET", &socket_path)
+            .env("XDG_STATE_HOME", dir.path())
+            .env("TMUX_TMPDIR", dir.path())
+            .output()
+            .expect("runs")
+    };
+    let output = run("echo 1 $BMB_TARGET >/dev/null; echo 1");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("WatchdogSec (6s)")
+            && stderr.contains("longest cycle (6s: 4 probe run(s) x 1s + 2 capture call(s) x 1s)"),
+        "{stderr}"
+    );
+    assert_eq!(notify.count("READY=1"), 0, "never ready");
+    // One shared probe for the four: one run per cycle, which 6 s holds.
+    let output = run("echo 1");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("WatchdogSec"), "{stderr}");
+    assert_eq!(notify.count("READY=1"), 1, "{stderr}");
+}
+
+/// Issue 19: a notify socket whose reader stops reading fills up, and a
+/// blocking send then held the loop for good, SIGTERM included. Its queue is
+/// filled before the monitor starts: the monitor goes on polling, says the
+/// trouble once, and ends on SIGTERM.
+#[test]
+fn a_notify_socket_nobody_reads_never_holds_the_loop() {
+    let tmux = PrivateTmux::new();
+    let state = tempfile::tempdir().expect("tempdir");
+    let received = tmux.dir.path().join("agent.received");
+    tmux.replay("agent", &capture_path("working-bash-sleep"), &received);
+    let socket_path = tmux.dir.path().join("notify.sock");
+    let _reader = UnixDatagram::bind(&socket_path).expect("bind the notify socket");
+    let filler = UnixDatagram::unbound().expect("a socket");
+    filler.set_nonblocking(true).expect("non-blocking");
+    let mut queued = 0;
+    loop {
+        match filler.send_to(b"X=1\n", &socket_path) {
+            Ok(_) => queued += 1,
+            Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(err) => panic!("filling the queue: {err}"),
+        }
+    }
+    assert!(queued > 0);
+    let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+    command
+        .arg("watch")
+        .arg("-S")
+        .arg(&tmux.socket)
+        .args(["agent", "--interval", "1"])
+        .env("XDG_STATE_HOME", state.path())
+        .env("NOTIFY_SOCKET", &socket_path);
+    let mut monitor = Running::start(command);
+    assert!(
+        wait_until(60, || poll_lines(&monitor) >= 4),
+        "the loop stopped at the full socket: {:?} {:?}",
+        monitor.out(),
+        monitor.err()
+    );
+    let said: Vec<String> = monitor
+        .err()
+        .into_iter()
+        .filter(|l| l.contains("cannot notify systemd"))
+        .collect();
+    assert_eq!(said.len(), 1, "said once: {:?}", monitor.err());
+    assert!(said[0].contains("queue is full"), "{said:?}");
+    monitor.signal(Signal::TERM);
+    let status = monitor.wait_exit(10).expect("ends on SIGTERM");
+    assert_eq!(status.code(), Some(0));
+}

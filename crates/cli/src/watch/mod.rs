@@ -184,7 +184,7 @@ fn start(
             "--audit runs beside a watcher that goes on: not with --once or --detach (run `bmb-monitor audit` for one audit)",
         );
     }
-    if let Some(why) = check_watchdog(&args) {
+    if let Some(why) = check_watchdog(&args, &targets) {
         return usage_error("watch", why);
     }
     let mut audits = match audit::Audits::new(&args) {
@@ -247,12 +247,57 @@ fn start(
 }
 
 /// systemd's watchdog against the longest time between two pings: the
-/// interval, then a cycle whose captures and probes each end at their timeout.
-fn check_watchdog(args: &Args) -> Option<String> {
-    crate::notify::check_watchdog(
-        Duration::from_secs(args.interval),
-        Duration::from_secs(args.capture_timeout + args.probe_timeout),
-    )
+/// interval, then a cycle that waits through every timeout it can in a row
+/// ([`longest_cycle`]).
+fn check_watchdog(args: &Args, targets: &[TargetSettings]) -> Option<String> {
+    let (cycle, parts) = longest_cycle(args, targets);
+    crate::notify::check_watchdog(Duration::from_secs(args.interval), cycle, &parts)
+}
+
+/// The longest a cycle over `targets` can wait, and what that is made of,
+/// for the message: every probe run (a per-target one once per target, a
+/// shared command once per cycle, work and progress one after the other),
+/// each ending at `probe_timeout`; the local server's two tmux calls and,
+/// per remote host, its round trip and the processes read after it (hosts
+/// side by side, but their follow-up reads one after another), each ending
+/// at `capture_timeout`; and the Alertmanager post.
+fn longest_cycle(args: &Args, targets: &[TargetSettings]) -> (Duration, String) {
+    let runs = |command_of: fn(&TargetSettings) -> Option<&str>| {
+        let mut shared = std::collections::BTreeSet::new();
+        let mut runs = 0u64;
+        for command in targets.iter().filter_map(command_of) {
+            if watchdog::session::probe_runs_per_target(command) {
+                runs += 1;
+            } else if shared.insert(command) {
+                runs += 1;
+            }
+        }
+        runs
+    };
+    let probes = runs(|t| t.work_probe.as_deref()) + runs(|t| t.progress_probe.as_deref());
+    let hosts: std::collections::BTreeSet<&str> = targets
+        .iter()
+        .filter_map(|t| t.target.host.as_deref())
+        .collect();
+    let local = targets.iter().any(|t| t.target.host.is_none());
+    // The local server's listing and capture; a remote host's round trip
+    // runs beside it, then each host's follow-up read of processes.
+    let captures = if local || !hosts.is_empty() { 2 } else { 0 } + hosts.len() as u64;
+    let post = if args.alertmanager.is_some() {
+        alertmanager::POST_TIMEOUT
+    } else {
+        Duration::ZERO
+    };
+    let cycle =
+        Duration::from_secs(probes * args.probe_timeout + captures * args.capture_timeout) + post;
+    let mut parts = vec![
+        format!("{probes} probe run(s) x {}s", args.probe_timeout),
+        format!("{captures} capture call(s) x {}s", args.capture_timeout),
+    ];
+    if !post.is_zero() {
+        parts.push(format!("the Alertmanager post {}s", post.as_secs()));
+    }
+    (cycle, parts.join(" + "))
 }
 
 /// `--config FILE`: checked up front with every mistake named, then
@@ -348,7 +393,7 @@ fn reload(watch: &mut Watch<'_>, args: &Args, path: &std::path::Path) {
     };
     // As at the start: an interval systemd's watchdog would kill between
     // two pings is refused, and the settings in force are kept.
-    if let Some(why) = check_watchdog(&settings.args) {
+    if let Some(why) = check_watchdog(&settings.args, &settings.targets) {
         say(format_args!(
             "bmb-monitor: watch: {}: {why}; not reloaded: the settings in force are kept",
             path.display()
