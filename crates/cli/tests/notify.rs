@@ -477,3 +477,62 @@ fn a_notify_socket_nobody_reads_never_holds_the_loop() {
     let status = monitor.wait_exit(10).expect("ends on SIGTERM");
     assert_eq!(status.code(), Some(0));
 }
+
+/// Issue 19: `lead < /dev/zero` skipped its endless line without bound: no
+/// pass, 100% of a core, SIGTERM ignored. Each pass now reads at most
+/// `PASS_BYTES` of stdin: the lead makes its passes (a ping each), reads no
+/// more than that per pass (counted in the kernel's `rchar`, not timed), and
+/// ends on SIGTERM.
+#[test]
+fn the_lead_on_an_endless_stdin_makes_its_passes_reads_a_bounded_amount_and_ends_on_sigterm() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket_path = dir.path().join("notify.sock");
+    let mut notify = NotifySocket::bind(&socket_path);
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(r#"exec "$0" lead --bmb-dir "$1" --interval 1 --no-sweep < /dev/zero"#)
+        .arg(env!("CARGO_BIN_EXE_bmb-monitor"))
+        .arg(dir.path().join(".bmb"))
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .env("NOTIFY_SOCKET", &socket_path);
+    let mut monitor = Running::start(command);
+    assert!(
+        wait_until(60, || notify.count("WATCHDOG=1") >= 4),
+        "no passes: {:?} {:?}",
+        notify.messages,
+        monitor.err()
+    );
+    let read_bytes = || -> u64 {
+        let io = std::fs::read_to_string(format!("/proc/{}/io", monitor.child.id()))
+            .expect("the lead's /proc/PID/io");
+        io.lines()
+            .find_map(|l| l.strip_prefix("rchar: "))
+            .and_then(|n| n.trim().parse().ok())
+            .expect("rchar")
+    };
+    // Read before the count: every byte read so far belongs to a pass
+    // counted now or to the one under way.
+    let read = read_bytes();
+    let passes = notify.count("WATCHDOG=1") as u64;
+    let budget = probes::input::PASS_BYTES as u64;
+    assert!(
+        read <= (passes + 1) * budget + (1 << 20),
+        "{read} bytes read in {passes} passes"
+    );
+    assert!(read >= budget, "it read its budget: {read}");
+    monitor.signal(Signal::TERM);
+    let status = monitor.wait_exit(10).expect("ends on SIGTERM");
+    assert_eq!(status.code(), Some(0));
+    let overlong: Vec<String> = monitor
+        .err()
+        .into_iter()
+        .filter(|l| l.contains("longer than"))
+        .collect();
+    assert_eq!(
+        overlong.len(),
+        1,
+        "one endless line, said once: {overlong:?}"
+    );
+}

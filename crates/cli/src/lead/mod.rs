@@ -168,6 +168,8 @@ pub fn run(args: Args) -> ExitCode {
             let outputs = monitor.pass(&mut port, &SystemClock);
             sinks.route(outputs);
             notifier.cycle_done();
+            // Each pass reads at most `PASS_BYTES` of stdin.
+            stdin.refill();
             next_pass += interval;
             if next_pass < Instant::now() {
                 next_pass = Instant::now() + interval;
