@@ -191,6 +191,9 @@ fn start(
         Ok(audits) => audits,
         Err(message) => return usage_error("watch", &message),
     };
+    if let Some(why) = raise_fd_limit(targets.iter().map(|t| &t.target)) {
+        return usage_error("watch", why);
+    }
     probes::signals::install_stop_handler();
     let mut args = args;
     // A config can add a remote host on reload: its masters' folder is ready.
@@ -300,6 +303,50 @@ fn longest_cycle(args: &Args, targets: &[TargetSettings]) -> (Duration, String) 
     (cycle, parts.join(" + "))
 }
 
+/// Descriptors a monitor needs beside one per target (its lock file): the
+/// standard streams, the listener and its connections, a capture's pipes
+/// on each host thread, the ssh masters' sockets, and room to spare.
+const FD_RESERVE: u64 = 64 + serve::CONNECTIONS as u64;
+
+/// Descriptors `targets` targets need ([`FD_RESERVE`] plus one per target,
+/// and two per remote host for its master and round trip).
+fn fd_need(targets: usize, hosts: usize) -> u64 {
+    FD_RESERVE + targets as u64 + 2 * hosts as u64
+}
+
+/// The soft open-file limit raised to the hard one, once at the start: at
+/// the usual soft limit of 1,024 a fleet of a thousand targets ran out and
+/// every capture failed. The usage error when even the hard limit is too
+/// few for `targets`.
+fn raise_fd_limit<'t>(targets: impl Iterator<Item = &'t Target>) -> Option<String> {
+    if let Err(err) = probes::own::raise_fd_limit() {
+        say(format_args!(
+            "bmb-monitor: watch: cannot raise the open-file limit to its hard limit: {err}"
+        ));
+    }
+    fd_shortage(targets)
+}
+
+/// Why the open-file limit cannot hold `targets` (one lock file each, and
+/// [`FD_RESERVE`]), if it cannot: running short would fail captures, probes
+/// and locks at random, target by target, so it is refused up front.
+fn fd_shortage<'t>(targets: impl Iterator<Item = &'t Target>) -> Option<String> {
+    let mut count = 0;
+    let mut hosts = std::collections::BTreeSet::new();
+    for target in targets {
+        count += 1;
+        hosts.extend(target.host.as_deref());
+    }
+    let need = fd_need(count, hosts.len());
+    let limit = probes::own::usage().and_then(|u| u.max_fds)?;
+    (limit < need).then(|| {
+        format!(
+            "{count} targets need about {need} open files, but the limit is {limit} even raised to its hard limit \
+             (LimitNOFILE= in the unit, `ulimit -Hn`)"
+        )
+    })
+}
+
 /// `--config FILE`: checked up front with every mistake named, then
 /// watched, and re-read on SIGHUP without losing any target's memory.
 fn run_config(args: &Args, path: &std::path::Path) -> ExitCode {
@@ -388,6 +435,7 @@ fn reload(watch: &mut Watch<'_>, args: &Args, path: &std::path::Path) {
                 "bmb-monitor: watch: {} not reloaded: the settings in force are kept",
                 path.display()
             ));
+            watch.fleet.reloaded(false);
             return;
         }
     };
@@ -398,9 +446,20 @@ fn reload(watch: &mut Watch<'_>, args: &Args, path: &std::path::Path) {
             "bmb-monitor: watch: {}: {why}; not reloaded: the settings in force are kept",
             path.display()
         ));
+        watch.fleet.reloaded(false);
+        return;
+    }
+    // As at the start: targets the open-file limit cannot hold are refused.
+    if let Some(why) = fd_shortage(settings.targets.iter().map(|t| &t.target)) {
+        say(format_args!(
+            "bmb-monitor: watch: {}: {why}; not reloaded: the settings in force are kept",
+            path.display()
+        ));
+        watch.fleet.reloaded(false);
         return;
     }
     let done = watch.reload(settings);
+    watch.fleet.reloaded(true);
     let list = |names: &[String]| {
         if names.is_empty() {
             "none".to_string()
