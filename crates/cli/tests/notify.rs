@@ -323,6 +323,11 @@ fn the_systemd_unit_is_a_notify_service_with_a_watchdog_restarted_on_failure_but
         value("ExecStart")
     );
     assert_eq!(value("ExecReload"), "/bin/kill -HUP $MAINPID");
+    // A thousand targets hold a thousand lock files: past the usual 1,024.
+    let files: u64 = value("LimitNOFILE")
+        .parse()
+        .expect("LimitNOFILE as a number");
+    assert!(files >= 4096, "LimitNOFILE={files}");
     let watchdog: u64 = value("WatchdogSec")
         .parse()
         .expect("WatchdogSec in seconds");

@@ -269,9 +269,8 @@ fn longest_cycle(args: &Args, targets: &[TargetSettings]) -> (Duration, String) 
         let mut shared = std::collections::BTreeSet::new();
         let mut runs = 0u64;
         for command in targets.iter().filter_map(command_of) {
-            if watchdog::session::probe_runs_per_target(command) {
-                runs += 1;
-            } else if shared.insert(command) {
+            // A shared command counts once, a per-target one each time.
+            if watchdog::session::probe_runs_per_target(command) || shared.insert(command) {
                 runs += 1;
             }
         }
