@@ -57,22 +57,36 @@ impl Drop for Notifier {
     }
 }
 
-/// `states` to `$NOTIFY_SOCKET`: a path through sd-notify, or an abstract
-/// socket (`@name`, which sd_notify(3) allows and the crate does not) through
-/// std's Linux socket address.
+/// `states` to `$NOTIFY_SOCKET` (a path, or an abstract socket `@name`,
+/// which sd_notify(3) allows), sent without waiting: a receiver whose queue
+/// is full (it stopped reading) costs this ping, never the loop, which a
+/// blocking `sendto` would hold for good, SIGTERM included.
 fn notify(states: &[NotifyState]) -> std::io::Result<()> {
-    let Some(name) = std::env::var_os("NOTIFY_SOCKET").and_then(|v| {
-        v.to_str()
-            .and_then(|v| v.strip_prefix('@'))
-            .map(str::to_string)
-    }) else {
-        return sd_notify::notify(false, states);
+    let Some(value) = std::env::var_os("NOTIFY_SOCKET").filter(|v| !v.is_empty()) else {
+        return Ok(());
     };
-    use std::os::linux::net::SocketAddrExt;
-    let address = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())?;
     let message: String = states.iter().map(|state| format!("{state}\n")).collect();
     let socket = std::os::unix::net::UnixDatagram::unbound()?;
-    let sent = socket.send_to_addr(message.as_bytes(), &address)?;
+    socket.set_nonblocking(true)?;
+    use std::os::unix::ffi::OsStrExt;
+    let sent = match value.as_bytes().strip_prefix(b"@") {
+        Some(name) => {
+            use std::os::linux::net::SocketAddrExt;
+            let address = std::os::unix::net::SocketAddr::from_abstract_name(name)?;
+            socket.send_to_addr(message.as_bytes(), &address)
+        }
+        None => socket.send_to(message.as_bytes(), std::path::Path::new(&value)),
+    };
+    let sent = sent.map_err(|err| {
+        if err.kind() == std::io::ErrorKind::WouldBlock {
+            std::io::Error::new(
+                err.kind(),
+                "its queue is full (nothing reads it): the message is dropped, not waited for",
+            )
+        } else {
+            err
+        }
+    })?;
     if sent == message.len() {
         Ok(())
     } else {
@@ -93,24 +107,35 @@ fn watchdog_period() -> Option<Duration> {
 }
 
 /// The usage error of a watchdog systemd set too short for a loop that
-/// sleeps `interval` between cycles that may each take up to `cycle`, if it
-/// did.
-pub(crate) fn check_watchdog(interval: Duration, cycle: Duration) -> Option<String> {
-    watchdog_period().and_then(|period| watchdog_too_short(period, interval, cycle))
+/// sleeps `interval` between cycles that may each take up to `cycle`
+/// (`parts` says what that is made of, empty for a loop that waits on
+/// nothing), if it did.
+pub(crate) fn check_watchdog(interval: Duration, cycle: Duration, parts: &str) -> Option<String> {
+    watchdog_period().and_then(|period| watchdog_too_short(period, interval, cycle, parts))
 }
 
 /// Why a watchdog period cannot work: a ping comes at the end of each cycle,
-/// so two pings may be the interval plus a whole cycle apart (its captures
-/// and probes each ending at their own timeout), and a period no longer than
-/// that kills a healthy monitor.
-fn watchdog_too_short(period: Duration, interval: Duration, cycle: Duration) -> Option<String> {
+/// so two pings may be the interval plus a whole cycle apart (every timeout
+/// it can wait through in a row), and a period no longer than that kills a
+/// healthy monitor.
+fn watchdog_too_short(
+    period: Duration,
+    interval: Duration,
+    cycle: Duration,
+    parts: &str,
+) -> Option<String> {
     (period <= interval + cycle).then(|| {
+        let made_of = if parts.is_empty() {
+            String::new()
+        } else {
+            format!(": {parts}")
+        };
         format!(
-            "systemd's WatchdogSec ({}s) must be longer than the interval ({}s) plus the longest cycle ({}s: \
-             its capture and probe timeouts): the monitor pings once per cycle",
+            "systemd's WatchdogSec ({}s) must be longer than the interval ({}s) plus the longest cycle \
+             ({}s{made_of}): the monitor pings once per cycle",
             period.as_secs_f64(),
             interval.as_secs(),
-            cycle.as_secs()
+            cycle.as_secs_f64()
         )
     })
 }
@@ -122,16 +147,19 @@ mod tests {
     #[test]
     fn a_watchdog_no_longer_than_the_interval_and_a_cycle_is_refused() {
         let secs = Duration::from_secs;
-        assert!(watchdog_too_short(secs(120), secs(30), secs(20)).is_none());
-        let why = watchdog_too_short(secs(30), secs(30), secs(0)).unwrap();
+        assert!(watchdog_too_short(secs(120), secs(30), secs(20), "").is_none());
+        let why = watchdog_too_short(secs(30), secs(30), secs(0), "").unwrap();
         assert!(
             why.contains("WatchdogSec (30s)") && why.contains("interval (30s)"),
             "{why}"
         );
         // Found by a review: pings 5.5 s apart (a 4 s interval, a 1.5 s probe)
         // under a 5 s watchdog passed the check.
-        let why = watchdog_too_short(secs(5), secs(4), secs(2)).unwrap();
-        assert!(why.contains("longest cycle (2s"), "{why}");
-        assert!(watchdog_too_short(Duration::from_millis(500), secs(1), secs(0)).is_some());
+        let why = watchdog_too_short(secs(5), secs(4), secs(2), "2 probe run(s) x 1s").unwrap();
+        assert!(
+            why.contains("longest cycle (2s: 2 probe run(s) x 1s)"),
+            "{why}"
+        );
+        assert!(watchdog_too_short(Duration::from_millis(500), secs(1), secs(0), "").is_some());
     }
 }

@@ -319,12 +319,12 @@ fn many_silent_clients_and_an_endless_request_line_cost_a_bounded_listener_no_cy
         most_threads <= threads + 2,
         "threads {threads} before the flood, {most_threads} during it"
     );
-    // Bounded: the listener's 4 workers and queue of 4 hold at most 8
-    // connections, and a cycle's tmux child adds its pipes and pidfd (4 to 5)
-    // while it runs, so a sample taken then reads up to 13 above the
-    // baseline (CI saw 14 once); 200 unbounded connections would read 200.
+    // Bounded: the listener holds at most 16 connections (a fresh one takes
+    // the oldest one's slot), and a cycle's tmux child adds its pipes and
+    // pidfd (4 to 5) while it runs, so a sample taken then reads up to 21
+    // above the baseline; 200 unbounded connections would read 200.
     assert!(
-        most_fds <= fds + 16,
+        most_fds <= fds + 24,
         "descriptors {fds} before the flood, {most_fds} during it ({SILENT} connections)"
     );
     assert!(

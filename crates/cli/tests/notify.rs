@@ -323,6 +323,11 @@ fn the_systemd_unit_is_a_notify_service_with_a_watchdog_restarted_on_failure_but
         value("ExecStart")
     );
     assert_eq!(value("ExecReload"), "/bin/kill -HUP $MAINPID");
+    // A thousand targets hold a thousand lock files: past the usual 1,024.
+    let files: u64 = value("LimitNOFILE")
+        .parse()
+        .expect("LimitNOFILE as a number");
+    assert!(files >= 4096, "LimitNOFILE={files}");
     let watchdog: u64 = value("WatchdogSec")
         .parse()
         .expect("WatchdogSec in seconds");
@@ -386,4 +391,153 @@ fn an_abstract_notify_socket_gets_ready_and_stopping() {
     );
     notify.drain();
     assert_eq!(notify.messages, ["READY=1\nWATCHDOG=1\n", "STOPPING=1\n"]);
+}
+
+/// Issue 19: the check counted one probe timeout, but a cycle runs a
+/// per-target probe once per target, one after another: 4 targets whose
+/// probes each end at 1 s make pings 1 + 4 x 1 + 2 x 1 s apart (two tmux
+/// calls), and a 6 s watchdog (accepted before) would kill a healthy monitor.
+#[test]
+fn a_watchdog_too_short_for_four_targets_with_per_target_probes_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket_path = dir.path().join("notify.sock");
+    let mut notify = NotifySocket::bind(&socket_path);
+    let run = |probe: &str| {
+        let script = format!(
+            "WATCHDOG_PID=$$ WATCHDOG_USEC=6000000 exec '{}' watch a b c d --interval 1 \
+             --capture-timeout 1 --probe-timeout 1 --work-probe '{probe}' --once",
+            env!("CARGO_BIN_EXE_bmb-monitor")
+        );
+        Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .env("NOTIFY_SOCKET", &socket_path)
+            .env("XDG_STATE_HOME", dir.path())
+            .env("TMUX_TMPDIR", dir.path())
+            .output()
+            .expect("runs")
+    };
+    let output = run("echo 1 $BMB_TARGET >/dev/null; echo 1");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("WatchdogSec (6s)")
+            && stderr.contains("longest cycle (6s: 4 probe run(s) x 1s + 2 capture call(s) x 1s)"),
+        "{stderr}"
+    );
+    assert_eq!(notify.count("READY=1"), 0, "never ready");
+    // One shared probe for the four: one run per cycle, which 6 s holds.
+    let output = run("echo 1");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("WatchdogSec"), "{stderr}");
+    assert_eq!(notify.count("READY=1"), 1, "{stderr}");
+}
+
+/// Issue 19: a notify socket whose reader stops reading fills up, and a
+/// blocking send then held the loop for good, SIGTERM included. Its queue is
+/// filled before the monitor starts: the monitor goes on polling, says the
+/// trouble once, and ends on SIGTERM.
+#[test]
+fn a_notify_socket_nobody_reads_never_holds_the_loop() {
+    let tmux = PrivateTmux::new();
+    let state = tempfile::tempdir().expect("tempdir");
+    let received = tmux.dir.path().join("agent.received");
+    tmux.replay("agent", &capture_path("working-bash-sleep"), &received);
+    let socket_path = tmux.dir.path().join("notify.sock");
+    let _reader = UnixDatagram::bind(&socket_path).expect("bind the notify socket");
+    let filler = UnixDatagram::unbound().expect("a socket");
+    filler.set_nonblocking(true).expect("non-blocking");
+    let mut queued = 0;
+    loop {
+        match filler.send_to(b"X=1\n", &socket_path) {
+            Ok(_) => queued += 1,
+            Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(err) => panic!("filling the queue: {err}"),
+        }
+    }
+    assert!(queued > 0);
+    let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+    command
+        .arg("watch")
+        .arg("-S")
+        .arg(&tmux.socket)
+        .args(["agent", "--interval", "1"])
+        .env("XDG_STATE_HOME", state.path())
+        .env("NOTIFY_SOCKET", &socket_path);
+    let mut monitor = Running::start(command);
+    assert!(
+        wait_until(60, || poll_lines(&monitor) >= 4),
+        "the loop stopped at the full socket: {:?} {:?}",
+        monitor.out(),
+        monitor.err()
+    );
+    let said: Vec<String> = monitor
+        .err()
+        .into_iter()
+        .filter(|l| l.contains("cannot notify systemd"))
+        .collect();
+    assert_eq!(said.len(), 1, "said once: {:?}", monitor.err());
+    assert!(said[0].contains("queue is full"), "{said:?}");
+    monitor.signal(Signal::TERM);
+    let status = monitor.wait_exit(10).expect("ends on SIGTERM");
+    assert_eq!(status.code(), Some(0));
+}
+
+/// Issue 19: `lead < /dev/zero` skipped its endless line without bound: no
+/// pass, 100% of a core, SIGTERM ignored. Each pass now reads at most
+/// `PASS_BYTES` of stdin: the lead makes its passes (a ping each), reads no
+/// more than that per pass (counted in the kernel's `rchar`, not timed), and
+/// ends on SIGTERM.
+#[test]
+fn the_lead_on_an_endless_stdin_makes_its_passes_reads_a_bounded_amount_and_ends_on_sigterm() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket_path = dir.path().join("notify.sock");
+    let mut notify = NotifySocket::bind(&socket_path);
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(r#"exec "$0" lead --bmb-dir "$1" --interval 1 --no-sweep < /dev/zero"#)
+        .arg(env!("CARGO_BIN_EXE_bmb-monitor"))
+        .arg(dir.path().join(".bmb"))
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .env("NOTIFY_SOCKET", &socket_path);
+    let mut monitor = Running::start(command);
+    assert!(
+        wait_until(60, || notify.count("WATCHDOG=1") >= 4),
+        "no passes: {:?} {:?}",
+        notify.messages,
+        monitor.err()
+    );
+    let read_bytes = || -> u64 {
+        let io = std::fs::read_to_string(format!("/proc/{}/io", monitor.child.id()))
+            .expect("the lead's /proc/PID/io");
+        io.lines()
+            .find_map(|l| l.strip_prefix("rchar: "))
+            .and_then(|n| n.trim().parse().ok())
+            .expect("rchar")
+    };
+    // Read before the count: every byte read so far belongs to a pass
+    // counted now or to the one under way.
+    let read = read_bytes();
+    let passes = notify.count("WATCHDOG=1") as u64;
+    let budget = probes::input::PASS_BYTES as u64;
+    assert!(
+        read <= (passes + 1) * budget + (1 << 20),
+        "{read} bytes read in {passes} passes"
+    );
+    assert!(read >= budget, "it read its budget: {read}");
+    monitor.signal(Signal::TERM);
+    let status = monitor.wait_exit(10).expect("ends on SIGTERM");
+    assert_eq!(status.code(), Some(0));
+    let overlong: Vec<String> = monitor
+        .err()
+        .into_iter()
+        .filter(|l| l.contains("longer than"))
+        .collect();
+    assert_eq!(
+        overlong.len(),
+        1,
+        "one endless line, said once: {overlong:?}"
+    );
 }

@@ -3,6 +3,13 @@
 //! it. So "every line the Lead has written so far" is something the monitor
 //! can know before a pass, which a reader thread racing the first pass cannot
 //! promise.
+//!
+//! What one pass reads is bounded: at most [`PASS_BYTES`] between two
+//! [`Lines::refill`]s, at most [`CALL_TIME`] per [`Lines::available`], and
+//! never past a stop request. A source that never runs dry (`< /dev/zero`,
+//! a writer flooding one endless line) costs that much per pass and no more:
+//! the loop gets back to its pass and its stop flag, and once the budget is
+//! spent [`Lines::wait`] sleeps instead of waking for it.
 
 use std::fs::File;
 use std::io::Read;
@@ -21,7 +28,16 @@ pub struct Lines {
     skipping: bool,
     /// Lines dropped for their length since [`Lines::overlong`] was asked.
     overlong: u64,
+    /// Bytes this pass may still read ([`PASS_BYTES`] at each refill).
+    budget: usize,
 }
+
+/// The most one pass reads (a pass's control messages are a few kilobytes;
+/// a flood past this waits for the next pass).
+pub const PASS_BYTES: usize = 8 << 20;
+/// The longest one [`Lines::available`] call reads before it returns what
+/// it has.
+pub const CALL_TIME: Duration = Duration::from_millis(100);
 
 /// The longest line kept (a control message is a few hundred bytes); a
 /// longer one is dropped whole and counted, so a line with no end costs
@@ -39,6 +55,7 @@ impl Lines {
             partial: Vec::new(),
             skipping: false,
             overlong: 0,
+            budget: PASS_BYTES,
         }
     }
 
@@ -48,6 +65,7 @@ impl Lines {
             partial: Vec::new(),
             skipping: false,
             overlong: 0,
+            budget: PASS_BYTES,
         }
     }
 
@@ -56,18 +74,40 @@ impl Lines {
         self.file.is_some()
     }
 
-    /// Every line that is readable now, in order, without blocking. At end
-    /// of file an unterminated last line is returned too. A line is taken
-    /// as UTF-8, invalid bytes replaced.
+    /// A new pass: it may read [`PASS_BYTES`] again.
+    pub fn refill(&mut self) {
+        self.budget = PASS_BYTES;
+    }
+
+    /// True when this pass's budget is spent: nothing more is read until
+    /// the next [`Lines::refill`].
+    pub fn spent(&self) -> bool {
+        self.budget == 0
+    }
+
+    /// Every line that is readable now, in order, without blocking, within
+    /// the pass's budget, [`CALL_TIME`] and a stop request. At end of file
+    /// an unterminated last line is returned too. A line is taken as UTF-8,
+    /// invalid bytes replaced.
     pub fn available(&mut self) -> Vec<String> {
         let mut buf = [0u8; 64 * 1024];
+        let started = std::time::Instant::now();
         while let Some(file) = &self.file {
-            if self.partial.len() > MAX_PENDING_BYTES || !readable(file, Duration::ZERO) {
+            if self.partial.len() > MAX_PENDING_BYTES
+                || self.budget == 0
+                || started.elapsed() >= CALL_TIME
+                || crate::signals::stop_requested()
+                || !readable(file, Duration::ZERO)
+            {
                 break;
             }
-            match (&*file).read(&mut buf) {
+            let room = buf.len().min(self.budget);
+            match (&*file).read(&mut buf[..room]) {
                 Ok(0) | Err(_) => self.file = None,
-                Ok(n) => self.take(&buf[..n]),
+                Ok(n) => {
+                    self.budget -= n;
+                    self.take(&buf[..n]);
+                }
             }
         }
         let mut lines = Vec::new();
@@ -116,14 +156,17 @@ impl Lines {
         }
     }
 
-    /// Waits up to `timeout` for something to read (or end of file). Returns
-    /// at once when closed: then there is nothing to wait for here.
+    /// Waits up to `timeout` for something to read (or end of file), or a
+    /// stop request. Once closed, or with the pass's budget spent, there is
+    /// nothing to wait for here: it sleeps the time out.
     pub fn wait(&self, timeout: Duration) {
         match &self.file {
-            Some(file) => {
+            Some(file) if self.budget > 0 => {
                 readable(file, timeout);
             }
-            None => std::thread::sleep(timeout),
+            _ => {
+                crate::signals::sleep_unless_stopped(timeout);
+            }
         }
     }
 }
@@ -170,6 +213,24 @@ mod tests {
         assert_eq!(got, ["before", "after"]);
         assert_eq!(lines.overlong(), 1);
         assert_eq!(lines.overlong(), 0);
+    }
+
+    #[test]
+    fn a_source_that_never_runs_dry_is_read_within_the_pass_budget() {
+        let zero = std::fs::File::open("/dev/zero").unwrap();
+        let mut lines = Lines::from_fd(OwnedFd::from(zero));
+        let mut calls = 0;
+        while !lines.spent() {
+            assert!(lines.available().is_empty());
+            calls += 1;
+        }
+        assert!(calls >= 1);
+        assert!(lines.available().is_empty(), "spent: reads nothing more");
+        assert_eq!(lines.overlong(), 1, "one endless line");
+        lines.refill();
+        assert!(!lines.spent());
+        lines.available();
+        assert!(lines.is_open());
     }
 
     #[test]

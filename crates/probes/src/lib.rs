@@ -36,6 +36,7 @@ pub mod inbox;
 pub mod input;
 pub mod lock;
 pub mod meta;
+pub mod own;
 pub mod pid_files;
 pub mod pidfd;
 pub mod process;

@@ -402,9 +402,16 @@ pub fn run(what: &Invocation, limits: &Limits) -> Outcome {
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(error) => {
-            return Outcome::FailedToSpawn {
-                error: format!("{}: {error}", what.program.to_string_lossy()),
+            // Out of descriptors is the monitor's trouble, not the
+            // program's: said as what it is, with what would fix it.
+            let error = match crate::own::out_of_fds(&error) {
+                Some(why) => format!(
+                    "{}: {why} ({error}): raise its open-file limit (LimitNOFILE= in its unit, `ulimit -n`)",
+                    what.program.to_string_lossy()
+                ),
+                None => format!("{}: {error}", what.program.to_string_lossy()),
             };
+            return Outcome::FailedToSpawn { error };
         }
     };
     count_spawn();

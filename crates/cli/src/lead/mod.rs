@@ -128,7 +128,7 @@ pub fn run(args: Args) -> ExitCode {
     // Messages and the parent are looked at this often; passes run at `interval`.
     let tick = interval.min(Duration::from_millis(250));
 
-    if let Some(why) = crate::notify::check_watchdog(interval, Duration::ZERO) {
+    if let Some(why) = crate::notify::check_watchdog(interval, Duration::ZERO, "") {
         return usage_error("lead", why);
     }
     let mut notifier = crate::notify::Notifier::default();
@@ -168,6 +168,8 @@ pub fn run(args: Args) -> ExitCode {
             let outputs = monitor.pass(&mut port, &SystemClock);
             sinks.route(outputs);
             notifier.cycle_done();
+            // Each pass reads at most `PASS_BYTES` of stdin.
+            stdin.refill();
             next_pass += interval;
             if next_pass < Instant::now() {
                 next_pass = Instant::now() + interval;

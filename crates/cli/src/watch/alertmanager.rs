@@ -59,6 +59,8 @@ pub(super) struct Alertmanager {
     /// The targets settled since the last post; any other book's target is no longer watched.
     settled: BTreeSet<Target>,
     said: SaidOnce<()>,
+    /// Requests that failed (no 2xx, or no answer), for the metrics.
+    pub(super) failed_posts: u64,
 }
 
 impl Alertmanager {
@@ -81,6 +83,7 @@ impl Alertmanager {
             books: BTreeMap::new(),
             settled: BTreeSet::new(),
             said: SaidOnce::default(),
+            failed_posts: 0,
         }
     }
 
@@ -176,13 +179,16 @@ impl Alertmanager {
                         .retain(|target, book| settled.contains(target) || !book.is_idle());
                 }
             }
-            Err(why) => self.said.say(
+            Err(why) => {
+                self.failed_posts += 1;
+                self.said.say(
                 (),
                 &format!(
                     "bmb-monitor: watch: alertmanager {}: {why}; the alerts will be sent again next poll",
                     self.endpoint
                 ),
-            ),
+                )
+            }
         }
     }
 

@@ -227,7 +227,19 @@ impl<'a> Watch<'a> {
                 sink.raised(&watched.target, &actions, &watched.monitor);
             }
             for action in actions {
-                execute(&self.args, watched, action);
+                if !execute(&self.args, watched, action) {
+                    let sink = if self.args.alert_cmd.is_some() {
+                        "alert_cmd"
+                    } else {
+                        "stderr"
+                    };
+                    *self
+                        .fleet
+                        .operations
+                        .delivery_failures
+                        .entry(sink)
+                        .or_default() += 1;
+                }
             }
             if let Some(sink) = &mut self.alertmanager {
                 sink.settle(&watched.target, &report, &watched.monitor);
@@ -235,14 +247,23 @@ impl<'a> Watch<'a> {
             print_report(&report, self.args.json);
         }
         if let Some(sink) = &mut self.alertmanager {
+            let before = sink.failed_posts;
             sink.post();
+            *self
+                .fleet
+                .operations
+                .delivery_failures
+                .entry("alertmanager")
+                .or_default() += sink.failed_posts - before;
         }
         self.fleet.cycle_done();
         true
     }
 }
 
-pub(super) fn execute(args: &Args, watched: &mut Watched, action: Action) {
+/// Carries out one action; false when it was an alert its command failed
+/// to deliver (counted in the metrics).
+pub(super) fn execute(args: &Args, watched: &mut Watched, action: Action) -> bool {
     match action {
         Action::Record(record) => {
             let result = watched.journal.append(&record);
@@ -282,9 +303,11 @@ pub(super) fn execute(args: &Args, watched: &mut Watched, action: Action) {
                 for record in watched.monitor.alert_failed(&alert) {
                     execute(args, watched, Action::Record(record));
                 }
+                return false;
             }
         }
     }
+    true
 }
 
 /// The nudge's text, then its Enter [`probes::tmux::ENTER_AFTER`] later

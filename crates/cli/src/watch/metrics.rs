@@ -30,6 +30,8 @@ use crate::output::say;
 pub(crate) struct Published {
     pub(crate) board: Board,
     pub(crate) json: String,
+    /// The operator's figures beside the board ([`Operations`]).
+    pub(crate) operations: Operations,
 }
 
 /// The slot the poll fills and the listener reads.
@@ -43,6 +45,8 @@ pub(super) struct Fleet {
     file: Option<PathBuf>,
     file_error: Option<String>,
     cycle_started: Option<Instant>,
+    /// Deliveries and reloads, published with the board.
+    pub(super) operations: Operations,
 }
 
 impl Fleet {
@@ -65,9 +69,11 @@ impl Fleet {
                 None
             }
         };
+        let operations = Operations::started(SystemClock.now());
         let slot = Arc::new(Mutex::new(Arc::new(Published {
             json: board_json(&board),
             board: board.clone(),
+            operations: operations.clone(),
         })));
         Fleet {
             board,
@@ -75,6 +81,7 @@ impl Fleet {
             file,
             file_error: None,
             cycle_started: None,
+            operations,
         }
     }
 
@@ -113,6 +120,7 @@ impl Fleet {
         let published = Arc::new(Published {
             json: board_json(&self.board),
             board: self.board.clone(),
+            operations: self.operations.clone(),
         });
         self.write_file(&published.json);
         // One pointer swap under the lock; a scrape in progress keeps its own copy.
@@ -169,6 +177,10 @@ pub(crate) fn board_json(board: &Board) -> String {
 /// time (seconds in state are counted to it).
 pub(crate) fn exposition(published: Arc<Published>, now: i64) -> String {
     let mut registry = Registry::default();
+    registry.register_collector(Box::new(OperatorCollector {
+        operations: published.operations.clone(),
+        usage: probes::own::usage(),
+    }));
     registry.register_collector(Box::new(BoardCollector { published, now }));
     let mut text = String::new();
     if let Err(err) = prometheus_client::encoding::prometheus_text::encode(&mut text, &registry) {
@@ -378,6 +390,155 @@ impl Collector for BoardCollector {
     }
 }
 
+// ---- The operator's metrics (issue 21): the process, the build, alert
+// deliveries and reloads. One block, apart from the board's. ----
+
+/// What an operator watches beside the fleet: failed deliveries per sink
+/// and the config's last reload, kept by the loop and published with each
+/// snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Operations {
+    /// Alert deliveries that failed, per sink: `alert_cmd` (a run that did
+    /// not exit 0), `stderr` (the funnel without one, when it could not be
+    /// written), `alertmanager` (a request that got no 2xx).
+    pub(crate) delivery_failures: std::collections::BTreeMap<&'static str, u64>,
+    /// Whether the last reload (SIGHUP) applied; true until one fails.
+    pub(crate) reload_successful: bool,
+    /// When the settings in force were applied (the start or the last
+    /// reload that applied), epoch seconds.
+    pub(crate) reload_success_at: i64,
+}
+
+impl Operations {
+    pub(crate) fn started(now: i64) -> Operations {
+        Operations {
+            delivery_failures: ["alert_cmd", "alertmanager", "stderr"]
+                .into_iter()
+                .map(|sink| (sink, 0))
+                .collect(),
+            reload_successful: true,
+            reload_success_at: now,
+        }
+    }
+}
+
+impl Fleet {
+    /// A reload that applied (`true`) or was refused, published at once.
+    pub(super) fn reloaded(&mut self, applied: bool) {
+        self.operations.reload_successful = applied;
+        if applied {
+            self.operations.reload_success_at = SystemClock.now();
+        }
+        self.publish();
+    }
+}
+
+/// The process collector's series under their Prometheus names, the build
+/// and the [`Operations`], read at scrape time (the process figures from
+/// `/proc/self`: a scrape sees this very moment).
+#[derive(Debug)]
+struct OperatorCollector {
+    operations: Operations,
+    usage: Option<probes::own::Usage>,
+}
+
+impl Collector for OperatorCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        if let Some(usage) = &self.usage {
+            encoder
+                .encode_descriptor(
+                    "process_cpu_seconds",
+                    "Total user and system CPU time spent in seconds",
+                    None,
+                    MetricType::Counter,
+                )?
+                .encode_counter::<NoLabelSet, _, u64>(&usage.cpu_seconds, None)?;
+            let gauges: [(&str, &str, f64); 4] = [
+                (
+                    "process_resident_memory_bytes",
+                    "Resident memory size in bytes",
+                    usage.resident_bytes as f64,
+                ),
+                (
+                    "process_virtual_memory_bytes",
+                    "Virtual memory size in bytes",
+                    usage.virtual_bytes as f64,
+                ),
+                (
+                    "process_open_fds",
+                    "Number of open file descriptors",
+                    usage.open_fds as f64,
+                ),
+                (
+                    "process_start_time_seconds",
+                    "Start time of the process since unix epoch in seconds",
+                    usage.start_time_seconds,
+                ),
+            ];
+            for (name, help, value) in gauges {
+                encoder
+                    .encode_descriptor(name, help, None, MetricType::Gauge)?
+                    .encode_gauge(&value)?;
+            }
+            if let Some(max) = usage.max_fds {
+                encoder
+                    .encode_descriptor(
+                        "process_max_fds",
+                        "Maximum number of open file descriptors",
+                        None,
+                        MetricType::Gauge,
+                    )?
+                    .encode_gauge(&max)?;
+            }
+        }
+        {
+            let mut metric = encoder.encode_descriptor(
+                "bmb_build_info",
+                "Always 1; the running build's version as a label",
+                None,
+                MetricType::Gauge,
+            )?;
+            metric
+                .encode_family(&[("version", env!("CARGO_PKG_VERSION"))])?
+                .encode_gauge(&1i64)?;
+        }
+        {
+            let mut metric = encoder.encode_descriptor(
+                "bmb_alert_delivery_failures",
+                "Alert deliveries that failed, per sink (an alert_cmd run that did not exit 0, \
+                 stderr when it could not be written, an Alertmanager request without a 2xx); \
+                 each is tried again next poll",
+                None,
+                MetricType::Counter,
+            )?;
+            for (sink, count) in &self.operations.delivery_failures {
+                metric
+                    .encode_family(&[("sink", *sink)])?
+                    .encode_counter::<NoLabelSet, _, u64>(count, None)?;
+            }
+        }
+        encoder
+            .encode_descriptor(
+                "bmb_config_last_reload_successful",
+                "Whether the last config reload (SIGHUP) applied: 1, or 0 when it was refused",
+                None,
+                MetricType::Gauge,
+            )?
+            .encode_gauge(&i64::from(self.operations.reload_successful))?;
+        encoder
+            .encode_descriptor(
+                "bmb_config_last_reload_success_timestamp_seconds",
+                "When the settings in force were applied (the start or the last reload that applied)",
+                None,
+                MetricType::Gauge,
+            )?
+            .encode_gauge(&self.operations.reload_success_at)?;
+        Ok(())
+    }
+}
+
+// ---- The end of the operator's metrics. ----
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -388,6 +549,7 @@ mod tests {
         Arc::new(Published {
             board: board.clone(),
             json: board_json(board),
+            operations: Operations::started(1000),
         })
     }
 

@@ -175,13 +175,16 @@ fn start(
             "--audit runs beside a watcher that goes on: not with --once or --detach (run `bmb-monitor audit` for one audit)",
         );
     }
-    if let Some(why) = check_watchdog(&args) {
+    if let Some(why) = check_watchdog(&args, &targets) {
         return usage_error("watch", why);
     }
     let mut audits = match audit::Audits::new(&args) {
         Ok(audits) => audits,
         Err(message) => return usage_error("watch", &message),
     };
+    if let Some(why) = raise_fd_limit(targets.iter().map(|t| &t.target)) {
+        return usage_error("watch", why);
+    }
     probes::signals::install_stop_handler();
     let mut args = args;
     // A config can add a remote host on reload: its masters' folder is ready.
@@ -238,12 +241,100 @@ fn start(
 }
 
 /// systemd's watchdog against the longest time between two pings: the
-/// interval, then a cycle whose captures and probes each end at their timeout.
-fn check_watchdog(args: &Args) -> Option<String> {
-    crate::notify::check_watchdog(
-        Duration::from_secs(args.interval),
-        Duration::from_secs(args.capture_timeout + args.probe_timeout),
-    )
+/// interval, then a cycle that waits through every timeout it can in a row
+/// ([`longest_cycle`]).
+fn check_watchdog(args: &Args, targets: &[TargetSettings]) -> Option<String> {
+    let (cycle, parts) = longest_cycle(args, targets);
+    crate::notify::check_watchdog(Duration::from_secs(args.interval), cycle, &parts)
+}
+
+/// The longest a cycle over `targets` can wait, and what that is made of,
+/// for the message: every probe run (a per-target one once per target, a
+/// shared command once per cycle, work and progress one after the other),
+/// each ending at `probe_timeout`; the local server's two tmux calls and,
+/// per remote host, its round trip and the processes read after it (hosts
+/// side by side, but their follow-up reads one after another), each ending
+/// at `capture_timeout`; and the Alertmanager post.
+fn longest_cycle(args: &Args, targets: &[TargetSettings]) -> (Duration, String) {
+    let runs = |command_of: fn(&TargetSettings) -> Option<&str>| {
+        let mut shared = std::collections::BTreeSet::new();
+        let mut runs = 0u64;
+        for command in targets.iter().filter_map(command_of) {
+            // A shared command counts once, a per-target one each time.
+            if watchdog::session::probe_runs_per_target(command) || shared.insert(command) {
+                runs += 1;
+            }
+        }
+        runs
+    };
+    let probes = runs(|t| t.work_probe.as_deref()) + runs(|t| t.progress_probe.as_deref());
+    let hosts: std::collections::BTreeSet<&str> = targets
+        .iter()
+        .filter_map(|t| t.target.host.as_deref())
+        .collect();
+    let local = targets.iter().any(|t| t.target.host.is_none());
+    // The local server's listing and capture; a remote host's round trip
+    // runs beside it, then each host's follow-up read of processes.
+    let captures = if local || !hosts.is_empty() { 2 } else { 0 } + hosts.len() as u64;
+    let post = if args.alertmanager.is_some() {
+        alertmanager::POST_TIMEOUT
+    } else {
+        Duration::ZERO
+    };
+    let cycle =
+        Duration::from_secs(probes * args.probe_timeout + captures * args.capture_timeout) + post;
+    let mut parts = vec![
+        format!("{probes} probe run(s) x {}s", args.probe_timeout),
+        format!("{captures} capture call(s) x {}s", args.capture_timeout),
+    ];
+    if !post.is_zero() {
+        parts.push(format!("the Alertmanager post {}s", post.as_secs()));
+    }
+    (cycle, parts.join(" + "))
+}
+
+/// Descriptors a monitor needs beside one per target (its lock file): the
+/// standard streams, the listener and its connections, a capture's pipes
+/// on each host thread, the ssh masters' sockets, and room to spare.
+const FD_RESERVE: u64 = 64 + serve::CONNECTIONS as u64;
+
+/// Descriptors `targets` targets need ([`FD_RESERVE`] plus one per target,
+/// and two per remote host for its master and round trip).
+fn fd_need(targets: usize, hosts: usize) -> u64 {
+    FD_RESERVE + targets as u64 + 2 * hosts as u64
+}
+
+/// The soft open-file limit raised to the hard one, once at the start: at
+/// the usual soft limit of 1,024 a fleet of a thousand targets ran out and
+/// every capture failed. The usage error when even the hard limit is too
+/// few for `targets`.
+fn raise_fd_limit<'t>(targets: impl Iterator<Item = &'t Target>) -> Option<String> {
+    if let Err(err) = probes::own::raise_fd_limit() {
+        say(format_args!(
+            "bmb-monitor: watch: cannot raise the open-file limit to its hard limit: {err}"
+        ));
+    }
+    fd_shortage(targets)
+}
+
+/// Why the open-file limit cannot hold `targets` (one lock file each, and
+/// [`FD_RESERVE`]), if it cannot: running short would fail captures, probes
+/// and locks at random, target by target, so it is refused up front.
+fn fd_shortage<'t>(targets: impl Iterator<Item = &'t Target>) -> Option<String> {
+    let mut count = 0;
+    let mut hosts = std::collections::BTreeSet::new();
+    for target in targets {
+        count += 1;
+        hosts.extend(target.host.as_deref());
+    }
+    let need = fd_need(count, hosts.len());
+    let limit = probes::own::usage().and_then(|u| u.max_fds)?;
+    (limit < need).then(|| {
+        format!(
+            "{count} targets need about {need} open files, but the limit is {limit} even raised to its hard limit \
+             (LimitNOFILE= in the unit, `ulimit -Hn`)"
+        )
+    })
 }
 
 /// `--config FILE`: checked up front with every mistake named, then
@@ -334,19 +425,31 @@ fn reload(watch: &mut Watch<'_>, args: &Args, path: &std::path::Path) {
                 "bmb-monitor: watch: {} not reloaded: the settings in force are kept",
                 path.display()
             ));
+            watch.fleet.reloaded(false);
             return;
         }
     };
     // As at the start: an interval systemd's watchdog would kill between
     // two pings is refused, and the settings in force are kept.
-    if let Some(why) = check_watchdog(&settings.args) {
+    if let Some(why) = check_watchdog(&settings.args, &settings.targets) {
         say(format_args!(
             "bmb-monitor: watch: {}: {why}; not reloaded: the settings in force are kept",
             path.display()
         ));
+        watch.fleet.reloaded(false);
+        return;
+    }
+    // As at the start: targets the open-file limit cannot hold are refused.
+    if let Some(why) = fd_shortage(settings.targets.iter().map(|t| &t.target)) {
+        say(format_args!(
+            "bmb-monitor: watch: {}: {why}; not reloaded: the settings in force are kept",
+            path.display()
+        ));
+        watch.fleet.reloaded(false);
         return;
     }
     let done = watch.reload(settings);
+    watch.fleet.reloaded(true);
     let list = |names: &[String]| {
         if names.is_empty() {
             "none".to_string()

@@ -83,7 +83,7 @@ pub fn run(args: Args) -> ExitCode {
     };
 
     if let Some(why) =
-        crate::notify::check_watchdog(settings.config.interval, std::time::Duration::ZERO)
+        crate::notify::check_watchdog(settings.config.interval, std::time::Duration::ZERO, "")
     {
         say(format_args!("{why}"));
         return crate::exit::code(crate::exit::USAGE);
