@@ -92,6 +92,10 @@ fn answer_bound(targets: usize, probes: usize) -> usize {
     tmux::CAPTURE_BASE_BYTES + targets * tmux::CAPTURE_PER_PANE_BYTES + probes * PROBE_BYTES
 }
 
+fn find_bytes(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
 /// What a remote probe may print (a count): more is cut on the host.
 const PROBE_BYTES: usize = 4096;
 
@@ -242,15 +246,21 @@ impl Tmux {
         let answer = session.read_until(done.as_bytes(), deadline, bound);
         let stderr = session.stderr();
         match answer {
-            Ok(bytes) => Outcome::Exited {
-                code: Some(0),
-                signal: None,
-                stdout: Captured {
-                    bytes,
-                    truncated: false,
-                },
-                stderr,
-            },
+            Ok(bytes) => {
+                let stuck = format!("\nBMB-{nonce}-STUCK\n");
+                if find_bytes(&bytes, stuck.as_bytes()) {
+                    host.close();
+                }
+                Outcome::Exited {
+                    code: Some(0),
+                    signal: None,
+                    stdout: Captured {
+                        bytes,
+                        truncated: false,
+                    },
+                    stderr,
+                }
+            }
             Err(SessionError::TooLong { max }) => {
                 host.close();
                 Outcome::Exited {
@@ -621,7 +631,8 @@ fn session_program(tmux: &Tmux, token: &str, probe_timeout: std::time::Duration)
          bmb_limit={limit}\nbmb_plimit={plimit}\n\
          bmb_fmt={format}\nbmb_list_fmt={list}\n\
          if command -v timeout >/dev/null 2>&1; then bmb_to=1; else bmb_to=; fi\n\
-         trap 'rm -rf \"${{bmb_dir:-/nonexistent}}\"' EXIT\ntrap 'exit 1' HUP TERM PIPE\n\
+         bmb_ifs=$IFS\nbmb_dir=$(mktemp -d 2>/dev/null) || {{ bmb_dir=/tmp/bmb-session-$$; mkdir -m 700 \"$bmb_dir\" || exit 1; }}\n\
+         trap 'rm -rf \"$bmb_dir\"' EXIT\ntrap 'exit 1' HUP TERM PIPE\n\
          while :; do\n  bmb_req=\n  while IFS= read -r bmb_l <&3; do\n    [ \"$bmb_l\" = BMB-RUN-{token} ] && break\n    bmb_req=\"$bmb_req$bmb_l\n\"\n  done\n  [ \"$bmb_l\" = BMB-RUN-{token} ] || exit 0\n  eval \"$bmb_req\"\ndone\n",
         functions = remote_procs::functions(),
         session = SESSION_FUNCTIONS,
@@ -716,16 +727,18 @@ bmb_begin() {
   bmb_nonce=$1 bmb_witness=$2 bmb_tag=BMB-$1-P bmb_stuck= bmb_roots= bmb_args= bmb_pl=
   for bmb_v in $bmb_vars; do unset "$bmb_v"; done
   bmb_vars= bmb_sids=
-  bmb_rows=$(bmb_run list-panes -a -F "$bmb_list_fmt" 2>&1)
+  # Into a file, never a pipe: a client of a stopped server hands it
+  # its output's descriptor, which would hold a pipe open after the client
+  # was killed.
+  bmb_run list-panes -a -F "$bmb_list_fmt" >"$bmb_dir/l" 2>&1
   bmb_rc=$?
-  case $bmb_rc in 124|137) bmb_stuck=1 ;; esac
-  printf '%s %s\n%s\n%s\n' "BMB-$1-LIST" "$bmb_rc" "$bmb_rows" "BMB-$1-LISTEND"
-  [ "$bmb_rc" = 0 ] || bmb_rows=
-  IFS='
-'
-  for bmb_row in $bmb_rows; do
+  printf '%s %s\n' "BMB-$1-LIST" "$bmb_rc"
+  while IFS= read -r bmb_row || [ -n "$bmb_row" ]; do
+    printf '%s\n' "$bmb_row"
+    [ "$bmb_rc" = 0 ] || continue
     IFS=' '
     set -- $bmb_row
+    IFS=$bmb_ifs
     [ $# -ge 5 ] || continue
     bmb_s=${1#\$} bmb_i=${2#%}
     case $bmb_s in ''|*[!0-9]*) continue ;; esac
@@ -740,9 +753,8 @@ bmb_begin() {
     [ "$4" = 11 ] && eval "bmb_a_$bmb_s=\$3"
     eval "bmb_q_$bmb_i=\"\$bmb_s \$3\""
     bmb_vars="$bmb_vars bmb_q_$bmb_i"
-  done
-  IFS=' 	
-'
+  done <"$bmb_dir/l"
+  printf '%s\n' "BMB-$bmb_nonce-LISTEND"
 }
 bmb_w() {
   bmb_s=
@@ -783,25 +795,17 @@ bmb_chain() {
   printf '\n%s %s\n' "BMB-$bmb_nonce-END" "$bmb_rc"
 }
 bmb_probe() {
-  if [ -z "$bmb_dir" ]; then
-    bmb_dir=$(mktemp -d 2>/dev/null) || bmb_dir=
-    [ -n "$bmb_dir" ] || { bmb_pl="$bmb_pl $1:x"; return 0; }
-  fi
   ( trap - EXIT; BMB_TARGET=$2; export BMB_TARGET; bmb_deadline "$bmb_plimit" sh -c "$3" ) >"$bmb_dir/p$1" 2>/dev/null </dev/null &
   bmb_pl="$bmb_pl $1:$!"
 }
 bmb_end() {
   for bmb_x in $bmb_pl; do
     bmb_k=${bmb_x%%:*} bmb_j=${bmb_x#*:}
-    if [ "$bmb_j" = x ]; then
-      bmb_rc=127
-    else
-      wait "$bmb_j"
-      bmb_rc=$?
-    fi
+    wait "$bmb_j"
+    bmb_rc=$?
     printf '%s %s %s\n' "BMB-$bmb_nonce-PR" "$bmb_k" "$bmb_rc"
     bmb_n=0
-    if [ -n "$bmb_dir" ] && [ -f "$bmb_dir/p$bmb_k" ]; then
+    if [ -f "$bmb_dir/p$bmb_k" ]; then
       while IFS= read -r bmb_l || [ -n "$bmb_l" ]; do
         bmb_n=$((bmb_n + ${#bmb_l} + 1))
         [ "$bmb_n" -gt 4096 ] && break
@@ -810,7 +814,12 @@ bmb_end() {
     fi
     printf '%s\n' "BMB-$bmb_nonce-PE"
   done
+  # After a tmux call ran out of time this channel may still be written to
+  # by that server when it wakes: the session ends, and a fresh one serves
+  # the next request.
+  [ -z "$bmb_stuck" ] || printf '\n%s\n' "BMB-$bmb_nonce-STUCK"
   printf '\n%s\n' "BMB-$bmb_nonce-DONE"
+  [ -z "$bmb_stuck" ] || exit 0
 }
 "#;
 
@@ -960,6 +969,170 @@ mod tests {
             );
         }
         assert!(read.processes[2].is_none());
+    }
+
+    /// Waits (bounded) until `pane` of `tmux` shows `text`.
+    fn wait_drawn(tmux: &Tmux, session: &str, text: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let shown = tmux.capture_sessions(&[session.to_string()], "x").unwrap();
+            if shown[0].as_ref().is_ok_and(|c| c.text.contains(text)) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{session} never drew {text}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[test]
+    fn one_session_answers_every_cycle_and_one_that_was_killed_is_opened_again() {
+        let server = private(&[("one", "echo this-is-one; exec sleep 600")]);
+        wait_drawn(&server.tmux, "one", "this-is-one");
+        let targets = [target("one", None)];
+        let mut session = HostSession::default();
+        let before = crate::run::spawned_by_this_thread();
+        for _ in 0..3 {
+            let nonce = crate::tmux::fresh_nonce();
+            let read = read_over(&mut session, &server.tmux, &targets, &nonce, &[]);
+            let captures = read.captures.expect("answered");
+            assert!(captures[0].as_ref().is_ok_and(|c| c.text.contains("this-is-one")));
+        }
+        assert_eq!(
+            crate::run::spawned_by_this_thread() - before,
+            1,
+            "one process for three cycles"
+        );
+        assert_eq!(session.opened, 1);
+        let pid = session.pid().expect("open");
+        let _ = rustix::process::kill_process(
+            rustix::process::Pid::from_raw(pid as i32).unwrap(),
+            rustix::process::Signal::KILL,
+        );
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while crate::process::Pid::new(pid).is_some_and(crate::process::is_alive) {
+            assert!(Instant::now() < deadline, "the session did not die");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let nonce = crate::tmux::fresh_nonce();
+        let read = read_over(&mut session, &server.tmux, &targets, &nonce, &[]);
+        assert!(read.captures.is_ok_and(|c| c[0].is_ok()), "read again");
+        assert_eq!(session.opened, 2, "opened again");
+        session.close();
+    }
+
+    #[test]
+    fn probes_ride_in_the_request_each_under_its_deadline() {
+        let server = private(&[("one", "echo this-is-one; exec sleep 600")]);
+        let targets = [target("one", None)];
+        let probes = [
+            RemoteProbe {
+                target: "box:one".into(),
+                command: "printf '%s\\n' \"$BMB_TARGET\" | wc -c".into(),
+            },
+            RemoteProbe {
+                target: "box:one".into(),
+                command: "exec sleep 600".into(),
+            },
+            RemoteProbe {
+                target: "it's".into(),
+                command: "echo \"$BMB_TARGET\"; exit 3".into(),
+            },
+        ];
+        let remote = as_remote(&server.tmux);
+        let nonce = crate::tmux::fresh_nonce();
+        let mut session = HostSession::default();
+        let read = remote.read_host_via(
+            &mut session,
+            &targets,
+            &nonce,
+            false,
+            &mut AgentMemory::default(),
+            &probes,
+            Duration::from_secs(1),
+            &local_sh,
+        );
+        assert_eq!(read.probes.len(), 3);
+        assert_eq!(
+            read.probes[0].success_stdout().map(|o| o.text().trim().to_string()),
+            Some("8".to_string()),
+            "{:?}",
+            read.probes[0]
+        );
+        assert!(
+            matches!(read.probes[1], Outcome::TimedOut { .. }),
+            "{:?}",
+            read.probes[1]
+        );
+        assert!(
+            matches!(&read.probes[2], Outcome::Exited { code: Some(3), stdout, .. } if stdout.text() == "it's\n"),
+            "{:?}",
+            read.probes[2]
+        );
+        assert!(read.captures.is_ok());
+        session.close();
+    }
+
+    /// Live tmux clients of `socket` other than its server.
+    fn clients_of(socket: &str, server: u32) -> usize {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+            .filter(|&pid| pid != server)
+            .filter(|&pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                    let c = String::from_utf8_lossy(&c).replace('\0', " ");
+                    c.contains(socket) && c.contains("list-panes") && !c.starts_with("timeout")
+                })
+            })
+            .count()
+    }
+
+    #[test]
+    fn a_stopped_tmux_server_leaves_no_stuck_client_behind_a_cycle() {
+        let server = private(&[("one", "echo this-is-one; exec sleep 600")]);
+        wait_drawn(&server.tmux, "one", "this-is-one");
+        let Server::Path(socket) = &server.tmux.server else {
+            unreachable!()
+        };
+        let socket = socket.clone();
+        let shown = crate::run::run(
+            &Invocation::new("tmux").args(["-S", &socket, "display-message", "-p", "#{pid}"]),
+            &crate::run::Limits::default(),
+        );
+        let pid: u32 = shown
+            .success_stdout()
+            .expect("the server's pid")
+            .text()
+            .trim()
+            .parse()
+            .unwrap();
+        let tmux = Tmux {
+            timeout: Duration::from_secs(1),
+            ..server.tmux.clone()
+        };
+        let group = rustix::process::Pid::from_raw(pid as i32).unwrap();
+        rustix::process::kill_process(group, rustix::process::Signal::STOP).unwrap();
+        struct Cont(rustix::process::Pid);
+        impl Drop for Cont {
+            fn drop(&mut self) {
+                let _ = rustix::process::kill_process(self.0, rustix::process::Signal::CONT);
+            }
+        }
+        let _cont = Cont(group);
+        let mut session = HostSession::default();
+        let targets = [target("one", None)];
+        for _ in 0..3 {
+            let nonce = crate::tmux::fresh_nonce();
+            let read = read_over(&mut session, &tmux, &targets, &nonce, &[]);
+            assert!(read.captures.is_err(), "{:?}", read.captures);
+            // The host's deadline ended its tmux before it answered.
+            assert_eq!(clients_of(&socket, pid), 0, "a stuck tmux survived its cycle");
+        }
+        // Each answered in time, and its session then ended (that server may
+        // still write to its channel when it wakes).
+        assert_eq!(session.opened, 3);
+        session.close();
     }
 
     #[test]
