@@ -175,7 +175,15 @@ impl Tmux {
                 probe_timeout
             }
             + grace;
-        let outcome = self.ask(session, &request, nonce, deadline, bound, probe_timeout, open);
+        let outcome = self.ask(
+            session,
+            &request,
+            nonce,
+            deadline,
+            bound,
+            probe_timeout,
+            open,
+        );
         let mut read =
             self.read_host_output(targets, &batches, nonce, with_session, &outcome, &shown);
         read.probes = read_probes(nonce, &outcome, probes.len());
@@ -551,8 +559,13 @@ fn listing_hints(nonce: &str, answer: &str) -> std::collections::HashMap<String,
         ) else {
             continue;
         };
-        if let Some(digits) = sid.strip_prefix('$').filter(|d| d.bytes().all(|b| b.is_ascii_digit())) {
-            hints.entry(name.to_string()).or_insert_with(|| digits.to_string());
+        if let Some(digits) = sid
+            .strip_prefix('$')
+            .filter(|d| d.bytes().all(|b| b.is_ascii_digit()))
+        {
+            hints
+                .entry(name.to_string())
+                .or_insert_with(|| digits.to_string());
         }
     }
     hints
@@ -680,7 +693,10 @@ fn host_request(
         request.push_str("bmb_chain\n");
     }
     for root in memory.roots() {
-        let _ = writeln!(request, "bmb_vars=\"$bmb_vars ka_{root} ks_{root} kp_{root}\"");
+        let _ = writeln!(
+            request,
+            "bmb_vars=\"$bmb_vars ka_{root} ks_{root} kp_{root}\""
+        );
     }
     request.push_str(&memory.assignments(memory.roots()));
     request.push_str("bmb_procs 2>/dev/null\n");
@@ -995,7 +1011,11 @@ mod tests {
             let nonce = crate::tmux::fresh_nonce();
             let read = read_over(&mut session, &server.tmux, &targets, &nonce, &[]);
             let captures = read.captures.expect("answered");
-            assert!(captures[0].as_ref().is_ok_and(|c| c.text.contains("this-is-one")));
+            assert!(
+                captures[0]
+                    .as_ref()
+                    .is_ok_and(|c| c.text.contains("this-is-one"))
+            );
         }
         assert_eq!(
             crate::run::spawned_by_this_thread() - before,
@@ -1053,7 +1073,9 @@ mod tests {
         );
         assert_eq!(read.probes.len(), 3);
         assert_eq!(
-            read.probes[0].success_stdout().map(|o| o.text().trim().to_string()),
+            read.probes[0]
+                .success_stdout()
+                .map(|o| o.text().trim().to_string()),
             Some("8".to_string()),
             "{:?}",
             read.probes[0]
@@ -1127,7 +1149,11 @@ mod tests {
             let read = read_over(&mut session, &tmux, &targets, &nonce, &[]);
             assert!(read.captures.is_err(), "{:?}", read.captures);
             // The host's deadline ended its tmux before it answered.
-            assert_eq!(clients_of(&socket, pid), 0, "a stuck tmux survived its cycle");
+            assert_eq!(
+                clients_of(&socket, pid),
+                0,
+                "a stuck tmux survived its cycle"
+            );
         }
         // Each answered in time, and its session then ended (that server may
         // still write to its channel when it wakes).

@@ -700,7 +700,10 @@ impl std::fmt::Display for SessionError {
                 write!(f, "gave no complete answer in time ({partial} bytes came)")
             }
             SessionError::Closed { partial } => {
-                write!(f, "ended before its answer was complete ({partial} bytes came)")
+                write!(
+                    f,
+                    "ended before its answer was complete ({partial} bytes came)"
+                )
             }
             SessionError::TooLong { max } => {
                 write!(f, "answered more than {max} bytes without its end marker")
@@ -761,7 +764,11 @@ impl Session {
         if let Some(mut stdin) = child.stdin.take() {
             thread::spawn(move || {
                 for bytes in queued {
-                    if stdin.write_all(&bytes).and_then(|()| stdin.flush()).is_err() {
+                    if stdin
+                        .write_all(&bytes)
+                        .and_then(|()| stdin.flush())
+                        .is_err()
+                    {
                         return;
                     }
                 }
@@ -950,7 +957,8 @@ mod tests {
             silent.read_until(b"x", Instant::now() + Duration::from_millis(300), 10),
             Err(SessionError::TimedOut { partial: 0 })
         ));
-        let mut ended = Session::start(&Invocation::shell("printf partial; echo oops >&2")).unwrap();
+        let mut ended =
+            Session::start(&Invocation::shell("printf partial; echo oops >&2")).unwrap();
         assert_eq!(
             ended.read_until(b"x", Instant::now() + Duration::from_secs(10), 100),
             Err(SessionError::Closed { partial: 7 })
