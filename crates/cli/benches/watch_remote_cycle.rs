@@ -172,6 +172,29 @@ fn main() {
     let config = sshd.two_hosts_config(&sshd.dir().join("two_hosts"), "box2");
     let one_host: &[(&str, &str)] = &[("box", "a"), ("box", "b")];
     let two_hosts: &[(&str, &str)] = &[("box", "a"), ("box2", "b")];
+    // `BMB_FLEET=HOSTSxPANES` (e.g. `10x100`): that many aliases of the one
+    // daemon, each with that many panes, instead of the small scenarios.
+    if let Some((hosts, panes)) = std::env::var("BMB_FLEET").ok().and_then(|f| {
+        let (h, p) = f.split_once('x')?;
+        Some((h.parse::<usize>().ok()?, p.parse::<usize>().ok()?))
+    }) {
+        let fleet_config = sshd.dir().join("fleet_config");
+        let mut text = String::new();
+        for host in 0..hosts {
+            text.push_str(&sshd.host_block(&format!("h{host}")));
+        }
+        std::fs::write(&fleet_config, text).expect("fleet ssh config");
+        let names: Vec<(String, String)> = (0..hosts)
+            .flat_map(|h| (0..panes).map(move |p| (format!("h{h}"), format!("h{h}p{p}"))))
+            .collect();
+        let targets: Vec<(&str, &str)> = names
+            .iter()
+            .map(|(h, s)| (h.as_str(), s.as_str()))
+            .collect();
+        let label = format!("{hosts} hosts x {panes} panes");
+        measure(&label, &bin, &sshd, &fleet_config, &targets, true, cycles);
+        return;
+    }
     let scenarios = [
         ("two panes, one host", one_host, true),
         ("two hosts, one pane each", two_hosts, true),

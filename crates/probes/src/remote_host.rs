@@ -1,6 +1,18 @@
 //! One ssh round trip per remote host per cycle: the pane listing, every
-//! watched pane's capture and every pane's processes (its foreground and
-//! Claude Code's session file) in ONE remote shell script.
+//! watched pane's capture, every pane's processes (its foreground and
+//! Claude Code's session file) and the targets' probes that run on the host,
+//! in ONE request to a long-lived remote shell ([`HostSession`]).
+//!
+//! The session is one `ssh` (over the host's master connection) running a
+//! `sh` loop that reads a request from its stdin up to an end line, runs it,
+//! and answers on its stdout up to an end marker: a cycle forks no ssh
+//! client. An answer that does not come complete within the deadline, or
+//! that is longer than its bound, is the host's targets unreadable this
+//! cycle; the session is killed and opened again at the next one. Every
+//! tmux call and probe on the remote side runs under a remote deadline of
+//! its own (`timeout`, or a shell watchdog where there is none), so a stuck
+//! tmux is ended there, and the calls after it in the same request are not
+//! started: at most one is ever stuck.
 //!
 //! Locally a capture is two tmux invocations (`list-panes -a`, then one
 //! chain), the second built from the first's answer. Over ssh each would be
@@ -21,7 +33,7 @@
 
 use crate::claude::PaneProcesses;
 use crate::remote_procs::{self, AgentMemory};
-use crate::run::{Captured, CommandFailed, Invocation, Limits, Outcome, run};
+use crate::run::{Captured, CommandFailed, Invocation, Outcome, Session, SessionError};
 use crate::ssh::quote_literal;
 use crate::tmux::{self, KnownPane, PaneCapture, Tmux, TmuxError};
 
@@ -34,37 +46,153 @@ pub struct HostRead {
     /// pane they belong to (`None`: the call failed before it said, and the
     /// reading says why).
     pub processes: Vec<Option<(Option<u32>, PaneProcesses)>>,
+    /// Per probe asked ([`RemoteProbe`]), in the order asked: how it ran on the host.
+    pub probes: Vec<Outcome>,
 }
+
+/// A probe to run on the host inside the cycle's request: `sh -c COMMAND`
+/// with `BMB_TARGET` set, under the probe deadline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteProbe {
+    pub target: String,
+    pub command: String,
+}
+
+/// One host's long-lived session, opened on first use and again after it
+/// died or was killed; what it learnt of the host's sessions (their tmux
+/// ids, so the listing is read once, linearly) lives here too.
+#[derive(Default)]
+pub struct HostSession {
+    session: Option<Session>,
+    /// The request's end line, random per session.
+    token: String,
+    /// Session name -> its `session_id` digits, from the last listing.
+    hints: std::collections::HashMap<String, String>,
+    /// How many times a session was opened (one ssh client each).
+    pub opened: u64,
+}
+
+impl HostSession {
+    /// Ends the session (its ssh client; the remote loop ends on EOF).
+    pub fn close(&mut self) {
+        if let Some(mut session) = self.session.take() {
+            session.kill();
+        }
+    }
+
+    /// The ssh client's pid while a session is open.
+    pub fn pid(&self) -> Option<u32> {
+        self.session.as_ref().map(Session::id)
+    }
+}
+
+/// The longest answer a host may give: the captures' bound, and room for
+/// the processes and probes.
+fn answer_bound(targets: usize, probes: usize) -> usize {
+    tmux::CAPTURE_BASE_BYTES + targets * tmux::CAPTURE_PER_PANE_BYTES + probes * PROBE_BYTES
+}
+
+fn find_bytes(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// What a remote probe may print (a count): more is cut on the host.
+const PROBE_BYTES: usize = 4096;
 
 /// A label for the one call in error messages, instead of the whole script.
 const SCRIPT_LABEL: &str = "<list-panes, capture-pane and the panes' processes>";
 
 impl Tmux {
-    /// [`Tmux::capture_panes`] and [`crate::claude::remote_panes`] in one
-    /// ssh call on this client's remote host. `memory` is the host's known
-    /// agents, read and updated. On this machine it is the capture alone.
+    /// [`Tmux::capture_panes`], [`crate::claude::remote_panes`] and the
+    /// probes in one request on this client's remote host, over `session`
+    /// (opened here when it is not). `memory` is the host's known agents,
+    /// read and updated; `probe_timeout` bounds each probe on the host. On
+    /// this machine it is the capture alone.
+    #[allow(clippy::too_many_arguments)]
     pub fn read_remote_host(
         &self,
+        session: &mut HostSession,
         targets: &[(String, Option<KnownPane>)],
         nonce: &str,
         with_session: bool,
         memory: &mut AgentMemory,
+        probes: &[RemoteProbe],
+        probe_timeout: std::time::Duration,
     ) -> HostRead {
         let Some(remote) = &self.remote else {
             return HostRead {
                 captures: self.capture_panes(targets, nonce),
                 processes: vec![None; targets.len()],
+                probes: Vec::new(),
             };
         };
+        let open = |command: &str| remote.invocation(command);
+        self.read_host_via(
+            session,
+            targets,
+            nonce,
+            with_session,
+            memory,
+            probes,
+            probe_timeout,
+            &open,
+        )
+    }
+
+    /// [`Tmux::read_remote_host`] with the session opened by `open` (given
+    /// the remote command): ssh to the host, or a local `sh` in tests.
+    #[allow(clippy::too_many_arguments)]
+    fn read_host_via(
+        &self,
+        session: &mut HostSession,
+        targets: &[(String, Option<KnownPane>)],
+        nonce: &str,
+        with_session: bool,
+        memory: &mut AgentMemory,
+        probes: &[RemoteProbe],
+        probe_timeout: std::time::Duration,
+        open: &dyn Fn(&str) -> Invocation,
+    ) -> HostRead {
+        let shown = open(SCRIPT_LABEL);
         let batches = host_batches(targets);
-        let script = host_script(self, targets, &batches, nonce, with_session, memory);
-        let limits = Limits {
-            max_output: tmux::CAPTURE_BASE_BYTES + targets.len() * tmux::CAPTURE_PER_PANE_BYTES,
-            ..Limits::with_timeout(self.timeout)
-        };
-        let outcome = run(&remote.invocation(&script), &limits);
-        let shown = remote.invocation(SCRIPT_LABEL);
-        let read = self.read_host_output(targets, &batches, nonce, with_session, &outcome, &shown);
+        let request = host_request(
+            targets,
+            &batches,
+            nonce,
+            with_session,
+            memory,
+            &session.hints,
+            probes,
+        );
+        let bound = answer_bound(targets.len(), probes.len());
+        // The host's own deadlines end first, so its answer says why.
+        let grace = std::time::Duration::from_secs(3);
+        let deadline = std::time::Instant::now()
+            + self.timeout
+            + if probes.is_empty() {
+                std::time::Duration::ZERO
+            } else {
+                probe_timeout
+            }
+            + grace;
+        let outcome = self.ask(
+            session,
+            &request,
+            nonce,
+            deadline,
+            bound,
+            probe_timeout,
+            open,
+        );
+        let mut read =
+            self.read_host_output(targets, &batches, nonce, with_session, &outcome, &shown);
+        read.probes = read_probes(nonce, &outcome, probes.len());
+        if let Outcome::Exited { stdout, .. } = &outcome {
+            let hints = listing_hints(nonce, &stdout.text());
+            if !hints.is_empty() || read.captures.is_ok() {
+                session.hints = hints;
+            }
+        }
         for (root, processes) in read.processes.iter().flatten() {
             if let (Some(root), true) = (root, with_session) {
                 memory.learn(*root, &processes.session);
@@ -80,6 +208,99 @@ impl Tmux {
             memory.keep_only(&roots);
         }
         read
+    }
+
+    /// One request over the session, opened first when needed: its answer
+    /// as the one-call [`Outcome`] the reading expects (the session killed
+    /// when the answer failed).
+    #[allow(clippy::too_many_arguments)]
+    fn ask(
+        &self,
+        host: &mut HostSession,
+        request: &str,
+        nonce: &str,
+        deadline: std::time::Instant,
+        bound: usize,
+        probe_timeout: std::time::Duration,
+        open: &dyn Fn(&str) -> Invocation,
+    ) -> Outcome {
+        if host.session.as_mut().is_some_and(|s| !s.alive()) {
+            host.close();
+        }
+        if host.session.is_none() {
+            host.token = crate::tmux::fresh_nonce();
+            let program = session_program(self, &host.token, probe_timeout);
+            let command = format!("exec sh -c {}", quote_literal(&program));
+            match Session::start(&open(&command)) {
+                Ok(session) => {
+                    host.session = Some(session);
+                    host.opened += 1;
+                }
+                Err(error) => {
+                    return Outcome::FailedToSpawn {
+                        error: format!("ssh: {error}"),
+                    };
+                }
+            }
+        }
+        let Some(session) = host.session.as_mut() else {
+            return Outcome::FailedToSpawn {
+                error: "ssh: no session".to_string(),
+            };
+        };
+        session.send(format!("{request}BMB-RUN-{}\n", host.token).into_bytes());
+        let done = format!("\nBMB-{nonce}-DONE\n");
+        let started = std::time::Instant::now();
+        let answer = session.read_until(done.as_bytes(), deadline, bound);
+        let stderr = session.stderr();
+        match answer {
+            Ok(bytes) => {
+                let stuck = format!("\nBMB-{nonce}-STUCK\n");
+                if find_bytes(&bytes, stuck.as_bytes()) {
+                    host.close();
+                }
+                Outcome::Exited {
+                    code: Some(0),
+                    signal: None,
+                    stdout: Captured {
+                        bytes,
+                        truncated: false,
+                    },
+                    stderr,
+                }
+            }
+            Err(SessionError::TooLong { max }) => {
+                host.close();
+                Outcome::Exited {
+                    code: Some(0),
+                    signal: None,
+                    stdout: Captured {
+                        bytes: vec![0; max.min(1)],
+                        truncated: true,
+                    },
+                    stderr,
+                }
+            }
+            Err(SessionError::TimedOut { .. }) => {
+                host.close();
+                Outcome::TimedOut {
+                    after: started.elapsed(),
+                    stopping: false,
+                    stdout: Captured::default(),
+                    stderr,
+                }
+            }
+            Err(SessionError::Closed { .. }) => {
+                // ssh said why on stderr (a refused connection, a failed login).
+                host.close();
+                Outcome::Exited {
+                    code: Some(255),
+                    signal: None,
+                    stdout: Captured::default(),
+                    stderr,
+                }
+            }
+        }
     }
 
     fn read_host_output(
@@ -104,7 +325,7 @@ impl Tmux {
                 stdout,
                 ..
             } if stdout.truncated => Some(TmuxError::CaptureCut {
-                max_output: stdout.bytes.len(),
+                max_output: stdout.bytes.len().max(answer_bound(targets.len(), 0)),
             }),
             Outcome::Exited { code: Some(0), .. } => None,
             _ => Some(self.failure(shown, outcome, None)),
@@ -144,6 +365,7 @@ impl Tmux {
             return HostRead {
                 captures: Err(error),
                 processes: failed_processes(),
+                probes: Vec::new(),
             };
         };
         let Some((listing, rest)) = after_head.split_once(&list_end) else {
@@ -151,11 +373,12 @@ impl Tmux {
             return HostRead {
                 captures: Err(error),
                 processes: failed_processes(),
+                probes: Vec::new(),
             };
         };
         let (code, rows) = listing.split_once('\n').unwrap_or((listing, ""));
         let panes = if code == "0" {
-            tmux::parse_list(rows)
+            tmux::parse_list(&without_session_ids(rows))
         } else {
             let listed = exited_with(code.parse().ok(), rows.as_bytes(), &stderr);
             match self.failure(shown, &listed, None) {
@@ -164,6 +387,7 @@ impl Tmux {
                     return HostRead {
                         captures: Err(error),
                         processes: vec![None; targets.len()],
+                        probes: Vec::new(),
                     };
                 }
             }
@@ -181,6 +405,7 @@ impl Tmux {
             return HostRead {
                 captures: Ok(results),
                 processes: vec![None; targets.len()],
+                probes: Vec::new(),
             };
         }
         let mut rest = rest;
@@ -264,6 +489,7 @@ impl Tmux {
         HostRead {
             captures: Ok(results),
             processes,
+            probes: Vec::new(),
         }
     }
 }
@@ -297,33 +523,154 @@ fn exited_with(code: Option<i32>, own_words: &[u8], call_stderr: &Captured) -> O
     }
 }
 
-/// The remote script: list, choose, capture in chains, then the processes.
-fn host_script(
-    tmux: &Tmux,
+/// The listing the remote side asks for: [`tmux::LIST_FORMAT`] after each
+/// session's tmux id, which the host script keys its lookups by.
+const REMOTE_LIST_FORMAT: &str =
+    "#{session_id} #{pane_id} #{pane_pid} #{window_active}#{pane_active} #{session_name}";
+
+/// The listing's rows without their session ids: [`tmux::LIST_FORMAT`]'s.
+fn without_session_ids(rows: &str) -> String {
+    rows.lines()
+        .map(|row| match row.split_once(' ') {
+            Some((sid, rest)) if sid.starts_with('$') => rest,
+            _ => row,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Session name -> `session_id` digits, from an answer's listing.
+fn listing_hints(nonce: &str, answer: &str) -> std::collections::HashMap<String, String> {
+    let mut hints = std::collections::HashMap::new();
+    let head = format!("BMB-{nonce}-LIST 0\n");
+    let Some(at) = answer.find(&head) else {
+        return hints;
+    };
+    let rows = &answer[at + head.len()..];
+    let end = format!("BMB-{nonce}-LISTEND");
+    for row in rows.lines().take_while(|l| *l != end) {
+        let mut fields = row.splitn(5, ' ');
+        let (Some(sid), Some(_), Some(_), Some(_), Some(name)) = (
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+        ) else {
+            continue;
+        };
+        if let Some(digits) = sid
+            .strip_prefix('$')
+            .filter(|d| d.bytes().all(|b| b.is_ascii_digit()))
+        {
+            hints
+                .entry(name.to_string())
+                .or_insert_with(|| digits.to_string());
+        }
+    }
+    hints
+}
+
+/// The probes' answers (`PR KIND INDEX RC`, their output, `PE`), one per
+/// probe asked; a probe the answer does not hold failed with the call.
+fn read_probes(nonce: &str, outcome: &Outcome, asked: usize) -> Vec<Outcome> {
+    let failed = |why: &str| Outcome::FailedToSpawn {
+        error: format!("the host gave no answer for it ({why})"),
+    };
+    let text = match outcome {
+        Outcome::Exited {
+            code: Some(0),
+            stdout,
+            ..
+        } if !stdout.truncated => stdout.text(),
+        other => return (0..asked).map(|_| failed(&other.describe())).collect(),
+    };
+    let head = format!("BMB-{nonce}-PR ");
+    let end = format!("BMB-{nonce}-PE");
+    let mut found: Vec<Option<Outcome>> = (0..asked).map(|_| None).collect();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let Some(rest) = line.strip_prefix(&head) else {
+            continue;
+        };
+        let mut fields = rest.split(' ');
+        let (Some(index), Some(rc)) = (
+            fields.next().and_then(|i| i.parse::<usize>().ok()),
+            fields.next().and_then(|c| c.parse::<i32>().ok()),
+        ) else {
+            continue;
+        };
+        let body: Vec<&str> = lines.by_ref().take_while(|l| *l != end).collect();
+        let Some(slot) = found.get_mut(index) else {
+            continue;
+        };
+        let mut bytes = body.join("\n").into_bytes();
+        if !bytes.is_empty() {
+            bytes.push(b'\n');
+        }
+        *slot = Some(if rc == 124 || rc == 137 {
+            Outcome::TimedOut {
+                after: std::time::Duration::ZERO,
+                stopping: false,
+                stdout: Captured::default(),
+                stderr: Captured::default(),
+            }
+        } else {
+            Outcome::Exited {
+                code: Some(rc),
+                signal: None,
+                stdout: Captured {
+                    bytes,
+                    truncated: false,
+                },
+                stderr: Captured::default(),
+            }
+        });
+    }
+    found
+        .into_iter()
+        .map(|o| o.unwrap_or_else(|| failed("its answer was cut short")))
+        .collect()
+}
+
+/// The remote loop: the functions once, then one request after another
+/// from fd 3 (the ssh channel) up to `BMB-RUN-<token>`, each run by `eval`;
+/// commands it starts read `/dev/null`. EOF ends it.
+fn session_program(tmux: &Tmux, token: &str, probe_timeout: std::time::Duration) -> String {
+    let limit = tmux.timeout.as_secs().max(1);
+    format!(
+        "set -f\nexec 3<&0 0</dev/null\n{functions}{session}\
+         bmb_run() {{\n  if [ -n \"$bmb_stuck\" ]; then\n    echo 'tmux not run: an earlier tmux call of this cycle ran out of time' >&2\n    return 124\n  fi\n  bmb_deadline \"$bmb_limit\" {tmux} \"$@\"\n  bmb_rc=$?\n  case $bmb_rc in 124|137) bmb_stuck=1 ;; esac\n  return $bmb_rc\n}}\n\
+         bmb_limit={limit}\nbmb_plimit={plimit}\n\
+         bmb_fmt={format}\nbmb_list_fmt={list}\n\
+         if command -v timeout >/dev/null 2>&1; then bmb_to=1; else bmb_to=; fi\n\
+         bmb_ifs=$IFS\nbmb_dir=$(mktemp -d 2>/dev/null) || {{ bmb_dir=/tmp/bmb-session-$$; mkdir -m 700 \"$bmb_dir\" || exit 1; }}\n\
+         trap 'rm -rf \"$bmb_dir\"' EXIT\ntrap 'exit 1' HUP TERM PIPE\n\
+         while :; do\n  bmb_req=\n  while IFS= read -r bmb_l <&3; do\n    [ \"$bmb_l\" = BMB-RUN-{token} ] && break\n    bmb_req=\"$bmb_req$bmb_l\n\"\n  done\n  [ \"$bmb_l\" = BMB-RUN-{token} ] || exit 0\n  eval \"$bmb_req\"\ndone\n",
+        functions = remote_procs::functions(),
+        session = SESSION_FUNCTIONS,
+        tmux = tmux.remote_line(&[]),
+        plimit = probe_timeout.as_secs().max(1),
+        format = quote_literal(&tmux::marker_format("")[1..]),
+        list = quote_literal(REMOTE_LIST_FORMAT),
+    )
+}
+
+/// One cycle's request: the listing, a pick per target (`bmb_w`), a chain
+/// per batch (`bmb_chain`), the known agents, the processes, the probes,
+/// then the end marker.
+fn host_request(
     targets: &[(String, Option<KnownPane>)],
     batches: &[std::ops::Range<usize>],
     nonce: &str,
     with_session: bool,
     memory: &AgentMemory,
+    hints: &std::collections::HashMap<String, String>,
+    probes: &[RemoteProbe],
 ) -> String {
     use std::fmt::Write as _;
-    let mut script = String::new();
-    let _ = write!(
-        script,
-        "bmb_main() {{\nset -f\n{functions}bmb_tag=BMB-{nonce}-P\nbmb_witness={witness}\n\
-         bmb_tmux() {{ {tmux} \"$@\"; }}\n\
-         bmb_rows=$(bmb_tmux list-panes -a -F {format} 2>&1)\n\
-         bmb_rc=$?\n\
-         printf '%s %s\\n%s\\n%s\\n' BMB-{nonce}-LIST \"$bmb_rc\" \"$bmb_rows\" BMB-{nonce}-LISTEND\n\
-         [ \"$bmb_rc\" = 0 ] || bmb_rows=\n{pick}bmb_roots=\n",
-        functions = remote_procs::functions(),
-        witness = u8::from(with_session),
-        tmux = tmux.remote_line(&[]),
-        format = quote_literal(tmux::LIST_FORMAT),
-        pick = PICK,
-    );
+    let mut request = format!("bmb_begin {nonce} {}\n", u8::from(with_session));
     for batch in batches {
-        script.push_str("set --\n");
         for index in batch.clone() {
             let (session, known) = &targets[index];
             let (id, pid) = known
@@ -334,47 +681,161 @@ fn host_script(
                         k.pid.map_or("-".to_string(), |p| p.to_string()),
                     )
                 });
-            let marker = tmux::marker_format(&tmux::chain_marker(nonce, index));
-            let _ = write!(
-                script,
-                "if bmb_pick {session} {id} {pid}; then\n\
-                 [ $# -eq 0 ] || set -- \"$@\" ';'\n\
-                 set -- \"$@\" display-message -p -t \"$bmb_t\" {marker} ';' capture-pane -p -e -t \"$bmb_t\"\n\
-                 bmb_roots=\"$bmb_roots {index}:$bmb_r\"\nfi\n",
-                session = quote_literal(session),
+            let _ = writeln!(
+                request,
+                "bmb_w {index} {hint} {id} {pid} {session}",
+                hint = hints.get(session).map_or("-", String::as_str),
                 id = quote_literal(&id),
                 pid = quote_literal(&pid),
-                marker = quote_literal(&marker),
+                session = quote_literal(session),
             );
         }
+        request.push_str("bmb_chain\n");
+    }
+    for root in memory.roots() {
         let _ = writeln!(
-            script,
-            "if [ $# -gt 0 ]; then bmb_tmux \"$@\"; bmb_rc=$?; else bmb_rc=0; fi\n\
-             printf '\\n%s %s\\n' BMB-{nonce}-END \"$bmb_rc\""
+            request,
+            "bmb_vars=\"$bmb_vars ka_{root} ks_{root} kp_{root}\""
         );
     }
-    script.push_str(&memory.assignments(memory.roots()));
-    script.push_str("bmb_procs 2>/dev/null\n}\nbmb_main </dev/null\nexit 0\n");
-    script
+    request.push_str(&memory.assignments(memory.roots()));
+    request.push_str("bmb_procs 2>/dev/null\n");
+    for (index, probe) in probes.iter().enumerate() {
+        let _ = writeln!(
+            request,
+            "bmb_probe {index} {} {}",
+            quote_literal(&probe.target),
+            quote_literal(&probe.command)
+        );
+    }
+    request.push_str("bmb_end\n");
+    request
 }
 
-/// `bmb_pick SESSION ID PID`: sets `bmb_t` to the tmux target to read and
-/// `bmb_r` to that pane's first process, from `$bmb_rows`; false when the
-/// session has no pane. The rule is [`tmux::wanted_targets`]'s.
-const PICK: &str = r#"bmb_pick() {
-  bmb_t= bmb_r=
-  while read -r bmb_id bmb_pid bmb_act bmb_sess; do
-    [ "$bmb_sess" = "$1" ] || continue
-    if [ "$bmb_id" = "$2" ] && { [ "$3" = - ] || [ "$bmb_pid" = "$3" ]; }; then
-      bmb_t=$bmb_id bmb_r=$bmb_pid
-      return 0
+/// The session's functions. `bmb_begin NONCE WITNESS` lists the panes once
+/// and keys them by tmux id (`bmb_n_<sid>` a session's name, `bmb_a_<sid>`
+/// its `=session:` pane's first process, `bmb_q_<pane>` a pane's session
+/// and first process): each target's pick is then a lookup, linear in
+/// panes. `bmb_w INDEX HINT ID PID SESSION` picks, as
+/// [`tmux::wanted_targets`] does (the remembered pane while it is still its
+/// session's with the same first process, else `=session:`), and adds the
+/// pane to the chain; `bmb_chain` runs it. `bmb_run` is every tmux call,
+/// under the remote deadline; after one that ran out the request starts no
+/// other. Probes run side by side (`bmb_probe`), each under its deadline,
+/// gathered by `bmb_end`, which closes the answer.
+const SESSION_FUNCTIONS: &str = r#"bmb_deadline() {
+  bmb_dl=$1
+  shift
+  if [ -n "$bmb_to" ]; then
+    timeout -k 1 "$bmb_dl" "$@"
+    return $?
+  fi
+  "$@" &
+  bmb_job=$!
+  ( trap - EXIT; sleep "$bmb_dl"; kill -9 "$bmb_job" ) >/dev/null 2>&1 &
+  bmb_dog=$!
+  wait "$bmb_job"
+  bmb_rc=$?
+  kill "$bmb_dog" 2>/dev/null
+  return $bmb_rc
+}
+bmb_begin() {
+  bmb_nonce=$1 bmb_witness=$2 bmb_tag=BMB-$1-P bmb_stuck= bmb_roots= bmb_args= bmb_pl=
+  for bmb_v in $bmb_vars; do unset "$bmb_v"; done
+  bmb_vars= bmb_sids=
+  # Into a file, never a pipe: a client of a stopped server hands it
+  # its output's descriptor, which would hold a pipe open after the client
+  # was killed.
+  bmb_run list-panes -a -F "$bmb_list_fmt" >"$bmb_dir/l" 2>&1
+  bmb_rc=$?
+  printf '%s %s\n' "BMB-$1-LIST" "$bmb_rc"
+  while IFS= read -r bmb_row || [ -n "$bmb_row" ]; do
+    printf '%s\n' "$bmb_row"
+    [ "$bmb_rc" = 0 ] || continue
+    IFS=' '
+    set -- $bmb_row
+    IFS=$bmb_ifs
+    [ $# -ge 5 ] || continue
+    bmb_s=${1#\$} bmb_i=${2#%}
+    case $bmb_s in ''|*[!0-9]*) continue ;; esac
+    case $bmb_i in ''|*[!0-9]*) continue ;; esac
+    eval "bmb_seen=\${bmb_n_$bmb_s+1}"
+    if [ -z "$bmb_seen" ]; then
+      bmb_name=${bmb_row#* * * * }
+      eval "bmb_n_$bmb_s=\$bmb_name"
+      bmb_sids="$bmb_sids $bmb_s"
+      bmb_vars="$bmb_vars bmb_n_$bmb_s bmb_a_$bmb_s"
     fi
-    [ -n "$bmb_t" ] || bmb_t="=$1:"
-    [ "$bmb_act" = 11 ] && bmb_r=$bmb_pid
-  done <<BMB_ROWS
-$bmb_rows
-BMB_ROWS
-  [ -n "$bmb_t" ]
+    [ "$4" = 11 ] && eval "bmb_a_$bmb_s=\$3"
+    eval "bmb_q_$bmb_i=\"\$bmb_s \$3\""
+    bmb_vars="$bmb_vars bmb_q_$bmb_i"
+  done <"$bmb_dir/l"
+  printf '%s\n' "BMB-$bmb_nonce-LISTEND"
+}
+bmb_w() {
+  bmb_s=
+  case $2 in ''|*[!0-9]*) ;; *) eval "[ \"\${bmb_n_$2-}\" = \"\$5\" ]" && bmb_s=$2 ;; esac
+  if [ -z "$bmb_s" ]; then
+    for bmb_x in $bmb_sids; do
+      eval "[ \"\$bmb_n_$bmb_x\" = \"\$5\" ]" && { bmb_s=$bmb_x; break; }
+    done
+  fi
+  [ -n "$bmb_s" ] || return 0
+  bmb_t= bmb_r=
+  bmb_i=${3#%}
+  case $3 in %*)
+    case $bmb_i in ''|*[!0-9]*) ;; *)
+      eval "bmb_kq=\${bmb_q_$bmb_i-}"
+      if [ "${bmb_kq%% *}" = "$bmb_s" ] && { [ "$4" = - ] || [ "${bmb_kq#* }" = "$4" ]; }; then
+        bmb_t=$3 bmb_r=${bmb_kq#* }
+      fi ;;
+    esac ;;
+  esac
+  if [ -z "$bmb_t" ]; then
+    bmb_t="=$5:"
+    eval "bmb_r=\${bmb_a_$bmb_s-}"
+  fi
+  eval "bmb_t_$1=\$bmb_t"
+  [ -z "$bmb_args" ] || bmb_args="$bmb_args ';'"
+  bmb_args="$bmb_args display-message -p -t \"\$bmb_t_$1\" \"BMB-\$bmb_nonce-$1 \$bmb_fmt\" ';' capture-pane -p -e -t \"\$bmb_t_$1\""
+  bmb_roots="$bmb_roots $1:$bmb_r"
+}
+bmb_chain() {
+  if [ -n "$bmb_args" ]; then
+    eval "bmb_run $bmb_args"
+    bmb_rc=$?
+  else
+    bmb_rc=0
+  fi
+  bmb_args=
+  printf '\n%s %s\n' "BMB-$bmb_nonce-END" "$bmb_rc"
+}
+bmb_probe() {
+  ( trap - EXIT; BMB_TARGET=$2; export BMB_TARGET; bmb_deadline "$bmb_plimit" sh -c "$3" ) >"$bmb_dir/p$1" 2>/dev/null </dev/null &
+  bmb_pl="$bmb_pl $1:$!"
+}
+bmb_end() {
+  for bmb_x in $bmb_pl; do
+    bmb_k=${bmb_x%%:*} bmb_j=${bmb_x#*:}
+    wait "$bmb_j"
+    bmb_rc=$?
+    printf '%s %s %s\n' "BMB-$bmb_nonce-PR" "$bmb_k" "$bmb_rc"
+    bmb_n=0
+    if [ -f "$bmb_dir/p$bmb_k" ]; then
+      while IFS= read -r bmb_l || [ -n "$bmb_l" ]; do
+        bmb_n=$((bmb_n + ${#bmb_l} + 1))
+        [ "$bmb_n" -gt 4096 ] && break
+        printf '%s\n' "$bmb_l"
+      done < "$bmb_dir/p$bmb_k"
+    fi
+    printf '%s\n' "BMB-$bmb_nonce-PE"
+  done
+  # After a tmux call ran out of time this channel may still be written to
+  # by that server when it wakes: the session ends, and a fresh one serves
+  # the next request.
+  [ -z "$bmb_stuck" ] || printf '\n%s\n' "BMB-$bmb_nonce-STUCK"
+  printf '\n%s\n' "BMB-$bmb_nonce-DONE"
+  [ -z "$bmb_stuck" ] || exit 0
 }
 "#;
 
@@ -418,28 +879,40 @@ mod tests {
         private
     }
 
-    /// The host script run by a local `sh` as the remote shell would run
+    /// The session's loop run by a local `sh` as the remote shell would run
     /// it, and read back as [`Tmux::read_remote_host`] reads it.
     fn read(tmux: &Tmux, targets: &[(String, Option<KnownPane>)], nonce: &str) -> HostRead {
-        let remote = Tmux {
+        read_over(&mut HostSession::default(), tmux, targets, nonce, &[])
+    }
+
+    fn as_remote(tmux: &Tmux) -> Tmux {
+        Tmux {
             remote: Some(Remote::new("box", None)),
             ..tmux.clone()
-        };
-        let batches = host_batches(targets);
-        let script = host_script(
-            &remote,
+        }
+    }
+
+    fn local_sh(command: &str) -> Invocation {
+        Invocation::new("sh").arg("-c").arg(command)
+    }
+
+    fn read_over(
+        session: &mut HostSession,
+        tmux: &Tmux,
+        targets: &[(String, Option<KnownPane>)],
+        nonce: &str,
+        probes: &[RemoteProbe],
+    ) -> HostRead {
+        as_remote(tmux).read_host_via(
+            session,
             targets,
-            &batches,
             nonce,
             true,
-            &AgentMemory::default(),
-        );
-        let outcome = run(
-            &Invocation::new("sh").arg("-c").arg(&script),
-            &Limits::default(),
-        );
-        let shown = Invocation::new("ssh");
-        remote.read_host_output(targets, &batches, nonce, true, &outcome, &shown)
+            &mut AgentMemory::default(),
+            probes,
+            Duration::from_secs(5),
+            &local_sh,
+        )
     }
 
     fn target(session: &str, known: Option<KnownPane>) -> (String, Option<KnownPane>) {
@@ -514,6 +987,180 @@ mod tests {
         assert!(read.processes[2].is_none());
     }
 
+    /// Waits (bounded) until `pane` of `tmux` shows `text`.
+    fn wait_drawn(tmux: &Tmux, session: &str, text: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let shown = tmux.capture_sessions(&[session.to_string()], "x").unwrap();
+            if shown[0].as_ref().is_ok_and(|c| c.text.contains(text)) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{session} never drew {text}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[test]
+    fn one_session_answers_every_cycle_and_one_that_was_killed_is_opened_again() {
+        let server = private(&[("one", "echo this-is-one; exec sleep 600")]);
+        wait_drawn(&server.tmux, "one", "this-is-one");
+        let targets = [target("one", None)];
+        let mut session = HostSession::default();
+        let before = crate::run::spawned_by_this_thread();
+        for _ in 0..3 {
+            let nonce = crate::tmux::fresh_nonce();
+            let read = read_over(&mut session, &server.tmux, &targets, &nonce, &[]);
+            let captures = read.captures.expect("answered");
+            assert!(
+                captures[0]
+                    .as_ref()
+                    .is_ok_and(|c| c.text.contains("this-is-one"))
+            );
+        }
+        assert_eq!(
+            crate::run::spawned_by_this_thread() - before,
+            1,
+            "one process for three cycles"
+        );
+        assert_eq!(session.opened, 1);
+        let pid = session.pid().expect("open");
+        let _ = rustix::process::kill_process(
+            rustix::process::Pid::from_raw(pid as i32).unwrap(),
+            rustix::process::Signal::KILL,
+        );
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while crate::process::Pid::new(pid).is_some_and(crate::process::is_alive) {
+            assert!(Instant::now() < deadline, "the session did not die");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let nonce = crate::tmux::fresh_nonce();
+        let read = read_over(&mut session, &server.tmux, &targets, &nonce, &[]);
+        assert!(read.captures.is_ok_and(|c| c[0].is_ok()), "read again");
+        assert_eq!(session.opened, 2, "opened again");
+        session.close();
+    }
+
+    #[test]
+    fn probes_ride_in_the_request_each_under_its_deadline() {
+        let server = private(&[("one", "echo this-is-one; exec sleep 600")]);
+        let targets = [target("one", None)];
+        let probes = [
+            RemoteProbe {
+                target: "box:one".into(),
+                command: "printf '%s\\n' \"$BMB_TARGET\" | wc -c".into(),
+            },
+            RemoteProbe {
+                target: "box:one".into(),
+                command: "exec sleep 600".into(),
+            },
+            RemoteProbe {
+                target: "it's".into(),
+                command: "echo \"$BMB_TARGET\"; exit 3".into(),
+            },
+        ];
+        let remote = as_remote(&server.tmux);
+        let nonce = crate::tmux::fresh_nonce();
+        let mut session = HostSession::default();
+        let read = remote.read_host_via(
+            &mut session,
+            &targets,
+            &nonce,
+            false,
+            &mut AgentMemory::default(),
+            &probes,
+            Duration::from_secs(1),
+            &local_sh,
+        );
+        assert_eq!(read.probes.len(), 3);
+        assert_eq!(
+            read.probes[0]
+                .success_stdout()
+                .map(|o| o.text().trim().to_string()),
+            Some("8".to_string()),
+            "{:?}",
+            read.probes[0]
+        );
+        assert!(
+            matches!(read.probes[1], Outcome::TimedOut { .. }),
+            "{:?}",
+            read.probes[1]
+        );
+        assert!(
+            matches!(&read.probes[2], Outcome::Exited { code: Some(3), stdout, .. } if stdout.text() == "it's\n"),
+            "{:?}",
+            read.probes[2]
+        );
+        assert!(read.captures.is_ok());
+        session.close();
+    }
+
+    /// Live tmux clients of `socket` other than its server.
+    fn clients_of(socket: &str, server: u32) -> usize {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+            .filter(|&pid| pid != server)
+            .filter(|&pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                    let c = String::from_utf8_lossy(&c).replace('\0', " ");
+                    c.contains(socket) && c.contains("list-panes") && !c.starts_with("timeout")
+                })
+            })
+            .count()
+    }
+
+    #[test]
+    fn a_stopped_tmux_server_leaves_no_stuck_client_behind_a_cycle() {
+        let server = private(&[("one", "echo this-is-one; exec sleep 600")]);
+        wait_drawn(&server.tmux, "one", "this-is-one");
+        let Server::Path(socket) = &server.tmux.server else {
+            unreachable!()
+        };
+        let socket = socket.clone();
+        let shown = crate::run::run(
+            &Invocation::new("tmux").args(["-S", &socket, "display-message", "-p", "#{pid}"]),
+            &crate::run::Limits::default(),
+        );
+        let pid: u32 = shown
+            .success_stdout()
+            .expect("the server's pid")
+            .text()
+            .trim()
+            .parse()
+            .unwrap();
+        let tmux = Tmux {
+            timeout: Duration::from_secs(1),
+            ..server.tmux.clone()
+        };
+        let group = rustix::process::Pid::from_raw(pid as i32).unwrap();
+        rustix::process::kill_process(group, rustix::process::Signal::STOP).unwrap();
+        struct Cont(rustix::process::Pid);
+        impl Drop for Cont {
+            fn drop(&mut self) {
+                let _ = rustix::process::kill_process(self.0, rustix::process::Signal::CONT);
+            }
+        }
+        let _cont = Cont(group);
+        let mut session = HostSession::default();
+        let targets = [target("one", None)];
+        for _ in 0..3 {
+            let nonce = crate::tmux::fresh_nonce();
+            let read = read_over(&mut session, &tmux, &targets, &nonce, &[]);
+            assert!(read.captures.is_err(), "{:?}", read.captures);
+            // The host's deadline ended its tmux before it answered.
+            assert_eq!(
+                clients_of(&socket, pid),
+                0,
+                "a stuck tmux survived its cycle"
+            );
+        }
+        // Each answered in time, and its session then ended (that server may
+        // still write to its channel when it wakes).
+        assert_eq!(session.opened, 3);
+        session.close();
+    }
+
     #[test]
     fn what_a_remote_startup_file_prints_first_is_skipped() {
         let server = private(&[("one", "echo this-is-one; exec sleep 600")]);
@@ -532,35 +1179,22 @@ mod tests {
             assert!(Instant::now() < deadline, "the pane never drew");
             std::thread::sleep(Duration::from_millis(20));
         }
-        let remote = Tmux {
-            remote: Some(Remote::new("box", None)),
-            ..server.tmux.clone()
-        };
         let targets = [target("one", None)];
         let nonce = crate::tmux::fresh_nonce();
-        let batches = host_batches(&targets);
-        let script = host_script(
-            &remote,
+        let chatty = |command: &str| {
+            local_sh(&format!(
+                "echo 'Welcome to box'; echo 'no newline at the end' | tr -d '\\n'; echo; {command}"
+            ))
+        };
+        let read = as_remote(&server.tmux).read_host_via(
+            &mut HostSession::default(),
             &targets,
-            &batches,
             &nonce,
             true,
-            &AgentMemory::default(),
-        );
-        let chatty = format!(
-            "echo 'Welcome to box'; echo 'no newline at the end' | tr -d '\\n'; echo; {script}"
-        );
-        let outcome = run(
-            &Invocation::new("sh").arg("-c").arg(&chatty),
-            &Limits::default(),
-        );
-        let read = remote.read_host_output(
-            &targets,
-            &batches,
-            &nonce,
-            true,
-            &outcome,
-            &Invocation::new("ssh"),
+            &mut AgentMemory::default(),
+            &[],
+            Duration::from_secs(5),
+            &chatty,
         );
         let captures = read.captures.expect("the host answered");
         assert!(

@@ -190,7 +190,8 @@ bmb_find() {
   printf '%s-N %s\n' "$bmb_tag" "$1"
 }
 bmb_procs() {
-  bmb_all= bmb_search=
+  for bmb_v in $bmb_pvars; do unset "$bmb_v"; done
+  bmb_all= bmb_search= bmb_pvars=
   for bmb_kr in $bmb_roots; do
     bmb_k=${bmb_kr%%:*} bmb_r=${bmb_kr#*:}
     case $bmb_k in ''|*[!0-9]*) continue ;; esac
@@ -205,6 +206,7 @@ bmb_procs() {
     fi
     bmb_walk "$bmb_r"
     eval "order_$bmb_k=\$bmb_order"
+    bmb_pvars="$bmb_pvars order_$bmb_k"
     bmb_all="$bmb_all $bmb_order"
     bmb_search="$bmb_search $bmb_k"
   done
@@ -226,6 +228,7 @@ bmb_procs() {
     while read -r bmb_p bmb_d; do
       case $bmb_p in ''|*[!0-9]*) continue ;; esac
       eval "dir_$bmb_p=\$bmb_d"
+      bmb_pvars="$bmb_pvars dir_$bmb_p"
     done <<BMB_DIRS
 $bmb_dirs
 BMB_DIRS

@@ -668,6 +668,265 @@ fn signal_group(group: Pid, signal: Signal) {
     let _ = kill_process_group(group, signal);
 }
 
+/// A long-lived child spoken to over its stdin and stdout, one request and
+/// one answer at a time: the fleet's ssh session per host
+/// (`remote_host::HostSession`), so a cycle forks nothing. It runs in a
+/// process group of its own and dies with this process (as [`run`]'s
+/// children do); [`Session::kill`] (and dropping it) ends the group.
+///
+/// Its stdout is read on a thread into a bounded queue, so a child that
+/// floods it blocks on its pipe rather than growing this process; a read
+/// past its own bound ([`Session::read_until`]) is an error, and the caller
+/// kills the session.
+pub struct Session {
+    child: Child,
+    group: Pid,
+    requests: Option<mpsc::Sender<Vec<u8>>>,
+    output: mpsc::Receiver<Vec<u8>>,
+    stderr: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    pending: Vec<u8>,
+    closed: bool,
+}
+
+/// Why [`Session::read_until`] has no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// The deadline passed first; what came so far.
+    TimedOut { partial: usize },
+    /// The child closed its stdout (it ended) before the marker.
+    Closed { partial: usize },
+    /// More than the bound arrived without the marker.
+    TooLong { max: usize },
+}
+
+impl std::fmt::Display for SessionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SessionError::TimedOut { partial } => {
+                write!(f, "gave no complete answer in time ({partial} bytes came)")
+            }
+            SessionError::Closed { partial } => {
+                write!(
+                    f,
+                    "ended before its answer was complete ({partial} bytes came)"
+                )
+            }
+            SessionError::TooLong { max } => {
+                write!(f, "answered more than {max} bytes without its end marker")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SessionError {}
+
+/// The last bytes of a session's stderr that are kept, for messages.
+const SESSION_STDERR_TAIL: usize = 4096;
+/// Chunks of stdout queued ahead of the reader (8 KiB each).
+const SESSION_QUEUE: usize = 64;
+
+impl Session {
+    /// Starts `what` with its three streams piped (`what`'s own stdin bytes,
+    /// if any, are the first request).
+    pub fn start(what: &Invocation) -> std::io::Result<Session> {
+        let tag = format!(
+            "{}.{}",
+            std::process::id(),
+            RUN_TAGS.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut command = Command::new(&what.program);
+        command
+            .env(RUN_TAG_VAR, &tag)
+            .args(&what.args)
+            .process_group(0)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(dir) = &what.cwd {
+            command.current_dir(dir);
+        }
+        // SAFETY: as in `run`: prctl(2) is async-signal-safe and nothing
+        // here allocates or locks.
+        unsafe {
+            command.pre_exec(|| {
+                rustix::process::set_parent_process_death_signal(Some(
+                    rustix::process::Signal::KILL,
+                ))
+                .map_err(std::io::Error::from)
+            });
+        }
+        for (key, value) in &what.env {
+            match value {
+                Some(value) => command.env(key, value),
+                None => command.env_remove(key),
+            };
+        }
+        let mut child = command.spawn()?;
+        count_spawn();
+        let group = Pid::from_child(&child);
+        // Writes on a thread of their own: a child that stops reading
+        // blocks that thread, never the caller (it ends with the pipe).
+        let (requests, queued) = mpsc::channel::<Vec<u8>>();
+        if let Some(mut stdin) = child.stdin.take() {
+            thread::spawn(move || {
+                for bytes in queued {
+                    if stdin
+                        .write_all(&bytes)
+                        .and_then(|()| stdin.flush())
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+        let (chunks, output) = mpsc::sync_channel::<Vec<u8>>(SESSION_QUEUE);
+        if let Some(mut stdout) = child.stdout.take() {
+            thread::spawn(move || {
+                let mut buf = [0u8; 8192];
+                loop {
+                    match stdout.read(&mut buf) {
+                        Ok(0) => return,
+                        Ok(n) => {
+                            if chunks.send(buf[..n].to_vec()).is_err() {
+                                return;
+                            }
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(_) => return,
+                    }
+                }
+            });
+        }
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        if let Some(mut pipe) = child.stderr.take() {
+            let tail = std::sync::Arc::clone(&stderr);
+            thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                loop {
+                    match pipe.read(&mut buf) {
+                        Ok(0) => return,
+                        Ok(n) => {
+                            let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
+                            tail.extend_from_slice(&buf[..n]);
+                            let over = tail.len().saturating_sub(SESSION_STDERR_TAIL);
+                            tail.drain(..over);
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(_) => return,
+                    }
+                }
+            });
+        }
+        let session = Session {
+            child,
+            group,
+            requests: Some(requests),
+            output,
+            stderr,
+            pending: Vec::new(),
+            closed: false,
+        };
+        if let Some(first) = &what.stdin {
+            session.send(first.clone());
+        }
+        Ok(session)
+    }
+
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Queues `bytes` for the child's stdin (never blocks).
+    pub fn send(&self, bytes: Vec<u8>) {
+        if let Some(requests) = &self.requests {
+            let _ = requests.send(bytes);
+        }
+    }
+
+    /// Everything up to and including the first `marker` after what was
+    /// read before, within `deadline` and `max` bytes; what follows the
+    /// marker is kept for the next read.
+    pub fn read_until(
+        &mut self,
+        marker: &[u8],
+        deadline: Instant,
+        max: usize,
+    ) -> Result<Vec<u8>, SessionError> {
+        let mut searched: usize = 0;
+        loop {
+            let from = searched.saturating_sub(marker.len());
+            if let Some(at) = find(&self.pending[from..], marker) {
+                let end = from + at + marker.len();
+                let rest = self.pending.split_off(end);
+                return Ok(std::mem::replace(&mut self.pending, rest));
+            }
+            searched = self.pending.len();
+            if self.pending.len() > max {
+                return Err(SessionError::TooLong { max });
+            }
+            if self.closed {
+                return Err(SessionError::Closed {
+                    partial: self.pending.len(),
+                });
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.output.recv_timeout(left.min(STOP_CHECK)) {
+                Ok(chunk) => self.pending.extend_from_slice(&chunk),
+                Err(mpsc::RecvTimeoutError::Disconnected) => self.closed = true,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if Instant::now() >= deadline {
+                        return Err(SessionError::TimedOut {
+                            partial: self.pending.len(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// What the child wrote on stderr lately (its last 4 KiB).
+    pub fn stderr(&self) -> Captured {
+        Captured {
+            bytes: self
+                .stderr
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+            truncated: false,
+        }
+    }
+
+    /// True while the child has not exited.
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Ends the child's group (SIGTERM, a short grace, SIGKILL) and reaps it.
+    pub fn kill(&mut self) {
+        self.requests = None;
+        if let Ok(Some(_)) = self.child.try_wait() {
+            signal_group(self.group, Signal::KILL);
+            return;
+        }
+        terminate_group(&mut self.child, self.group, Duration::from_millis(200));
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() {
+        return Some(0);
+    }
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -675,6 +934,47 @@ mod tests {
     /// Still running: neither gone nor a zombie waiting to be reaped.
     fn running(pid: u32) -> bool {
         crate::process::Pid::new(pid).is_some_and(crate::process::is_alive)
+    }
+
+    #[test]
+    fn a_session_answers_request_after_request_and_bounds_what_it_reads() {
+        let script = "while IFS= read -r l; do printf '%s\\nDONE\\n' \"$l$l\"; done";
+        let mut session = Session::start(&Invocation::shell(script)).unwrap();
+        let before = spawned();
+        for word in ["ab", "cd"] {
+            session.send(format!("{word}\n").into_bytes());
+            let answer = session
+                .read_until(b"\nDONE\n", Instant::now() + Duration::from_secs(10), 1024)
+                .unwrap();
+            assert_eq!(answer, format!("{word}{word}\nDONE\n").into_bytes());
+        }
+        assert_eq!(spawned(), before, "no process per request");
+        // A flood without the marker is cut at the bound.
+        session.send(format!("{}\n", "x".repeat(5000)).into_bytes());
+        assert_eq!(
+            session.read_until(b"NEVER", Instant::now() + Duration::from_secs(10), 4096),
+            Err(SessionError::TooLong { max: 4096 })
+        );
+        let pid = session.id();
+        session.kill();
+        assert!(!running(pid));
+        // A silent child is a timeout; one that ended is closed.
+        let mut silent = Session::start(&Invocation::new("sleep").arg("600")).unwrap();
+        assert!(matches!(
+            silent.read_until(b"x", Instant::now() + Duration::from_millis(300), 10),
+            Err(SessionError::TimedOut { partial: 0 })
+        ));
+        let mut ended =
+            Session::start(&Invocation::shell("printf partial; echo oops >&2")).unwrap();
+        assert_eq!(
+            ended.read_until(b"x", Instant::now() + Duration::from_secs(10), 100),
+            Err(SessionError::Closed { partial: 7 })
+        );
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !ended.stderr().text().contains("oops") {
+            assert!(Instant::now() < deadline, "its stderr is kept");
+            thread::sleep(Duration::from_millis(10));
+        }
     }
 
     #[test]

@@ -20,7 +20,10 @@ impl Watch<'_> {
         let profiles = self.current_profiles.clone();
         for (index, capture) in captures.iter_mut().enumerate() {
             let watched = &mut self.watched[index];
-            if watched.searched || watched.monitor.memory().agent_pane.is_some() {
+            if watched.searched
+                || watched.monitor.memory().agent_pane.is_some()
+                || !self.hosts.polled.get(index).copied().unwrap_or(true)
+            {
                 continue;
             }
             watched.searched = true;
@@ -87,8 +90,8 @@ impl Watch<'_> {
                 (watched.target.session.clone(), known)
             })
             .collect();
-        // Hosts are asked side by side, so a hung one costs its own timeout, not
-        // everyone's; a single server is asked from this thread.
+        // Each remote host is asked on its own thread, so a hung one costs its
+        // own deadline, and no cycle waits for it once it was late.
         let groups: Vec<super::hosts::Group<'_>> = by_host.into_iter().collect();
         self.hosts.capture(&self.args, &groups, &targets)
     }

@@ -114,6 +114,7 @@ impl<'a> Watch<'a> {
     /// One ssh master per remote host watched now, none for a host that is not.
     pub(super) fn sync_masters(&mut self) {
         let hosts = self.watched.iter().filter_map(|w| w.target.host.as_deref());
+        self.hosts.keep_hosts(hosts.clone());
         self.masters.sync(&self.args.server, hosts);
     }
 
@@ -173,6 +174,11 @@ impl<'a> Watch<'a> {
             zones: &probes::clock::zone,
         };
         for (index, capture) in captures.into_iter().enumerate() {
+            if !self.hosts.polled.get(index).copied().unwrap_or(true) {
+                // Its host is still on an earlier request: polled when it
+                // answers, or failed at its own deadline.
+                continue;
+            }
             let work = works[index].as_deref().map_or(Work::Unknown, Work::parse);
             let progress = progresses[index].as_deref().and_then(parse_count);
             let watched = &mut self.watched[index];

@@ -1,11 +1,11 @@
 //! ssh that scales with hosts, not panes: one master connection per alias
-//! reused across cycles (closed when the monitor ends), each remote host's
-//! capture and pane processes in one round trip
-//! (`probes::remote_host`), hosts side by side on a bounded set of threads.
+//! reused across cycles (closed when the monitor ends), and over it one
+//! long-lived session per host that takes each cycle's request (the
+//! capture and the pane processes, `probes::remote_host`); each host on a
+//! thread of its own, with its own deadline.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use probes::claude::PaneProcesses;
@@ -15,9 +15,6 @@ use probes::tmux::{KnownPane, PaneCapture};
 
 use super::Args;
 use crate::output::say;
-
-/// At most this many hosts are asked at once; the rest wait for a free thread.
-const MAX_HOST_THREADS: usize = 16;
 
 /// The folder for this monitor's control sockets, when it watches a remote
 /// target; `None` (each call its own connection, as before) when no folder
@@ -86,124 +83,267 @@ impl Drop for Masters {
     }
 }
 
+/// One remote host's worker: a thread of its own holding the host's
+/// long-lived session (`probes::remote_host::HostSession`) and its known
+/// agents, asked once per cycle. Hosts are independent: each answers, or
+/// fails, on its own deadline, on its own thread.
+struct Worker {
+    jobs: mpsc::Sender<Job>,
+    /// The cycle of the request it is working on, if any.
+    busy: Option<u64>,
+    /// Its last answer failed, or came after its cycle had stopped waiting
+    /// for it: no cycle waits for it until it answers in time again.
+    late: bool,
+}
+
+struct Job {
+    tmux: probes::tmux::Tmux,
+    targets: Vec<(String, Option<KnownPane>)>,
+    indices: Vec<usize>,
+    nonce: String,
+    with_session: bool,
+    cycle: u64,
+}
+
+struct Answer {
+    host: String,
+    cycle: u64,
+    indices: Vec<usize>,
+    read: probes::remote_host::HostRead,
+}
+
 /// What the hosts' round trips remember and read.
-#[derive(Default)]
 pub(super) struct Hosts {
-    /// Each remote host's known agents (`probes::remote_procs`).
-    memory: BTreeMap<String, AgentMemory>,
+    workers: BTreeMap<String, Worker>,
+    answers_tx: mpsc::Sender<Answer>,
+    answers: mpsc::Receiver<Answer>,
+    cycle: u64,
     /// Per target, this cycle: the processes read in its host's capture
     /// call, with the pid of the pane they belong to.
     pub(super) processes: Vec<Option<(Option<u32>, PaneProcesses)>>,
     /// Per target, this cycle: its host answered (the pane was read, or the
     /// host said it has no such session), whatever became of the pane.
     pub(super) answered: Vec<bool>,
+    /// Per target, this cycle: read (or failed) this cycle; false for the
+    /// targets of a host still working on an earlier request, which are
+    /// not polled until it answers or its deadline passes.
+    pub(super) polled: Vec<bool>,
+}
+
+impl Default for Hosts {
+    fn default() -> Hosts {
+        let (answers_tx, answers) = mpsc::channel();
+        Hosts {
+            workers: BTreeMap::new(),
+            answers_tx,
+            answers,
+            cycle: 0,
+            processes: Vec::new(),
+            answered: Vec::new(),
+            polled: Vec::new(),
+        }
+    }
 }
 
 /// One server's targets: the host (`None`: this machine) and the indices.
 pub(super) type Group<'g> = (Option<&'g str>, Vec<usize>);
 
+/// A host's answer as the cycle reads it: per target, its capture (or why
+/// not) and whether the host answered.
+fn captures_of(
+    read: &probes::remote_host::HostRead,
+    count: usize,
+) -> Vec<(Result<PaneCapture, String>, bool)> {
+    match &read.captures {
+        Ok(captures) => captures
+            .iter()
+            .map(|capture| {
+                let answered = !matches!(
+                    capture,
+                    Err(e) if !matches!(e, probes::tmux::TmuxError::NoSession { .. })
+                );
+                (capture.clone().map_err(|e| e.to_string()), answered)
+            })
+            .collect(),
+        Err(error) => vec![(Err(error.to_string()), false); count],
+    }
+}
+
 impl Hosts {
-    /// Captures every group, side by side on at most [`MAX_HOST_THREADS`]
-    /// threads (one group alone on the calling thread), and on a remote
-    /// host reads its panes' processes in the same call. Per target, in
-    /// the targets' order.
+    /// The worker of `host`, started on first use: its spawns count for
+    /// the thread that started it (tests count a cycle's).
+    fn worker(&mut self, host: &str) -> &mut Worker {
+        let answers = self.answers_tx.clone();
+        self.workers.entry(host.to_string()).or_insert_with(|| {
+            let (jobs, queue) = mpsc::channel::<Job>();
+            let tally = probes::run::ThreadTally::of_this_thread();
+            let name = host.to_string();
+            let spawned = std::thread::Builder::new()
+                .name(format!("host {name}"))
+                .spawn(move || {
+                    tally.count_here();
+                    let mut session = probes::remote_host::HostSession::default();
+                    let mut memory = AgentMemory::default();
+                    for job in queue {
+                        let read = job.tmux.read_remote_host(
+                            &mut session,
+                            &job.targets,
+                            &job.nonce,
+                            job.with_session,
+                            &mut memory,
+                            &[],
+                            Duration::from_secs(1),
+                        );
+                        let answer = Answer {
+                            host: name.clone(),
+                            cycle: job.cycle,
+                            indices: job.indices,
+                            read,
+                        };
+                        if answers.send(answer).is_err() {
+                            break;
+                        }
+                    }
+                    session.close();
+                });
+            if let Err(error) = spawned {
+                say(format_args!(
+                    "bmb-monitor: watch: no thread for host {host}: {error}"
+                ));
+            }
+            Worker {
+                jobs,
+                busy: None,
+                late: false,
+            }
+        })
+    }
+
+    /// Ends the workers (and their sessions) of hosts no longer watched.
+    pub(super) fn keep_hosts<'h>(&mut self, hosts: impl Iterator<Item = &'h str>) {
+        let hosts: Vec<&str> = hosts.collect();
+        self.workers
+            .retain(|host, _| hosts.contains(&host.as_str()));
+    }
+
+    /// Captures every group: each remote host on its worker (its request
+    /// sent at once, side by side), this machine's on the calling thread,
+    /// then the remote answers, each host within its own deadline. A host
+    /// still working on an earlier cycle's request is not asked again, and
+    /// a host that was late is not waited for: their targets are not
+    /// polled this cycle ([`Hosts::polled`]) unless an answer comes while
+    /// the others are awaited. Per target, in the targets' order.
     pub(super) fn capture(
         &mut self,
         args: &Args,
         groups: &[Group<'_>],
         targets: &[(String, Option<KnownPane>)],
     ) -> Vec<Result<PaneCapture, String>> {
+        self.cycle += 1;
+        let cycle = self.cycle;
         let nonce = probes::tmux::fresh_nonce();
         let with_session = !args.no_witness;
-        let memories: Vec<Mutex<AgentMemory>> = groups
-            .iter()
-            .map(|(host, _)| {
-                Mutex::new(host.and_then(|h| self.memory.remove(h)).unwrap_or_default())
-            })
-            .collect();
-        let capture_group = |at: usize| {
-            let (host, indices) = &groups[at];
-            let tmux = args
-                .server
-                .tmux(*host, Duration::from_secs(args.capture_timeout));
-            let asked: Vec<(String, Option<KnownPane>)> =
-                indices.iter().map(|&i| targets[i].clone()).collect();
-            let mut memory = memories[at].lock().unwrap_or_else(|e| e.into_inner());
-            let read = tmux.read_remote_host(&asked, &nonce, with_session, &mut memory);
-            let captures: Vec<(Result<PaneCapture, String>, bool)> = match read.captures {
-                Ok(captures) => captures
-                    .into_iter()
-                    .map(|capture| {
-                        let answered = !matches!(
-                            capture,
-                            Err(ref e) if !matches!(e, probes::tmux::TmuxError::NoSession { .. })
-                        );
-                        (capture.map_err(|e| e.to_string()), answered)
-                    })
-                    .collect(),
-                Err(error) => vec![(Err(error.to_string()), false); indices.len()],
-            };
-            (captures, read.processes)
-        };
-        type Answer = (
-            Vec<(Result<PaneCapture, String>, bool)>,
-            Vec<Option<(Option<u32>, PaneProcesses)>>,
-        );
-        let answers: Vec<Answer> = if groups.len() == 1 {
-            vec![capture_group(0)]
-        } else {
-            let slots: Vec<Mutex<Option<Answer>>> =
-                groups.iter().map(|_| Mutex::new(None)).collect();
-            let next = AtomicUsize::new(0);
-            let tally = probes::run::ThreadTally::of_this_thread();
-            std::thread::scope(|scope| {
-                for _ in 0..groups.len().min(MAX_HOST_THREADS) {
-                    scope.spawn(|| {
-                        tally.count_here();
-                        loop {
-                            let at = next.fetch_add(1, Ordering::Relaxed);
-                            if at >= groups.len() {
-                                return;
-                            }
-                            let answer = capture_group(at);
-                            *slots[at].lock().unwrap_or_else(|e| e.into_inner()) = Some(answer);
-                        }
-                    });
-                }
-            });
-            slots
-                .into_iter()
-                .zip(groups)
-                .map(|(slot, (_, indices))| {
-                    slot.into_inner()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .unwrap_or_else(|| {
-                            (
-                                vec![
-                                    (Err("the capture thread failed".to_string()), false);
-                                    indices.len()
-                                ],
-                                vec![None; indices.len()],
-                            )
-                        })
-                })
-                .collect()
-        };
-        for ((host, _), memory) in groups.iter().zip(memories) {
-            if let Some(host) = host {
-                let memory = memory.into_inner().unwrap_or_else(|e| e.into_inner());
-                self.memory.insert(host.to_string(), memory);
-            }
-        }
+        let timeout = Duration::from_secs(args.capture_timeout);
         let mut results: Vec<Result<PaneCapture, String>> = vec![Err(String::new()); targets.len()];
         self.processes = vec![None; targets.len()];
         self.answered = vec![false; targets.len()];
-        for ((_, indices), (captures, processes)) in groups.iter().zip(answers) {
-            for ((&index, (capture, answered)), read) in indices.iter().zip(captures).zip(processes)
+        self.polled = vec![false; targets.len()];
+        let mut awaited: Vec<String> = Vec::new();
+        for (host, indices) in groups {
+            let Some(host) = host else { continue };
+            let tmux = args.server.tmux(Some(host), timeout);
+            let asked: Vec<(String, Option<KnownPane>)> =
+                indices.iter().map(|&i| targets[i].clone()).collect();
+            let worker = self.worker(host);
+            if worker.busy.is_some() {
+                continue;
+            }
+            let job = Job {
+                tmux,
+                targets: asked,
+                indices: indices.clone(),
+                nonce: nonce.clone(),
+                with_session,
+                cycle,
+            };
+            if worker.jobs.send(job).is_ok() {
+                worker.busy = Some(cycle);
+                if !worker.late {
+                    awaited.push(host.to_string());
+                }
+            }
+        }
+        for (host, indices) in groups {
+            if host.is_some() {
+                continue;
+            }
+            let tmux = args.server.tmux(None, timeout);
+            let asked: Vec<(String, Option<KnownPane>)> =
+                indices.iter().map(|&i| targets[i].clone()).collect();
+            let read = probes::remote_host::HostRead {
+                captures: tmux.capture_panes(&asked, &nonce),
+                processes: vec![None; asked.len()],
+                probes: Vec::new(),
+            };
+            for (&index, (capture, answered)) in
+                indices.iter().zip(captures_of(&read, indices.len()))
             {
                 results[index] = capture;
                 self.answered[index] = answered;
+                self.polled[index] = true;
+            }
+        }
+        // Each host's own deadline, with room for its session to open.
+        let wait_until = std::time::Instant::now() + timeout + Duration::from_secs(5);
+        loop {
+            let ready = self.answers.try_recv();
+            let answer = match ready {
+                Ok(answer) => answer,
+                Err(_) if awaited.is_empty() => break,
+                Err(_) => {
+                    if probes::signals::stop_requested() || std::time::Instant::now() >= wait_until
+                    {
+                        break;
+                    }
+                    match self.answers.recv_timeout(Duration::from_millis(100)) {
+                        Ok(answer) => answer,
+                        Err(_) => continue,
+                    }
+                }
+            };
+            awaited.retain(|h| *h != answer.host);
+            let Some(worker) = self.workers.get_mut(&answer.host) else {
+                continue;
+            };
+            worker.busy = None;
+            let current = answer.cycle == cycle;
+            // A host that failed (timed out, refused) is not waited for
+            // again until it answers: a hung host's deadline is paid once.
+            worker.late = !current || answer.read.captures.is_err();
+            // An earlier cycle's reading of a screen is not acted on now;
+            // its failure is (the host's targets go stale on its deadline).
+            if !current && answer.read.captures.is_ok() {
+                continue;
+            }
+            for ((&index, (capture, answered)), read) in answer
+                .indices
+                .iter()
+                .zip(captures_of(&answer.read, answer.indices.len()))
+                .zip(answer.read.processes)
+            {
+                if index >= targets.len() {
+                    continue;
+                }
+                results[index] = capture;
+                self.answered[index] = answered;
                 self.processes[index] = read;
+                self.polled[index] = true;
+            }
+        }
+        // Whoever did not answer in time is late: the next cycles do not wait for it.
+        for host in awaited {
+            if let Some(worker) = self.workers.get_mut(&host) {
+                worker.late = true;
             }
         }
         results

@@ -58,7 +58,8 @@ fn processes_mentioning(needle: &str) -> Vec<String> {
 }
 
 #[test]
-fn two_hosts_cost_one_ssh_call_each_per_cycle_over_one_connection_each_closed_at_the_end() {
+fn two_hosts_cost_no_process_per_cycle_over_one_connection_and_one_session_each_closed_at_the_end()
+{
     let dir = tempfile::tempdir().unwrap();
     let sshd = Sshd::start("box1", &[]);
     // A second alias of the same daemon plays a second host.
@@ -104,8 +105,8 @@ fn two_hosts_cost_one_ssh_call_each_per_cycle_over_one_connection_each_closed_at
         watch.cycle();
         assert_eq!(
             probes::run::spawned_by_this_thread() - before,
-            2,
-            "subprocesses in one cycle over two hosts (three panes)"
+            0,
+            "subprocesses in one cycle over two hosts (three panes): each host's session is open"
         );
         // The processes came with the captures, for the very panes captured.
         for (index, read) in watch.hosts.processes.iter().enumerate() {
@@ -133,5 +134,105 @@ fn two_hosts_cost_one_ssh_call_each_per_cycle_over_one_connection_each_closed_at
         bmb_testkit::bin::wait_until(20, || processes_mentioning(&needle).is_empty()),
         "a master outlived its monitor: {:?}",
         processes_mentioning(&needle)
+    );
+}
+
+/// `pid` and every live descendant.
+fn tree(pid: u32) -> Vec<u32> {
+    let table = probes::procfs::ProcessTable::scan().expect("/proc");
+    let root = probes::process::Pid::new(pid).expect("a pid");
+    std::iter::once(pid)
+        .chain(table.descendants(root))
+        .collect()
+}
+
+fn signal_all(pids: &[u32], signal: rustix::process::Signal) {
+    for &pid in pids {
+        if let Some(pid) = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process(pid, signal);
+        }
+    }
+}
+
+#[test]
+fn a_hung_host_goes_unreachable_on_its_own_while_the_other_is_polled_every_cycle() {
+    let dir = tempfile::tempdir().unwrap();
+    let hung = Sshd::start("boxa", &[]);
+    let fine = Sshd::start("boxb", &[]);
+    let config = dir.path().join("ssh_config");
+    std::fs::write(
+        &config,
+        format!(
+            "{}{}",
+            std::fs::read_to_string(hung.config()).unwrap(),
+            fine.host_block("boxb")
+        ),
+    )
+    .unwrap();
+    let server = PrivateTmux::new();
+    for name in ["a", "b"] {
+        let received = server.dir.path().join(format!("{name}.received"));
+        server.replay(name, &capture_path("working-bash-sleep"), &received);
+    }
+    let socket = server.socket.to_string_lossy().into_owned();
+    let argv = [
+        "test",
+        "--capture-timeout",
+        "2",
+        "--ssh-config",
+        config.to_str().unwrap(),
+        "-S",
+        &socket,
+        "boxa:a",
+        "boxb:b",
+    ];
+    let mut args = TestCli::parse_from(argv).args;
+    let control = dir.path().join("ctl");
+    args.server.multiplex =
+        Some(Multiplex::prepare(std::slice::from_ref(&control), Duration::from_secs(60)).unwrap());
+    let targets = Settings::from_args(&args).unwrap().targets;
+    let mut watch = Watch::new(std::borrow::Cow::Borrowed(&args), targets, dir.path()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while watch.capture_all().iter().any(|c| {
+        !c.as_ref()
+            .is_ok_and(|p| p.text.contains("esc to interrupt"))
+    }) {
+        assert!(
+            Instant::now() < deadline,
+            "the panes never drew their screens"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The daemon and its connections' processes stop: the host hangs.
+    let stopped = tree(hung.pid());
+    struct Resume(Vec<u32>);
+    impl Drop for Resume {
+        fn drop(&mut self) {
+            signal_all(&self.0, rustix::process::Signal::CONT);
+        }
+    }
+    signal_all(&stopped, rustix::process::Signal::STOP);
+    let _resume = Resume(stopped);
+    let mut unreachable = 0;
+    for cycle in 0..6 {
+        watch.cycle();
+        assert!(
+            watch.hosts.polled[1] && watch.hosts.answered[1],
+            "cycle {cycle}: the other host was not polled"
+        );
+        if watch.hosts.polled[0] {
+            assert!(
+                !watch.hosts.answered[0],
+                "cycle {cycle}: a stopped host answered"
+            );
+            unreachable += 1;
+        }
+    }
+    assert!(
+        unreachable >= 1,
+        "the hung host's target never went unreachable"
     );
 }
