@@ -55,6 +55,8 @@ pub(super) struct Alertmanager {
     timing: Timing,
     /// The `host` label of a local target: this machine's name.
     local_host: String,
+    /// The `server` label: the tmux server ([`crate::server_args::ServerArgs::identity`]).
+    server: String,
     books: BTreeMap<Target, AlertBook>,
     /// The targets settled since the last post; any other book's target is no longer watched.
     settled: BTreeSet<Target>,
@@ -62,7 +64,7 @@ pub(super) struct Alertmanager {
 }
 
 impl Alertmanager {
-    pub(super) fn new(url: &str, interval: Duration) -> Alertmanager {
+    pub(super) fn new(url: &str, interval: Duration, server: String) -> Alertmanager {
         let config = ureq::Agent::config_builder()
             .timeout_global(Some(POST_TIMEOUT))
             // A 4xx or 5xx is read, so its body can say what Alertmanager refused.
@@ -78,6 +80,7 @@ impl Alertmanager {
             agent: ureq::Agent::new_with_config(config),
             timing: Timing::for_interval(interval),
             local_host: local_host_name(),
+            server,
             books: BTreeMap::new(),
             settled: BTreeSet::new(),
             said: SaidOnce::default(),
@@ -96,11 +99,13 @@ impl Alertmanager {
     fn book(&mut self, target: &Target) -> &mut AlertBook {
         let timing = self.timing;
         let local_host = &self.local_host;
+        let server = &self.server;
         self.books.entry(target.clone()).or_insert_with(|| {
             let labels = TargetLabels {
                 target: target.to_string(),
                 host: target.host.clone().unwrap_or_else(|| local_host.clone()),
                 session: target.session.clone(),
+                server: server.clone(),
             };
             AlertBook::new(labels, timing)
         })
@@ -303,6 +308,7 @@ mod tests {
                 target: "box:agent".into(),
                 host: "box".into(),
                 session: "agent".into(),
+                server: "/tmp/tmux-1000/default".into(),
             },
             Timing::for_interval(Duration::from_secs(1)),
         );
@@ -326,6 +332,7 @@ mod tests {
                     "host": "box",
                     "session": "agent",
                     "cli": "claude",
+                    "server": "/tmp/tmux-1000/default",
                 },
                 "annotations": {
                     "summary": "QUESTION on box:agent: waiting",
@@ -366,7 +373,7 @@ mod tests {
             }
             seen
         });
-        let sink = Alertmanager::new(&url, Duration::from_secs(30));
+        let sink = Alertmanager::new(&url, Duration::from_secs(30), "/tmp/tmux-0/default".into());
         let sent = sink.send("[]");
         let said =
             "answered 302 Found (a redirect, not followed: the URL must be Alertmanager's own)";
