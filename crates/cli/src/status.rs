@@ -64,7 +64,10 @@ pub fn run(mut args: Args) -> ExitCode {
     if let Some(bad) = args.endpoints.iter().find(|e| endpoint_url(e).is_none()) {
         return crate::output::usage_error(
             "status",
-            format_args!("--endpoint `{bad}` is not host:port or an http:// URL"),
+            format_args!(
+                "--endpoint `{}` is not host:port or an http:// URL",
+                shown_endpoint(bad)
+            ),
         );
     }
     if args.watch {
@@ -108,7 +111,7 @@ pub fn read_sources(endpoints: &[String], state_dir: &Path, now: i64) -> Vec<Sou
     endpoints
         .iter()
         .map(|endpoint| Source {
-            name: endpoint.clone(),
+            name: shown_endpoint(endpoint),
             reading: match fetch_board(endpoint) {
                 // A board from the network: its pid is another machine's, so
                 // only its age can tell a frozen monitor.
@@ -116,10 +119,21 @@ pub fn read_sources(endpoints: &[String], state_dir: &Path, now: i64) -> Vec<Sou
                     let fresh = freshness(&board, true, now);
                     Reading::Board(Box::new(board), fresh)
                 }
-                Err(why) => Reading::Unreachable(why),
+                Err(why) => Reading::Unreachable(crate::redact::with_secret_of(
+                    &endpoint_url(endpoint).unwrap_or_default(),
+                    &why,
+                )),
             },
         })
         .collect()
+}
+
+/// An endpoint as the table and messages show it: the password of its
+/// userinfo (`http://admin:***@box:9464`) never printed.
+fn shown_endpoint(endpoint: &str) -> String {
+    let url = endpoint_url(endpoint)
+        .unwrap_or_else(|| format!("http://{}", endpoint.trim_start_matches("http://")));
+    crate::redact::with_secret_of(&url, endpoint)
 }
 
 fn read_board_files(dir: &Path, now: i64) -> Vec<Source> {

@@ -27,6 +27,8 @@ const ANNOTATION_CAP: usize = 8 * 1024;
 /// kept, for an Alertmanager behind `--web.route-prefix`).
 pub(super) fn parse_url(text: &str) -> Result<String, String> {
     let text = text.trim_end_matches('/');
+    // Said without its userinfo: a password never reaches a terminal or a journal.
+    let shown = crate::redact::urls(text);
     if text.starts_with("https://") {
         return Err(
             "https is not supported (this build has no TLS): give Alertmanager's plain http address, \
@@ -36,13 +38,14 @@ pub(super) fn parse_url(text: &str) -> Result<String, String> {
     }
     let Some(rest) = text.strip_prefix("http://") else {
         return Err(format!(
-            "`{text}` is not an http:// URL (for example http://127.0.0.1:9093)"
+            "`{shown}` is not an http:// URL (for example http://127.0.0.1:9093)"
         ));
     };
     let authority = rest.split('/').next().unwrap_or("");
-    if authority.is_empty() || rest.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    let host = authority.rsplit('@').next().unwrap_or("");
+    if host.is_empty() || rest.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(format!(
-            "`{text}` names no host (for example http://127.0.0.1:9093)"
+            "`{shown}` names no host (for example http://127.0.0.1:9093)"
         ));
     }
     Ok(text.to_string())
@@ -51,6 +54,9 @@ pub(super) fn parse_url(text: &str) -> Result<String, String> {
 /// The sink: one alert book per target, and the client that delivers them.
 pub(super) struct Alertmanager {
     endpoint: String,
+    /// The endpoint as messages show it: its userinfo's password redacted
+    /// (basic auth rides in the URL, and ureq sends it as a header).
+    shown: String,
     agent: ureq::Agent,
     timing: Timing,
     /// The `host` label of a local target: this machine's name.
@@ -75,8 +81,10 @@ impl Alertmanager {
             // delivered. A 3xx is a failed delivery, said and sent again.
             .max_redirects(0)
             .build();
+        let endpoint = format!("{url}/api/v2/alerts");
         Alertmanager {
-            endpoint: format!("{url}/api/v2/alerts"),
+            shown: crate::redact::urls(&endpoint),
+            endpoint,
             agent: ureq::Agent::new_with_config(config),
             timing: Timing::for_interval(interval),
             local_host: local_host_name(),
@@ -168,7 +176,7 @@ impl Alertmanager {
                     self.said.clear(&());
                     crate::output::say(format_args!(
                         "bmb-monitor: watch: alertmanager {}: delivering again",
-                        self.endpoint
+                        self.shown
                     ));
                 }
                 for (target, postings) in &due {
@@ -184,8 +192,9 @@ impl Alertmanager {
             Err(why) => self.said.say(
                 (),
                 &format!(
-                    "bmb-monitor: watch: alertmanager {}: {why}; the alerts will be sent again next poll",
-                    self.endpoint
+                    "bmb-monitor: watch: alertmanager {}: {}; the alerts will be sent again next poll",
+                    self.shown,
+                    crate::redact::with_secret_of(&self.endpoint, &why)
                 ),
             ),
         }
