@@ -90,7 +90,7 @@ pub fn run(mut args: Args) -> ExitCode {
                 ));
             }
             for line in render_table(&sources, now) {
-                screen.push_str(&line);
+                screen.push_str(&for_terminal(&line));
                 screen.push('\n');
             }
             print_raw(&screen);
@@ -252,18 +252,56 @@ fn render_json(sources: &[Source], now: i64) -> String {
 }
 
 /// JSON with DEL and the C1 controls (U+007F to U+009F) escaped as `\uXXXX`
-/// too: serde_json escapes only the C0 ones, and a hostile endpoint's board
-/// could put U+009B (a one-character CSI) in front of a terminal that reads
-/// `status --json`. They stand only inside strings, so the JSON means the same.
+/// too, and every character [`hides_or_reorders`] names: serde_json escapes
+/// only the C0 ones, and a hostile endpoint's board could put U+009B (a
+/// one-character CSI) or a right-to-left override in front of a terminal that
+/// reads `status --json`. They stand only inside strings, so the JSON means the same.
 fn escape_c1(json: &str) -> String {
     let mut out = String::with_capacity(json.len());
     for c in json.chars() {
-        match c {
-            '\u{7f}'..='\u{9f}' => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
+        if ('\u{7f}'..='\u{9f}').contains(&c) || hides_or_reorders(c) {
+            for unit in c.encode_utf16(&mut [0u16; 2]) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
         }
     }
     out
+}
+
+/// A table line as it may reach a terminal: every field came from a board
+/// (an endpoint's, possibly hostile), so besides the control characters
+/// (ESC, C1, DEL) every character that reorders, hides or breaks text is
+/// shown as `?`, one for one, so the columns stay aligned.
+fn for_terminal(line: &str) -> String {
+    line.chars()
+        .map(|c| {
+            if c.is_control() || hides_or_reorders(c) {
+                '?'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// Bidi embeddings, overrides, isolates and marks (a right-to-left override
+/// makes `evil` read backwards), zero-width and invisible format characters,
+/// the line and paragraph separators, and the tag characters.
+fn hides_or_reorders(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ad}'
+            | '\u{61c}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{e0000}'..='\u{e007f}'
+    )
 }
 
 #[cfg(test)]
@@ -284,6 +322,22 @@ mod tests {
         );
         let back: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(back["s"], text);
+    }
+
+    /// Found by a review (issue 19): the table let a hostile endpoint's
+    /// right-to-left override and line separator through to the terminal.
+    #[test]
+    fn a_table_line_shows_what_reorders_or_hides_text_as_a_question_mark() {
+        assert_eq!(
+            super::for_terminal(
+                "ag\u{202e}tne\u{1b}[2J x\u{2028}y\u{9b}z\u{7f} \u{200b}é\u{e0041}"
+            ),
+            "ag?tne?[2J x?y?z? ?é?"
+        );
+        let json = super::escape_c1(&serde_json::json!({ "s": "a\u{202e}b\u{e0041}" }).to_string());
+        assert_eq!(json, r#"{"s":"a\u202eb\udb40\udc41"}"#);
+        let back: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(back["s"], "a\u{202e}b\u{e0041}");
     }
 
     use super::endpoint_url;

@@ -443,7 +443,12 @@ fn the_same_session_on_two_tmux_servers_is_two_alerts_and_answering_one_resolves
     let (second, second_state) = asking();
     let funnel = first.dir.path().join("funnel");
     let alert_cmd = format!("echo \"$BMB_SERVER\" >> '{}'", funnel.display());
-    let extra = ["--alertmanager", &alertmanager.url(), "--alert-cmd", &alert_cmd];
+    let extra = [
+        "--alertmanager",
+        &alertmanager.url(),
+        "--alert-cmd",
+        &alert_cmd,
+    ];
     let first_monitor = watch(&first, &first_state, &extra);
     let second_monitor = watch(&second, &second_state, &extra);
     let socket = |tmux: &PrivateTmux| {
