@@ -18,6 +18,7 @@ pub mod list;
 mod notify;
 pub mod output;
 pub mod profiles;
+pub mod redact;
 pub mod server_args;
 pub mod status;
 pub mod watch;

@@ -119,6 +119,12 @@ impl ServerArgs {
         format!("S-{}", hex(&socket.to_string_lossy()))
     }
 
+    /// The server's name for alerts (the `server` label, `BMB_SERVER`): the
+    /// socket file its state key is made of, as a person reads it.
+    pub fn identity(&self) -> String {
+        self.server().socket_file().to_string_lossy().into_owned()
+    }
+
     /// The key this folder had when it went by the spelling (before the
     /// socket file named it), so a monitor upgraded in place keeps its memory.
     pub fn legacy_state_key(&self) -> String {

@@ -64,7 +64,10 @@ pub fn run(mut args: Args) -> ExitCode {
     if let Some(bad) = args.endpoints.iter().find(|e| endpoint_url(e).is_none()) {
         return crate::output::usage_error(
             "status",
-            format_args!("--endpoint `{bad}` is not host:port or an http:// URL"),
+            format_args!(
+                "--endpoint `{}` is not host:port or an http:// URL",
+                shown_endpoint(bad)
+            ),
         );
     }
     if args.watch {
@@ -87,7 +90,7 @@ pub fn run(mut args: Args) -> ExitCode {
                 ));
             }
             for line in render_table(&sources, now) {
-                screen.push_str(&line);
+                screen.push_str(&for_terminal(&line));
                 screen.push('\n');
             }
             print_raw(&screen);
@@ -108,7 +111,7 @@ pub fn read_sources(endpoints: &[String], state_dir: &Path, now: i64) -> Vec<Sou
     endpoints
         .iter()
         .map(|endpoint| Source {
-            name: endpoint.clone(),
+            name: shown_endpoint(endpoint),
             reading: match fetch_board(endpoint) {
                 // A board from the network: its pid is another machine's, so
                 // only its age can tell a frozen monitor.
@@ -116,10 +119,21 @@ pub fn read_sources(endpoints: &[String], state_dir: &Path, now: i64) -> Vec<Sou
                     let fresh = freshness(&board, true, now);
                     Reading::Board(Box::new(board), fresh)
                 }
-                Err(why) => Reading::Unreachable(why),
+                Err(why) => Reading::Unreachable(crate::redact::with_secret_of(
+                    &endpoint_url(endpoint).unwrap_or_default(),
+                    &why,
+                )),
             },
         })
         .collect()
+}
+
+/// An endpoint as the table and messages show it: the password of its
+/// userinfo (`http://admin:***@box:9464`) never printed.
+fn shown_endpoint(endpoint: &str) -> String {
+    let url = endpoint_url(endpoint)
+        .unwrap_or_else(|| format!("http://{}", endpoint.trim_start_matches("http://")));
+    crate::redact::with_secret_of(&url, endpoint)
 }
 
 fn read_board_files(dir: &Path, now: i64) -> Vec<Source> {
@@ -238,18 +252,56 @@ fn render_json(sources: &[Source], now: i64) -> String {
 }
 
 /// JSON with DEL and the C1 controls (U+007F to U+009F) escaped as `\uXXXX`
-/// too: serde_json escapes only the C0 ones, and a hostile endpoint's board
-/// could put U+009B (a one-character CSI) in front of a terminal that reads
-/// `status --json`. They stand only inside strings, so the JSON means the same.
+/// too, and every character [`hides_or_reorders`] names: serde_json escapes
+/// only the C0 ones, and a hostile endpoint's board could put U+009B (a
+/// one-character CSI) or a right-to-left override in front of a terminal that
+/// reads `status --json`. They stand only inside strings, so the JSON means the same.
 pub(crate) fn escape_c1(json: &str) -> String {
     let mut out = String::with_capacity(json.len());
     for c in json.chars() {
-        match c {
-            '\u{7f}'..='\u{9f}' => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
+        if ('\u{7f}'..='\u{9f}').contains(&c) || hides_or_reorders(c) {
+            for unit in c.encode_utf16(&mut [0u16; 2]) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
         }
     }
     out
+}
+
+/// A table line as it may reach a terminal: every field came from a board
+/// (an endpoint's, possibly hostile), so besides the control characters
+/// (ESC, C1, DEL) every character that reorders, hides or breaks text is
+/// shown as `?`, one for one, so the columns stay aligned.
+fn for_terminal(line: &str) -> String {
+    line.chars()
+        .map(|c| {
+            if c.is_control() || hides_or_reorders(c) {
+                '?'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// Bidi embeddings, overrides, isolates and marks (a right-to-left override
+/// makes `evil` read backwards), zero-width and invisible format characters,
+/// the line and paragraph separators, and the tag characters.
+fn hides_or_reorders(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ad}'
+            | '\u{61c}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{e0000}'..='\u{e007f}'
+    )
 }
 
 #[cfg(test)]
@@ -270,6 +322,22 @@ mod tests {
         );
         let back: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(back["s"], text);
+    }
+
+    /// Found by a review (issue 19): the table let a hostile endpoint's
+    /// right-to-left override and line separator through to the terminal.
+    #[test]
+    fn a_table_line_shows_what_reorders_or_hides_text_as_a_question_mark() {
+        assert_eq!(
+            super::for_terminal(
+                "ag\u{202e}tne\u{1b}[2J x\u{2028}y\u{9b}z\u{7f} \u{200b}é\u{e0041}"
+            ),
+            "ag?tne?[2J x?y?z? ?é?"
+        );
+        let json = super::escape_c1(&serde_json::json!({ "s": "a\u{202e}b\u{e0041}" }).to_string());
+        assert_eq!(json, r#"{"s":"a\u202eb\udb40\udc41"}"#);
+        let back: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(back["s"], "a\u{202e}b\u{e0041}");
     }
 
     use super::endpoint_url;

@@ -130,6 +130,7 @@ fn a_question_fires_in_alertmanager_with_its_labels_and_text_and_resolves_when_t
             "host": hostname(),
             "session": "agent",
             "cli": "claude",
+            "server": tmux.socket.canonicalize().expect("the socket").to_string_lossy(),
         }),
         "{alert}"
     );
@@ -427,5 +428,99 @@ fn an_alertmanager_url_that_redirects_is_a_failed_delivery_said_and_retried() {
     assert!(
         said[0].contains("answered 302 Found (a redirect, not followed"),
         "{said:?}"
+    );
+}
+
+/// Found by a review (issue 19): the labels named no tmux server, so the
+/// same session name on two servers was one alert: Alertmanager held one
+/// question's text for both, and answering one resolved the other's. The
+/// `server` label (the socket file the state folder is keyed by) keeps them
+/// apart, and so does `BMB_SERVER` for the alert command.
+#[test]
+fn the_same_session_on_two_tmux_servers_is_two_alerts_and_answering_one_resolves_only_it() {
+    let alertmanager = Alertmanager::start();
+    let (first, first_state) = asking();
+    let (second, second_state) = asking();
+    let funnel = first.dir.path().join("funnel");
+    let alert_cmd = format!("echo \"$BMB_SERVER\" >> '{}'", funnel.display());
+    let extra = [
+        "--alertmanager",
+        &alertmanager.url(),
+        "--alert-cmd",
+        &alert_cmd,
+    ];
+    let first_monitor = watch(&first, &first_state, &extra);
+    let second_monitor = watch(&second, &second_state, &extra);
+    let socket = |tmux: &PrivateTmux| {
+        tmux.socket
+            .canonicalize()
+            .expect("the socket")
+            .to_string_lossy()
+            .into_owned()
+    };
+    let servers = |alerts: &[serde_json::Value]| -> Vec<String> {
+        let mut servers: Vec<String> = alerts
+            .iter()
+            .map(|a| a["labels"]["server"].as_str().unwrap_or("").to_string())
+            .collect();
+        servers.sort();
+        servers
+    };
+    let mut both = vec![socket(&first), socket(&second)];
+    both.sort();
+    let mut held = Vec::new();
+    assert!(
+        wait_until(60, || {
+            held = ours(&alertmanager, "BmbQuestion");
+            servers(&held) == both
+        }),
+        "not one alert per server: {held:?}; stderr {:?} {:?}",
+        first_monitor.err(),
+        second_monitor.err()
+    );
+    assert!(
+        wait_until(10, || {
+            let mut said: Vec<String> = std::fs::read_to_string(&funnel)
+                .unwrap_or_default()
+                .lines()
+                .map(str::to_string)
+                .collect();
+            said.sort();
+            said == both
+        }),
+        "BMB_SERVER did not name each server: {:?}",
+        std::fs::read_to_string(&funnel)
+    );
+
+    // The first server's agent is answered: only its alert resolves.
+    let received = first.dir.path().join("agent.answered");
+    let seen = first_monitor.out().len();
+    show(&first, "working-bash-sleep", &received);
+    assert!(
+        wait_until(30, || first_monitor.out()[seen..]
+            .iter()
+            .any(|l| l.contains(" · WORKING · "))),
+        "{:?}",
+        first_monitor.out()
+    );
+    assert!(
+        wait_until(30, || {
+            held = ours(&alertmanager, "BmbQuestion");
+            servers(&held) == [socket(&second)]
+        }),
+        "answering the first server's question did not leave the second's alone: {held:?}"
+    );
+    // The second keeps firing: a later poll still reads its question.
+    let polled = second_monitor.out().len();
+    assert!(
+        wait_until(10, || second_monitor.out()[polled..]
+            .iter()
+            .any(|l| l.contains(" · QUESTION · "))),
+        "{:?}",
+        second_monitor.out()
+    );
+    assert_eq!(
+        servers(&ours(&alertmanager, "BmbQuestion")),
+        [socket(&second)]
     );
 }

@@ -51,9 +51,18 @@ impl Invocation {
         }
     }
 
-    /// `sh -c SCRIPT`: for commands the user wrote as one string (probes, alert commands).
+    /// `sh -c SCRIPT`: for commands the user wrote as one string (probes,
+    /// alert commands). The script reaches the shell through its
+    /// environment, never its argv: a token in an alert command's
+    /// `curl -H` is not in `ps` for every local user to read (only
+    /// `/proc/<pid>/environ`, which only its owner can). The shell takes it
+    /// out of the environment before it runs, so nothing it starts inherits it;
+    /// arguments added after this are `$0`, `$1`, … as with `sh -c`.
     pub fn shell(script: impl AsRef<OsStr>) -> Self {
-        Invocation::new("sh").arg("-c").arg(script)
+        Invocation::new("sh")
+            .arg("-c")
+            .arg(SHELL_TRAMPOLINE)
+            .env(SHELL_SCRIPT_VAR, script)
     }
 
     pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
@@ -103,6 +112,14 @@ impl Invocation {
             .join(" ")
     }
 }
+
+/// Where [`Invocation::shell`] puts the script.
+const SHELL_SCRIPT_VAR: &str = "BMB_SH_SCRIPT";
+
+/// What `sh -c` runs for [`Invocation::shell`]: the script, read from the
+/// environment (then removed from it), run as `sh -c` would run it.
+const SHELL_TRAMPOLINE: &str =
+    "__bmb_sh_script=$BMB_SH_SCRIPT; unset BMB_SH_SCRIPT; eval \"$__bmb_sh_script\"";
 
 /// The wall clock and the output bound for one run.
 #[derive(Debug, Clone, Copy)]

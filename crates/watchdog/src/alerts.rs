@@ -54,6 +54,9 @@ pub struct TargetLabels {
     /// The ssh alias, or this machine's name for a local target.
     pub host: String,
     pub session: String,
+    /// The tmux server, by the socket file its monitor's state folder is
+    /// keyed by: the same session name on two servers is two alerts.
+    pub server: String,
 }
 
 /// How often a firing alert is re-sent and how long each sending holds.
@@ -116,7 +119,7 @@ struct Entry {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Posting {
     id: u64,
-    /// In this order: `alertname`, `target`, `host`, `session`, `cli`.
+    /// In this order: `alertname`, `target`, `host`, `session`, `cli`, `server`.
     pub labels: Vec<(&'static str, String)>,
     /// The escalation's message, unsanitised.
     pub message: String,
@@ -290,6 +293,7 @@ impl AlertBook {
                 ("host", self.labels.host.clone()),
                 ("session", self.labels.session.clone()),
                 ("cli", entry.cli.clone()),
+                ("server", self.labels.server.clone()),
             ],
             message: entry.message.clone(),
             starts_at: entry.starts_at,
@@ -391,6 +395,7 @@ mod tests {
                 target: "box:agent".into(),
                 host: "box".into(),
                 session: "agent".into(),
+                server: "/tmp/tmux-1000/default".into(),
             },
             Timing {
                 repost_every: Duration::from_secs(60),
@@ -509,6 +514,7 @@ mod tests {
                 ("host", "box".to_string()),
                 ("session", "agent".to_string()),
                 ("cli", "claude".to_string()),
+                ("server", "/tmp/tmux-1000/default".to_string()),
             ]
         );
         assert_eq!(postings[0].message, "QUESTION on box:agent\n\nProceed?");

@@ -62,9 +62,47 @@ pub struct Args {
     /// Print the report as one JSON object instead of markdown.
     #[arg(long)]
     json: bool,
+    /// `watch --audit`'s way in: the agent and alert commands come on stdin
+    /// as JSON (`{"agent_cmd": …, "alert_cmd": …}`), never in this
+    /// process's argv, where `ps` would show a token they carry.
+    #[arg(long, hide = true)]
+    commands_on_stdin: bool,
 }
 
-pub fn run(args: Args) -> ExitCode {
+/// What `watch --audit` hands its audit on stdin.
+#[derive(serde::Serialize, serde::Deserialize, Default)]
+pub(crate) struct PipedCommands {
+    pub(crate) agent_cmd: Option<String>,
+    pub(crate) alert_cmd: Option<String>,
+}
+
+/// The most read of `--commands-on-stdin`.
+const PIPED_COMMANDS_CAP: u64 = 1 << 20;
+
+fn read_piped_commands(args: &mut Args) -> Result<(), String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::io::stdin()
+        .take(PIPED_COMMANDS_CAP)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("--commands-on-stdin: cannot read stdin: {e}"))?;
+    let piped: PipedCommands = serde_json::from_str(&text)
+        .map_err(|e| format!("--commands-on-stdin: stdin is not the commands' JSON: {e}"))?;
+    if let Some(command) = piped.agent_cmd {
+        args.agent_cmd = command;
+    }
+    if piped.alert_cmd.is_some() {
+        args.alert_cmd = piped.alert_cmd;
+    }
+    Ok(())
+}
+
+pub fn run(mut args: Args) -> ExitCode {
+    if args.commands_on_stdin
+        && let Err(why) = read_piped_commands(&mut args)
+    {
+        return usage_error("audit", why);
+    }
     let root = match files::project_root(&args.project) {
         Ok(root) => root,
         Err(why) => return usage_error("audit", why),

@@ -26,6 +26,8 @@ pub(super) fn send_alert(args: &Args, target: &Target, alert: &Alert) -> bool {
         ("BMB_TARGET", target.to_string()),
         ("BMB_STATE", alert.state.as_str().to_string()),
         ("BMB_REASON", alert.reason.to_string()),
+        // Two servers' sessions of one name are two targets to a funnel too.
+        ("BMB_SERVER", args.server.identity()),
     ];
     let sent = run_alert_cmd(
         command,

@@ -27,6 +27,8 @@ const ANNOTATION_CAP: usize = 8 * 1024;
 /// kept, for an Alertmanager behind `--web.route-prefix`).
 pub(super) fn parse_url(text: &str) -> Result<String, String> {
     let text = text.trim_end_matches('/');
+    // Said without its userinfo: a password never reaches a terminal or a journal.
+    let shown = crate::redact::urls(text);
     if text.starts_with("https://") {
         return Err(
             "https is not supported (this build has no TLS): give Alertmanager's plain http address, \
@@ -36,13 +38,14 @@ pub(super) fn parse_url(text: &str) -> Result<String, String> {
     }
     let Some(rest) = text.strip_prefix("http://") else {
         return Err(format!(
-            "`{text}` is not an http:// URL (for example http://127.0.0.1:9093)"
+            "`{shown}` is not an http:// URL (for example http://127.0.0.1:9093)"
         ));
     };
     let authority = rest.split('/').next().unwrap_or("");
-    if authority.is_empty() || rest.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    let host = authority.rsplit('@').next().unwrap_or("");
+    if host.is_empty() || rest.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(format!(
-            "`{text}` names no host (for example http://127.0.0.1:9093)"
+            "`{shown}` names no host (for example http://127.0.0.1:9093)"
         ));
     }
     Ok(text.to_string())
@@ -51,10 +54,15 @@ pub(super) fn parse_url(text: &str) -> Result<String, String> {
 /// The sink: one alert book per target, and the client that delivers them.
 pub(super) struct Alertmanager {
     endpoint: String,
+    /// The endpoint as messages show it: its userinfo's password redacted
+    /// (basic auth rides in the URL, and ureq sends it as a header).
+    shown: String,
     agent: ureq::Agent,
     timing: Timing,
     /// The `host` label of a local target: this machine's name.
     local_host: String,
+    /// The `server` label: the tmux server ([`crate::server_args::ServerArgs::identity`]).
+    server: String,
     books: BTreeMap<Target, AlertBook>,
     /// The targets settled since the last post; any other book's target is no longer watched.
     settled: BTreeSet<Target>,
@@ -64,7 +72,7 @@ pub(super) struct Alertmanager {
 }
 
 impl Alertmanager {
-    pub(super) fn new(url: &str, interval: Duration) -> Alertmanager {
+    pub(super) fn new(url: &str, interval: Duration, server: String) -> Alertmanager {
         let config = ureq::Agent::config_builder()
             .timeout_global(Some(POST_TIMEOUT))
             // A 4xx or 5xx is read, so its body can say what Alertmanager refused.
@@ -75,11 +83,14 @@ impl Alertmanager {
             // delivered. A 3xx is a failed delivery, said and sent again.
             .max_redirects(0)
             .build();
+        let endpoint = format!("{url}/api/v2/alerts");
         Alertmanager {
-            endpoint: format!("{url}/api/v2/alerts"),
+            shown: crate::redact::urls(&endpoint),
+            endpoint,
             agent: ureq::Agent::new_with_config(config),
             timing: Timing::for_interval(interval),
             local_host: local_host_name(),
+            server,
             books: BTreeMap::new(),
             settled: BTreeSet::new(),
             said: SaidOnce::default(),
@@ -99,11 +110,13 @@ impl Alertmanager {
     fn book(&mut self, target: &Target) -> &mut AlertBook {
         let timing = self.timing;
         let local_host = &self.local_host;
+        let server = &self.server;
         self.books.entry(target.clone()).or_insert_with(|| {
             let labels = TargetLabels {
                 target: target.to_string(),
                 host: target.host.clone().unwrap_or_else(|| local_host.clone()),
                 session: target.session.clone(),
+                server: server.clone(),
             };
             AlertBook::new(labels, timing)
         })
@@ -166,7 +179,7 @@ impl Alertmanager {
                     self.said.clear(&());
                     crate::output::say(format_args!(
                         "bmb-monitor: watch: alertmanager {}: delivering again",
-                        self.endpoint
+                        self.shown
                     ));
                 }
                 for (target, postings) in &due {
@@ -184,8 +197,9 @@ impl Alertmanager {
                 self.said.say(
                 (),
                 &format!(
-                    "bmb-monitor: watch: alertmanager {}: {why}; the alerts will be sent again next poll",
-                    self.endpoint
+                    "bmb-monitor: watch: alertmanager {}: {}; the alerts will be sent again next poll",
+                    self.shown,
+                    crate::redact::with_secret_of(&self.endpoint, &why)
                 ),
                 )
             }
@@ -309,6 +323,7 @@ mod tests {
                 target: "box:agent".into(),
                 host: "box".into(),
                 session: "agent".into(),
+                server: "/tmp/tmux-1000/default".into(),
             },
             Timing::for_interval(Duration::from_secs(1)),
         );
@@ -332,6 +347,7 @@ mod tests {
                     "host": "box",
                     "session": "agent",
                     "cli": "claude",
+                    "server": "/tmp/tmux-1000/default",
                 },
                 "annotations": {
                     "summary": "QUESTION on box:agent: waiting",
@@ -372,7 +388,7 @@ mod tests {
             }
             seen
         });
-        let sink = Alertmanager::new(&url, Duration::from_secs(30));
+        let sink = Alertmanager::new(&url, Duration::from_secs(30), "/tmp/tmux-0/default".into());
         let sent = sink.send("[]");
         let said =
             "answered 302 Found (a redirect, not followed: the URL must be Alertmanager's own)";

@@ -29,6 +29,9 @@ pub(super) struct Audits {
     projects: Vec<Project>,
     /// The `audit` command line common to every project (after `audit DIR`).
     flags: Vec<String>,
+    /// What goes on the audit's stdin: the agent and alert commands, which
+    /// may carry a token and so never go in its argv.
+    commands: Vec<u8>,
 }
 
 struct Project {
@@ -46,6 +49,7 @@ impl Audits {
             return Ok(Audits {
                 projects: Vec::new(),
                 flags: Vec::new(),
+                commands: Vec::new(),
             });
         };
         let now = SystemClock.now();
@@ -70,23 +74,26 @@ impl Audits {
                 running: None,
             });
         }
-        let mut flags = vec!["--json".to_string()];
-        if let Some(command) = &args.audit_agent_cmd {
-            flags.extend(["--agent-cmd".to_string(), command.clone()]);
-        }
-        if let Some(command) = &args.alert_cmd {
-            let format = match args.alert_format {
-                AlertFormat::Text => "text",
-                AlertFormat::Html => "html",
-            };
-            flags.extend([
-                "--alert-cmd".to_string(),
-                command.clone(),
-                "--alert-format".to_string(),
-                format.to_string(),
-            ]);
-        }
-        Ok(Audits { projects, flags })
+        let format = match args.alert_format {
+            AlertFormat::Text => "text",
+            AlertFormat::Html => "html",
+        };
+        let flags = vec![
+            "--json".to_string(),
+            "--alert-format".to_string(),
+            format.to_string(),
+            "--commands-on-stdin".to_string(),
+        ];
+        let commands = serde_json::to_vec(&crate::audit::PipedCommands {
+            agent_cmd: args.audit_agent_cmd.clone(),
+            alert_cmd: args.alert_cmd.clone(),
+        })
+        .map_err(|e| format!("the audit's commands: {e}"))?;
+        Ok(Audits {
+            projects,
+            flags,
+            commands,
+        })
     }
 
     /// Once per cycle, and never blocking: says each audit that ended,
@@ -125,7 +132,7 @@ impl Audits {
                             project.root.display()
                         ));
                     }
-                    match start(&project.root, &self.flags) {
+                    match start(&project.root, &self.flags, &self.commands) {
                         Ok(thread) => {
                             say(format_args!(
                                 "bmb-monitor: watch: audit of {} started; next due at {}",
@@ -161,10 +168,14 @@ impl Drop for Audits {
     }
 }
 
-/// `bmb-monitor audit ROOT FLAGS…` in a thread of its own.
-fn start(root: &Path, flags: &[String]) -> Result<JoinHandle<Outcome>, String> {
+/// `bmb-monitor audit ROOT FLAGS…`, its commands on stdin, in a thread of its own.
+fn start(root: &Path, flags: &[String], commands: &[u8]) -> Result<JoinHandle<Outcome>, String> {
     let exe = std::env::current_exe().map_err(|e| format!("this program's path: {e}"))?;
-    let invocation = Invocation::new(exe).arg("audit").arg(root).args(flags);
+    let invocation = Invocation::new(exe)
+        .arg("audit")
+        .arg(root)
+        .args(flags)
+        .stdin(commands.to_vec());
     let limits = Limits {
         timeout: AUDIT_LIMIT,
         max_output: MAX_REPORT_BYTES,

@@ -91,7 +91,11 @@ impl<'a> Watch<'a> {
             watched.push(Watched::open(&dir, settings)?);
         }
         let alertmanager = args.alertmanager.as_deref().map(|url| {
-            super::alertmanager::Alertmanager::new(url, Duration::from_secs(args.interval))
+            super::alertmanager::Alertmanager::new(
+                url,
+                Duration::from_secs(args.interval),
+                args.server.identity(),
+            )
         });
         let mut watch = Watch {
             args,

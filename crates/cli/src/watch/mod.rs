@@ -76,7 +76,7 @@ pub struct Args {
     /// The nudge typed into a STALLED pane (then Enter, as a separate key).
     #[arg(long, value_name = "TEXT", default_value = DEFAULT_NUDGE_TEXT, conflicts_with = "config")]
     nudge_text: String,
-    /// Shell command that receives each escalation on stdin, with BMB_TARGET, BMB_STATE, BMB_REASON set.
+    /// Shell command that receives each escalation on stdin, with BMB_TARGET, BMB_STATE, BMB_REASON, BMB_SERVER set.
     #[arg(long, value_name = "CMD", conflicts_with = "config")]
     alert_cmd: Option<String>,
     /// Seconds a capture (local or over ssh) may take before its process group is killed.
@@ -123,7 +123,9 @@ pub struct Args {
     /// Alertmanager to post each escalation to, as an alert that fires until the verdict
     /// moves on (`http://127.0.0.1:9093`; its v2 API). Plain http only: this build has no TLS.
     /// `--alert-cmd` still runs; both may be given.
-    #[arg(long, value_name = "URL", value_parser = alertmanager::parse_url)]
+    /// Checked in `run`, not by clap, whose error would quote the value (a
+    /// password in its userinfo) verbatim.
+    #[arg(long, value_name = "URL")]
     alertmanager: Option<String>,
     /// Serve `/metrics` (Prometheus text format) and `/board.json` on this
     /// address (`127.0.0.1:9464`; port 0 picks a free one, said on stderr).
@@ -131,7 +133,13 @@ pub struct Args {
     metrics_listen: Option<String>,
 }
 
-pub fn run(args: Args) -> ExitCode {
+pub fn run(mut args: Args) -> ExitCode {
+    if let Some(url) = &args.alertmanager {
+        match alertmanager::parse_url(url) {
+            Ok(url) => args.alertmanager = Some(url),
+            Err(why) => return usage_error("watch", format_args!("--alertmanager: {why}")),
+        }
+    }
     if let Some(path) = args.config.clone() {
         return run_config(&args, &path);
     }

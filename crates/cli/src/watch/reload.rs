@@ -137,6 +137,7 @@ impl Watch<'_> {
                 super::alertmanager::Alertmanager::new(
                     url,
                     std::time::Duration::from_secs(settings.args.interval),
+                    self.args.server.identity(),
                 )
             });
         }
