@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use jiff::Timestamp;
-use watchdog::alerts::{AlertBook, Posting, TargetLabels, Timing};
+use watchdog::alerts::{AlertBook, HostBook, Kept, KeptHost, Posting, TargetLabels, Timing};
 use watchdog::session::{Action, PollReport, TargetMonitor};
 use watchdog::target::Target;
 
@@ -19,6 +19,14 @@ use crate::output::SaidOnce;
 /// The longest one post may take, connection included: a slow or hung
 /// Alertmanager delays a poll by this much at most.
 pub(super) const POST_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Tests only: how often a firing alert is re-sent, in seconds, instead of
+/// every poll but at most once a minute (a test cannot wait minutes for a
+/// re-sending). Each sending still holds [`watchdog::alerts::HOLD`].
+const REFRESH_ENV: &str = "BMB_MONITOR_ALERT_REFRESH_SECS";
+
+/// The file in the state folder that keeps what fires across a restart.
+const KEPT_FILE: &str = "alerts.json";
 
 /// An annotation's cap: a question's dialog is a screenful, well under it.
 const ANNOTATION_CAP: usize = 8 * 1024;
@@ -59,10 +67,43 @@ pub(super) struct Alertmanager {
     /// The targets settled since the last post; any other book's target is no longer watched.
     settled: BTreeSet<Target>,
     said: SaidOnce<()>,
+    /// One alert per unreachable host.
+    hosts: HostBook,
+    /// `<state folder>/alerts.json`: what fires, for the next watcher.
+    kept: Option<std::path::PathBuf>,
+    kept_said: SaidOnce<()>,
+}
+
+/// What `alerts.json` holds: each target's firing alerts and each
+/// unreachable host's, as posted (labels, message, start).
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct KeptFile {
+    #[serde(default)]
+    targets: BTreeMap<String, Vec<Kept>>,
+    #[serde(default)]
+    hosts: BTreeMap<String, KeptHost>,
+}
+
+/// The timing of `interval`, or the tests' refresh.
+fn timing(interval: Duration) -> Timing {
+    match std::env::var(REFRESH_ENV)
+        .ok()
+        .and_then(|secs| secs.trim().parse::<u64>().ok())
+        .filter(|secs| *secs > 0)
+    {
+        Some(secs) => Timing::refreshed_every(Duration::from_secs(secs)),
+        None => Timing::for_interval(interval),
+    }
 }
 
 impl Alertmanager {
-    pub(super) fn new(url: &str, interval: Duration) -> Alertmanager {
+    /// `state`: the state folder that keeps what fires across a restart
+    /// (`None`: nothing kept).
+    pub(super) fn new(
+        url: &str,
+        interval: Duration,
+        state: Option<&std::path::Path>,
+    ) -> Alertmanager {
         let config = ureq::Agent::config_builder()
             .timeout_global(Some(POST_TIMEOUT))
             // A 4xx or 5xx is read, so its body can say what Alertmanager refused.
@@ -73,24 +114,141 @@ impl Alertmanager {
             // delivered. A 3xx is a failed delivery, said and sent again.
             .max_redirects(0)
             .build();
-        Alertmanager {
+        let timing = timing(interval);
+        let mut sink = Alertmanager {
             endpoint: format!("{url}/api/v2/alerts"),
             agent: ureq::Agent::new_with_config(config),
-            timing: Timing::for_interval(interval),
+            timing,
             local_host: local_host_name(),
             books: BTreeMap::new(),
             settled: BTreeSet::new(),
             said: SaidOnce::default(),
+            hosts: HostBook::new(timing),
+            kept: state.map(|dir| dir.join(KEPT_FILE)),
+            kept_said: SaidOnce::default(),
+        };
+        sink.restore();
+        sink
+    }
+
+    /// What the last watcher of this server left firing: each alert fires
+    /// again as it was (the same labels and start), so Alertmanager sees no
+    /// new alert; the first cycle resolves what moved on meanwhile, and the
+    /// alerts of a target no longer watched.
+    fn restore(&mut self) {
+        let Some(path) = &self.kept else { return };
+        let text = match probes::file::read_regular_text(path, 16 << 20) {
+            Ok(text) => text,
+            Err(err) => {
+                if path.exists() {
+                    crate::output::say(format_args!(
+                        "bmb-monitor: watch: cannot read the alerts kept in {}: {err}; what fired before the restart fires again from its journal",
+                        path.display()
+                    ));
+                }
+                return;
+            }
+        };
+        let kept: KeptFile = match serde_json::from_str(&text) {
+            Ok(kept) => kept,
+            Err(err) => {
+                crate::output::say(format_args!(
+                    "bmb-monitor: watch: the alerts kept in {} do not read ({err}); what fired before the restart fires again from its journal",
+                    path.display()
+                ));
+                return;
+            }
+        };
+        for (name, alerts) in &kept.targets {
+            if let Ok(target) = Target::parse(name) {
+                self.book(&target).restore(alerts);
+            }
         }
+        self.hosts.restore(&kept.hosts);
+    }
+
+    /// Writes what fires to the state folder when it changed (a temporary
+    /// file renamed over it); a failure is said once per change.
+    fn keep(&mut self) {
+        let mut changed = self.hosts.take_changed();
+        for book in self.books.values_mut() {
+            changed |= book.take_changed();
+        }
+        let Some(path) = &self.kept else { return };
+        if !changed {
+            return;
+        }
+        let file = KeptFile {
+            targets: self
+                .books
+                .iter()
+                .map(|(target, book)| (target.to_string(), book.kept()))
+                .filter(|(_, kept)| !kept.is_empty())
+                .collect(),
+            hosts: self.hosts.kept(),
+        };
+        let text = serde_json::to_string(&file).unwrap_or_default();
+        let result = (|| -> std::io::Result<()> {
+            let dir = path.parent().unwrap_or(std::path::Path::new("."));
+            let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+            std::io::Write::write_all(&mut temp, text.as_bytes())?;
+            temp.persist(path).map_err(|e| e.error)?;
+            Ok(())
+        })();
+        match result {
+            Ok(()) => self.kept_said.clear(&()),
+            Err(err) => self.kept_said.say(
+                (),
+                &format!(
+                    "bmb-monitor: watch: cannot keep the firing alerts in {}: {}; a restarted watcher tells them afresh",
+                    path.display(),
+                    err.kind()
+                ),
+            ),
+        }
+    }
+
+    /// This cycle's hosts, each with why it is unreachable (`None`: it
+    /// answered), as the board judged them (its `local` is this machine's name).
+    pub(super) fn hosts(&mut self, hosts: Vec<(String, Option<String>)>) {
+        let local = &self.local_host;
+        let hosts: Vec<(String, Option<String>)> = hosts
+            .into_iter()
+            .map(|(host, error)| {
+                let host = match host == watchdog::board::LOCAL_HOST {
+                    true => local.clone(),
+                    false => host,
+                };
+                (host, error)
+            })
+            .collect();
+        self.hosts.observe(
+            hosts.iter().map(|(host, error)| (host.as_str(), error.as_deref())),
+            Timestamp::now(),
+        );
+    }
+
+    /// This sink is replaced (a reload named another Alertmanager, or none):
+    /// what fires there is resolved, in one try. The kept file stays, so
+    /// the next sink posts what still fires under the same starts.
+    pub(super) fn retire(&mut self) {
+        let now = Timestamp::now();
+        for book in self.books.values_mut() {
+            book.resolve_all(now);
+        }
+        self.hosts.observe(std::iter::empty(), now);
+        // Not settled: the kept file is not rewritten.
+        self.deliver(now, None);
     }
 
     /// A reloaded interval: each firing alert is re-sent with the hold that
     /// interval needs.
     pub(super) fn set_interval(&mut self, interval: Duration) {
-        self.timing = Timing::for_interval(interval);
+        self.timing = timing(interval);
         for book in self.books.values_mut() {
             book.set_timing(self.timing);
         }
+        self.hosts.set_timing(self.timing);
     }
 
     fn book(&mut self, target: &Target) -> &mut AlertBook {
@@ -147,16 +305,24 @@ impl Alertmanager {
     /// One request with every alert due; with `settled` (after a cycle), the
     /// books of targets no longer watched are dropped once they are idle.
     fn deliver(&mut self, now: Timestamp, settled: Option<&BTreeSet<Target>>) {
+        if settled.is_some() {
+            self.keep();
+        }
         let due: Vec<(Target, Vec<Posting>)> = self
             .books
             .iter()
             .map(|(target, book)| (target.clone(), book.due(now)))
             .filter(|(_, postings)| !postings.is_empty())
             .collect();
-        if due.is_empty() {
+        let host_due = self.hosts.due(now);
+        if due.is_empty() && host_due.is_empty() {
             return;
         }
-        let body = body(due.iter().flat_map(|(_, postings)| postings));
+        let body = body(
+            host_due
+                .iter()
+                .chain(due.iter().flat_map(|(_, postings)| postings)),
+        );
         match self.send(&body) {
             Ok(()) => {
                 if self.said.is_failing(&()) {
@@ -166,6 +332,7 @@ impl Alertmanager {
                         self.endpoint
                     ));
                 }
+                self.hosts.delivered(&host_due, now);
                 for (target, postings) in &due {
                     if let Some(book) = self.books.get_mut(target) {
                         book.delivered(postings, now);
@@ -332,7 +499,7 @@ mod tests {
                     "description": "QUESTION on box:agent: waiting\n\nDo you want to proceed?",
                 },
                 "startsAt": "2027-01-15T08:00:00Z",
-                "endsAt": "2027-01-15T08:03:00Z",
+                "endsAt": "2027-01-15T14:00:00Z",
             }])
         );
         assert_eq!(capped("ééé".into(), 3), "é…");
@@ -366,7 +533,7 @@ mod tests {
             }
             seen
         });
-        let sink = Alertmanager::new(&url, Duration::from_secs(30));
+        let sink = Alertmanager::new(&url, Duration::from_secs(30), None);
         let sent = sink.send("[]");
         let said =
             "answered 302 Found (a redirect, not followed: the URL must be Alertmanager's own)";

@@ -53,6 +53,8 @@ pub(super) struct Watch<'a> {
     pub(super) masters: super::hosts::Masters,
     /// The board and metrics this monitor publishes.
     pub(super) fleet: super::metrics::Fleet,
+    /// The hosts down, said once per outage.
+    pub(super) outages: super::outage::Outages,
 }
 
 impl<'a> Watch<'a> {
@@ -91,7 +93,7 @@ impl<'a> Watch<'a> {
             watched.push(Watched::open(&dir, settings)?);
         }
         let alertmanager = args.alertmanager.as_deref().map(|url| {
-            super::alertmanager::Alertmanager::new(url, Duration::from_secs(args.interval))
+            super::alertmanager::Alertmanager::new(url, Duration::from_secs(args.interval), Some(&dir))
         });
         let mut watch = Watch {
             args,
@@ -105,6 +107,7 @@ impl<'a> Watch<'a> {
             hosts: super::hosts::Hosts::default(),
             masters: super::hosts::Masters::default(),
             fleet,
+            outages: super::outage::Outages::default(),
         };
         watch.sync_masters();
         watch.reload_profiles();
@@ -167,6 +170,8 @@ impl<'a> Watch<'a> {
                 })
             })
             .collect();
+        let polls = host_polls(&self.watched, &self.hosts.answered, &captures);
+        let host_down = self.outages.cycle(&polls);
         let local = probes::clock::local_now();
         let now = Now {
             local: &local,
@@ -217,7 +222,9 @@ impl<'a> Watch<'a> {
                     host_answered: self.hosts.answered.get(index).copied().unwrap_or(false),
                 },
             );
-            if let Some(error) = &report.error {
+            if let Some(error) = &report.error
+                && !host_down[index]
+            {
                 say(format_args!(
                     "bmb-monitor: watch: {}: {error}",
                     watched.target
@@ -235,11 +242,30 @@ impl<'a> Watch<'a> {
             print_report(&report, self.args.json);
         }
         if let Some(sink) = &mut self.alertmanager {
+            sink.hosts(self.fleet.host_errors());
             sink.post();
         }
         self.fleet.cycle_done();
         true
     }
+}
+
+/// Per target: its host, whether the host answered, and the capture's error.
+fn host_polls<'c>(
+    watched: &'c [Watched],
+    answered: &[bool],
+    captures: &'c [Result<probes::tmux::PaneCapture, String>],
+) -> Vec<(Option<&'c str>, bool, Option<&'c str>)> {
+    watched
+        .iter()
+        .zip(captures)
+        .enumerate()
+        .map(|(index, (watched, capture))| {
+            let answered = answered.get(index).copied().unwrap_or(false);
+            let error = capture.as_ref().err().map(String::as_str);
+            (watched.target.host.as_deref(), answered, error)
+        })
+        .collect()
 }
 
 pub(super) fn execute(args: &Args, watched: &mut Watched, action: Action) {

@@ -27,6 +27,7 @@ mod cycle;
 mod detach;
 mod hosts;
 mod metrics;
+mod outage;
 mod probe;
 mod processes;
 mod reload;
