@@ -55,6 +55,8 @@ pub(super) struct Watch<'a> {
     pub(super) fleet: super::metrics::Fleet,
     /// The hosts down, said once per outage.
     pub(super) outages: super::outage::Outages,
+    /// What each target's last poll line said (`log = "changes"`).
+    pub(super) logged: super::report::Logged,
 }
 
 impl<'a> Watch<'a> {
@@ -108,6 +110,7 @@ impl<'a> Watch<'a> {
             masters: super::hosts::Masters::default(),
             fleet,
             outages: super::outage::Outages::default(),
+            logged: super::report::Logged::default(),
         };
         watch.sync_masters();
         watch.reload_profiles();
@@ -239,7 +242,7 @@ impl<'a> Watch<'a> {
             if let Some(sink) = &mut self.alertmanager {
                 sink.settle(&watched.target, &report, &watched.monitor);
             }
-            print_report(&report, self.args.json);
+            self.logged.print(&report, self.args.log, self.args.json);
         }
         if let Some(sink) = &mut self.alertmanager {
             sink.hosts(self.fleet.host_errors());
