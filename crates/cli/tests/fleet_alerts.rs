@@ -47,9 +47,17 @@ fn tool(program: &str, args: &[&str], dir: &Path) -> String {
 #[test]
 fn the_shipped_rules_pass_promtool_and_the_alertmanager_example_passes_amtool() {
     let rules = contrib("prometheus");
-    let checked = tool("promtool", &["check", "rules", "bmb-monitor.rules.yml"], &rules);
+    let checked = tool(
+        "promtool",
+        &["check", "rules", "bmb-monitor.rules.yml"],
+        &rules,
+    );
     assert!(checked.contains("SUCCESS: 2 rules found"), "{checked}");
-    let tested = tool("promtool", &["test", "rules", "bmb-monitor.rules.test.yml"], &rules);
+    let tested = tool(
+        "promtool",
+        &["test", "rules", "bmb-monitor.rules.test.yml"],
+        &rules,
+    );
     assert!(tested.contains("SUCCESS"), "{tested}");
     let checked = tool(
         "amtool",
@@ -188,7 +196,14 @@ fn promql_metrics(expr: &str) -> BTreeSet<String> {
         });
         at += 1;
     }
-    const LISTS: &[&str] = &["by", "without", "on", "ignoring", "group_left", "group_right"];
+    const LISTS: &[&str] = &[
+        "by",
+        "without",
+        "on",
+        "ignoring",
+        "group_left",
+        "group_right",
+    ];
     let mut names = BTreeSet::new();
     let mut at = 0;
     while at < tokens.len() {
@@ -229,7 +244,9 @@ fn a_promql_expression_names_its_metrics_and_nothing_else() {
         ["up"]
     );
     assert_eq!(
-        names("time() - bmb_watch_last_cycle_timestamp_seconds > 3 * bmb_watch_interval_seconds + 60"),
+        names(
+            "time() - bmb_watch_last_cycle_timestamp_seconds > 3 * bmb_watch_interval_seconds + 60"
+        ),
         [
             "bmb_watch_interval_seconds",
             "bmb_watch_last_cycle_timestamp_seconds"
@@ -377,8 +394,9 @@ fn every_query_of_the_dashboard_and_the_rules_names_only_metrics_a_running_watch
         serde_json::from_str(&text).expect("JSON")
     };
     assert!(
-        wait_until(60, || query(r#"bmb_watch_target_state{state="WORKING"} == 1"#)["data"]
-            ["result"]
+        wait_until(60, || query(
+            r#"bmb_watch_target_state{state="WORKING"} == 1"#
+        )["data"]["result"]
             .as_array()
             .is_some_and(|r| !r.is_empty())),
         "Prometheus never scraped the watcher: {}",
@@ -409,7 +427,10 @@ fn shipped_alertmanager(webhook: &Webhook) -> String {
     for (from, to) in [
         ("http://127.0.0.1:5001/bmb".to_string(), webhook.url()),
         ("group_wait: 30s".to_string(), "group_wait: 1s".to_string()),
-        ("group_interval: 5m".to_string(), "group_interval: 1s".to_string()),
+        (
+            "group_interval: 5m".to_string(),
+            "group_interval: 1s".to_string(),
+        ),
     ] {
         assert!(text.contains(&from), "the shipped example lost `{from}`");
         text = text.replace(&from, &to);
@@ -456,13 +477,18 @@ fn question_watcher(tmux: &PrivateTmux, state: &Path, alertmanager: &str, port: 
 /// again. Now the question stays firing, the shipped rules page that the
 /// watcher is down, and the restart is no new page.
 #[test]
-fn a_killed_watcher_leaves_its_question_firing_pages_monitor_down_and_restarts_without_a_new_page() {
+fn a_killed_watcher_leaves_its_question_firing_pages_monitor_down_and_restarts_without_a_new_page()
+{
     let webhook = Webhook::start();
     let alertmanager = Alertmanager::with_config(None, &shipped_alertmanager(&webhook));
     let tmux = PrivateTmux::new();
     let state = tempfile::tempdir().expect("tempdir");
     let received = tmux.dir.path().join("received");
-    tmux.replay("agent", &capture_path("question-permission-bash"), &received);
+    tmux.replay(
+        "agent",
+        &capture_path("question-permission-bash"),
+        &received,
+    );
     let port = free_port();
     let prometheus = Prometheus::start(
         &format!(
@@ -476,7 +502,8 @@ fn a_killed_watcher_leaves_its_question_firing_pages_monitor_down_and_restarts_w
     );
     let mut monitor = question_watcher(&tmux, state.path(), &alertmanager.url(), port);
     assert!(
-        wait_until(60, || webhook.about("BmbQuestion") == [("firing".into(), "firing".into())]),
+        wait_until(60, || webhook.about("BmbQuestion")
+            == [("firing".into(), "firing".into())]),
         "no page for the question: {:?}; stderr {:?}",
         webhook.notifications(),
         monitor.err()
@@ -510,7 +537,12 @@ fn a_killed_watcher_leaves_its_question_firing_pages_monitor_down_and_restarts_w
     let during = active(&alertmanager, "BmbQuestion");
     assert_eq!(during.len(), 1, "{during:?}");
     assert_eq!(during[0]["status"]["state"], "active", "{}", during[0]);
-    assert_eq!(webhook.about("BmbQuestion").len(), 1, "{:?}", webhook.notifications());
+    assert_eq!(
+        webhook.about("BmbQuestion").len(),
+        1,
+        "{:?}",
+        webhook.notifications()
+    );
 
     // The restart re-posts the question as it was: the same labels and start.
     let restarted_at = jiff::Timestamp::now();
@@ -588,7 +620,8 @@ fn one_stopped_sshd_is_one_page_and_one_line_its_panes_alerts_inhibited() {
 
     sshd.kill_with_sessions();
     assert!(
-        wait_until(90, || active(&alertmanager, "BmbHostUnreachable").len() == 1),
+        wait_until(90, || active(&alertmanager, "BmbHostUnreachable").len()
+            == 1),
         "no BmbHostUnreachable: {:?}; stderr {:?}",
         alertmanager.alerts(),
         monitor.err()
@@ -690,9 +723,21 @@ fn log_changes_prints_a_line_per_change_not_per_poll() {
     };
     assert!(wait_until(60, || cycles() >= 6), "{:?}", monitor.err());
     let lines = monitor.out();
-    assert_eq!(lines.len(), 2, "one line per target in six cycles: {lines:#?}");
-    assert!(lines.iter().any(|l| l.starts_with("MONITOR · busy · WORKING · ")));
-    assert!(lines.iter().any(|l| l.starts_with("MONITOR · asks · WORKING · ")));
+    assert_eq!(
+        lines.len(),
+        2,
+        "one line per target in six cycles: {lines:#?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("MONITOR · busy · WORKING · "))
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("MONITOR · asks · WORKING · "))
+    );
 
     // One target asks: its line comes, the other stays quiet.
     show(&tmux, "asks", "question-permission-bash");

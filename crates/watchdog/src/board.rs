@@ -344,7 +344,9 @@ fn host_error<'a>(targets: impl Iterator<Item = &'a TargetRow>) -> Option<String
 /// The one error a host's targets all failed with, none answered: `(host
 /// answered, capture error)` per target. `None`: the host answered (or a
 /// target of it read, or they failed differently).
-pub fn shared_failure<'a>(targets: impl Iterator<Item = (bool, Option<&'a str>)>) -> Option<&'a str> {
+pub fn shared_failure<'a>(
+    targets: impl Iterator<Item = (bool, Option<&'a str>)>,
+) -> Option<&'a str> {
     let mut first = None;
     for (answered, error) in targets {
         let error = error.filter(|_| !answered)?;

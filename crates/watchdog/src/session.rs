@@ -355,7 +355,9 @@ impl fmt::Display for Done {
             Done::BudgetReset { from, to } => {
                 write!(f, "nudge budget reset (progress {from} → {to})")
             }
-            Done::BudgetRenewed => f.write_str("nudge budget renewed (a key was pressed in the session)"),
+            Done::BudgetRenewed => {
+                f.write_str("nudge budget renewed (a key was pressed in the session)")
+            }
             Done::CaptureFailed => f.write_str("capture failed"),
             Done::EscalatedUnreadablePane => f.write_str("escalated: the pane cannot be read"),
             Done::WitnessesDisagree { pane, witness, so } => {

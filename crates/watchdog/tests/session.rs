@@ -2055,7 +2055,9 @@ fn a_spent_budget_ends_when_the_pane_works_again_and_a_key_starts_a_new_one() {
     );
     // The pane works again: the escalation is over (its alert resolves)...
     h.expect(
-        &Screen::pane(&working()).work(Work::Available(4)).activity(100),
+        &Screen::pane(&working())
+            .work(Work::Available(4))
+            .activity(100),
         &["L MONITOR · host:sess · WORKING · work=4 · progress=? · nudges 2/2 · 00:02:30"],
     );
     assert!(

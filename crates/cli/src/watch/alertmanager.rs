@@ -223,7 +223,9 @@ impl Alertmanager {
             })
             .collect();
         self.hosts.observe(
-            hosts.iter().map(|(host, error)| (host.as_str(), error.as_deref())),
+            hosts
+                .iter()
+                .map(|(host, error)| (host.as_str(), error.as_deref())),
             Timestamp::now(),
         );
     }

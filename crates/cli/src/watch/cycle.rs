@@ -95,7 +95,11 @@ impl<'a> Watch<'a> {
             watched.push(Watched::open(&dir, settings)?);
         }
         let alertmanager = args.alertmanager.as_deref().map(|url| {
-            super::alertmanager::Alertmanager::new(url, Duration::from_secs(args.interval), Some(&dir))
+            super::alertmanager::Alertmanager::new(
+                url,
+                Duration::from_secs(args.interval),
+                Some(&dir),
+            )
         });
         let mut watch = Watch {
             args,

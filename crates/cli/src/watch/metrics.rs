@@ -394,7 +394,8 @@ impl Collector for BoardCollector {
             ),
         ] {
             let unit = prometheus_client::registry::Unit::Seconds;
-            let mut metric = encoder.encode_descriptor(name, help, Some(&unit), MetricType::Gauge)?;
+            let mut metric =
+                encoder.encode_descriptor(name, help, Some(&unit), MetricType::Gauge)?;
             metric.encode_gauge(&value)?;
         }
         Ok(())

@@ -18,7 +18,10 @@ impl Outages {
     /// This cycle's captures, per target `(host, host answered, capture
     /// error)`: per target, whether its host is down (so its own error line
     /// is not said). A host going down or answering again is said here.
-    pub(super) fn cycle<'a>(&mut self, targets: &[(Option<&'a str>, bool, Option<&'a str>)]) -> Vec<bool> {
+    pub(super) fn cycle<'a>(
+        &mut self,
+        targets: &[(Option<&'a str>, bool, Option<&'a str>)],
+    ) -> Vec<bool> {
         let mut hosts: BTreeMap<Option<&str>, Vec<(bool, Option<&str>)>> = BTreeMap::new();
         for (host, answered, error) in targets {
             hosts.entry(*host).or_default().push((*answered, *error));
@@ -28,7 +31,9 @@ impl Outages {
             let failure = watchdog::board::shared_failure(polls.iter().copied());
             let key = host.map(str::to_string);
             let was_down = self.down.contains_key(&key);
-            let name = host.map_or("this machine's tmux server".to_string(), |h| format!("host {h}"));
+            let name = host.map_or("this machine's tmux server".to_string(), |h| {
+                format!("host {h}")
+            });
             match failure {
                 Some(error) => {
                     if !was_down {

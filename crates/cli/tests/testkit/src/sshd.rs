@@ -216,7 +216,11 @@ impl Sshd {
 fn descendants(root: u32) -> Vec<i32> {
     let mut parents: Vec<(i32, i32)> = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
             continue;
         };
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
@@ -234,7 +238,12 @@ fn descendants(root: u32) -> Vec<i32> {
     let mut at = 0;
     while at < found.len() {
         let parent = found[at];
-        found.extend(parents.iter().filter(|(_, p)| *p == parent).map(|(pid, _)| *pid));
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(pid, _)| *pid),
+        );
         at += 1;
     }
     found.remove(0);

@@ -82,7 +82,10 @@ impl Webhook {
             let status = notification["status"].as_str().unwrap_or("").to_string();
             for alert in notification["alerts"].as_array().into_iter().flatten() {
                 if alert["labels"]["alertname"] == name {
-                    found.push((status.clone(), alert["status"].as_str().unwrap_or("").to_string()));
+                    found.push((
+                        status.clone(),
+                        alert["status"].as_str().unwrap_or("").to_string(),
+                    ));
                 }
             }
         }
