@@ -759,8 +759,8 @@ fn log_changes_prints_a_line_per_change_not_per_poll() {
     );
 }
 
-/// The `name` pane's program replaced by one showing `case`; returns once
-/// it is on screen.
+/// The `name` pane's program replaced by one showing `case` (and echoing
+/// no key); returns once it is on screen.
 fn show(tmux: &PrivateTmux, name: &str, case: &str) {
     let capture = capture_path(case);
     tmux.tmux(&[
@@ -770,7 +770,8 @@ fn show(tmux: &PrivateTmux, name: &str, case: &str) {
         &format!("={name}:"),
         "sh",
         "-c",
-        &format!("cat '{}'; exec sleep 600", capture.display()),
+        // No echo: a person's key leaves the screen as it was.
+        &format!("cat '{}'; stty -echo; exec sleep 600", capture.display()),
     ]);
     let text = read(&capture);
     let last = text
@@ -800,5 +801,135 @@ fn a_log_mode_that_is_not_one_is_a_mistake_named_by_its_line() {
     assert!(
         stderr.contains("fleet.toml:1: log: `loud` is not a log mode: polls"),
         "{stderr}"
+    );
+}
+
+/// A person at a real terminal: an outer private tmux server whose pane runs
+/// `tmux attach` to the session, so a key sent to the outer pane reaches it
+/// through a real attached client and moves its key time (which `send-keys`
+/// never does). Ended by its own socket on drop.
+struct Person {
+    outer: PrivateTmux,
+}
+
+impl Person {
+    fn attach(tmux: &PrivateTmux, session: &str) -> Person {
+        let outer = PrivateTmux::new();
+        outer.tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            "person",
+            "-x",
+            "120",
+            "-y",
+            "41",
+            &format!(
+                "env -u TMUX tmux -S '{}' attach -t '={session}'",
+                tmux.socket.display()
+            ),
+        ]);
+        outer.tmux(&["set-option", "-g", "status", "off"]);
+        assert!(
+            wait_until(30, || !String::from_utf8_lossy(
+                &tmux
+                    .tmux(&["list-clients", "-t", &format!("={session}")])
+                    .stdout
+            )
+            .trim()
+            .is_empty()),
+            "the person's client never attached"
+        );
+        Person { outer }
+    }
+
+    fn key(&self, key: &str) {
+        self.outer.tmux(&["send-keys", "-t", "person", "-l", key]);
+    }
+}
+
+impl Drop for Person {
+    fn drop(&mut self) {
+        let _ = self.outer.try_tmux(&["kill-server"]);
+    }
+}
+
+/// Issue 21, item 8, on the real binary: a spent budget's alert resolves
+/// when the pane works again, the next stop is escalated again (not
+/// nudged), and a person's key starts a new budget that nudges again.
+#[test]
+fn a_spent_budget_resolves_when_the_pane_works_and_a_persons_key_renews_it() {
+    let alertmanager = Alertmanager::start();
+    let tmux = PrivateTmux::new();
+    let state = tempfile::tempdir().expect("tempdir");
+    tmux.session("agent", "exec sleep 600");
+    show(&tmux, "agent", "GOLDEN-stalled-real");
+    let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+    command
+        .arg("watch")
+        .arg("-S")
+        .arg(&tmux.socket)
+        .args([
+            "agent",
+            "--json",
+            "--interval",
+            "1",
+            "--work-probe",
+            "echo 4",
+        ])
+        .args(["--nudge-budget", "1", "--alertmanager", &alertmanager.url()])
+        .args(["--alert-cmd", "cat > /dev/null"])
+        .env("BMB_MONITOR_ALERT_REFRESH_SECS", "1")
+        .env("XDG_STATE_HOME", state.path());
+    let monitor = Running::start(command);
+    let lines = || -> Vec<serde_json::Value> {
+        monitor
+            .out()
+            .iter()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect()
+    };
+    let did = |line: &serde_json::Value, what: &str| {
+        line["done"].as_array().is_some_and(|done| {
+            done.iter()
+                .any(|d| d.as_str().is_some_and(|d| d.starts_with(what)))
+        })
+    };
+    let count = |what: &str| lines().iter().filter(|l| did(l, what)).count();
+    let spent = || active(&alertmanager, "BmbBudgetSpent").len();
+    assert!(
+        wait_until(60, || count("nudged (1/1)") == 1 && spent() == 1),
+        "{:#?}; stderr {:?}",
+        lines(),
+        monitor.err()
+    );
+    // The pane works again: the alert resolves.
+    show(&tmux, "agent", "working-bash-sleep");
+    assert!(
+        wait_until(60, || spent() == 0),
+        "BmbBudgetSpent still fires: {:?}; {:#?}",
+        alertmanager.alerts(),
+        lines()
+    );
+    // It stops again: a new episode, escalated again, not nudged (no budget was bought).
+    show(&tmux, "agent", "GOLDEN-stalled-real");
+    assert!(
+        wait_until(60, || spent() == 1 && count("not nudged, escalated") == 2),
+        "{:#?}",
+        lines()
+    );
+    assert_eq!(count("nudged (1/1)"), 1, "{:#?}", lines());
+    // A person presses a key in the session: a new budget, and a nudge once the screen holds still.
+    let person = Person::attach(&tmux, "agent");
+    person.key("x");
+    assert!(
+        wait_until(60, || count("nudge budget renewed") >= 1),
+        "{:#?}",
+        lines()
+    );
+    assert!(
+        wait_until(60, || count("nudged (1/1)") == 2),
+        "{:#?}",
+        lines()
     );
 }
