@@ -165,6 +165,11 @@ impl AlertBook {
         }
     }
 
+    /// The labels every alert of this book carries.
+    pub fn labels(&self) -> &TargetLabels {
+        &self.labels
+    }
+
     /// The firing alerts, as kept across a restart.
     pub fn kept(&self) -> Vec<Kept> {
         self.firing
@@ -488,7 +493,8 @@ pub struct HostBook {
     firing: BTreeMap<String, HostEntry>,
     resolved: Vec<(String, HostEntry, Timestamp)>,
     next_id: u64,
-    changed: bool,
+    /// The hosts whose alert fired or resolved since [`Self::take_changed`].
+    changed: std::collections::BTreeSet<String>,
 }
 
 impl HostBook {
@@ -499,7 +505,7 @@ impl HostBook {
             firing: BTreeMap::new(),
             resolved: Vec::new(),
             next_id: 0,
-            changed: false,
+            changed: std::collections::BTreeSet::new(),
         }
     }
 
@@ -546,7 +552,7 @@ impl HostBook {
                 };
                 self.resolved.retain(|(h, _, _)| h != host);
                 self.firing.insert(host.to_string(), entry);
-                self.changed = true;
+                self.changed.insert(host.to_string());
             }
         }
         let gone: Vec<String> = self
@@ -565,7 +571,7 @@ impl HostBook {
         if let Some(entry) = self.firing.remove(host) {
             self.resolved.retain(|(h, _, _)| h != host);
             self.resolved.push((host.to_string(), entry, now));
-            self.changed = true;
+            self.changed.insert(host.to_string());
         }
     }
 
@@ -607,41 +613,37 @@ impl HostBook {
         self.firing.keys().map(String::as_str)
     }
 
-    /// The firing host alerts, as kept across a restart.
-    pub fn kept(&self) -> BTreeMap<String, KeptHost> {
-        self.firing
-            .iter()
-            .map(|(host, entry)| {
-                let kept = KeptHost {
-                    message: entry.message.clone(),
-                    starts_at: entry.starts_at.to_string(),
-                };
-                (host.clone(), kept)
-            })
-            .collect()
+    /// `host`'s alert, if it fires, as kept across a restart.
+    pub fn kept(&self, host: &str) -> Option<KeptHost> {
+        self.firing.get(host).map(|entry| KeptHost {
+            message: entry.message.clone(),
+            starts_at: entry.starts_at.to_string(),
+        })
     }
 
-    /// A restarted watcher's host alerts: firing again at once, under the
-    /// same start; the first cycle that reaches the host resolves it.
-    pub fn restore(&mut self, kept: &BTreeMap<String, KeptHost>) {
-        for (host, kept) in kept {
-            let Ok(starts_at) = kept.starts_at.parse::<Timestamp>() else {
-                continue;
-            };
-            self.next_id += 1;
-            let entry = HostEntry {
-                id: self.next_id,
-                message: kept.message.clone(),
-                starts_at,
-                delivered: None,
-            };
-            self.down.insert(host.clone(), CAPTURE_FAILURE_PATIENCE);
-            self.firing.insert(host.clone(), entry);
+    /// A restarted watcher's alert for `host`, unless one fires already:
+    /// firing again at once, under the same start; the first cycle that
+    /// reaches the host resolves it.
+    pub fn restore(&mut self, host: &str, kept: &KeptHost) {
+        if self.firing.contains_key(host) {
+            return;
         }
+        let Ok(starts_at) = kept.starts_at.parse::<Timestamp>() else {
+            return;
+        };
+        self.next_id += 1;
+        let entry = HostEntry {
+            id: self.next_id,
+            message: kept.message.clone(),
+            starts_at,
+            delivered: None,
+        };
+        self.down.insert(host.to_string(), CAPTURE_FAILURE_PATIENCE);
+        self.firing.insert(host.to_string(), entry);
     }
 
-    /// Whether what fires changed since the last call.
-    pub fn take_changed(&mut self) -> bool {
+    /// The hosts whose alert fired or resolved since the last call.
+    pub fn take_changed(&mut self) -> std::collections::BTreeSet<String> {
         std::mem::take(&mut self.changed)
     }
 }
@@ -1181,7 +1183,9 @@ mod tests {
         assert_eq!(book.firing().collect::<Vec<_>>(), ["box"]);
         // Kept across a restart: the same start.
         let mut restarted = HostBook::new(timing);
-        restarted.restore(&book.kept());
+        assert_eq!(book.take_changed().into_iter().collect::<Vec<_>>(), ["box"]);
+        assert!(book.kept("other").is_none());
+        restarted.restore("box", &book.kept("box").unwrap());
         assert_eq!(host_due(&restarted, 50), [(labels.clone(), false, 2, 230)]);
         // The host answers: resolved once.
         book.observe([("box", None), ("other", None)], at(4));

@@ -25,8 +25,10 @@ pub(super) const POST_TIMEOUT: Duration = Duration::from_secs(2);
 /// re-sending). Each sending still holds [`watchdog::alerts::HOLD`].
 const REFRESH_ENV: &str = "BMB_MONITOR_ALERT_REFRESH_SECS";
 
-/// The file in the state folder that keeps what fires across a restart.
-const KEPT_FILE: &str = "alerts.json";
+/// The folder in the state folder that keeps what fires across a restart:
+/// one file per target (`<target's file key>.json`), so monitors of the
+/// same server (`--detach` runs one per target) never write each other's.
+const KEPT_DIR: &str = "alerts";
 
 /// An annotation's cap: a question's dialog is a screenful, well under it.
 const ANNOTATION_CAP: usize = 8 * 1024;
@@ -69,19 +71,19 @@ pub(super) struct Alertmanager {
     said: SaidOnce<()>,
     /// One alert per unreachable host.
     hosts: HostBook,
-    /// `<state folder>/alerts.json`: what fires, for the next watcher.
+    /// `<state folder>/alerts/`: what fires, for the next watcher.
     kept: Option<std::path::PathBuf>,
     kept_said: SaidOnce<()>,
 }
 
-/// What `alerts.json` holds: each target's firing alerts and each
-/// unreachable host's, as posted (labels, message, start).
+/// What a target's kept file holds: its firing alerts and, while it fires,
+/// its host's `BmbHostUnreachable`, as posted (labels, message, start).
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 struct KeptFile {
     #[serde(default)]
-    targets: BTreeMap<String, Vec<Kept>>,
-    #[serde(default)]
-    hosts: BTreeMap<String, KeptHost>,
+    alerts: Vec<Kept>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    host: Option<KeptHost>,
 }
 
 /// The timing of `interval`, or the tests' refresh.
@@ -115,7 +117,7 @@ impl Alertmanager {
             .max_redirects(0)
             .build();
         let timing = timing(interval);
-        let mut sink = Alertmanager {
+        Alertmanager {
             endpoint: format!("{url}/api/v2/alerts"),
             agent: ureq::Agent::new_with_config(config),
             timing,
@@ -124,80 +126,52 @@ impl Alertmanager {
             settled: BTreeSet::new(),
             said: SaidOnce::default(),
             hosts: HostBook::new(timing),
-            kept: state.map(|dir| dir.join(KEPT_FILE)),
+            kept: state.map(|dir| dir.join(KEPT_DIR)),
             kept_said: SaidOnce::default(),
-        };
-        sink.restore();
-        sink
-    }
-
-    /// What the last watcher of this server left firing: each alert fires
-    /// again as it was (the same labels and start), so Alertmanager sees no
-    /// new alert; the first cycle resolves what moved on meanwhile, and the
-    /// alerts of a target no longer watched.
-    fn restore(&mut self) {
-        let Some(path) = &self.kept else { return };
-        let text = match probes::file::read_regular_text(path, 16 << 20) {
-            Ok(text) => text,
-            Err(err) => {
-                if path.exists() {
-                    crate::output::say(format_args!(
-                        "bmb-monitor: watch: cannot read the alerts kept in {}: {err}; what fired before the restart fires again from its journal",
-                        path.display()
-                    ));
-                }
-                return;
-            }
-        };
-        let kept: KeptFile = match serde_json::from_str(&text) {
-            Ok(kept) => kept,
-            Err(err) => {
-                crate::output::say(format_args!(
-                    "bmb-monitor: watch: the alerts kept in {} do not read ({err}); what fired before the restart fires again from its journal",
-                    path.display()
-                ));
-                return;
-            }
-        };
-        for (name, alerts) in &kept.targets {
-            if let Ok(target) = Target::parse(name) {
-                self.book(&target).restore(alerts);
-            }
         }
-        self.hosts.restore(&kept.hosts);
     }
 
-    /// Writes what fires to the state folder when it changed (a temporary
-    /// file renamed over it); a failure is said once per change.
+    /// Writes each target's firing alerts to its kept file when they (or its
+    /// host's) changed, a temporary file renamed over it, and removes the
+    /// file once nothing fires; a failure is said once per change.
     fn keep(&mut self) {
-        let mut changed = self.hosts.take_changed();
-        for book in self.books.values_mut() {
-            changed |= book.take_changed();
-        }
-        let Some(path) = &self.kept else { return };
-        if !changed {
+        let hosts = self.hosts.take_changed();
+        let Some(dir) = self.kept.clone() else {
+            for book in self.books.values_mut() {
+                book.take_changed();
+            }
             return;
-        }
-        let file = KeptFile {
-            targets: self
-                .books
-                .iter()
-                .map(|(target, book)| (target.to_string(), book.kept()))
-                .filter(|(_, kept)| !kept.is_empty())
-                .collect(),
-            hosts: self.hosts.kept(),
         };
-        let text = serde_json::to_string(&file).unwrap_or_default();
-        let result = (|| -> std::io::Result<()> {
-            let dir = path.parent().unwrap_or(std::path::Path::new("."));
-            let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-            std::io::Write::write_all(&mut temp, text.as_bytes())?;
-            temp.persist(path).map_err(|e| e.error)?;
-            Ok(())
-        })();
-        match result {
-            Ok(()) => self.kept_said.clear(&()),
-            Err(err) => self.kept_said.say(
+        let mut failure = None;
+        for (target, book) in &mut self.books {
+            let host = book.labels().host.clone();
+            if !book.take_changed() && !hosts.contains(&host) {
+                continue;
+            }
+            let file = KeptFile {
+                alerts: book.kept(),
+                host: self.hosts.kept(&host),
+            };
+            let path = dir.join(format!("{}.json", target.file_key()));
+            let result = if file.alerts.is_empty() && file.host.is_none() {
+                match std::fs::remove_file(&path) {
+                    Err(err) if err.kind() != std::io::ErrorKind::NotFound => Err(err),
+                    _ => Ok(()),
+                }
+            } else {
+                write_whole(
+                    &dir,
+                    &path,
+                    &serde_json::to_string(&file).unwrap_or_default(),
+                )
+            };
+            if let Err(err) = result {
+                failure = Some((path, err));
+            }
+        }
+        match failure {
+            None => self.kept_said.clear(&()),
+            Some((path, err)) => self.kept_said.say(
                 (),
                 &format!(
                     "bmb-monitor: watch: cannot keep the firing alerts in {}: {}; a restarted watcher tells them afresh",
@@ -253,16 +227,27 @@ impl Alertmanager {
         self.hosts.set_timing(self.timing);
     }
 
+    /// The target's book; a new one starts from what its last watcher kept.
     fn book(&mut self, target: &Target) -> &mut AlertBook {
-        let timing = self.timing;
-        let local_host = &self.local_host;
-        self.books.entry(target.clone()).or_insert_with(|| {
+        let Alertmanager {
+            books,
+            hosts,
+            kept,
+            local_host,
+            timing,
+            ..
+        } = self;
+        books.entry(target.clone()).or_insert_with(|| {
             let labels = TargetLabels {
                 target: target.to_string(),
                 host: target.host.clone().unwrap_or_else(|| local_host.clone()),
                 session: target.session.clone(),
             };
-            AlertBook::new(labels, timing)
+            let mut book = AlertBook::new(labels, *timing);
+            if let Some(dir) = kept {
+                restore(dir, target, &mut book, hosts);
+            }
+            book
         })
     }
 
@@ -390,6 +375,48 @@ impl Alertmanager {
         }
         Err(why)
     }
+}
+
+/// What the last watcher of `target` left firing (its kept file in `dir`):
+/// each alert fires again as it was (the same labels and start), so
+/// Alertmanager sees no new alert; the first cycle resolves what moved on
+/// meanwhile.
+fn restore(dir: &std::path::Path, target: &Target, book: &mut AlertBook, hosts: &mut HostBook) {
+    let path = dir.join(format!("{}.json", target.file_key()));
+    let text = match probes::file::read_regular_text(&path, 1 << 20) {
+        Ok(text) => text,
+        Err(err) => {
+            if path.exists() {
+                crate::output::say(format_args!(
+                    "bmb-monitor: watch: cannot read the alerts kept in {}: {err}; what fired before the restart fires again from its journal",
+                    path.display()
+                ));
+            }
+            return;
+        }
+    };
+    match serde_json::from_str::<KeptFile>(&text) {
+        Ok(kept) => {
+            book.restore(&kept.alerts);
+            if let Some(host) = &kept.host {
+                hosts.restore(&book.labels().host, host);
+            }
+        }
+        Err(err) => crate::output::say(format_args!(
+            "bmb-monitor: watch: the alerts kept in {} do not read ({err}); what fired before the restart fires again from its journal",
+            path.display()
+        )),
+    }
+}
+
+/// `text` as the whole of `path` (in `dir`, made if missing): a temporary
+/// file renamed over it, so a reader never sees half of one.
+fn write_whole(dir: &std::path::Path, path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut temp, text.as_bytes())?;
+    temp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// Alertmanager's v2 body: an array of alerts, each with its labels, its
