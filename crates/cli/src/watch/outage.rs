@@ -1,17 +1,17 @@
-//! A host's outage said once on stderr: when every pane of a host fails
-//! alike and the host answered none (its sshd or its tmux server is down),
-//! one line says so, and its targets' own error lines are left out while it
+//! A host's outage said once on stderr: when every pane of a host with more
+//! than one target fails alike and the host answered none (its sshd or its
+//! tmux server is down), one line says so, and its targets' own error lines are left out while it
 //! lasts (twenty stopped panes were twenty lines); one more line says when
 //! it answers again. The alert side is `watchdog::alerts::HostBook`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::output::say;
 
 #[derive(Debug, Default)]
 pub(super) struct Outages {
     /// The hosts down at the last cycle (`None`: this machine).
-    down: BTreeMap<Option<String>, ()>,
+    down: BTreeSet<Option<String>>,
 }
 
 impl Outages {
@@ -26,11 +26,13 @@ impl Outages {
         for (host, answered, error) in targets {
             hosts.entry(*host).or_default().push((*answered, *error));
         }
-        let mut down_now = BTreeMap::new();
+        let mut down_now = BTreeSet::new();
         for (host, polls) in &hosts {
-            let failure = watchdog::board::shared_failure(polls.iter().copied());
+            // One target's own line says as much as a host's would.
+            let failure =
+                watchdog::board::shared_failure(polls.iter().copied()).filter(|_| polls.len() > 1);
             let key = host.map(str::to_string);
-            let was_down = self.down.contains_key(&key);
+            let was_down = self.down.contains(&key);
             let name = host.map_or("this machine's tmux server".to_string(), |h| {
                 format!("host {h}")
             });
@@ -43,7 +45,7 @@ impl Outages {
                             if n == 1 { "" } else { "s" }
                         ));
                     }
-                    down_now.insert(host.map(str::to_string), ());
+                    down_now.insert(key);
                 }
                 None if was_down => say(format_args!("bmb-monitor: watch: {name} answers again")),
                 None => {}
@@ -51,7 +53,7 @@ impl Outages {
         }
         let flags = targets
             .iter()
-            .map(|(host, _, _)| down_now.contains_key(&host.map(str::to_string)))
+            .map(|(host, _, _)| down_now.contains(&host.map(str::to_string)))
             .collect();
         self.down = down_now;
         flags
