@@ -113,7 +113,7 @@ fn every_malformed_line_is_named_by_its_line_and_key() {
         (
             format!("colour = 1\n{ONE_TARGET}"),
             &[
-                "1: colour: unknown key (expected one of: metrics_listen, defaults, sinks, server, targets)",
+                "1: colour: unknown key (expected one of: metrics_listen, log, defaults, sinks, server, targets)",
             ],
         ),
         (

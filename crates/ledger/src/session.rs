@@ -27,6 +27,10 @@ pub enum SessionRecord {
     BudgetReset { from: u64, to: u64 },
     /// The progress probe's first reading, or one that did not advance.
     Progress { value: u64 },
+    /// A person pressed a key in the session: a new budget starts (nudges
+    /// used back to 0, a spent budget's escalation re-armed), the progress
+    /// reading kept.
+    BudgetRenewed,
     /// An escalation was sent; `key` names what it was about, so it is sent once.
     Escalated { kind: EscalationKind, key: String },
     /// The pane showed another verdict: an escalation of this kind may be sent again.
@@ -141,6 +145,10 @@ impl SessionMemory {
                 self.escalated.remove(&EscalationKind::BudgetSpent);
             }
             SessionRecord::Progress { value } => self.progress = Some(*value),
+            SessionRecord::BudgetRenewed => {
+                self.nudges_used = 0;
+                self.escalated.remove(&EscalationKind::BudgetSpent);
+            }
             SessionRecord::Escalated { kind, key } => {
                 self.escalated.insert(*kind, key.clone());
             }
@@ -263,6 +271,7 @@ mod tests {
             (0u32..7).prop_map(|used| SessionRecord::Nudged { used }),
             (0u64..5, 0u64..5).prop_map(|(from, to)| SessionRecord::BudgetReset { from, to }),
             (0u64..5).prop_map(|value| SessionRecord::Progress { value }),
+            Just(SessionRecord::BudgetRenewed),
             (kind.clone(), text).prop_map(|(kind, key)| SessionRecord::Escalated { kind, key }),
             kind.prop_map(|kind| SessionRecord::Rearmed { kind }),
             ("[xy]", text)

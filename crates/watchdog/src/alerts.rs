@@ -14,7 +14,9 @@ use classify::State;
 use jiff::{SignedDuration, Timestamp};
 use ledger::session::{EscalationKind, SessionMemory};
 
-use crate::session::{Alert, Latch, PollReport, Refusal};
+use serde::{Deserialize, Serialize};
+
+use crate::session::{Alert, CAPTURE_FAILURE_PATIENCE, Latch, PollReport, Refusal};
 
 /// The alert name (`alertname`) per cause: the session monitor's reason
 /// word (`BMB_REASON`) and the name an alert manager routes, silences and
@@ -59,6 +61,13 @@ pub struct TargetLabels {
     pub server: String,
 }
 
+/// How long each sending of a firing alert holds, at least: hours, so a
+/// watcher that is merely gone (killed, restarting, its machine rebooting)
+/// never lets Alertmanager resolve a question still on screen. Only the
+/// watcher resolves an alert, explicitly, when the verdict moves on; its own
+/// absence is paged by the shipped Prometheus rules (`BmbMonitorDown`).
+pub const HOLD: Duration = Duration::from_secs(6 * 3600);
+
 /// How often a firing alert is re-sent and how long each sending holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timing {
@@ -71,13 +80,18 @@ pub struct Timing {
 
 impl Timing {
     /// Re-sent every poll, but not more often than once a minute; each
-    /// sending holds for three re-sendings, so one or two lost posts (an
-    /// alert manager restarting) do not resolve an alert that still fires.
+    /// sending holds [`HOLD`] (or three re-sendings, past a two-hour
+    /// interval), refreshed well inside it.
     pub fn for_interval(interval: Duration) -> Timing {
-        let repost_every = interval.max(Duration::from_secs(60));
+        Timing::refreshed_every(interval.max(Duration::from_secs(60)))
+    }
+
+    /// Re-sent every `refresh`, each sending holding [`HOLD`] or three
+    /// re-sendings, whichever is longer.
+    pub fn refreshed_every(refresh: Duration) -> Timing {
         Timing {
-            repost_every,
-            hold: repost_every * 3,
+            repost_every: refresh,
+            hold: HOLD.max(refresh.saturating_mul(3)),
         }
     }
 }
@@ -138,6 +152,8 @@ pub struct AlertBook {
     /// set of labels (a later one supersedes it), so bounded by the names.
     resolved: Vec<(Entry, Timestamp)>,
     next_id: u64,
+    /// What fires (or how it is told) changed since [`Self::take_changed`].
+    changed: bool,
 }
 
 impl AlertBook {
@@ -148,7 +164,54 @@ impl AlertBook {
             firing: BTreeMap::new(),
             resolved: Vec::new(),
             next_id: 0,
+            changed: false,
         }
+    }
+
+    /// The labels every alert of this book carries.
+    pub fn labels(&self) -> &TargetLabels {
+        &self.labels
+    }
+
+    /// The firing alerts, as kept across a restart.
+    pub fn kept(&self) -> Vec<Kept> {
+        self.firing
+            .iter()
+            .map(|(cause, entry)| Kept::of(cause, entry))
+            .collect()
+    }
+
+    /// A restarted watcher's alerts that were firing when the last one
+    /// stopped: they fire again with the same labels, message and start
+    /// (due at once), and [`Self::settle`] resolves the ones whose verdict
+    /// moved on meanwhile. An entry this build has no name for is dropped.
+    pub fn restore(&mut self, kept: &[Kept]) {
+        for kept in kept {
+            let Some((cause, name, starts_at)) = kept.parts() else {
+                continue;
+            };
+            self.next_id += 1;
+            let entry = Entry {
+                id: self.next_id,
+                name,
+                cli: kept.cli.clone(),
+                message: kept.message.clone(),
+                starts_at,
+                state: kept
+                    .state
+                    .as_deref()
+                    .and_then(|word| State::ALL.into_iter().find(|s| s.as_str() == word)),
+                delivered: None,
+                raised_now: false,
+            };
+            self.firing.insert(cause, entry);
+        }
+    }
+
+    /// Whether what fires changed since the last call (an alert raised,
+    /// told afresh or resolved): the keeper writes it down then.
+    pub fn take_changed(&mut self) -> bool {
+        std::mem::take(&mut self.changed)
     }
 
     /// Another cadence (a reloaded interval): every firing alert is due
@@ -173,6 +236,7 @@ impl AlertBook {
         if let Some(entry) = self.firing.get_mut(&cause) {
             entry.raised_now = true;
             if entry.message != alert.message || entry.name != name {
+                self.changed = true;
                 // Another question in the same dialog slot, or another reason
                 // for the same refusal: the same alert, told afresh.
                 entry.message = alert.message.clone();
@@ -186,6 +250,7 @@ impl AlertBook {
         self.forget_resolution(name, &cli_label(cli));
         let entry = self.entry(name, cli, alert.message.clone(), Some(alert.state), now);
         self.firing.insert(cause, entry);
+        self.changed = true;
     }
 
     /// Drops an undelivered resolution of the alert with these labels.
@@ -242,6 +307,7 @@ impl AlertBook {
             if let Some(entry) = self.firing.remove(&cause) {
                 self.forget_resolution(entry.name, &entry.cli);
                 self.resolved.push((entry, now));
+                self.changed = true;
             }
         }
         for kind in memory.escalated.keys() {
@@ -256,6 +322,7 @@ impl AlertBook {
             let message = adopted_message(&self.labels.target, report);
             let entry = self.entry(alert_name(reason), cli, message, report.state, now);
             self.firing.insert(cause, entry);
+            self.changed = true;
         }
         for entry in self.firing.values_mut() {
             entry.raised_now = false;
@@ -319,6 +386,7 @@ impl AlertBook {
     /// stops for good): every firing alert is resolved now.
     pub fn resolve_all(&mut self, now: Timestamp) {
         for entry in std::mem::take(&mut self.firing).into_values() {
+            self.changed = true;
             self.forget_resolution(entry.name, &entry.cli);
             self.resolved.push((entry, now));
         }
@@ -332,6 +400,269 @@ impl AlertBook {
     /// The names of the alerts firing, for a caller that shows them.
     pub fn firing(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.firing.values().map(|entry| entry.name)
+    }
+}
+
+/// A firing alert as the state folder keeps it, so a restarted watcher
+/// re-posts what still fires under the same labels and `startsAt`:
+/// Alertmanager then sees the same alert, not a new page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Kept {
+    /// The escalation that fires it; `None` for a failure signal's alert.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<EscalationKind>,
+    /// The failure signal that fires it, for a `BmbNewFailure`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    pub alertname: String,
+    pub cli: String,
+    pub message: String,
+    /// RFC 3339, as posted.
+    pub starts_at: String,
+    /// The verdict it was raised under (a failure fires while it holds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+}
+
+impl Kept {
+    fn of(cause: &Cause, entry: &Entry) -> Kept {
+        let (escalation, failure) = match cause {
+            Cause::Escalation(kind) => (Some(*kind), None),
+            Cause::Failure(signal) => (None, Some(signal.clone())),
+        };
+        Kept {
+            escalation,
+            failure,
+            alertname: entry.name.to_string(),
+            cli: entry.cli.clone(),
+            message: entry.message.clone(),
+            starts_at: entry.starts_at.to_string(),
+            state: entry.state.map(|s| s.as_str().to_string()),
+        }
+    }
+
+    /// Its cause, its name as this build spells it, and its start; `None`
+    /// for one this build cannot read back.
+    fn parts(&self) -> Option<(Cause, &'static str, Timestamp)> {
+        let cause = match (&self.escalation, &self.failure) {
+            (Some(kind), None) => Cause::Escalation(*kind),
+            (None, Some(signal)) => Cause::Failure(signal.clone()),
+            _ => return None,
+        };
+        let name = known_name(&self.alertname)?;
+        let starts_at = self.starts_at.parse::<Timestamp>().ok()?;
+        Some((cause, name, starts_at))
+    }
+}
+
+/// The alert name of an unreachable host.
+pub const HOST_UNREACHABLE: &str = "BmbHostUnreachable";
+
+/// A name this build posts, as its own `'static` spelling.
+fn known_name(name: &str) -> Option<&'static str> {
+    ALERT_NAMES
+        .iter()
+        .map(|(_, known)| *known)
+        .chain([UNNAMED_ALERT])
+        .find(|known| *known == name)
+}
+
+/// One host's outage as the host book keeps it across a restart.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeptHost {
+    pub message: String,
+    /// RFC 3339, as posted.
+    pub starts_at: String,
+}
+
+#[derive(Debug, Clone)]
+struct HostEntry {
+    id: u64,
+    message: String,
+    starts_at: Timestamp,
+    delivered: Option<Timestamp>,
+}
+
+/// One alert per unreachable host (`BmbHostUnreachable`, labels `alertname`
+/// and `host`), so an outage is one page: the shipped Alertmanager example
+/// inhibits the per-target alerts of the same `host` under it. It fires once
+/// the host has been unreachable for [`CAPTURE_FAILURE_PATIENCE`] cycles in
+/// a row (as a pane's `BmbCaptureFailing` does), and resolves the first
+/// cycle the host answers again.
+#[derive(Debug)]
+pub struct HostBook {
+    timing: Timing,
+    /// Unreachable cycles in a row, per host (the `host` label's value).
+    down: BTreeMap<String, u32>,
+    firing: BTreeMap<String, HostEntry>,
+    resolved: Vec<(String, HostEntry, Timestamp)>,
+    next_id: u64,
+    /// The hosts whose alert fired or resolved since [`Self::take_changed`].
+    changed: std::collections::BTreeSet<String>,
+}
+
+impl HostBook {
+    pub fn new(timing: Timing) -> HostBook {
+        HostBook {
+            timing,
+            down: BTreeMap::new(),
+            firing: BTreeMap::new(),
+            resolved: Vec::new(),
+            next_id: 0,
+            changed: std::collections::BTreeSet::new(),
+        }
+    }
+
+    /// Another cadence: every firing host alert is due again at once.
+    pub fn set_timing(&mut self, timing: Timing) {
+        if timing == self.timing {
+            return;
+        }
+        self.timing = timing;
+        for entry in self.firing.values_mut() {
+            entry.delivered = None;
+        }
+    }
+
+    /// A completed cycle's hosts: each with why it is unreachable, or `None`
+    /// when it answered. A host not listed is no longer watched: its alert
+    /// is resolved.
+    pub fn observe<'a>(
+        &mut self,
+        hosts: impl IntoIterator<Item = (&'a str, Option<&'a str>)>,
+        now: Timestamp,
+    ) {
+        let mut seen = Vec::new();
+        for (host, error) in hosts {
+            seen.push(host.to_string());
+            let Some(error) = error else {
+                self.down.remove(host);
+                self.resolve(host, now);
+                continue;
+            };
+            let down = self.down.entry(host.to_string()).or_default();
+            *down = down.saturating_add(1);
+            let down = *down;
+            if down >= CAPTURE_FAILURE_PATIENCE && !self.firing.contains_key(host) {
+                self.next_id += 1;
+                let entry = HostEntry {
+                    id: self.next_id,
+                    message: format!(
+                        "{host} is unreachable: none of its panes could be read for {down} cycles in a row, \
+                         all failing alike, so nothing watches them. The error: {error}"
+                    ),
+                    starts_at: now,
+                    delivered: None,
+                };
+                self.resolved.retain(|(h, _, _)| h != host);
+                self.firing.insert(host.to_string(), entry);
+                self.changed.insert(host.to_string());
+            }
+        }
+        let gone: Vec<String> = self
+            .firing
+            .keys()
+            .filter(|host| !seen.contains(host))
+            .cloned()
+            .collect();
+        for host in gone {
+            self.down.remove(&host);
+            self.resolve(&host, now);
+        }
+    }
+
+    fn resolve(&mut self, host: &str, now: Timestamp) {
+        if let Some(entry) = self.firing.remove(host) {
+            self.resolved.retain(|(h, _, _)| h != host);
+            self.resolved.push((host.to_string(), entry, now));
+            self.changed.insert(host.to_string());
+        }
+    }
+
+    /// What to send now: resolutions first, then firing alerts due.
+    pub fn due(&self, now: Timestamp) -> Vec<Posting> {
+        let repost = signed(self.timing.repost_every);
+        let hold = signed(self.timing.hold);
+        let resolved = self
+            .resolved
+            .iter()
+            .map(|(host, entry, at)| host_posting(host, entry, *at, true));
+        let firing = self
+            .firing
+            .iter()
+            .filter(|(_, entry)| {
+                entry
+                    .delivered
+                    .is_none_or(|at| now.duration_since(at) >= repost)
+            })
+            .map(|(host, entry)| {
+                host_posting(host, entry, now.saturating_add(hold).unwrap_or(now), false)
+            });
+        resolved.chain(firing).collect()
+    }
+
+    /// Alertmanager took `postings` (from [`Self::due`]) at `now`.
+    pub fn delivered(&mut self, postings: &[Posting], now: Timestamp) {
+        for posting in postings {
+            if posting.resolved {
+                self.resolved.retain(|(_, entry, _)| entry.id != posting.id);
+            } else if let Some(entry) = self.firing.values_mut().find(|e| e.id == posting.id) {
+                entry.delivered = Some(now);
+            }
+        }
+    }
+
+    /// The hosts whose alert fires now.
+    pub fn firing(&self) -> impl Iterator<Item = &str> + '_ {
+        self.firing.keys().map(String::as_str)
+    }
+
+    /// `host`'s alert, if it fires, as kept across a restart.
+    pub fn kept(&self, host: &str) -> Option<KeptHost> {
+        self.firing.get(host).map(|entry| KeptHost {
+            message: entry.message.clone(),
+            starts_at: entry.starts_at.to_string(),
+        })
+    }
+
+    /// A restarted watcher's alert for `host`, unless one fires already:
+    /// firing again at once, under the same start; the first cycle that
+    /// reaches the host resolves it.
+    pub fn restore(&mut self, host: &str, kept: &KeptHost) {
+        if self.firing.contains_key(host) {
+            return;
+        }
+        let Ok(starts_at) = kept.starts_at.parse::<Timestamp>() else {
+            return;
+        };
+        self.next_id += 1;
+        let entry = HostEntry {
+            id: self.next_id,
+            message: kept.message.clone(),
+            starts_at,
+            delivered: None,
+        };
+        self.down.insert(host.to_string(), CAPTURE_FAILURE_PATIENCE);
+        self.firing.insert(host.to_string(), entry);
+    }
+
+    /// The hosts whose alert fired or resolved since the last call.
+    pub fn take_changed(&mut self) -> std::collections::BTreeSet<String> {
+        std::mem::take(&mut self.changed)
+    }
+}
+
+fn host_posting(host: &str, entry: &HostEntry, ends_at: Timestamp, resolved: bool) -> Posting {
+    Posting {
+        id: entry.id,
+        labels: vec![
+            ("alertname", HOST_UNREACHABLE.to_string()),
+            ("host", host.to_string()),
+        ],
+        message: entry.message.clone(),
+        starts_at: entry.starts_at,
+        ends_at,
+        resolved,
     }
 }
 
@@ -711,24 +1042,165 @@ mod tests {
         let mem = memory(&[EscalationKind::Question]);
         book.settle(&report(Some(State::Question)), &mem, Some("claude"), at(0));
         deliver(&mut book, 0);
-        book.set_timing(Timing::for_interval(Duration::from_secs(60)));
+        book.set_timing(Timing {
+            repost_every: Duration::from_secs(60),
+            hold: Duration::from_secs(180),
+        });
         assert!(due(&book, 10).is_empty(), "the same timing changes nothing");
-        book.set_timing(Timing::for_interval(Duration::from_secs(300)));
-        assert_eq!(due(&book, 10), [("BmbQuestion".into(), false, 0, 910)]);
+        book.set_timing(Timing::for_interval(Duration::from_secs(3 * 3600)));
+        assert_eq!(
+            due(&book, 10),
+            [("BmbQuestion".into(), false, 0, 10 + 9 * 3600)]
+        );
     }
 
     #[test]
-    fn timing_resends_every_poll_but_at_most_once_a_minute() {
+    fn timing_resends_every_poll_but_at_most_once_a_minute_each_holding_hours() {
         assert_eq!(
             Timing::for_interval(Duration::from_secs(1)),
             Timing {
                 repost_every: Duration::from_secs(60),
-                hold: Duration::from_secs(180)
+                hold: HOLD,
             }
         );
         assert_eq!(
-            Timing::for_interval(Duration::from_secs(300)).hold,
-            Duration::from_secs(900)
+            Timing::for_interval(Duration::from_secs(300)),
+            Timing {
+                repost_every: Duration::from_secs(300),
+                hold: HOLD,
+            }
         );
+        assert_eq!(
+            Timing::for_interval(Duration::from_secs(3 * 3600)).hold,
+            Duration::from_secs(9 * 3600)
+        );
+        assert!(HOLD >= Duration::from_secs(3600));
+    }
+
+    /// Issue 21: a watcher killed for longer than the old 3-minute hold let
+    /// Alertmanager resolve every question still on screen, and the
+    /// restarted one paged them all again under new starts (and, before its
+    /// profile was read again, a new `cli` label). What fired is kept and
+    /// re-posted as it was.
+    #[test]
+    fn a_restarted_book_re_posts_what_fired_with_the_same_labels_and_start() {
+        let mut book = book();
+        book.raise(
+            &question("QUESTION on box:agent\n\nProceed?"),
+            Some("claude"),
+            at(0),
+        );
+        let mem = memory(&[EscalationKind::Question, EscalationKind::BudgetSpent]);
+        book.settle(&report(Some(State::Question)), &mem, Some("claude"), at(0));
+        assert!(book.take_changed());
+        deliver(&mut book, 0);
+        book.settle(&report(Some(State::Question)), &mem, Some("claude"), at(30));
+        assert!(
+            !book.take_changed(),
+            "a poll that changes nothing writes nothing"
+        );
+        let before = book.due(at(600));
+        let text = serde_json::to_string(&book.kept()).unwrap();
+        let kept: Vec<Kept> = serde_json::from_str(&text).unwrap();
+
+        let mut restarted = self::book();
+        restarted.restore(&kept);
+        // The new monitor has not read the profile yet: the label is kept anyway.
+        restarted.settle(&report(Some(State::Question)), &mem, None, at(900));
+        let after = restarted.due(at(900));
+        let view = |postings: &[Posting]| -> Vec<_> {
+            postings
+                .iter()
+                .map(|p| (p.labels.clone(), p.message.clone(), p.starts_at, p.resolved))
+                .collect()
+        };
+        assert_eq!(after.len(), 2);
+        assert_eq!(view(&after), view(&before));
+        // Its verdict moved on while no watcher ran: resolved at once.
+        let mut moved = self::book();
+        moved.restore(&kept);
+        moved.settle(
+            &report(Some(State::Working)),
+            &memory(&[EscalationKind::BudgetSpent]),
+            None,
+            at(900),
+        );
+        assert_eq!(
+            due(&moved, 900),
+            [
+                ("BmbQuestion".into(), true, 0, 900),
+                ("BmbBudgetSpent".into(), false, 0, 900 + 180)
+            ]
+        );
+        // A name this build does not post is dropped, not guessed.
+        let mut odd = kept[0].clone();
+        odd.alertname = "BmbSomethingElse".into();
+        let mut dropped = self::book();
+        dropped.restore(&[odd]);
+        assert!(dropped.is_idle());
+    }
+
+    type HostDue = (Vec<(&'static str, String)>, bool, i64, i64);
+
+    fn host_due(book: &HostBook, now: i64) -> Vec<HostDue> {
+        book.due(at(now))
+            .into_iter()
+            .map(|p| {
+                (
+                    p.labels,
+                    p.resolved,
+                    p.starts_at.as_second() - T0,
+                    p.ends_at.as_second() - T0,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_unreachable_host_is_one_alert_after_three_cycles_resolved_when_it_answers() {
+        let timing = Timing {
+            repost_every: Duration::from_secs(60),
+            hold: Duration::from_secs(180),
+        };
+        let mut book = HostBook::new(timing);
+        let refused = Some("ssh: connect to host box port 22: Connection refused");
+        for cycle in 0..2 {
+            book.observe([("box", refused), ("other", None)], at(cycle));
+            assert!(host_due(&book, cycle).is_empty(), "cycle {cycle}");
+        }
+        book.observe([("box", refused), ("other", None)], at(2));
+        let labels = vec![
+            ("alertname", "BmbHostUnreachable".to_string()),
+            ("host", "box".to_string()),
+        ];
+        assert_eq!(host_due(&book, 2), [(labels.clone(), false, 2, 182)]);
+        let postings = book.due(at(2));
+        assert!(
+            postings[0].message.contains("Connection refused"),
+            "{:?}",
+            postings[0]
+        );
+        book.delivered(&postings, at(2));
+        book.observe([("box", refused), ("other", None)], at(3));
+        assert!(
+            host_due(&book, 3).is_empty(),
+            "delivered: due at the re-sending"
+        );
+        assert_eq!(book.firing().collect::<Vec<_>>(), ["box"]);
+        // Kept across a restart: the same start.
+        let mut restarted = HostBook::new(timing);
+        assert_eq!(book.take_changed().into_iter().collect::<Vec<_>>(), ["box"]);
+        assert!(book.kept("other").is_none());
+        restarted.restore("box", &book.kept("box").unwrap());
+        assert_eq!(host_due(&restarted, 50), [(labels.clone(), false, 2, 230)]);
+        // The host answers: resolved once.
+        book.observe([("box", None), ("other", None)], at(4));
+        assert_eq!(host_due(&book, 4), [(labels.clone(), true, 2, 4)]);
+        let postings = book.due(at(4));
+        book.delivered(&postings, at(4));
+        assert!(host_due(&book, 5).is_empty());
+        // A host no longer watched is resolved too.
+        restarted.observe([("other", None)], at(60));
+        assert_eq!(host_due(&restarted, 60), [(labels, true, 2, 60)]);
     }
 }

@@ -319,20 +319,44 @@ impl Board {
     }
 }
 
+impl Board {
+    /// Each host with why it is unreachable now (`None`: it answered), from
+    /// its targets' last polls, as [`Board::cycle_done`] will judge it.
+    pub fn host_errors(&self) -> Vec<(String, Option<String>)> {
+        self.hosts
+            .iter()
+            .map(|host| {
+                let error = host_error(self.targets.iter().filter(|t| t.host == host.host));
+                (host.host.clone(), error)
+            })
+            .collect()
+    }
+}
+
 /// A host is unreachable when none of its polled targets' captures got an
 /// answer from it and all failed with the same error: a failing ssh or tmux
 /// server fails them all alike, while a host that says it has no such
 /// session was reached.
 fn host_error<'a>(targets: impl Iterator<Item = &'a TargetRow>) -> Option<String> {
-    let targets: Vec<&TargetRow> = targets.collect();
-    if targets.iter().any(|t| t.host_answered) {
-        return None;
+    shared_failure(targets.map(|t| (t.host_answered, t.error.as_deref()))).map(str::to_string)
+}
+
+/// The one error a host's targets all failed with, none answered: `(host
+/// answered, capture error)` per target. `None`: the host answered (or a
+/// target of it read, or they failed differently).
+pub fn shared_failure<'a>(
+    targets: impl Iterator<Item = (bool, Option<&'a str>)>,
+) -> Option<&'a str> {
+    let mut first = None;
+    for (answered, error) in targets {
+        let error = error.filter(|_| !answered)?;
+        match first {
+            None => first = Some(error),
+            Some(seen) if seen != error => return None,
+            Some(_) => {}
+        }
     }
-    let first = targets.first()?.error.clone()?;
-    targets
-        .iter()
-        .all(|t| t.error.as_deref() == Some(first.as_str()))
-        .then_some(first)
+    first
 }
 
 /// Whether a `Done` is something the monitor did about the target (shown as
@@ -350,6 +374,7 @@ pub fn is_action(done: &Done) -> bool {
         Done::Refused { escalated, .. } | Done::DraftWaiting { escalated, .. } => *escalated,
         Done::NotYet(_) => false,
         Done::BudgetReset { .. }
+        | Done::BudgetRenewed
         | Done::CaptureFailed
         | Done::WitnessesDisagree { .. }
         | Done::PaneDecides { .. }

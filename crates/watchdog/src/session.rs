@@ -296,6 +296,8 @@ impl Refusal {
 pub enum Done {
     /// The progress probe advanced: the nudge budget starts over.
     BudgetReset { from: u64, to: u64 },
+    /// A person's key in the session: the nudge budget starts over.
+    BudgetRenewed,
     /// The pane could not be captured this poll.
     CaptureFailed,
     /// Captures failed for [`CAPTURE_FAILURE_PATIENCE`] polls in a row: the operator was told.
@@ -352,6 +354,9 @@ impl fmt::Display for Done {
         match self {
             Done::BudgetReset { from, to } => {
                 write!(f, "nudge budget reset (progress {from} → {to})")
+            }
+            Done::BudgetRenewed => {
+                f.write_str("nudge budget renewed (a key was pressed in the session)")
             }
             Done::CaptureFailed => f.write_str("capture failed"),
             Done::EscalatedUnreadablePane => f.write_str("escalated: the pane cannot be read"),
@@ -750,6 +755,7 @@ impl TargetMonitor {
             held_until_epoch: None,
         };
         let key_pressed = self.key_pressed(observation);
+        self.renew_budget(key_pressed, &mut actions, &mut done);
         let pane = match observation.capture {
             Ok(pane) => {
                 self.last_error = None;
@@ -1042,6 +1048,20 @@ impl TargetMonitor {
         }
     }
 
+    /// A person's key in the session (the shared keyboard) ends the episode
+    /// the budget counted: someone is at the pane, and what the agent does
+    /// next is a new story, with a new budget.
+    fn renew_budget(&mut self, key_pressed: bool, actions: &mut Vec<Action>, done: &mut Vec<Done>) {
+        let spent = self
+            .memory
+            .escalated
+            .contains_key(&EscalationKind::BudgetSpent);
+        if key_pressed && (self.memory.nudges_used > 0 || spent) {
+            self.record(SessionRecord::BudgetRenewed, actions);
+            done.push(Done::BudgetRenewed);
+        }
+    }
+
     /// An escalation may be sent again once the pane shows another verdict
     /// (for a refused stop: another verdict, or a stop that can be typed into).
     fn rearm(
@@ -1055,6 +1075,10 @@ impl TargetMonitor {
         for (kind, held) in [
             (EscalationKind::Question, state == State::Question),
             (EscalationKind::Blocked, state == State::Blocked),
+            // A spent budget's episode ends when the pane works again: its
+            // alert resolves (the budget stays spent until progress or a
+            // person's key, so the next stop is escalated, not nudged).
+            (EscalationKind::BudgetSpent, state != State::Working),
             (EscalationKind::Unreadable, refusal.is_some()),
             (EscalationKind::Draft, stop && !verdict.box_text.is_empty()),
             (

@@ -2005,3 +2005,106 @@ fn a_key_counts_unless_the_pane_had_no_focus_at_both_polls() {
         "{lines:?}"
     );
 }
+
+/// Issue 21: a spent budget without a progress probe never ended. Its
+/// escalation was held for 40 minutes after the pane worked again, and the
+/// pane was never nudged again. The episode ends when the pane works again
+/// (the alert resolves; the next stop is escalated again, not nudged), and a
+/// person's key in the session starts a new budget.
+#[test]
+fn a_spent_budget_ends_when_the_pane_works_again_and_a_key_starts_a_new_one() {
+    let mut h = Harness::new(2);
+    let stalled = || Screen::pane(&idle()).work(Work::Available(4)).activity(100);
+    let spent = "A STALLED escalate_to_human: escalate_to_human: host:sess is STALLED and 2 nudges produced no progress (progress=?, work=4). Nudging has stopped; this needs a human.";
+    h.settle(&stalled());
+    check(
+        &mut h,
+        &[
+            (
+                stalled(),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=4 · progress=? · nudges 1/2 · nudged (1/2) · 00:00:30",
+                ],
+            ),
+            (
+                stalled(),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=4 · progress=? · nudges 2/2 · nudged (2/2) · 00:01:00",
+                ],
+            ),
+            (
+                stalled(),
+                &[
+                    spent,
+                    "L MONITOR · host:sess · STALLED · work=4 · progress=? · nudges 2/2 · not nudged, escalated · 00:01:30",
+                ],
+            ),
+            (
+                stalled(),
+                &["L MONITOR · host:sess · STALLED · work=4 · progress=? · nudges 2/2 · 00:02:00"],
+            ),
+        ],
+    );
+    assert!(
+        h.monitor
+            .memory()
+            .escalated
+            .contains_key(&EscalationKind::BudgetSpent)
+    );
+    // The pane works again: the escalation is over (its alert resolves)...
+    h.expect(
+        &Screen::pane(&working())
+            .work(Work::Available(4))
+            .activity(100),
+        &["L MONITOR · host:sess · WORKING · work=4 · progress=? · nudges 2/2 · 00:02:30"],
+    );
+    assert!(
+        !h.monitor
+            .memory()
+            .escalated
+            .contains_key(&EscalationKind::BudgetSpent),
+        "{:?}",
+        h.monitor.memory()
+    );
+    // ...but no nudge bought a new budget: the next stop is a new episode, escalated.
+    check(
+        &mut h,
+        &[(
+            stalled(),
+            &[
+                spent,
+                "L MONITOR · host:sess · STALLED · work=4 · progress=? · nudges 2/2 · not nudged, escalated · 00:03:00",
+            ],
+        )],
+    );
+    // A person's key in the session: a new budget, and the nudge waits for them.
+    check(
+        &mut h,
+        &[
+            (
+                stalled().activity(200),
+                &[
+                    "L MONITOR · host:sess · STALLED · work=4 · progress=? · nudges 0/2 · nudge budget renewed (a key was pressed in the session) · not nudged yet (a key was pressed in the session since the last poll) · 00:03:30",
+                ],
+            ),
+            (
+                stalled().activity(200),
+                &[
+                    NUDGE,
+                    "L MONITOR · host:sess · STALLED · work=4 · progress=? · nudges 1/2 · nudged (1/2) · 00:04:00",
+                ],
+            ),
+        ],
+    );
+    // Kept across a restart: the journal replays the new budget.
+    h.restart();
+    assert_eq!(h.monitor.memory().nudges_used, 1);
+    assert!(
+        !h.monitor
+            .memory()
+            .escalated
+            .contains_key(&EscalationKind::BudgetSpent)
+    );
+}

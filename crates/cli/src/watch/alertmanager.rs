@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use jiff::Timestamp;
-use watchdog::alerts::{AlertBook, Posting, TargetLabels, Timing};
+use watchdog::alerts::{AlertBook, HostBook, Kept, KeptHost, Posting, TargetLabels, Timing};
 use watchdog::session::{Action, PollReport, TargetMonitor};
 use watchdog::target::Target;
 
@@ -19,6 +19,16 @@ use crate::output::SaidOnce;
 /// The longest one post may take, connection included: a slow or hung
 /// Alertmanager delays a poll by this much at most.
 pub(super) const POST_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Tests only: how often a firing alert is re-sent, in seconds, instead of
+/// every poll but at most once a minute (a test cannot wait minutes for a
+/// re-sending). Each sending still holds [`watchdog::alerts::HOLD`].
+const REFRESH_ENV: &str = "BMB_MONITOR_ALERT_REFRESH_SECS";
+
+/// The folder in the state folder that keeps what fires across a restart:
+/// one file per target (`<target's file key>.json`), so monitors of the
+/// same server (`--detach` runs one per target) never write each other's.
+const KEPT_DIR: &str = "alerts";
 
 /// An annotation's cap: a question's dialog is a screenful, well under it.
 const ANNOTATION_CAP: usize = 8 * 1024;
@@ -69,10 +79,44 @@ pub(super) struct Alertmanager {
     said: SaidOnce<()>,
     /// Requests that failed (no 2xx, or no answer), for the metrics.
     pub(super) failed_posts: u64,
+    /// One alert per unreachable host.
+    hosts: HostBook,
+    /// `<state folder>/alerts/`: what fires, for the next watcher.
+    kept: Option<std::path::PathBuf>,
+    kept_said: SaidOnce<()>,
+}
+
+/// What a target's kept file holds: its firing alerts and, while it fires,
+/// its host's `BmbHostUnreachable`, as posted (labels, message, start).
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct KeptFile {
+    #[serde(default)]
+    alerts: Vec<Kept>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    host: Option<KeptHost>,
+}
+
+/// The timing of `interval`, or the tests' refresh.
+fn timing(interval: Duration) -> Timing {
+    match std::env::var(REFRESH_ENV)
+        .ok()
+        .and_then(|secs| secs.trim().parse::<u64>().ok())
+        .filter(|secs| *secs > 0)
+    {
+        Some(secs) => Timing::refreshed_every(Duration::from_secs(secs)),
+        None => Timing::for_interval(interval),
+    }
 }
 
 impl Alertmanager {
-    pub(super) fn new(url: &str, interval: Duration, server: String) -> Alertmanager {
+    /// `state`: the state folder that keeps what fires across a restart
+    /// (`None`: nothing kept).
+    pub(super) fn new(
+        url: &str,
+        interval: Duration,
+        server: String,
+        state: Option<&std::path::Path>,
+    ) -> Alertmanager {
         let config = ureq::Agent::config_builder()
             .timeout_global(Some(POST_TIMEOUT))
             // A 4xx or 5xx is read, so its body can say what Alertmanager refused.
@@ -84,41 +128,143 @@ impl Alertmanager {
             .max_redirects(0)
             .build();
         let endpoint = format!("{url}/api/v2/alerts");
+        let timing = timing(interval);
         Alertmanager {
             shown: crate::redact::urls(&endpoint),
             endpoint,
             agent: ureq::Agent::new_with_config(config),
-            timing: Timing::for_interval(interval),
+            timing,
             local_host: local_host_name(),
             server,
             books: BTreeMap::new(),
             settled: BTreeSet::new(),
             said: SaidOnce::default(),
             failed_posts: 0,
+            hosts: HostBook::new(timing),
+            kept: state.map(|dir| dir.join(KEPT_DIR)),
+            kept_said: SaidOnce::default(),
         }
+    }
+
+    /// Writes each target's firing alerts to its kept file when they (or its
+    /// host's) changed, a temporary file renamed over it, and removes the
+    /// file once nothing fires; a failure is said once per change.
+    fn keep(&mut self) {
+        let hosts = self.hosts.take_changed();
+        let Some(dir) = self.kept.clone() else {
+            for book in self.books.values_mut() {
+                book.take_changed();
+            }
+            return;
+        };
+        let mut failure = None;
+        for (target, book) in &mut self.books {
+            let host = book.labels().host.clone();
+            if !book.take_changed() && !hosts.contains(&host) {
+                continue;
+            }
+            let file = KeptFile {
+                alerts: book.kept(),
+                host: self.hosts.kept(&host),
+            };
+            let path = dir.join(format!("{}.json", target.file_key()));
+            let result = if file.alerts.is_empty() && file.host.is_none() {
+                match std::fs::remove_file(&path) {
+                    Err(err) if err.kind() != std::io::ErrorKind::NotFound => Err(err),
+                    _ => Ok(()),
+                }
+            } else {
+                write_whole(
+                    &dir,
+                    &path,
+                    &serde_json::to_string(&file).unwrap_or_default(),
+                )
+            };
+            if let Err(err) = result {
+                failure = Some((path, err));
+            }
+        }
+        match failure {
+            None => self.kept_said.clear(&()),
+            Some((path, err)) => self.kept_said.say(
+                (),
+                &format!(
+                    "bmb-monitor: watch: cannot keep the firing alerts in {}: {}; a restarted watcher tells them afresh",
+                    path.display(),
+                    err.kind()
+                ),
+            ),
+        }
+    }
+
+    /// This cycle's hosts, each with why it is unreachable (`None`: it
+    /// answered), as the board judged them (its `local` is this machine's name).
+    pub(super) fn hosts(&mut self, hosts: Vec<(String, Option<String>)>) {
+        let local = &self.local_host;
+        let hosts: Vec<(String, Option<String>)> = hosts
+            .into_iter()
+            .map(|(host, error)| {
+                let host = match host == watchdog::board::LOCAL_HOST {
+                    true => local.clone(),
+                    false => host,
+                };
+                (host, error)
+            })
+            .collect();
+        self.hosts.observe(
+            hosts
+                .iter()
+                .map(|(host, error)| (host.as_str(), error.as_deref())),
+            Timestamp::now(),
+        );
+    }
+
+    /// This sink is replaced (a reload named another Alertmanager, or none):
+    /// what fires there is resolved, in one try. The kept file stays, so
+    /// the next sink posts what still fires under the same starts.
+    pub(super) fn retire(&mut self) {
+        let now = Timestamp::now();
+        for book in self.books.values_mut() {
+            book.resolve_all(now);
+        }
+        self.hosts.observe(std::iter::empty(), now);
+        // Not settled: the kept file is not rewritten.
+        self.deliver(now, None);
     }
 
     /// A reloaded interval: each firing alert is re-sent with the hold that
     /// interval needs.
     pub(super) fn set_interval(&mut self, interval: Duration) {
-        self.timing = Timing::for_interval(interval);
+        self.timing = timing(interval);
         for book in self.books.values_mut() {
             book.set_timing(self.timing);
         }
+        self.hosts.set_timing(self.timing);
     }
 
+    /// The target's book; a new one starts from what its last watcher kept.
     fn book(&mut self, target: &Target) -> &mut AlertBook {
-        let timing = self.timing;
-        let local_host = &self.local_host;
-        let server = &self.server;
-        self.books.entry(target.clone()).or_insert_with(|| {
+        let Alertmanager {
+            books,
+            hosts,
+            kept,
+            local_host,
+            timing,
+            server,
+            ..
+        } = self;
+        books.entry(target.clone()).or_insert_with(|| {
             let labels = TargetLabels {
                 target: target.to_string(),
                 host: target.host.clone().unwrap_or_else(|| local_host.clone()),
                 session: target.session.clone(),
                 server: server.clone(),
             };
-            AlertBook::new(labels, timing)
+            let mut book = AlertBook::new(labels, *timing);
+            if let Some(dir) = kept {
+                restore(dir, target, &mut book, hosts);
+            }
+            book
         })
     }
 
@@ -163,16 +309,24 @@ impl Alertmanager {
     /// One request with every alert due; with `settled` (after a cycle), the
     /// books of targets no longer watched are dropped once they are idle.
     fn deliver(&mut self, now: Timestamp, settled: Option<&BTreeSet<Target>>) {
+        if settled.is_some() {
+            self.keep();
+        }
         let due: Vec<(Target, Vec<Posting>)> = self
             .books
             .iter()
             .map(|(target, book)| (target.clone(), book.due(now)))
             .filter(|(_, postings)| !postings.is_empty())
             .collect();
-        if due.is_empty() {
+        let host_due = self.hosts.due(now);
+        if due.is_empty() && host_due.is_empty() {
             return;
         }
-        let body = body(due.iter().flat_map(|(_, postings)| postings));
+        let body = body(
+            host_due
+                .iter()
+                .chain(due.iter().flat_map(|(_, postings)| postings)),
+        );
         match self.send(&body) {
             Ok(()) => {
                 if self.said.is_failing(&()) {
@@ -182,6 +336,7 @@ impl Alertmanager {
                         self.shown
                     ));
                 }
+                self.hosts.delivered(&host_due, now);
                 for (target, postings) in &due {
                     if let Some(book) = self.books.get_mut(target) {
                         book.delivered(postings, now);
@@ -241,6 +396,48 @@ impl Alertmanager {
         }
         Err(why)
     }
+}
+
+/// What the last watcher of `target` left firing (its kept file in `dir`):
+/// each alert fires again as it was (the same labels and start), so
+/// Alertmanager sees no new alert; the first cycle resolves what moved on
+/// meanwhile.
+fn restore(dir: &std::path::Path, target: &Target, book: &mut AlertBook, hosts: &mut HostBook) {
+    let path = dir.join(format!("{}.json", target.file_key()));
+    let text = match probes::file::read_regular_text(&path, 1 << 20) {
+        Ok(text) => text,
+        Err(err) => {
+            if path.exists() {
+                crate::output::say(format_args!(
+                    "bmb-monitor: watch: cannot read the alerts kept in {}: {err}; what fired before the restart fires again from its journal",
+                    path.display()
+                ));
+            }
+            return;
+        }
+    };
+    match serde_json::from_str::<KeptFile>(&text) {
+        Ok(kept) => {
+            book.restore(&kept.alerts);
+            if let Some(host) = &kept.host {
+                hosts.restore(&book.labels().host, host);
+            }
+        }
+        Err(err) => crate::output::say(format_args!(
+            "bmb-monitor: watch: the alerts kept in {} do not read ({err}); what fired before the restart fires again from its journal",
+            path.display()
+        )),
+    }
+}
+
+/// `text` as the whole of `path` (in `dir`, made if missing): a temporary
+/// file renamed over it, so a reader never sees half of one.
+fn write_whole(dir: &std::path::Path, path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut temp, text.as_bytes())?;
+    temp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// Alertmanager's v2 body: an array of alerts, each with its labels, its
@@ -354,7 +551,7 @@ mod tests {
                     "description": "QUESTION on box:agent: waiting\n\nDo you want to proceed?",
                 },
                 "startsAt": "2027-01-15T08:00:00Z",
-                "endsAt": "2027-01-15T08:03:00Z",
+                "endsAt": "2027-01-15T14:00:00Z",
             }])
         );
         assert_eq!(capped("ééé".into(), 3), "é…");
@@ -388,7 +585,12 @@ mod tests {
             }
             seen
         });
-        let sink = Alertmanager::new(&url, Duration::from_secs(30), "/tmp/tmux-0/default".into());
+        let sink = Alertmanager::new(
+            &url,
+            Duration::from_secs(30),
+            "/tmp/tmux-0/default".into(),
+            None,
+        );
         let sent = sink.send("[]");
         let said =
             "answered 302 Found (a redirect, not followed: the URL must be Alertmanager's own)";

@@ -39,7 +39,14 @@ const PER_TARGET: &[&str] = &[
 const TIMING: &[&str] = &["interval", "capture_timeout", "probe_timeout"];
 const SINKS: &[&str] = &["alert_cmd", "alert_format", "alertmanager"];
 const SERVER: &[&str] = &["socket_name", "socket_path", "tmux_bin", "ssh_config"];
-const TOP: &[&str] = &["metrics_listen", "defaults", "sinks", "server", "targets"];
+const TOP: &[&str] = &[
+    "metrics_listen",
+    "log",
+    "defaults",
+    "sinks",
+    "server",
+    "targets",
+];
 
 /// One mistake in the file: where, which key, what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,6 +88,8 @@ pub(super) struct Config {
     pub(super) alert_format: Option<AlertFormat>,
     pub(super) alertmanager: Option<String>,
     pub(super) metrics_listen: Option<SocketAddr>,
+    /// `log`: which poll lines are printed.
+    pub(super) log: Option<super::report::LogMode>,
     /// The `[server]` table, when the file has one.
     pub(super) server: Option<ServerArgs>,
 }
@@ -188,6 +197,7 @@ impl<'s> Checker<'s, '_> {
             alert_format: None,
             alertmanager: None,
             metrics_listen: None,
+            log: None,
             server: None,
         };
         if let Some(value) = fields.get("defaults")
@@ -211,6 +221,7 @@ impl<'s> Checker<'s, '_> {
             config.alertmanager = self.alertmanager(fields.get("alertmanager"));
         }
         config.metrics_listen = self.metrics_listen(fields.get("metrics_listen"));
+        config.log = self.log(fields.get("log"));
         if let Some(value) = fields.get("server")
             && let Some(table) = self.table(value, "server")
         {
@@ -547,6 +558,26 @@ impl<'s> Checker<'s, '_> {
         }
     }
 
+    /// `log = "polls"` (the seed's line per poll) or `"changes"`.
+    fn log(&mut self, value: Option<&&Value<'s>>) -> Option<super::report::LogMode> {
+        let value = value?;
+        match self.string(value, "log")?.as_str() {
+            "polls" => Some(super::report::LogMode::Polls),
+            "changes" => Some(super::report::LogMode::Changes),
+            other => {
+                self.mistake(
+                    value.span(),
+                    "log",
+                    format!(
+                        "`{}` is not a log mode: polls (a line per target per poll) or changes (a line when a target's state or action changes)",
+                        other.escape_debug()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
     fn metrics_listen(&mut self, value: Option<&&Value<'s>>) -> Option<SocketAddr> {
         let value = value?;
         let key = "metrics_listen";
@@ -621,7 +652,7 @@ fn home_of(key: &str) -> Option<&'static str> {
         Some("[server]")
     } else if key == "target" {
         Some("a [[targets]] table")
-    } else if key == "metrics_listen" {
+    } else if key == "metrics_listen" || key == "log" {
         Some("the top of the file, before any table")
     } else {
         None

@@ -53,6 +53,10 @@ pub(super) struct Watch<'a> {
     pub(super) masters: super::hosts::Masters,
     /// The board and metrics this monitor publishes.
     pub(super) fleet: super::metrics::Fleet,
+    /// The hosts down, said once per outage.
+    pub(super) outages: super::outage::Outages,
+    /// What each target's last poll line said (`log = "changes"`).
+    pub(super) logged: super::report::Logged,
 }
 
 impl<'a> Watch<'a> {
@@ -95,6 +99,7 @@ impl<'a> Watch<'a> {
                 url,
                 Duration::from_secs(args.interval),
                 args.server.identity(),
+                Some(&dir),
             )
         });
         let mut watch = Watch {
@@ -109,6 +114,8 @@ impl<'a> Watch<'a> {
             hosts: super::hosts::Hosts::default(),
             masters: super::hosts::Masters::default(),
             fleet,
+            outages: super::outage::Outages::default(),
+            logged: super::report::Logged::default(),
         };
         watch.sync_masters();
         watch.reload_profiles();
@@ -172,6 +179,8 @@ impl<'a> Watch<'a> {
                 })
             })
             .collect();
+        let polls = host_polls(&self.watched, &self.hosts.answered, &captures);
+        let host_down = self.outages.cycle(&polls);
         let local = probes::clock::local_now();
         let now = Now {
             local: &local,
@@ -227,7 +236,9 @@ impl<'a> Watch<'a> {
                     host_answered: self.hosts.answered.get(index).copied().unwrap_or(false),
                 },
             );
-            if let Some(error) = &report.error {
+            if let Some(error) = &report.error
+                && !host_down[index]
+            {
                 say(format_args!(
                     "bmb-monitor: watch: {}: {error}",
                     watched.target
@@ -254,9 +265,10 @@ impl<'a> Watch<'a> {
             if let Some(sink) = &mut self.alertmanager {
                 sink.settle(&watched.target, &report, &watched.monitor);
             }
-            print_report(&report, self.args.json);
+            self.logged.print(&report, self.args.log, self.args.json);
         }
         if let Some(sink) = &mut self.alertmanager {
+            sink.hosts(self.fleet.host_errors());
             let before = sink.failed_posts;
             sink.post();
             *self
@@ -269,6 +281,24 @@ impl<'a> Watch<'a> {
         self.fleet.cycle_done();
         true
     }
+}
+
+/// Per target: its host, whether the host answered, and the capture's error.
+fn host_polls<'c>(
+    watched: &'c [Watched],
+    answered: &[bool],
+    captures: &'c [Result<probes::tmux::PaneCapture, String>],
+) -> Vec<(Option<&'c str>, bool, Option<&'c str>)> {
+    watched
+        .iter()
+        .zip(captures)
+        .enumerate()
+        .map(|(index, (watched, capture))| {
+            let answered = answered.get(index).copied().unwrap_or(false);
+            let error = capture.as_ref().err().map(String::as_str);
+            (watched.target.host.as_deref(), answered, error)
+        })
+        .collect()
 }
 
 /// Carries out one action; false when it was an alert its command failed

@@ -104,6 +104,11 @@ impl Fleet {
         self.board.observe(index, observed, SystemClock.now());
     }
 
+    /// Each host with why it is unreachable this cycle (`None`: it answered).
+    pub(super) fn host_errors(&self) -> Vec<(String, Option<String>)> {
+        self.board.host_errors()
+    }
+
     /// The cycle is over: its time is counted and the board published.
     pub(super) fn cycle_done(&mut self) {
         let seconds = self
@@ -385,6 +390,25 @@ impl Collector for BoardCollector {
                 &buckets,
                 None,
             )?;
+        }
+        // The watcher's own liveness, for the shipped rules' `BmbMonitorStale`
+        // (issue 21): a loop that froze still answers scrapes.
+        for (name, help, value) in [
+            (
+                "bmb_watch_last_cycle_timestamp",
+                "When the last poll cycle ended (epoch seconds; the start until one has)",
+                board.updated,
+            ),
+            (
+                "bmb_watch_interval",
+                "Seconds between polls",
+                i64::try_from(board.interval_secs).unwrap_or(i64::MAX),
+            ),
+        ] {
+            let unit = prometheus_client::registry::Unit::Seconds;
+            let mut metric =
+                encoder.encode_descriptor(name, help, Some(&unit), MetricType::Gauge)?;
+            metric.encode_gauge(&value)?;
         }
         Ok(())
     }

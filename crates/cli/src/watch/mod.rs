@@ -27,6 +27,7 @@ mod cycle;
 mod detach;
 mod hosts;
 mod metrics;
+mod outage;
 mod probe;
 mod processes;
 mod reload;
@@ -40,7 +41,6 @@ use alert::send_alert;
 pub use alert::{escape_html, sanitize_text};
 use cycle::Watch;
 use detach::detach;
-use report::print_report;
 use settings::{Settings, TargetSettings};
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,6 +131,10 @@ pub struct Args {
     /// address (`127.0.0.1:9464`; port 0 picks a free one, said on stderr).
     #[arg(long, value_name = "ADDR")]
     metrics_listen: Option<String>,
+    /// Which poll lines are printed: a config file's `log` (no flag: the
+    /// command line prints the seed's line per poll).
+    #[arg(skip)]
+    log: report::LogMode,
 }
 
 pub fn run(mut args: Args) -> ExitCode {

@@ -132,12 +132,17 @@ impl Watch<'_> {
         }
         if settings.args.alertmanager != self.args.alertmanager {
             // Another Alertmanager, or none: what was firing at the old one
-            // ends there by its own endsAt.
+            // is resolved there (its endsAt is hours ahead), and the new one
+            // gets what still fires under the same starts.
+            if let Some(old) = &mut self.alertmanager {
+                old.retire();
+            }
             self.alertmanager = settings.args.alertmanager.as_deref().map(|url| {
                 super::alertmanager::Alertmanager::new(
                     url,
                     std::time::Duration::from_secs(settings.args.interval),
                     self.args.server.identity(),
+                    Some(&self.state_dir),
                 )
             });
         }

@@ -84,6 +84,7 @@ impl Settings {
         args.probe_timeout = config.probe_timeout.unwrap_or(cli.probe_timeout);
         args.alert_cmd = config.alert_cmd;
         args.alert_format = config.alert_format.unwrap_or(cli.alert_format);
+        args.log = config.log.unwrap_or_default();
         if config.alertmanager.is_some() {
             if cli.alertmanager.is_some() {
                 return Err(

@@ -28,13 +28,17 @@ impl Alertmanager {
 
     /// One on `port` (a port a test reserved for it), or on a free one.
     pub fn start_at(port: Option<u16>) -> Alertmanager {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let config = dir.path().join("alertmanager.yml");
-        std::fs::write(
-            &config,
+        Alertmanager::with_config(
+            port,
             "route:\n  receiver: nowhere\n  group_wait: 1s\nreceivers:\n  - name: nowhere\n",
         )
-        .expect("write the config");
+    }
+
+    /// One with `config` (alertmanager.yml's text), on `port` or a free one.
+    pub fn with_config(port: Option<u16>, config_text: &str) -> Alertmanager {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = dir.path().join("alertmanager.yml");
+        std::fs::write(&config, config_text).expect("write the config");
         let mut last_log = String::new();
         let attempts = if port.is_some() { 1 } else { 5 };
         let wanted = port;

@@ -1,7 +1,8 @@
 //! What the end-to-end tests and benchmarks share, and nothing the product
 //! uses: the one harness that starts the binary ([`bin`]), a private tmux
 //! server per test ([`tmux`]), a real sshd on 127.0.0.1 ([`sshd`]), a real
-//! Alertmanager on 127.0.0.1 ([`alertmanager`]), and a
+//! Alertmanager on 127.0.0.1 ([`alertmanager`]), a real Prometheus
+//! ([`prometheus`]), a webhook receiver ([`webhook`]), and a
 //! seccomp fence that forbids process creation on one thread ([`fence`]),
 //! a live agent CLI held in a situation ([`live`]), the real monitor beside
 //! it ([`watcher`]), and `git` in a test's
@@ -12,9 +13,11 @@ pub mod alertmanager;
 pub mod bin;
 pub mod fence;
 pub mod live;
+pub mod prometheus;
 pub mod sshd;
 pub mod tmux;
 pub mod watcher;
+pub mod webhook;
 
 /// Ends a daemon a test started (SIGTERM, then SIGKILL after 5 s) and
 /// reaps it; nothing when it already ended.

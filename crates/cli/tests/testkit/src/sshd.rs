@@ -195,6 +195,59 @@ impl Sshd {
     fn stop(&mut self) {
         crate::stop_child(&mut self.child);
     }
+
+    /// The host goes down as a stopped sshd service does: the daemon and
+    /// every session it forked (a client's multiplexed master among them)
+    /// are killed, by pid, so no connection to it stays open.
+    pub fn kill_with_sessions(&mut self) {
+        let sessions = descendants(self.child.id());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        for pid in sessions {
+            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+    }
+}
+
+/// Every process under `root` (children first found, then theirs), read
+/// from `/proc/<pid>/stat`'s parent field.
+fn descendants(root: u32) -> Vec<i32> {
+    let mut parents: Vec<(i32, i32)> = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`: the comm may hold spaces and parentheses.
+        let Some(after) = stat.rfind(')').map(|at| &stat[at + 1..]) else {
+            continue;
+        };
+        if let Some(ppid) = after.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
+            parents.push((pid, ppid));
+        }
+    }
+    let mut found = vec![root as i32];
+    let mut at = 0;
+    while at < found.len() {
+        let parent = found[at];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(pid, _)| *pid),
+        );
+        at += 1;
+    }
+    found.remove(0);
+    found
 }
 
 impl Drop for Sshd {
