@@ -397,6 +397,12 @@ impl Walk<'_> {
             .found
             .files
             .iter()
+            // An architecture document describes the code and points to its
+            // parts; it is read for its invariants, its pointers are not rules.
+            .filter(|file| {
+                let base = file.path.rsplit('/').next().unwrap_or(&file.path);
+                !base.eq_ignore_ascii_case("ARCHITECTURE.md")
+            })
             .map(|file| (file.path.clone(), file.text.clone()))
             .collect();
         for (from, text) in sources {
