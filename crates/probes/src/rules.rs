@@ -439,7 +439,9 @@ impl Walk<'_> {
     /// (`architecture.md` finds `ARCHITECTURE.md`). None when it is not a
     /// file inside the project.
     fn resolve(&self, from: &str, target: &str) -> Option<String> {
-        let target = target.trim_start_matches("./");
+        // Cursor's links to another rule or file (`mdc:docs/x.md`).
+    let target = target.strip_prefix("mdc:").unwrap_or(target);
+    let target = target.trim_start_matches("./");
         if target.starts_with('/') {
             return None;
         }
@@ -499,7 +501,8 @@ fn normalise(path: &str) -> Option<String> {
 /// targets of its links (`[x](docs/a.md)`) and its code spans that are a
 /// document's path (`` `docs/architecture.md` ``), when the line they stand
 /// on tells the reader to read or follow them, or only lists them (`-
-/// Testing: `docs/testing.md``). A document is markdown or plain text; a
+/// Testing: `docs/testing.md``), and Claude Code's imports (`@AGENTS.md`).
+/// A document is markdown or plain text; a
 /// web address, an anchor or a path with a placeholder is not followed. An
 /// architecture document is followed wherever it is named.
 pub fn pointed_documents(text: &str) -> Vec<String> {
@@ -551,6 +554,13 @@ fn line_targets(line: &str) -> Vec<(String, bool)> {
             targets.push(span.to_string());
         }
     }
+    // Claude Code's imports (`@AGENTS.md`): the named file is part of this one.
+    let imports: Vec<String> = line
+        .split_whitespace()
+        .filter_map(|word| word.strip_prefix('@'))
+        .filter(|path| !path.is_empty())
+        .map(str::to_string)
+        .collect();
     let item = line.trim_start();
     let item = item
         .strip_prefix(['-', '*', '+', '|'])
@@ -569,6 +579,7 @@ fn line_targets(line: &str) -> Vec<(String, bool)> {
     targets
         .into_iter()
         .map(|target| (target, listed))
+        .chain(imports.into_iter().map(|import| (import, true)))
         .collect()
 }
 
@@ -626,6 +637,9 @@ fn tells_to_read(line: &str) -> bool {
 /// markdown or text.
 fn document_path(target: &str) -> Option<String> {
     let target = target.trim().trim_start_matches('<').trim_end_matches('>');
+    // Cursor's links to another rule or file (`mdc:docs/x.md`).
+    let target = target.strip_prefix("mdc:").unwrap_or(target);
+    let target = target.trim_start_matches("./");
     let target = target.split(['#', '?']).next().unwrap_or("");
     if target.is_empty()
         || target.contains("://")

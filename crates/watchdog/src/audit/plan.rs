@@ -42,7 +42,7 @@ pub const DEFAULT_MAX_DIMENSIONS: usize = 12;
 
 /// A part of the tree with at most this many rules is one dimension, not
 /// one per topic.
-const SMALL_SCOPE: usize = 8;
+const SMALL_SCOPE: usize = 25;
 
 /// The seed's four fallback dimensions, used only when the project states no
 /// rule of its own: the name, and what the auditor looks for.
@@ -329,7 +329,7 @@ impl Plan {
     }
 
     /// `--plan --json`: `{"dimensions":[{"name","origin","sources","scope",
-    /// "rules":[{"file","line","text","also"}]}],"fallback","merged",
+    /// "rules":[{"file","line","text","also"}]}],"fallback","repeated","merged",
     /// "left_out","read","skipped","cost"}`.
     pub fn to_json(&self, notes: &Notes) -> String {
         use serde_json::{Value, json};
@@ -360,6 +360,7 @@ impl Plan {
         let value = json!({
             "dimensions": dimensions,
             "fallback": self.fallback,
+            "repeated": self.repeated,
             "merged": self.merged.iter().map(|(merged, into)| json!({"merged": merged, "into": into})).collect::<Vec<_>>(),
             "left_out": self.left_out.iter().map(|left| json!({"name": left.name, "rules": left.rules, "why": left.why})).collect::<Vec<_>>(),
             "read": notes.read.iter().map(|(path, from)| json!({"path": path, "from": from})).collect::<Vec<_>>(),
@@ -631,13 +632,15 @@ fn merge_repeats(found: &mut Vec<Found>) -> usize {
         set.sort();
         set.dedup();
         let same = keys.get(&key).copied().or_else(|| {
-            (set.len() >= 6).then_some(())?;
+            (set.len() >= 5).then_some(())?;
             sets.iter().position(|other| {
-                other.len() >= 6 && {
-                    let shared = set.iter().filter(|w| other.binary_search(w).is_ok()).count();
-                    let union = set.len() + other.len() - shared;
-                    shared * 10 >= union * 9
-                }
+                let shared = set.iter().filter(|w| other.binary_search(w).is_ok()).count();
+                let (small, large) = (set.len().min(other.len()), set.len().max(other.len()));
+                // Nearly the same words, or the one said inside the other
+                // ("Always import from `x`" in "Always import from `x`, never `x/v3`").
+                let near = other.len() >= 6 && shared * 10 >= (set.len() + other.len() - shared) * 9;
+                let within = small >= 5 && small * 10 >= large * 6 && shared * 100 >= small * 85;
+                near || within
             })
         });
         match same {
@@ -680,11 +683,21 @@ struct Group {
 }
 
 impl Group {
+    /// Its name: its own, or its parts' (those of one part of the tree
+    /// named once: `apps/webapp: Testing` and `apps/webapp: Other rules`
+    /// make `apps/webapp`).
     fn name(&self) -> String {
-        match self.parts.len() {
-            0..=3 => self.parts.join(", "),
-            n => format!("{}, {} and {} more", self.parts[0], self.parts[1], n - 2),
+        let mut parts: Vec<String> = Vec::new();
+        for part in &self.parts {
+            let part = match part.split_once(": ") {
+                Some((scope, _)) if self.parts.iter().filter(|p| p.starts_with(&format!("{scope}: "))).count() > 1 => scope.to_string(),
+                _ => part.clone(),
+            };
+            if !parts.contains(&part) {
+                parts.push(part);
+            }
         }
+        list_name(&parts)
     }
 
     fn into_dimension(self, name: String) -> Dimension {
@@ -726,13 +739,44 @@ impl Group {
     }
 }
 
-/// The label of a scope: `crates/db` for a folder, the globs as written.
+/// `a`, `a and b`, `a, b and c`, `a, b and 3 more`.
+fn list_name(parts: &[String]) -> String {
+    // Parts that are lists already are joined with `+`.
+    if parts.iter().any(|part| part.contains(", ") || part.contains(" and ")) {
+        return match parts {
+            [a, b] => format!("{a} + {b}"),
+            [a, b, rest @ ..] => format!("{a} + {b} + {} more", rest.len()),
+            _ => parts.join(" + "),
+        };
+    }
+    match parts {
+        [] => String::new(),
+        [one] => one.clone(),
+        [a, b] => format!("{a} and {b}"),
+        [a, b, c] => format!("{a}, {b} and {c}"),
+        [a, b, rest @ ..] => format!("{a}, {b} and {} more", rest.len()),
+    }
+}
+
+/// The label of a scope: `crates/db` for a folder, a glob's literal folders
+/// (`**/trigger/**/*.ts` is `trigger`), each once.
 fn scope_label(scope: &[String]) -> String {
-    scope
-        .iter()
-        .map(|part| part.trim_end_matches('/'))
-        .collect::<Vec<_>>()
-        .join(", ")
+    let mut labels: Vec<String> = Vec::new();
+    for part in scope {
+        let literal: Vec<&str> = part
+            .split('/')
+            .filter(|segment| !segment.is_empty() && !segment.contains('*'))
+            .collect();
+        let label = if literal.is_empty() {
+            part.clone()
+        } else {
+            literal.join("/")
+        };
+        if !labels.contains(&label) {
+            labels.push(label);
+        }
+    }
+    list_name(&labels)
 }
 
 /// The family of a scope: its first literal folder (`packages` for
@@ -777,7 +821,11 @@ fn group(found: Vec<Found>) -> Vec<Group> {
                     Some(heading) => format!("{} invariants § {heading}", item.rule.file),
                     None => format!("{} invariants", item.rule.file),
                 };
-                let name = item.heading.clone().unwrap_or_else(|| item.rule.file.clone());
+                let name = match &item.heading {
+                    Some(heading) if item.scope.len() > 2 => scope_label(&item.scope),
+                    Some(heading) => heading.clone(),
+                    None => item.rule.file.clone(),
+                };
                 groups.push(new_group(
                     name,
                     format!("invariants:{}", item.rule.file),
@@ -883,9 +931,15 @@ fn cap(groups: &mut Vec<Group>, max: usize) -> (Vec<(String, String)>, Vec<LeftO
     // A group merged into another, by id: the merged-into group may itself be merged later.
     let mut moved: HashMap<usize, usize> = HashMap::new();
     let mut left_out = Vec::new();
+    let mean_of = |group: &Group| group.score / group.rules.len().max(1) as f64;
     while groups.len() > max {
-        let weakest = groups.pop().expect("more groups than max, so one");
-        let mean = weakest.score / weakest.rules.len().max(1) as f64;
+        // Conduct first (the weakest of it), then the weakest of the rest.
+        let victim = groups
+            .iter()
+            .rposition(|group| mean_of(group) < 0.5)
+            .unwrap_or(groups.len() - 1);
+        let weakest = groups.remove(victim);
+        let mean = mean_of(&weakest);
         let partner = groups
             .iter()
             .rposition(|group| group.family == weakest.family);
@@ -1130,8 +1184,12 @@ fn read_rules(file: &str, text: &str) -> Vec<Found> {
             continue;
         }
         reader.end_table();
-        // A quote's marker (`> `) is not part of its text.
+        // A quote's marker (`> `) is not part of its text, nor a GitHub
+        // alert's (`> [!NOTE]`).
         let trimmed = trimmed.trim_start_matches('>').trim_start();
+        if trimmed.starts_with("[!") && trimmed.ends_with(']') {
+            continue;
+        }
         if let Some(item) = list_item(trimmed) {
             reader.flush();
             reader.block = Some(Block {
@@ -1415,6 +1473,7 @@ fn sentences(lines: &[(usize, String)]) -> Vec<(usize, String)> {
                 .to_ascii_lowercase();
             let next = chars[index + 1..].iter().find(|c| !c.is_whitespace());
             let abbreviation = c == '.'
+                && !stem.ends_with('`')
                 && (stem.contains('.')
                     || (stem == "etc" && next.is_some_and(|n| !n.is_uppercase()))
                     || (stem != "etc" && ABBREVIATIONS.contains(&stem.as_str())));
@@ -1478,16 +1537,29 @@ const ORDER_SUBJECTS: [&str; 12] = [
 /// make sure, need to, not allowed), `do not` said to someone, or an
 /// imperative opening (after a short `Label:` and a `Before X,` clause).
 fn is_order(text: &str) -> bool {
+    // Only links (a table of contents, a list of names or of other files): no order.
+    if words_of(&without_links(text)).is_empty() {
+        return false;
+    }
     let prose = prose_of(text);
     if prose.trim_end().ends_with(':') && words_of(&prose).len() <= 6 {
         // "Required generated artifacts:", "In particular:": an introduction.
+        return false;
+    }
+    if words_of(&prose).len() < 2 {
+        return false;
+    }
+    // "**Run engine config**: `app/v3/runEngine.server.ts`": a name and a path.
+    if let Some((_, rest)) = prose.split_once(':')
+        && words_of(rest).iter().all(|word| word == "code")
+    {
         return false;
     }
     if has_modal(&prose) || opens_with_order(&prose) {
         return true;
     }
     // "Testing: run the narrowest tests first", "**Bold** — keep it short".
-    for mark in [":", " — ", " – ", " - "] {
+    for mark in [":", " — ", " – "] {
         if let Some((label, rest)) = prose.split_once(mark)
             && words_of(label).len() <= 5
             && opens_with_order(rest)
@@ -1517,7 +1589,23 @@ fn prose_of(text: &str) -> String {
         rest = after.find(')').map_or("", |end| &after[end + 1..]);
     }
     plain.push_str(rest);
-    plain.replace(['[', '*'], "").replace("__", "")
+    plain.replace(['[', '*', '!'], "").replace("__", "")
+}
+
+/// The text with its links (`[text](target)`, images and nested ones too) removed.
+fn without_links(text: &str) -> String {
+    let mut text = text.to_string();
+    while let Some(at) = text.find("](") {
+        let open = text[..at].rfind('[').unwrap_or(at);
+        let open = if open > 0 && text[..open].ends_with('!') {
+            open - 1
+        } else {
+            open
+        };
+        let close = text[at..].find(')').map_or(text.len(), |end| at + end + 1);
+        text.replace_range(open..close, " ");
+    }
+    text
 }
 
 fn has_modal(prose: &str) -> bool {
@@ -1527,8 +1615,18 @@ fn has_modal(prose: &str) -> bool {
         let previous = index.checked_sub(1).map(|i| words[i].as_str());
         match word.as_str() {
             "must" | "mustn't" | "should" | "shouldn't" | "shall" | "never" | "always"
-            | "prefer" | "avoid" | "ensure" | "required" | "forbidden" | "mandatory" => true,
-            "need" | "needs" | "have" | "has" => next == Some("to") && index > 0,
+            | "prefer" | "avoid" | "ensure" | "forbidden" | "mandatory" => true,
+            // "X is required", "required to"; not "the required tools".
+            "required" => {
+                matches!(previous, Some("is" | "are" | "be" | "also")) || next == Some("to")
+            }
+            // "You need to", not "when you need to call it" (a condition).
+            "need" | "needs" | "have" | "has" => {
+                let condition = index
+                    .checked_sub(2)
+                    .is_some_and(|i| matches!(words[i].as_str(), "when" | "if" | "case" | "whenever" | "unless"));
+                next == Some("to") && index > 0 && !condition
+            }
             "make" => next == Some("sure"),
             "not" => {
                 matches!(previous, Some("is" | "are"))
