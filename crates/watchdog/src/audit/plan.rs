@@ -617,6 +617,12 @@ fn words_of(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Words a restatement adds or drops without changing the rule.
+const FILLER: [&str; 26] = [
+    "a", "an", "the", "you", "we", "must", "should", "always", "shall", "please", "to", "of",
+    "its", "it", "is", "are", "be", "in", "on", "for", "and", "or", "that", "this", "all", "any",
+];
+
 /// Folds rules stated more than once (the same words, or nearly: nine in
 /// ten of the words shared) into the first, which keeps every place; the
 /// count of rules folded.
@@ -628,7 +634,13 @@ fn merge_repeats(found: &mut Vec<Found>) -> usize {
     for item in found.drain(..) {
         let words = words_of(&item.rule.text);
         let key = words.join(" ");
-        let mut set = words.clone();
+        // The words that carry the rule: "You MUST import x" and "Always
+        // import x" say one thing. A negation is never dropped.
+        let mut set: Vec<String> = words
+            .iter()
+            .filter(|word| !FILLER.contains(&word.as_str()))
+            .cloned()
+            .collect();
         set.sort();
         set.dedup();
         let same = keys.get(&key).copied().or_else(|| {
@@ -697,6 +709,7 @@ impl Group {
                 parts.push(part);
             }
         }
+        parts.sort();
         list_name(&parts)
     }
 
@@ -1682,133 +1695,289 @@ fn imperative(words: &[String]) -> bool {
 mod tests {
     use super::*;
 
-    /// The plan of `sources` with `max`, as the `--plan` text.
-    fn check(sources: &[(&str, &str)], max: Option<usize>, expected: &str) {
-        let sources: Vec<(String, String)> = sources
+    fn sources(files: &[(&str, &str)]) -> Vec<(String, String)> {
+        files
             .iter()
             .map(|(path, text)| (path.to_string(), text.to_string()))
-            .collect();
-        let rendered = plan(&sources, max).render();
-        assert_eq!(rendered, expected, "\n{rendered}");
+            .collect()
     }
 
-    const CLAUDE: &str = "\
-# Project rules
+    /// Every rule of the plan as `file:line text`.
+    fn rules_of(plan: &Plan) -> Vec<String> {
+        plan.dimensions
+            .iter()
+            .flat_map(|d| &d.rules)
+            .map(|rule| format!("{}:{} {}", rule.file, rule.line, rule.text))
+            .collect()
+    }
 
-Read the README first.
+    /// Found on real projects: facts, descriptions, names, links and tables
+    /// of contents were rules, and orders in paragraphs were not.
+    #[test]
+    fn an_order_is_a_rule_and_a_fact_a_description_a_name_or_a_link_is_not() {
+        let orders = [
+            "`db` should be the first parameter.",
+            "Prefer boxed slices; otherwise shrink collections.",
+            "Before editing the release workflow, check whether the relevant section is generated.",
+            "Never sleep in a test.",
+            "Do not print from a library.",
+            "Please don't push to main.",
+            "You must run the formatter.",
+            "Avoid global state.",
+            "Use tabs for indentation.",
+            "Only the cli knows clap.",
+            "No mocks of the database: use the fixture.",
+            "Testing: run the narrowest tests first.",
+            "A changeset is required for user-facing changes.",
+            "Make sure the lockfile is updated.",
+            "Always import from `@trigger.dev/sdk` (never `@trigger.dev/sdk/v3`)",
+            "Edit the package.json directly — do NOT use `pnpm add`.",
+        ];
+        for order in orders {
+            assert!(is_order(order), "an order: {order}");
+        }
+        let not_orders = [
+            "File-watcher tests do not work inside the sandbox.",
+            "This repository contains both Ruff and ty.",
+            "[Install the required tools](#install-the-required-tools)",
+            "[Arend van Beelen @arendjr](https://github.com/arendjr)",
+            "[![Open in Codespaces](https://x/badge.svg)](https://x/new)",
+            "`pydantic-ai-slim` in `pydantic_ai_slim/`: the [agent framework](docs/agent.md)",
+            "**Run engine config**: `app/v3/runEngine.server.ts`",
+            "`metadata` - Run metadata access",
+            "Triggers a task and waits for the result, useful when you need to call a task.",
+            "Install the required tools:",
+            "Edit",
+            "Tests are in `tests/`.",
+            "The crates follow a naming convention.",
+        ];
+        for text in not_orders {
+            assert!(!is_order(text), "not an order: {text}");
+        }
+    }
 
-## Testing
+    #[test]
+    fn sentences_survive_abbreviations_and_code_spans() {
+        let lines = [(
+            1,
+            "Log the cause (timeouts, resets, etc.) and retry. Use e.g. `x.y. z` or i.e. this. \
+             Parts of `dist-workspace.toml`. Before editing, check. See vs. that etc. Then go."
+                .to_string(),
+        )];
+        let split: Vec<String> = sentences(&lines).into_iter().map(|(_, s)| s).collect();
+        assert_eq!(
+            split,
+            [
+                "Log the cause (timeouts, resets, etc.) and retry.",
+                "Use e.g. `x.y. z` or i.e. this.",
+                "Parts of `dist-workspace.toml`.",
+                "Before editing, check.",
+                "See vs. that etc.",
+                "Then go.",
+            ]
+        );
+    }
 
-- Every test runs the real binary.
-- No mocks of the
-  database: use the fixture.
+    /// Found on ruff: once a file had one must/never sentence, its other
+    /// orders in paragraphs were dropped.
+    #[test]
+    fn orders_in_paragraphs_items_and_rows_are_rules_wherever_they_stand() {
+        let plan = plan(
+            &sources(&[(
+                "AGENTS.md",
+                "\
+# Repo
 
-Tests must clean up. A test that passes is fine.
-Never sleep in a test, e.g. to wait for a file.
+This repository holds a linter. Agents must never push.
+
+## Salsa
+
+For functions without `self`, `db` should be the first parameter. It is
+conventional. Prefer boxed slices.
+
+## Table of contents
+
+- [Salsa](#salsa)
+- [Team](#team)
+
+## Generated
+
+| Changed source | Required command |
+| --- | --- |
+| Grammar | `just gen-grammar` |
+
+| Crate | What it holds |
+|---|---|
+| `ruff_db` | the database |
+
+> [!NOTE]
+> Run `just f` before committing.
 
 ```sh
-- cargo test   # not a rule
 Never run this.
 ```
-
-### Details
-
-Do not print from a library.
-
-#### Deeper
-
-- folded into Details
-
-## Notes
-
-Some background, nothing to obey.
-";
-
-    #[test]
-    fn sections_of_a_claude_md_are_dimensions_and_their_items_and_orders_are_rules() {
-        check(
-            &[("CLAUDE.md", CLAUDE)],
-            None,
-            "\
-2 dimensions, 6 rules, from the project's own rules.
-
-Testing  [CLAUDE.md § Testing]
-  CLAUDE.md:7  Every test runs the real binary.
-  CLAUDE.md:8  No mocks of the database: use the fixture.
-  CLAUDE.md:11  Tests must clean up.
-  CLAUDE.md:12  Never sleep in a test, e.g. to wait for a file.
-
-Details  [CLAUDE.md § Details]
-  CLAUDE.md:21  Do not print from a library.
-  CLAUDE.md:25  folded into Details
 ",
+            )]),
+            None,
+        );
+        assert_eq!(
+            rules_of(&plan).into_iter().collect::<std::collections::BTreeSet<_>>(),
+            [
+                "AGENTS.md:3 Agents must never push.",
+                "AGENTS.md:7 For functions without `self`, `db` should be the first parameter.",
+                "AGENTS.md:8 Prefer boxed slices.",
+                "AGENTS.md:19 Grammar | just gen-grammar",
+                "AGENTS.md:26 Run `just f` before committing.",
+            ]
+            .into_iter()
+            .map(str::to_string)
+            .collect()
         );
     }
 
-    /// Found by a review: a CLAUDE.md of plain orders, and an AGENTS.md
-    /// whose rules are a table, used to read as "no rules of its own".
+    /// Found on trigger.dev: the same rule stood in six dimensions.
     #[test]
-    fn plain_sentences_and_table_rows_of_a_rules_file_are_rules() {
-        check(
-            &[
-                (
-                    "CLAUDE.md",
-                    "This is a web shop.\nUse tabs for indentation.\nPrefer small functions. Avoid global state.\n",
-                ),
+    fn one_rule_stated_in_several_files_is_one_rule_with_every_place() {
+        let plan = plan(
+            &sources(&[
                 (
                     "AGENTS.md",
-                    "## Code\n\n| Rule | Why |\n|---|:--|\n| No unwrap in lib code | panics |\n| `cargo fmt` first | review noise |\n",
+                    "- Always import from `@trigger.dev/sdk`, never `@trigger.dev/sdk/v3`.\n- Keep it small.\n",
                 ),
-            ],
+                (
+                    "docs/CLAUDE.md",
+                    "- Always import from `@trigger.dev/sdk` (never `@trigger.dev/sdk/v3`)\n",
+                ),
+                (
+                    ".cursor/rules/tasks.mdc",
+                    "1. You MUST import from `@trigger.dev/sdk` (NEVER `@trigger.dev/sdk/v3`)\n",
+                ),
+                ("GEMINI.md", "- keep it small\n"),
+            ]),
             None,
-            "\
-2 dimensions, 5 rules, from the project's own rules.
-
-CLAUDE.md  [CLAUDE.md]
-  CLAUDE.md:2  Use tabs for indentation.
-  CLAUDE.md:3  Prefer small functions.
-  CLAUDE.md:3  Avoid global state.
-
-Code  [AGENTS.md § Code]
-  AGENTS.md:5  No unwrap in lib code | panics
-  AGENTS.md:6  cargo fmt first | review noise
-",
         );
+        assert_eq!(plan.repeated, 3);
+        let rules: Vec<&Rule> = plan.dimensions.iter().flat_map(|d| &d.rules).collect();
+        assert_eq!(rules.len(), 2, "{rules:?}");
+        let import = rules.iter().find(|r| r.text.contains("import")).unwrap();
+        assert_eq!((import.file.as_str(), import.line), ("AGENTS.md", 1));
+        assert_eq!(
+            import.also,
+            [
+                Place {
+                    file: "docs/CLAUDE.md".to_string(),
+                    line: 1
+                },
+                Place {
+                    file: ".cursor/rules/tasks.mdc".to_string(),
+                    line: 1
+                },
+            ]
+        );
+        assert!(plan.render().contains(
+            "    also stated at docs/CLAUDE.md:1, .cursor/rules/tasks.mdc:1\n"
+        ));
     }
 
+    /// Found on trigger.dev: a guide scoped to `**/trigger/**` by its front
+    /// matter became repository-wide dimensions.
     #[test]
-    fn rules_in_several_files_agents_md_in_a_subfolder_and_shared_headings() {
-        check(
-            &[
-                ("CLAUDE.md", "## Style\n\n* Long names.\n"),
+    fn front_matter_globs_and_a_nested_rules_files_folder_scope_their_rules() {
+        let plan = plan(
+            &sources(&[
+                ("CLAUDE.md", "## Testing\n\n- Tests must use the real binary.\n- Every test must clean up.\n"),
                 (
-                    "crates/web/AGENTS.md",
-                    "## Style\n\n1. Tabs, never spaces.\n2) Always `cargo fmt`.\n",
+                    ".cursor/rules/tasks.mdc",
+                    "---\ndescription: tasks\nglobs: **/trigger/**/*.ts, **/trigger/**/*.tsx\nalwaysApply: false\n---\n- Use `task()` for every task.\n",
                 ),
-                (".cursorrules", "You always answer in English.\nBe nice.\n"),
                 (
-                    ".cursor/rules/db.mdc",
-                    "---\ndescription: db\nglobs: '*.sql'\n---\n- Migrations are append-only.\n",
+                    ".claude/rules/db.md",
+                    "---\npaths:\n  - \"internal-packages/database/**\"\n---\n- Never drop a column.\n",
                 ),
-            ],
+                (".cursor/rules/all.mdc", "---\nalwaysApply: true\n---\n- Never log a token.\n"),
+                ("apps/web/AGENTS.md", "- Never use `process.env` directly.\n"),
+                (".github/workflows/AGENTS.md", "- Pin every action to a commit.\n"),
+            ]),
             None,
-            "\
-4 dimensions, 5 rules, from the project's own rules.
-
-Style  [CLAUDE.md § Style]
-  CLAUDE.md:3  Long names.
-
-Style (crates/web/AGENTS.md)  [crates/web/AGENTS.md § Style]
-  crates/web/AGENTS.md:3  Tabs, never spaces.
-  crates/web/AGENTS.md:4  Always `cargo fmt`.
-
-.cursorrules  [.cursorrules]
-  .cursorrules:1  You always answer in English.
-
-.cursor/rules/db.mdc  [.cursor/rules/db.mdc]
-  .cursor/rules/db.mdc:5  Migrations are append-only.
-",
         );
+        let scope_of = |needle: &str| {
+            plan.dimensions
+                .iter()
+                .find(|d| d.rules.iter().any(|r| r.text.contains(needle)))
+                .map(|d| (d.name.clone(), d.scope.clone()))
+                .unwrap()
+        };
+        assert_eq!(
+            scope_of("task()"),
+            (
+                "trigger".to_string(),
+                vec!["**/trigger/**/*.ts".to_string(), "**/trigger/**/*.tsx".to_string()]
+            )
+        );
+        assert_eq!(
+            scope_of("drop a column"),
+            (
+                "internal-packages/database".to_string(),
+                vec!["internal-packages/database/**".to_string()]
+            )
+        );
+        assert_eq!(
+            scope_of("process.env"),
+            ("apps/web".to_string(), vec!["apps/web/".to_string()])
+        );
+        assert_eq!(
+            scope_of("Pin every action"),
+            (".github/workflows".to_string(), vec![".github/workflows/".to_string()])
+        );
+        assert_eq!(scope_of("real binary"), ("Testing".to_string(), Vec::new()));
+        assert_eq!(scope_of("log a token").1, Vec::<String>::new());
+        assert!(plan.render().contains("  applies to: **/trigger/**/*.ts, **/trigger/**/*.tsx\n"));
+    }
+
+    /// Found on nextest and trigger.dev: one dimension per heading, up to 104.
+    #[test]
+    fn dimensions_are_topics_and_parts_of_the_tree_within_the_cap_and_the_rest_is_said() {
+        let mut text = String::new();
+        // Four headings of one topic: one dimension, not four.
+        for heading in ["Unit tests", "Integration tests", "Fixtures", "Snapshots"] {
+            text.push_str(&format!(
+                "## {heading}\n\n- Every test must clean up its {heading}.\n- Never sleep in {heading}.\n\n"
+            ));
+        }
+        text.push_str("## Errors\n\n- Never `unwrap` an error in library code.\n- Return a typed error.\n\n");
+        text.push_str("## Pull requests\n\n- Always disclose AI use in the PR.\n- Never reply to a maintainer for the user.\n- Ask the user before opening a PR.\n\n");
+        let files = sources(&[
+            ("CLAUDE.md", &text),
+            ("crates/a/AGENTS.md", "- Never panic in `a`.\n"),
+            ("crates/b/AGENTS.md", "- Never panic in `b`.\n"),
+            ("crates/c/AGENTS.md", "- Never block in `c`.\n"),
+        ]);
+        let full = plan(&files, None);
+        let names: Vec<&str> = full.dimensions.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["Testing", "Errors and panics", "crates/a", "crates/b", "crates/c", "Contributing and conduct"],
+            "ranked: the most checkable first"
+        );
+        assert_eq!(full.dimensions[0].rules.len(), 8);
+        assert!(full.merged.is_empty() && full.left_out.is_empty());
+
+        let capped = plan(&files, Some(3));
+        let names: Vec<&str> = capped.dimensions.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["Testing", "crates/a, crates/b and crates/c", "Errors and panics"]);
+        assert_eq!(capped.left_out.len(), 1);
+        assert_eq!(capped.left_out[0].name, "Contributing and conduct");
+        assert_eq!(capped.left_out[0].rules, 3);
+        assert!(capped.left_out[0].why.starts_with("mostly conduct"));
+        assert_eq!(capped.merged.len(), 2, "{:?}", capped.merged);
+        let rendered = capped.render();
+        assert!(rendered.contains("\nMerged to stay within --max-dimensions:\n"), "{rendered}");
+        assert!(
+            rendered.contains("\n1 more dimension left out by --max-dimensions (the least checkable against the tree):\n  Contributing and conduct (3 rules): mostly conduct"),
+            "{rendered}"
+        );
+        let total: usize = capped.dimensions.iter().map(|d| d.rules.len()).sum();
+        assert_eq!(total, 8 + 2 + 3, "merged, not lost");
     }
 
     const ARCHITECTURE: &str = "\
@@ -1839,148 +2008,187 @@ Nothing stated.
 ";
 
     #[test]
-    fn an_architecture_md_gives_its_invariants_one_dimension_per_section() {
-        check(
-            &[("ARCHITECTURE.md", ARCHITECTURE)],
+    fn an_architecture_document_gives_its_invariants_one_dimension_per_section_in_any_case() {
+        for name in ["ARCHITECTURE.md", "docs/book/architecture.md"] {
+            let planned = plan(&sources(&[(name, ARCHITECTURE)]), None);
+            let got: Vec<(String, String, Vec<String>, Vec<String>)> = planned
+                .dimensions
+                .iter()
+                .map(|d| {
+                    (
+                        d.name.clone(),
+                        d.origin.clone(),
+                        d.scope.clone(),
+                        d.rules.iter().map(|r| format!("{}:{}", r.line, r.text)).collect(),
+                    )
+                })
+                .collect();
+            assert_eq!(
+                got,
+                [
+                    (
+                        "crates/core (package x-core)".to_string(),
+                        format!("{name} invariants § crates/core (package x-core)"),
+                        vec!["crates/core".to_string()],
+                        vec!["12:`core` does no I/O. It never panics.".to_string()],
+                    ),
+                    (
+                        "crates/cli".to_string(),
+                        format!("{name} invariants § crates/cli"),
+                        vec!["crates/cli".to_string()],
+                        vec!["17:only the cli knows clap.".to_string()],
+                    ),
+                    (
+                        "Invariants".to_string(),
+                        format!("{name} invariants § Invariants"),
+                        Vec::new(),
+                        vec!["24:Errors are enums.".to_string()],
+                    ),
+                ]
+            );
+        }
+        // An invariant line is a rule in any file.
+        let planned = plan(
+            &sources(&[("CLAUDE.md", "Some text.\n\n**Architecture Invariant:** the core does no I/O.\n")]),
             None,
-            "\
-3 dimensions, 3 rules, from the project's own rules.
-
-crates/core (package x-core)  [ARCHITECTURE.md invariants § crates/core (package x-core)]
-  ARCHITECTURE.md:12  `core` does no I/O. It never panics.
-
-crates/cli  [ARCHITECTURE.md invariants § crates/cli]
-  ARCHITECTURE.md:17  only the cli knows clap.
-
-Invariants  [ARCHITECTURE.md invariants § Invariants]
-  ARCHITECTURE.md:24  Errors are enums.
-",
         );
+        assert_eq!(rules_of(&planned), ["CLAUDE.md:3 the core does no I/O."]);
     }
 
     #[test]
     fn no_rule_anywhere_gives_the_seeds_four_fallbacks_and_only_then() {
-        let fallback = "\
+        let fallback_head = "\
 The project states no rules of its own (no rules file holds a rule): the seed's fallback dimensions are used.
 
 design and token rules  [fallback]
   looks for: values written by hand where the design system has a token, and exceptions outside its stated exempt list
-
-access control and isolation  [fallback]
-  looks for: who may read or change what: a missing check, data crossing a user, tenant or process boundary, a secret within reach
-
-test reality  [fallback]
-  looks for: does the green actually mean anything: tests that cannot fail, mocks standing in for the thing under test, skipped cases, assertions on nothing
-
-corpus and documentation integrity  [fallback]
-  looks for: fixtures, golden files and documentation that disagree with the code or with each other, and claims the repository does not back
 ";
-        check(&[], None, fallback);
-        check(
-            &[
-                (
-                    "CLAUDE.md",
-                    "# Notes\n\nThis project is a web shop.\n\n```\n- must not be read\n```\n",
-                ),
-                (
-                    "ARCHITECTURE.md",
-                    "# Map\n\n- `src/`: the code, it must compile.\n",
-                ),
-                (
-                    ".cursor/rules/x.mdc",
-                    "---\n- description: must be metadata\n---\n",
-                ),
-            ],
+        let empty = plan(&[], None);
+        assert!(empty.fallback);
+        assert_eq!(empty.dimensions.len(), 4);
+        assert!(empty.render().starts_with(fallback_head), "{}", empty.render());
+        let none = plan(
+            &sources(&[
+                ("CLAUDE.md", "# Notes\n\nThis project is a web shop.\n\n```\n- must not be read\n```\n"),
+                ("ARCHITECTURE.md", "# Map\n\n- `src/`: the code, it must compile.\n"),
+                (".cursor/rules/x.mdc", "---\n- description: must be metadata\n---\n"),
+            ]),
             None,
-            fallback,
         );
-        check(
-            &[],
-            Some(1),
-            "\
-The project states no rules of its own (no rules file holds a rule): the seed's fallback dimensions are used.
-
-design and token rules  [fallback]
-  looks for: values written by hand where the design system has a token, and exceptions outside its stated exempt list
-
-3 more dimensions cut by --max-dimensions: access control and isolation, test reality, corpus and documentation integrity
-",
-        );
-        let one = [("RULES.md".to_string(), "- one rule".to_string())];
-        let with_one = plan(&one, None);
+        assert!(none.fallback);
+        let one = plan(&empty_cut(), Some(1));
+        assert_eq!(one.dimensions.len(), 1);
+        assert_eq!(one.left_out.len(), 3);
+        assert!(one.render().contains("\n3 more dimensions left out by --max-dimensions"));
+        let with_one = plan(&sources(&[("RULES.md", "- Never push.")]), None);
         assert!(!with_one.fallback);
         assert_eq!(
             with_one.dimensions,
             [Dimension {
-                name: "RULES.md".to_string(),
+                name: "Other rules".to_string(),
                 origin: "RULES.md".to_string(),
+                sources: vec!["RULES.md".to_string()],
+                scope: Vec::new(),
                 rules: vec![Rule {
                     file: "RULES.md".to_string(),
                     line: 1,
-                    text: "one rule".to_string(),
+                    text: "Never push.".to_string(),
+                    also: Vec::new(),
                 }],
             }]
         );
     }
 
-    #[test]
-    fn a_rule_after_a_thematic_break_that_opens_a_file_is_still_read() {
-        check(
-            &[("CLAUDE.md", "---\n- Never push to main.\n")],
-            None,
-            "\
-1 dimension, 1 rule, from the project's own rules.
-
-CLAUDE.md  [CLAUDE.md]
-  CLAUDE.md:2  Never push to main.
-",
-        );
+    fn empty_cut() -> Vec<(String, String)> {
+        Vec::new()
     }
 
     #[test]
-    fn max_dimensions_keeps_the_first_and_names_the_cut() {
-        check(
-            &[("CLAUDE.md", "# A\n- a\n# B\n- b\n# C\n- c\n")],
-            Some(1),
-            "\
-1 dimension, 1 rule, from the project's own rules.
-
-A  [CLAUDE.md § A]
-  CLAUDE.md:2  a
-
-2 more dimensions cut by --max-dimensions: B, C
-",
-        );
+    fn a_rule_after_a_thematic_break_that_opens_a_file_is_still_read() {
+        let planned = plan(&sources(&[("CLAUDE.md", "---\n- Never push to main.\n")]), None);
+        assert_eq!(rules_of(&planned), ["CLAUDE.md:2 Never push to main."]);
     }
 
     #[test]
     fn fences_and_odd_lines_are_read_as_markdown_reads_them() {
-        check(
-            &[(
+        let planned = plan(
+            &sources(&[(
                 "AGENTS.md",
                 "\
 # Rules
 ~~~~
-- inside a tilde fence
+- Never inside a tilde fence
 ~~~
-- still inside: a shorter fence does not close it
+- Never still inside: a shorter fence does not close it
 ~~~~
 -not a list item but a paragraph
 #not a heading, so it must stay one sentence.
 - 
       Never indent code.
-2024. A year opens a list item: it is a rule.
+2024. A year opens a list item: it must be a rule.
 ",
-            )],
+            )]),
             None,
-            "\
-1 dimension, 3 rules, from the project's own rules.
-
-Rules  [AGENTS.md § Rules]
-  AGENTS.md:7  -not a list item but a paragraph #not a heading, so it must stay one sentence.
-  AGENTS.md:9  Never indent code.
-  AGENTS.md:11  A year opens a list item: it is a rule.
-",
         );
+        assert_eq!(
+            rules_of(&planned),
+            [
+                "AGENTS.md:7 -not a list item but a paragraph #not a heading, so it must stay one sentence.",
+                "AGENTS.md:9 Never indent code.",
+                "AGENTS.md:11 A year opens a list item: it must be a rule.",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_cost_is_one_run_per_dimension_per_audit_and_per_day_at_the_cadence() {
+        let planned = plan(
+            &sources(&[(
+                "CLAUDE.md",
+                "## Testing\n- Never sleep in a test.\n- Every test must clean up.\n## Errors\n- Never `unwrap` an error.\n- Return a typed error.\n",
+            )]),
+            None,
+        );
+        assert_eq!(planned.dimensions.len(), 2);
+        assert_eq!(
+            planned.cost(None).line(),
+            "Cost: 2 agent runs per audit (one per dimension); 8 a day at --audit-every 6h (4 audits a day; pass --audit-every for the watcher's own)."
+        );
+        assert_eq!(
+            planned.cost(Some(Duration::from_secs(5400))).line(),
+            "Cost: 2 agent runs per audit (one per dimension); 32 a day at --audit-every 1h30m (16 audits a day)."
+        );
+        assert_eq!(
+            planned.cost(Some(Duration::from_secs(7 * 3600))).line(),
+            "Cost: 2 agent runs per audit (one per dimension); 6.9 a day at --audit-every 7h (3.4 audits a day)."
+        );
+        let notes = Notes {
+            read: vec![
+                ("CLAUDE.md".to_string(), None),
+                ("docs/a.md".to_string(), Some("CLAUDE.md".to_string())),
+            ],
+            skipped: vec![("CLAUDE.local.md".to_string(), "ignored".to_string())],
+            audit_every: Some(Duration::from_secs(86_400)),
+        };
+        let json: serde_json::Value = serde_json::from_str(&planned.to_json(&notes)).unwrap();
+        // Ranked: the rules that name something in the tree first.
+        assert_eq!(json["dimensions"][0]["name"], "Errors and panics");
+        assert_eq!(json["dimensions"][1]["name"], "Testing");
+        assert_eq!(json["dimensions"][1]["sources"], serde_json::json!(["CLAUDE.md"]));
+        assert_eq!(
+            json["dimensions"][1]["rules"],
+            serde_json::json!([
+                {"file": "CLAUDE.md", "line": 2, "text": "Never sleep in a test.", "also": []},
+                {"file": "CLAUDE.md", "line": 3, "text": "Every test must clean up.", "also": []},
+            ])
+        );
+        assert_eq!(json["skipped"], serde_json::json!([{"path": "CLAUDE.local.md", "why": "ignored"}]));
+        assert_eq!(json["read"][1], serde_json::json!({"path": "docs/a.md", "from": "CLAUDE.md"}));
+        assert_eq!(
+            json["cost"],
+            serde_json::json!({"runs_per_audit": 2, "audit_every_secs": 86400, "audit_every_assumed": false, "audits_per_day": 1.0, "runs_per_day": 2.0})
+        );
+        let rendered = planned.render_with(&notes);
+        assert!(rendered.contains("\nRead: 1 rules file by name; followed one step: docs/a.md (from CLAUDE.md).\nNot read:\n  CLAUDE.local.md: ignored\n"), "{rendered}");
     }
 }
