@@ -135,7 +135,7 @@ pub fn plan(sources: &[(String, String)], max_dimensions: Option<usize>) -> Plan
         found.extend(read_rules(file, text));
     }
     let repeated = merge_repeats(&mut found);
-    let mut groups = group(found);
+    let mut groups = group(found, max);
     if groups.is_empty() {
         let mut dimensions: Vec<Dimension> = FALLBACKS
             .iter()
@@ -459,6 +459,7 @@ fn show_every(every: Duration) -> String {
 }
 
 /// One rule as read, before grouping.
+#[derive(Clone)]
 struct Found {
     rule: Rule,
     /// The heading it stands under.
@@ -807,7 +808,7 @@ fn scope_family(scope: &[String]) -> String {
 /// Rules into groups: invariants by their document's section, the rest by
 /// the part of the tree they govern and, within a large part or the whole
 /// project, by topic.
-fn group(found: Vec<Found>) -> Vec<Group> {
+fn group(found: Vec<Found>, max: usize) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
     let mut next_id = 0usize;
     let mut new_group = |name: String, family: String, origin: String, scope: Vec<String>| {
@@ -871,15 +872,23 @@ fn group(found: Vec<Found>) -> Vec<Group> {
             groups.push(group);
             continue;
         }
-        for (name, items) in by_topic(items, 3) {
+        for (name, items) in by_topic(items, 3, false) {
             let mut group = new_group(format!("{label}: {name}"), family.clone(), String::new(), scope.clone());
             group.origin.clear();
             fill(&mut group, items);
             groups.push(group);
         }
     }
-    // The whole project: by topic.
-    for (name, items) in by_topic(whole, 2) {
+    // The whole project: by topic, or by heading where no topic's words
+    // are; when that makes more than `max`, single rules and headings go to
+    // "Other rules" first.
+    let fine = by_topic(whole.clone(), 1, true);
+    let topics = if groups.len() + fine.len() <= max {
+        fine
+    } else {
+        by_topic(whole, 2, false)
+    };
+    for (name, items) in topics {
         let mut group = new_group(name, "whole".to_string(), String::new(), Vec::new());
         group.origin.clear();
         fill(&mut group, items);
@@ -890,14 +899,28 @@ fn group(found: Vec<Found>) -> Vec<Group> {
 
 /// Rules split by topic, in [`TOPICS`] order; a topic with fewer than `least`
 /// rules joins "Other rules".
-fn by_topic(items: Vec<Found>, least: usize) -> Vec<(String, Vec<Found>)> {
+fn by_topic(items: Vec<Found>, least: usize, headings: bool) -> Vec<(String, Vec<Found>)> {
     let mut buckets: Vec<Vec<Found>> = (0..=TOPICS.len()).map(|_| Vec::new()).collect();
     for item in items {
         let index = topic(item.heading.as_deref(), &item.rule.text).unwrap_or(TOPICS.len());
         buckets[index].push(item);
     }
-    let mut other: Vec<Found> = buckets.pop().unwrap_or_default();
+    let unknown: Vec<Found> = buckets.pop().unwrap_or_default();
+    let mut other: Vec<Found> = Vec::new();
     let mut out = Vec::new();
+    // No topic's words: the heading it stands under names it, when asked.
+    let mut by_heading: Vec<(String, Vec<Found>)> = Vec::new();
+    for item in unknown {
+        match item.heading.clone() {
+            Some(heading) if headings => {
+                match by_heading.iter_mut().find(|(name, _)| *name == heading) {
+                    Some((_, items)) => items.push(item),
+                    None => by_heading.push((heading, vec![item])),
+                }
+            }
+            _ => other.push(item),
+        }
+    }
     for (index, bucket) in buckets.into_iter().enumerate() {
         if bucket.is_empty() {
             continue;
@@ -906,6 +929,13 @@ fn by_topic(items: Vec<Found>, least: usize) -> Vec<(String, Vec<Found>)> {
             other.extend(bucket);
         } else {
             out.push((TOPICS[index].0.to_string(), bucket));
+        }
+    }
+    for (heading, bucket) in by_heading {
+        if bucket.len() < least || TOPICS.iter().any(|(name, ..)| *name == heading) {
+            other.extend(bucket);
+        } else {
+            out.push((heading, bucket));
         }
     }
     if !other.is_empty() {
