@@ -5,6 +5,7 @@
 //! are out, and the plan costs what a maintainer would pay for.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -27,12 +28,12 @@ struct Plan {
 
 impl Plan {
     fn of(project: &'static str) -> Plan {
-        let output = std::process::Command::new(BIN)
+        let mut command = bmb_testkit::bin::command(BIN);
+        command
             .arg("audit")
             .arg(corpus(project))
-            .args(["--plan", "--json", "--audit-every", "6h"])
-            .output()
-            .unwrap();
+            .args(["--plan", "--json", "--audit-every", "6h"]);
+        let output = bmb_testkit::bin::run(command, b"", Duration::from_secs(120));
         assert!(output.status.success(), "{project}: {output:?}");
         assert!(output.stderr.is_empty(), "{project}: {output:?}");
         let stdout = String::from_utf8(output.stdout).unwrap();
@@ -124,14 +125,15 @@ fn every_plan_is_affordable_and_every_rule_is_cited_at_its_own_line() {
     for project in PROJECTS {
         let plan = Plan::of(project);
         let count = plan.dimensions().len();
-        assert!(
-            (3..=MAX).contains(&count),
-            "{project}: {count} dimensions"
-        );
+        assert!((3..=MAX).contains(&count), "{project}: {count} dimensions");
         let cost = &plan.json["cost"];
         assert_eq!(cost["runs_per_audit"], count, "{project}: {cost}");
         assert_eq!(cost["audits_per_day"], 4.0, "{project}: {cost}");
-        assert_eq!(cost["runs_per_day"], 4.0 * count as f64, "{project}: {cost}");
+        assert_eq!(
+            cost["runs_per_day"],
+            4.0 * count as f64,
+            "{project}: {cost}"
+        );
         assert_eq!(cost["audit_every_secs"], 21_600, "{project}: {cost}");
         for dimension in plan.dimensions() {
             assert!(!dimension["sources"].as_array().unwrap().is_empty());
@@ -167,7 +169,10 @@ fn ruff_the_orders_in_paragraphs_are_rules() {
     // CLAUDE.md is `@AGENTS.md`: one file's rules, read once.
     assert_eq!(
         plan.read(),
-        [("AGENTS.md".to_string(), None), ("CLAUDE.md".to_string(), None)]
+        [
+            ("AGENTS.md".to_string(), None),
+            ("CLAUDE.md".to_string(), None)
+        ]
     );
 }
 
@@ -200,7 +205,10 @@ fn rust_analyzer_every_architecture_invariant_of_the_document_it_points_to_is_a_
         .map(|(_, line, _, _)| line)
         .collect();
     cited.sort();
-    assert_eq!(cited, invariants, "the document's rules are its invariants, all of them");
+    assert_eq!(
+        cited, invariants,
+        "the document's rules are its invariants, all of them"
+    );
     // Its AI policy is conduct: nothing in the tree at rest shows it kept,
     // so past the cap it is what is left out, and said.
     plan.assert_out("Do not use AI to author issue/PR comments");
@@ -231,11 +239,15 @@ fn pydantic_ai_the_ci_rules_and_the_guide_it_orders_read_are_in_and_package_desc
     assert_eq!(ci.len(), 1, "one dimension for the CI's rules");
     assert_eq!(ci[0]["scope"], serde_json::json!([".github/workflows/"]));
     assert!(ci[0]["rules"].as_array().unwrap().len() >= 5, "{}", ci[0]);
+    assert!(plan.read().contains(&(
+        "agent_docs/index.md".to_string(),
+        Some("AGENTS.md".to_string())
+    )));
     assert!(
-        plan.read()
-            .contains(&("agent_docs/index.md".to_string(), Some("AGENTS.md".to_string())))
+        plan.rules()
+            .iter()
+            .any(|(file, ..)| file == "agent_docs/index.md")
     );
-    assert!(plan.rules().iter().any(|(file, ..)| file == "agent_docs/index.md"));
     // Descriptions of the packages, and a list of links to docs.
     plan.assert_out("the [agent framework](docs/agent.md)");
     plan.assert_out("the type-hint based [graph library]");
@@ -255,7 +267,10 @@ fn biome_names_and_a_table_of_contents_are_not_rules() {
     plan.assert_in("just gen-grammar");
     // The same file under two names is read once, and said.
     let skipped = plan.json["skipped"].to_string();
-    assert!(skipped.contains("the same file as") || plan.read().len() == 2, "{skipped}");
+    assert!(
+        skipped.contains("the same file as") || plan.read().len() == 2,
+        "{skipped}"
+    );
 }
 
 /// trigger.dev states its import rule in five files, and scopes its task
@@ -269,11 +284,20 @@ fn trigger_dev_one_rule_stated_in_many_files_keeps_its_sources_and_mdc_globs_sco
         .dimensions()
         .iter()
         .flat_map(|d| d["rules"].as_array().unwrap())
-        .filter(|rule| rule["text"].as_str().unwrap().contains("import from `@trigger.dev/sdk`"))
+        .filter(|rule| {
+            rule["text"]
+                .as_str()
+                .unwrap()
+                .contains("import from `@trigger.dev/sdk`")
+        })
         .map(|rule| rule["also"].as_array().unwrap().len())
         .sum();
     assert!(also >= 2, "the other places are kept");
-    assert!(plan.json["repeated"].as_u64().unwrap() >= 2, "{}", plan.json["repeated"]);
+    assert!(
+        plan.json["repeated"].as_u64().unwrap() >= 2,
+        "{}",
+        plan.json["repeated"]
+    );
     for dimension in plan.dimensions() {
         let from_tasks = dimension["rules"]
             .as_array()
@@ -282,7 +306,11 @@ fn trigger_dev_one_rule_stated_in_many_files_keeps_its_sources_and_mdc_globs_sco
             .any(|rule| rule["file"] == ".cursor/rules/writing-tasks.mdc");
         if from_tasks {
             let scope = dimension["scope"].to_string();
-            assert!(scope.contains("**/trigger/**"), "{}: {scope}", dimension["name"]);
+            assert!(
+                scope.contains("**/trigger/**"),
+                "{}: {scope}",
+                dimension["name"]
+            );
         }
     }
     plan.assert_out("Run metadata access");
@@ -327,7 +355,10 @@ fn nextest_a_nested_agents_md_governs_its_folder() {
     for dimension in plan.dimensions() {
         for rule in dimension["rules"].as_array().unwrap() {
             if rule["file"] == "nextest-runner/src/runner/AGENTS.md" {
-                assert_eq!(dimension["scope"], serde_json::json!(["nextest-runner/src/runner/"]));
+                assert_eq!(
+                    dimension["scope"],
+                    serde_json::json!(["nextest-runner/src/runner/"])
+                );
             }
         }
     }

@@ -243,7 +243,9 @@ impl Walk<'_> {
                     continue;
                 }
             };
-            if entries.iter().any(|(name, kind)| name == ".gitignore" && *kind == Kind::File)
+            if entries
+                .iter()
+                .any(|(name, kind)| name == ".gitignore" && *kind == Kind::File)
                 && let Some(matcher) = self.matcher(Path::new(&folder), ".gitignore")
             {
                 ignores.push(matcher);
@@ -440,8 +442,8 @@ impl Walk<'_> {
     /// file inside the project.
     fn resolve(&self, from: &str, target: &str) -> Option<String> {
         // Cursor's links to another rule or file (`mdc:docs/x.md`).
-    let target = target.strip_prefix("mdc:").unwrap_or(target);
-    let target = target.trim_start_matches("./");
+        let target = target.strip_prefix("mdc:").unwrap_or(target);
+        let target = target.trim_start_matches("./");
         if target.starts_with('/') {
             return None;
         }
@@ -950,7 +952,10 @@ mod tests {
     #[test]
     fn the_walk_honours_gitignore_and_skips_other_projects_files_but_reads_the_ci_rules() {
         let dir = project(&[
-            (".gitignore", "/build/\n*.local.md\nnotes/\n!keep.local.md\n"),
+            (
+                ".gitignore",
+                "/build/\n*.local.md\nnotes/\n!keep.local.md\n",
+            ),
             ("AGENTS.md", "- a"),
             ("CLAUDE.local.md", "- mine, ignored"),
             ("build/AGENTS.md", "not read: gitignored folder"),
@@ -1005,13 +1010,19 @@ mod tests {
                  Read `ARCHITECTURE.md`, `../outside.md` and `<name>.md`.\n\
                  ```\nread `docs/in-a-fence.md`\n```\n",
             ),
-            ("docs/book/architecture.md", "**Architecture Invariant:** x."),
+            (
+                "docs/book/architecture.md",
+                "**Architecture Invariant:** x.",
+            ),
             ("docs/style.md", "- Prefer short names."),
             ("docs/Architecture.md", "- found by name under docs/"),
             ("docs/in-a-fence.md", "- not followed"),
             ("agent_docs/index.md", "- Read `agent_docs/deeper.md`."),
             ("agent_docs/deeper.md", "- not followed: two steps deep"),
-            ("CHANGELOG.md", "not followed: the line does not say to read it"),
+            (
+                "CHANGELOG.md",
+                "not followed: the line does not say to read it",
+            ),
         ]);
         let found = discover(dir.path()).unwrap();
         let followed: Vec<(&str, Option<&str>)> = found

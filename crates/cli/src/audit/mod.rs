@@ -94,7 +94,7 @@ pub fn run(args: Args) -> ExitCode {
             audit_every: args.audit_every,
         };
         if args.json {
-            print(&plan.to_json(&notes));
+            print(plan.to_json(&notes));
         } else {
             print(plan.render_with(&notes).trim_end());
         }
@@ -104,6 +104,12 @@ pub fn run(args: Args) -> ExitCode {
         say(format_args!(
             "bmb-monitor: audit: skipped {}: {}",
             skipped.path, skipped.why
+        ));
+    }
+    for left in &plan.left_out {
+        say(format_args!(
+            "bmb-monitor: audit: not audited: {} ({} rules): {}; see --plan",
+            left.name, left.rules, left.why
         ));
     }
     probes::signals::install_stop_handler();

@@ -242,7 +242,10 @@ impl Plan {
             let rules = plural(rules, "rule");
             let repeated = match self.repeated {
                 0 => String::new(),
-                n => format!(" ({} stated more than once, counted once)", plural(n, "rule")),
+                n => format!(
+                    " ({} stated more than once, counted once)",
+                    plural(n, "rule")
+                ),
             };
             out.push_str(&format!(
                 "{count}, {rules}{repeated}, from the project's own rules.\n"
@@ -311,10 +314,7 @@ impl Plan {
             if followed.is_empty() {
                 out.push_str(".\n");
             } else {
-                out.push_str(&format!(
-                    "; followed one step: {}.\n",
-                    followed.join(", ")
-                ));
+                out.push_str(&format!("; followed one step: {}.\n", followed.join(", ")));
             }
         }
         if !notes.skipped.is_empty() {
@@ -476,17 +476,48 @@ const TOPICS: [(&str, &[&str], f64); 12] = [
     (
         "Testing",
         &[
-            "test", "tests", "testing", "tested", "snapshot", "snapshots", "fixture", "fixtures",
-            "mdtest", "assert", "assertion", "assertions", "coverage", "pytest", "nextest", "mock",
-            "mocks", "flaky", "e2e", "vitest", "jest",
+            "test",
+            "tests",
+            "testing",
+            "tested",
+            "snapshot",
+            "snapshots",
+            "fixture",
+            "fixtures",
+            "mdtest",
+            "assert",
+            "assertion",
+            "assertions",
+            "coverage",
+            "pytest",
+            "nextest",
+            "mock",
+            "mocks",
+            "flaky",
+            "e2e",
+            "vitest",
+            "jest",
         ],
         1.0,
     ),
     (
         "Errors and panics",
         &[
-            "error", "errors", "panic", "panics", "unwrap", "expect", "result", "exception",
-            "exceptions", "raise", "raises", "fallible", "anyhow", "thiserror", "diagnostic",
+            "error",
+            "errors",
+            "panic",
+            "panics",
+            "unwrap",
+            "expect",
+            "result",
+            "exception",
+            "exceptions",
+            "raise",
+            "raises",
+            "fallible",
+            "anyhow",
+            "thiserror",
+            "diagnostic",
             "diagnostics",
         ],
         1.0,
@@ -494,89 +525,241 @@ const TOPICS: [(&str, &[&str], f64); 12] = [
     (
         "Security and secrets",
         &[
-            "security", "secret", "secrets", "token", "tokens", "credential", "credentials",
-            "permission", "permissions", "injection", "untrusted", "sandbox", "auth", "password",
-            "env", "pull_request_target", "sanitize", "escape",
+            "security",
+            "secret",
+            "secrets",
+            "token",
+            "tokens",
+            "credential",
+            "credentials",
+            "permission",
+            "permissions",
+            "injection",
+            "untrusted",
+            "sandbox",
+            "auth",
+            "password",
+            "env",
+            "pull_request_target",
+            "sanitize",
+            "escape",
         ],
         1.0,
     ),
     (
         "Database and migrations",
         &[
-            "database", "migration", "migrations", "sql", "schema", "prisma", "clickhouse",
-            "postgres", "query", "queries", "table", "index",
+            "database",
+            "migration",
+            "migrations",
+            "sql",
+            "schema",
+            "prisma",
+            "clickhouse",
+            "postgres",
+            "query",
+            "queries",
+            "table",
+            "index",
         ],
         1.0,
     ),
     (
         "Performance",
         &[
-            "performance", "allocation", "allocations", "allocate", "boxed", "clone", "clones",
-            "perf", "fast", "slow", "memory", "capacity", "cache", "cached", "salsa", "hot",
-            "benchmark", "benchmarks", "quadratic",
+            "performance",
+            "allocation",
+            "allocations",
+            "allocate",
+            "boxed",
+            "clone",
+            "clones",
+            "perf",
+            "fast",
+            "slow",
+            "memory",
+            "capacity",
+            "cache",
+            "cached",
+            "salsa",
+            "hot",
+            "benchmark",
+            "benchmarks",
+            "quadratic",
         ],
         1.0,
     ),
     (
         "Dependencies and packaging",
         &[
-            "dependency", "dependencies", "crate", "crates", "package", "packages", "install",
-            "pnpm", "npm", "uv", "pip", "version", "versions", "cargo", "workspace", "import",
-            "imports", "export", "exports",
+            "dependency",
+            "dependencies",
+            "crate",
+            "crates",
+            "package",
+            "packages",
+            "install",
+            "pnpm",
+            "npm",
+            "uv",
+            "pip",
+            "version",
+            "versions",
+            "cargo",
+            "workspace",
+            "import",
+            "imports",
+            "export",
+            "exports",
         ],
         1.0,
     ),
     (
         "API and architecture",
         &[
-            "api", "apis", "public", "module", "modules", "layer", "layers", "boundary",
-            "invariant", "interface", "parameter", "parameters", "struct", "trait", "function",
-            "functions", "type", "types", "class", "classes", "architecture", "backward",
-            "compatible", "breaking", "signature",
+            "api",
+            "apis",
+            "public",
+            "module",
+            "modules",
+            "layer",
+            "layers",
+            "boundary",
+            "invariant",
+            "interface",
+            "parameter",
+            "parameters",
+            "struct",
+            "trait",
+            "function",
+            "functions",
+            "type",
+            "types",
+            "class",
+            "classes",
+            "architecture",
+            "backward",
+            "compatible",
+            "breaking",
+            "signature",
         ],
         1.0,
     ),
     (
         "Code style",
         &[
-            "style", "naming", "name", "names", "format", "formatting", "comment", "comments",
-            "rustdoc", "docstring", "docstrings", "clippy", "lint", "lints", "idiomatic", "typing",
-            "hints", "readability", "emojis", "prose",
+            "style",
+            "naming",
+            "name",
+            "names",
+            "format",
+            "formatting",
+            "comment",
+            "comments",
+            "rustdoc",
+            "docstring",
+            "docstrings",
+            "clippy",
+            "lint",
+            "lints",
+            "idiomatic",
+            "typing",
+            "hints",
+            "readability",
+            "emojis",
+            "prose",
         ],
         1.0,
     ),
     (
         "Documentation",
         &[
-            "docs", "documentation", "readme", "changelog", "changeset", "changesets", "mdx",
-            "documented", "document", "guide", "guides",
+            "docs",
+            "documentation",
+            "readme",
+            "changelog",
+            "changeset",
+            "changesets",
+            "mdx",
+            "documented",
+            "document",
+            "guide",
+            "guides",
         ],
         0.8,
     ),
     (
         "Logging and observability",
         &[
-            "log", "logs", "logging", "logger", "trace", "tracing", "span", "spans", "metric",
-            "metrics", "otel", "telemetry", "observability",
+            "log",
+            "logs",
+            "logging",
+            "logger",
+            "trace",
+            "tracing",
+            "span",
+            "spans",
+            "metric",
+            "metrics",
+            "otel",
+            "telemetry",
+            "observability",
         ],
         1.0,
     ),
     (
         "Commands, CI and release",
         &[
-            "run", "command", "commands", "build", "ci", "release", "releases", "workflow",
-            "workflows", "generated", "regenerate", "codegen", "just", "make", "script",
-            "scripts", "before", "committing",
+            "run",
+            "command",
+            "commands",
+            "build",
+            "ci",
+            "release",
+            "releases",
+            "workflow",
+            "workflows",
+            "generated",
+            "regenerate",
+            "codegen",
+            "just",
+            "make",
+            "script",
+            "scripts",
+            "before",
+            "committing",
         ],
         0.5,
     ),
     (
         "Contributing and conduct",
         &[
-            "pr", "prs", "pull", "commit", "commits", "issue", "issues", "reply", "respond",
-            "response", "responses", "communication", "conversation", "maintainer", "maintainers",
-            "reviewer", "reviewers", "disclose", "ai", "user", "ask", "policy", "contributor",
-            "contributors", "branch", "emoji",
+            "pr",
+            "prs",
+            "pull",
+            "commit",
+            "commits",
+            "issue",
+            "issues",
+            "reply",
+            "respond",
+            "response",
+            "responses",
+            "communication",
+            "conversation",
+            "maintainer",
+            "maintainers",
+            "reviewer",
+            "reviewers",
+            "disclose",
+            "ai",
+            "user",
+            "ask",
+            "policy",
+            "contributor",
+            "contributors",
+            "branch",
+            "emoji",
         ],
         0.2,
     ),
@@ -589,8 +772,15 @@ fn topic(heading: Option<&str>, text: &str) -> Option<usize> {
     let heading_words = words_of(heading.unwrap_or(""));
     let text_words = words_of(text);
     for (index, (_, keys, _)) in TOPICS.iter().enumerate() {
-        let score = heading_words.iter().filter(|w| keys.contains(&w.as_str())).count() * 2
-            + text_words.iter().filter(|w| keys.contains(&w.as_str())).count();
+        let score = heading_words
+            .iter()
+            .filter(|w| keys.contains(&w.as_str()))
+            .count()
+            * 2
+            + text_words
+                .iter()
+                .filter(|w| keys.contains(&w.as_str()))
+                .count();
         if score > 0 && best.is_none_or(|(_, top)| score > top) {
             best = Some((index, score));
         }
@@ -647,11 +837,15 @@ fn merge_repeats(found: &mut Vec<Found>) -> usize {
         let same = keys.get(&key).copied().or_else(|| {
             (set.len() >= 5).then_some(())?;
             sets.iter().position(|other| {
-                let shared = set.iter().filter(|w| other.binary_search(w).is_ok()).count();
+                let shared = set
+                    .iter()
+                    .filter(|w| other.binary_search(w).is_ok())
+                    .count();
                 let (small, large) = (set.len().min(other.len()), set.len().max(other.len()));
                 // Nearly the same words, or the one said inside the other
                 // ("Always import from `x`" in "Always import from `x`, never `x/v3`").
-                let near = other.len() >= 6 && shared * 10 >= (set.len() + other.len() - shared) * 9;
+                let near =
+                    other.len() >= 6 && shared * 10 >= (set.len() + other.len() - shared) * 9;
                 let within = small >= 5 && small * 10 >= large * 6 && shared * 100 >= small * 85;
                 near || within
             })
@@ -663,9 +857,8 @@ fn merge_repeats(found: &mut Vec<Found>) -> usize {
                     file: item.rule.file,
                     line: item.rule.line,
                 };
-                if !(first.rule.file == place.file && first.rule.line == place.line)
-                    && !first.rule.also.contains(&place)
-                {
+                let same_place = first.rule.file == place.file && first.rule.line == place.line;
+                if !same_place && !first.rule.also.contains(&place) {
                     first.rule.also.push(place);
                 }
                 repeated += 1;
@@ -703,7 +896,16 @@ impl Group {
         let mut parts: Vec<String> = Vec::new();
         for part in &self.parts {
             let part = match part.split_once(": ") {
-                Some((scope, _)) if self.parts.iter().filter(|p| p.starts_with(&format!("{scope}: "))).count() > 1 => scope.to_string(),
+                Some((scope, _))
+                    if self
+                        .parts
+                        .iter()
+                        .filter(|p| p.starts_with(&format!("{scope}: ")))
+                        .count()
+                        > 1 =>
+                {
+                    scope.to_string()
+                }
                 _ => part.clone(),
             };
             if !parts.contains(&part) {
@@ -756,7 +958,10 @@ impl Group {
 /// `a`, `a and b`, `a, b and c`, `a, b and 3 more`.
 fn list_name(parts: &[String]) -> String {
     // Parts that are lists already are joined with `+`.
-    if parts.iter().any(|part| part.contains(", ") || part.contains(" and ")) {
+    if parts
+        .iter()
+        .any(|part| part.contains(", ") || part.contains(" and "))
+    {
         return match parts {
             [a, b] => format!("{a} + {b}"),
             [a, b, rest @ ..] => format!("{a} + {b} + {} more", rest.len()),
@@ -829,7 +1034,11 @@ fn group(found: Vec<Found>, max: usize) -> Vec<Group> {
     let mut whole: Vec<Found> = Vec::new();
     for item in found {
         if item.invariant {
-            let key = format!("{}\u{0}{}", item.rule.file, item.heading.as_deref().unwrap_or(""));
+            let key = format!(
+                "{}\u{0}{}",
+                item.rule.file,
+                item.heading.as_deref().unwrap_or("")
+            );
             let index = *by_key.entry(key).or_insert_with(|| {
                 let origin = match &item.heading {
                     Some(heading) => format!("{} invariants § {heading}", item.rule.file),
@@ -873,7 +1082,12 @@ fn group(found: Vec<Found>, max: usize) -> Vec<Group> {
             continue;
         }
         for (name, items) in by_topic(items, 3, false) {
-            let mut group = new_group(format!("{label}: {name}"), family.clone(), String::new(), scope.clone());
+            let mut group = new_group(
+                format!("{label}: {name}"),
+                family.clone(),
+                String::new(),
+                scope.clone(),
+            );
             group.origin.clear();
             fill(&mut group, items);
             groups.push(group);
@@ -1113,7 +1327,9 @@ fn heading_scope(raw: &str) -> Vec<String> {
         .filter(|word| {
             word.contains('/')
                 && !word.contains("://")
-                && word.chars().all(|c| c.is_alphanumeric() || "/._-*".contains(c))
+                && word
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || "/._-*".contains(c))
                 && word.chars().any(char::is_alphanumeric)
         })
         .map(str::to_string)
@@ -1376,9 +1592,22 @@ fn header_says_rules(header: &str) -> bool {
     words_of(header).iter().any(|word| {
         matches!(
             word.as_str(),
-            "rule" | "rules" | "required" | "must" | "do" | "don't" | "never" | "avoid"
-                | "prefer" | "should" | "instead" | "convention" | "conventions" | "guideline"
-                | "guidelines" | "policy"
+            "rule"
+                | "rules"
+                | "required"
+                | "must"
+                | "do"
+                | "don't"
+                | "never"
+                | "avoid"
+                | "prefer"
+                | "should"
+                | "instead"
+                | "convention"
+                | "conventions"
+                | "guideline"
+                | "guidelines"
+                | "policy"
         )
     })
 }
@@ -1537,21 +1766,140 @@ fn sentences(lines: &[(usize, String)]) -> Vec<(usize, String)> {
 
 /// Verbs an order opens with ("Use tabs.", "Prefer small functions.").
 const ORDER_VERBS: &[&str] = &[
-    "use", "prefer", "avoid", "keep", "write", "run", "add", "make", "put", "call", "check",
-    "read", "follow", "ask", "answer", "be", "stop", "start", "commit", "document",
-    "return", "handle", "validate", "leave", "remove", "update", "create", "fix", "treat",
-    "give", "wait", "cite", "reply", "limit", "store", "print", "include", "place", "import",
-    "export", "mark", "pass", "set", "define", "implement", "declare", "wrap", "split", "move",
-    "rename", "delete", "install", "regenerate", "generate", "ensure", "verify", "review",
-    "confirm", "preserve", "inspect", "load", "open", "describe", "explain", "say", "tell",
-    "reuse", "consider", "look", "search", "mention", "disclose", "apply", "respect", "match",
-    "annotate", "propagate", "resolve", "repeat", "provide", "bump", "pin", "squash",
-    "rebase", "choose", "select", "emit", "raise", "throw", "catch", "close", "clean", "share",
-    "copy", "convert", "replace", "drop", "favor", "favour", "think", "try", "do", "don't",
-    "dont", "never", "always", "only", "no", "refrain", "minimize", "minimise", "maximize",
-    "reduce", "extract", "sort", "prefix", "suffix", "benchmark", "reach",
-    "stick", "express", "target", "skip", "expose", "hide", "require", "register", "insert",
-    "prioritize", "prioritise", "investigate", "submit", "migrate", "edit",
+    "use",
+    "prefer",
+    "avoid",
+    "keep",
+    "write",
+    "run",
+    "add",
+    "make",
+    "put",
+    "call",
+    "check",
+    "read",
+    "follow",
+    "ask",
+    "answer",
+    "be",
+    "stop",
+    "start",
+    "commit",
+    "document",
+    "return",
+    "handle",
+    "validate",
+    "leave",
+    "remove",
+    "update",
+    "create",
+    "fix",
+    "treat",
+    "give",
+    "wait",
+    "cite",
+    "reply",
+    "limit",
+    "store",
+    "print",
+    "include",
+    "place",
+    "import",
+    "export",
+    "mark",
+    "pass",
+    "set",
+    "define",
+    "implement",
+    "declare",
+    "wrap",
+    "split",
+    "move",
+    "rename",
+    "delete",
+    "install",
+    "regenerate",
+    "generate",
+    "ensure",
+    "verify",
+    "review",
+    "confirm",
+    "preserve",
+    "inspect",
+    "load",
+    "open",
+    "describe",
+    "explain",
+    "say",
+    "tell",
+    "reuse",
+    "consider",
+    "look",
+    "search",
+    "mention",
+    "disclose",
+    "apply",
+    "respect",
+    "match",
+    "annotate",
+    "propagate",
+    "resolve",
+    "repeat",
+    "provide",
+    "bump",
+    "pin",
+    "squash",
+    "rebase",
+    "choose",
+    "select",
+    "emit",
+    "raise",
+    "throw",
+    "catch",
+    "close",
+    "clean",
+    "share",
+    "copy",
+    "convert",
+    "replace",
+    "drop",
+    "favor",
+    "favour",
+    "think",
+    "try",
+    "do",
+    "don't",
+    "dont",
+    "never",
+    "always",
+    "only",
+    "no",
+    "refrain",
+    "minimize",
+    "minimise",
+    "maximize",
+    "reduce",
+    "extract",
+    "sort",
+    "prefix",
+    "suffix",
+    "benchmark",
+    "reach",
+    "stick",
+    "express",
+    "target",
+    "skip",
+    "expose",
+    "hide",
+    "require",
+    "register",
+    "insert",
+    "prioritize",
+    "prioritise",
+    "investigate",
+    "submit",
+    "migrate",
+    "edit",
 ];
 
 /// Words after which a verb-like first word is a noun ("Tests are ...",
@@ -1571,7 +1919,17 @@ const SUBORDINATE: [&str; 15] = [
 /// Words after which `do not` is an order, not a fact ("you do not",
 /// "please do not"; "the tests do not work" is a fact).
 const ORDER_SUBJECTS: [&str; 12] = [
-    "you", "we", "please", "and", "or", "then", "but", "so", "agents", "contributors", "i",
+    "you",
+    "we",
+    "please",
+    "and",
+    "or",
+    "then",
+    "but",
+    "so",
+    "agents",
+    "contributors",
+    "i",
     "also",
 ];
 
@@ -1665,9 +2023,12 @@ fn has_modal(prose: &str) -> bool {
             }
             // "You need to", not "when you need to call it" (a condition).
             "need" | "needs" | "have" | "has" => {
-                let condition = index
-                    .checked_sub(2)
-                    .is_some_and(|i| matches!(words[i].as_str(), "when" | "if" | "case" | "whenever" | "unless"));
+                let condition = index.checked_sub(2).is_some_and(|i| {
+                    matches!(
+                        words[i].as_str(),
+                        "when" | "if" | "case" | "whenever" | "unless"
+                    )
+                });
                 next == Some("to") && index > 0 && !condition
             }
             "make" => next == Some("sure"),
@@ -1676,8 +2037,7 @@ fn has_modal(prose: &str) -> bool {
                     && matches!(next, Some("allowed" | "permitted" | "acceptable"))
             }
             "do" | "does" => {
-                next == Some("not")
-                    && previous.is_none_or(|p| ORDER_SUBJECTS.contains(&p))
+                next == Some("not") && previous.is_none_or(|p| ORDER_SUBJECTS.contains(&p))
             }
             "don't" | "dont" => previous.is_none_or(|p| ORDER_SUBJECTS.contains(&p)),
             _ => false,
@@ -1696,7 +2056,9 @@ fn opens_with_order(prose: &str) -> bool {
     if imperative(&words[start.min(words.len())..]) {
         return true;
     }
-    if words.first().is_some_and(|w| SUBORDINATE.contains(&w.as_str()))
+    if words
+        .first()
+        .is_some_and(|w| SUBORDINATE.contains(&w.as_str()))
         && let Some((_, after)) = prose.split_once(',')
     {
         return imperative(&words_of(after));
@@ -1719,7 +2081,6 @@ fn imperative(words: &[String]) -> bool {
         .get(1)
         .is_none_or(|next| !NOT_AFTER_A_VERB.contains(&next.as_str()))
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -1851,7 +2212,9 @@ Never run this.
             None,
         );
         assert_eq!(
-            rules_of(&plan).into_iter().collect::<std::collections::BTreeSet<_>>(),
+            rules_of(&plan)
+                .into_iter()
+                .collect::<std::collections::BTreeSet<_>>(),
             [
                 "AGENTS.md:3 Agents must never push.",
                 "AGENTS.md:7 For functions without `self`, `db` should be the first parameter.",
@@ -1904,9 +2267,10 @@ Never run this.
                 },
             ]
         );
-        assert!(plan.render().contains(
-            "    also stated at docs/CLAUDE.md:1, .cursor/rules/tasks.mdc:1\n"
-        ));
+        assert!(
+            plan.render()
+                .contains("    also stated at docs/CLAUDE.md:1, .cursor/rules/tasks.mdc:1\n")
+        );
     }
 
     /// Found on trigger.dev: a guide scoped to `**/trigger/**` by its front
@@ -1915,7 +2279,10 @@ Never run this.
     fn front_matter_globs_and_a_nested_rules_files_folder_scope_their_rules() {
         let plan = plan(
             &sources(&[
-                ("CLAUDE.md", "## Testing\n\n- Tests must use the real binary.\n- Every test must clean up.\n"),
+                (
+                    "CLAUDE.md",
+                    "## Testing\n\n- Tests must use the real binary.\n- Every test must clean up.\n",
+                ),
                 (
                     ".cursor/rules/tasks.mdc",
                     "---\ndescription: tasks\nglobs: **/trigger/**/*.ts, **/trigger/**/*.tsx\nalwaysApply: false\n---\n- Use `task()` for every task.\n",
@@ -1924,9 +2291,18 @@ Never run this.
                     ".claude/rules/db.md",
                     "---\npaths:\n  - \"internal-packages/database/**\"\n---\n- Never drop a column.\n",
                 ),
-                (".cursor/rules/all.mdc", "---\nalwaysApply: true\n---\n- Never log a token.\n"),
-                ("apps/web/AGENTS.md", "- Never use `process.env` directly.\n"),
-                (".github/workflows/AGENTS.md", "- Pin every action to a commit.\n"),
+                (
+                    ".cursor/rules/all.mdc",
+                    "---\nalwaysApply: true\n---\n- Never log a token.\n",
+                ),
+                (
+                    "apps/web/AGENTS.md",
+                    "- Never use `process.env` directly.\n",
+                ),
+                (
+                    ".github/workflows/AGENTS.md",
+                    "- Pin every action to a commit.\n",
+                ),
             ]),
             None,
         );
@@ -1941,7 +2317,10 @@ Never run this.
             scope_of("task()"),
             (
                 "trigger".to_string(),
-                vec!["**/trigger/**/*.ts".to_string(), "**/trigger/**/*.tsx".to_string()]
+                vec![
+                    "**/trigger/**/*.ts".to_string(),
+                    "**/trigger/**/*.tsx".to_string()
+                ]
             )
         );
         assert_eq!(
@@ -1957,11 +2336,17 @@ Never run this.
         );
         assert_eq!(
             scope_of("Pin every action"),
-            (".github/workflows".to_string(), vec![".github/workflows/".to_string()])
+            (
+                ".github/workflows".to_string(),
+                vec![".github/workflows/".to_string()]
+            )
         );
         assert_eq!(scope_of("real binary"), ("Testing".to_string(), Vec::new()));
         assert_eq!(scope_of("log a token").1, Vec::<String>::new());
-        assert!(plan.render().contains("  applies to: **/trigger/**/*.ts, **/trigger/**/*.tsx\n"));
+        assert!(
+            plan.render()
+                .contains("  applies to: **/trigger/**/*.ts, **/trigger/**/*.tsx\n")
+        );
     }
 
     /// Found on nextest and trigger.dev: one dimension per heading, up to 104.
@@ -1974,7 +2359,9 @@ Never run this.
                 "## {heading}\n\n- Every test must clean up its {heading}.\n- Never sleep in {heading}.\n\n"
             ));
         }
-        text.push_str("## Errors\n\n- Never `unwrap` an error in library code.\n- Return a typed error.\n\n");
+        text.push_str(
+            "## Errors\n\n- Never `unwrap` an error in library code.\n- Return a typed error.\n\n",
+        );
         text.push_str("## Pull requests\n\n- Always disclose AI use in the PR.\n- Never reply to a maintainer for the user.\n- Ask the user before opening a PR.\n\n");
         let files = sources(&[
             ("CLAUDE.md", &text),
@@ -1986,7 +2373,14 @@ Never run this.
         let names: Vec<&str> = full.dimensions.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(
             names,
-            ["Testing", "Errors and panics", "crates/a", "crates/b", "crates/c", "Contributing and conduct"],
+            [
+                "Testing",
+                "Errors and panics",
+                "crates/a",
+                "crates/b",
+                "crates/c",
+                "Contributing and conduct"
+            ],
             "ranked: the most checkable first"
         );
         assert_eq!(full.dimensions[0].rules.len(), 8);
@@ -1994,14 +2388,24 @@ Never run this.
 
         let capped = plan(&files, Some(3));
         let names: Vec<&str> = capped.dimensions.iter().map(|d| d.name.as_str()).collect();
-        assert_eq!(names, ["Testing", "crates/a, crates/b and crates/c", "Errors and panics"]);
+        assert_eq!(
+            names,
+            [
+                "Testing",
+                "crates/a, crates/b and crates/c",
+                "Errors and panics"
+            ]
+        );
         assert_eq!(capped.left_out.len(), 1);
         assert_eq!(capped.left_out[0].name, "Contributing and conduct");
         assert_eq!(capped.left_out[0].rules, 3);
         assert!(capped.left_out[0].why.starts_with("mostly conduct"));
         assert_eq!(capped.merged.len(), 2, "{:?}", capped.merged);
         let rendered = capped.render();
-        assert!(rendered.contains("\nMerged to stay within --max-dimensions:\n"), "{rendered}");
+        assert!(
+            rendered.contains("\nMerged to stay within --max-dimensions:\n"),
+            "{rendered}"
+        );
         assert!(
             rendered.contains("\n1 more dimension left out by --max-dimensions (the least checkable against the tree):\n  Contributing and conduct (3 rules): mostly conduct"),
             "{rendered}"
@@ -2049,7 +2453,10 @@ Nothing stated.
                         d.name.clone(),
                         d.origin.clone(),
                         d.scope.clone(),
-                        d.rules.iter().map(|r| format!("{}:{}", r.line, r.text)).collect(),
+                        d.rules
+                            .iter()
+                            .map(|r| format!("{}:{}", r.line, r.text))
+                            .collect(),
                     )
                 })
                 .collect();
@@ -2079,7 +2486,10 @@ Nothing stated.
         }
         // An invariant line is a rule in any file.
         let planned = plan(
-            &sources(&[("CLAUDE.md", "Some text.\n\n**Architecture Invariant:** the core does no I/O.\n")]),
+            &sources(&[(
+                "CLAUDE.md",
+                "Some text.\n\n**Architecture Invariant:** the core does no I/O.\n",
+            )]),
             None,
         );
         assert_eq!(rules_of(&planned), ["CLAUDE.md:3 the core does no I/O."]);
@@ -2096,12 +2506,25 @@ design and token rules  [fallback]
         let empty = plan(&[], None);
         assert!(empty.fallback);
         assert_eq!(empty.dimensions.len(), 4);
-        assert!(empty.render().starts_with(fallback_head), "{}", empty.render());
+        assert!(
+            empty.render().starts_with(fallback_head),
+            "{}",
+            empty.render()
+        );
         let none = plan(
             &sources(&[
-                ("CLAUDE.md", "# Notes\n\nThis project is a web shop.\n\n```\n- must not be read\n```\n"),
-                ("ARCHITECTURE.md", "# Map\n\n- `src/`: the code, it must compile.\n"),
-                (".cursor/rules/x.mdc", "---\n- description: must be metadata\n---\n"),
+                (
+                    "CLAUDE.md",
+                    "# Notes\n\nThis project is a web shop.\n\n```\n- must not be read\n```\n",
+                ),
+                (
+                    "ARCHITECTURE.md",
+                    "# Map\n\n- `src/`: the code, it must compile.\n",
+                ),
+                (
+                    ".cursor/rules/x.mdc",
+                    "---\n- description: must be metadata\n---\n",
+                ),
             ]),
             None,
         );
@@ -2109,7 +2532,10 @@ design and token rules  [fallback]
         let one = plan(&empty_cut(), Some(1));
         assert_eq!(one.dimensions.len(), 1);
         assert_eq!(one.left_out.len(), 3);
-        assert!(one.render().contains("\n3 more dimensions left out by --max-dimensions"));
+        assert!(
+            one.render()
+                .contains("\n3 more dimensions left out by --max-dimensions")
+        );
         let with_one = plan(&sources(&[("RULES.md", "- Never push.")]), None);
         assert!(!with_one.fallback);
         assert_eq!(
@@ -2135,7 +2561,10 @@ design and token rules  [fallback]
 
     #[test]
     fn a_rule_after_a_thematic_break_that_opens_a_file_is_still_read() {
-        let planned = plan(&sources(&[("CLAUDE.md", "---\n- Never push to main.\n")]), None);
+        let planned = plan(
+            &sources(&[("CLAUDE.md", "---\n- Never push to main.\n")]),
+            None,
+        );
         assert_eq!(rules_of(&planned), ["CLAUDE.md:2 Never push to main."]);
     }
 
@@ -2204,7 +2633,10 @@ design and token rules  [fallback]
         // Ranked: the rules that name something in the tree first.
         assert_eq!(json["dimensions"][0]["name"], "Errors and panics");
         assert_eq!(json["dimensions"][1]["name"], "Testing");
-        assert_eq!(json["dimensions"][1]["sources"], serde_json::json!(["CLAUDE.md"]));
+        assert_eq!(
+            json["dimensions"][1]["sources"],
+            serde_json::json!(["CLAUDE.md"])
+        );
         assert_eq!(
             json["dimensions"][1]["rules"],
             serde_json::json!([
@@ -2212,8 +2644,14 @@ design and token rules  [fallback]
                 {"file": "CLAUDE.md", "line": 3, "text": "Every test must clean up.", "also": []},
             ])
         );
-        assert_eq!(json["skipped"], serde_json::json!([{"path": "CLAUDE.local.md", "why": "ignored"}]));
-        assert_eq!(json["read"][1], serde_json::json!({"path": "docs/a.md", "from": "CLAUDE.md"}));
+        assert_eq!(
+            json["skipped"],
+            serde_json::json!([{"path": "CLAUDE.local.md", "why": "ignored"}])
+        );
+        assert_eq!(
+            json["read"][1],
+            serde_json::json!({"path": "docs/a.md", "from": "CLAUDE.md"})
+        );
         assert_eq!(
             json["cost"],
             serde_json::json!({"runs_per_audit": 2, "audit_every_secs": 86400, "audit_every_assumed": false, "audits_per_day": 1.0, "runs_per_day": 2.0})
