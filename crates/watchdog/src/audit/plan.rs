@@ -1094,9 +1094,12 @@ fn group(found: Vec<Found>, max: usize) -> Vec<Group> {
         }
     }
     // The whole project: by topic, or by heading where no topic's words
-    // are; when that makes more than `max`, single rules and headings go to
-    // "Other rules" first.
-    let fine = by_topic(whole.clone(), 1, true);
+    // are; when that makes more than `max`, headings go to "Other rules"
+    // first.
+    // A rule alone is its own dimension only in a small project, where
+    // every rule is a maintainer's concern of its own.
+    let least = if whole.len() <= SMALL_SCOPE { 1 } else { 2 };
+    let fine = by_topic(whole.clone(), least, true);
     let topics = if groups.len() + fine.len() <= max {
         fine
     } else {
@@ -2016,7 +2019,9 @@ fn has_modal(prose: &str) -> bool {
         let previous = index.checked_sub(1).map(|i| words[i].as_str());
         match word.as_str() {
             "must" | "mustn't" | "should" | "shouldn't" | "shall" | "never" | "always"
-            | "prefer" | "avoid" | "ensure" | "forbidden" | "mandatory" => true,
+            | "prefer" | "avoid" | "forbidden" | "mandatory" => true,
+            // "Ensure X", "you must ensure"; not "done to ensure X" (a purpose).
+            "ensure" => previous.is_none_or(|p| ORDER_SUBJECTS.contains(&p) || p == "must"),
             // "X is required", "required to"; not "the required tools".
             "required" => {
                 matches!(previous, Some("is" | "are" | "be" | "also")) || next == Some("to")
@@ -2121,6 +2126,7 @@ mod tests {
             "Testing: run the narrowest tests first.",
             "A changeset is required for user-facing changes.",
             "Make sure the lockfile is updated.",
+            "Ensure the lockfile is committed.",
             "Always import from `@trigger.dev/sdk` (never `@trigger.dev/sdk/v3`)",
             "Edit the package.json directly — do NOT use `pnpm add`.",
         ];
@@ -2141,6 +2147,7 @@ mod tests {
             "Edit",
             "Tests are in `tests/`.",
             "The crates follow a naming convention.",
+            "This can be done for performance, and also to ensure incremental computation.",
         ];
         for text in not_orders {
             assert!(!is_order(text), "not an order: {text}");
