@@ -796,3 +796,31 @@ esac
         text(&json.stdout)
     );
 }
+
+/// A `.mdc` rule's globs scope it: its auditor is told where the rules
+/// apply, and the repository-wide rules' auditor is not.
+#[test]
+fn an_mdc_rules_globs_go_into_its_auditors_prompt() {
+    let project = Project::new();
+    let rules = project.root().join(".cursor/rules");
+    std::fs::create_dir_all(&rules).unwrap();
+    std::fs::write(
+        rules.join("tasks.mdc"),
+        "---\ndescription: tasks\nglobs: **/trigger/**/*.ts\nalwaysApply: false\n---\n- Always export every task.\n",
+    )
+    .unwrap();
+    let prompts = project.state.path().join("prompts");
+    std::fs::create_dir(&prompts).unwrap();
+    let script = format!("cat > \"{}/$BMB_AUDIT_DIMENSION.txt\"\n", prompts.display());
+    let output = project.audit(&script, &[]);
+    assert!(output.status.success(), "{output:?}");
+    let scoped = std::fs::read_to_string(prompts.join("trigger.txt")).unwrap();
+    assert!(
+        scoped.contains(".cursor/rules/tasks.mdc:6: Always export every task.")
+            && scoped
+                .contains("These rules govern only these parts of the tree: **/trigger/**/*.ts"),
+        "{scoped}"
+    );
+    let whole = std::fs::read_to_string(prompts.join("Testing.txt")).unwrap();
+    assert!(!whole.contains("govern only"), "{whole}");
+}

@@ -37,9 +37,13 @@ pub struct Args {
     /// The project to audit (its own rules decide the dimensions).
     #[arg(value_name = "PROJECT_DIR")]
     project: PathBuf,
-    /// Print the dimensions and their rules, and run nothing.
+    /// Print the dimensions and their rules, what was read and skipped, and the
+    /// cost, and run nothing (with --json: as one JSON object).
     #[arg(long)]
     plan: bool,
+    /// With --plan: the watcher's --audit-every, for the cost per day (6h when not given).
+    #[arg(long, value_name = "PERIOD", value_parser = watchdog::audit::cadence::parse_every, requires = "plan")]
+    audit_every: Option<Duration>,
     /// The auditor: `sh -c CMD` in the project, the prompt on stdin,
     /// BMB_AUDIT_DIMENSION set; it answers in JSON lines (README).
     #[arg(long, value_name = "CMD", default_value = DEFAULT_AGENT_CMD)]
@@ -50,9 +54,9 @@ pub struct Args {
     /// Seconds each auditor may take before its process group is ended.
     #[arg(long, value_name = "SECS", default_value_t = 900, value_parser = crate::secs(1))]
     timeout: u64,
-    /// Audit at most this many dimensions (the first ones).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    max_dimensions: Option<u32>,
+    /// Audit at most this many dimensions: past it, the least checkable are merged or left out (said in --plan).
+    #[arg(long, value_name = "N", default_value_t = plan::DEFAULT_MAX_DIMENSIONS as u32, value_parser = clap::value_parser!(u32).range(1..))]
+    max_dimensions: u32,
     /// Shell command that receives the news of this audit on stdin (BMB_PROJECT, BMB_REASON=audit set).
     #[arg(long, value_name = "CMD")]
     alert_cmd: Option<String>,
@@ -111,16 +115,40 @@ pub fn run(mut args: Args) -> ExitCode {
         Ok(found) => found,
         Err(why) => return usage_error("audit", format_args!("{}: {why}", root.display())),
     };
+    let plan = plan::plan(&sources.pairs(), Some(args.max_dimensions as usize));
+    if args.plan {
+        // What was skipped is part of the plan's answer, not a warning.
+        let notes = plan::Notes {
+            read: sources
+                .files
+                .iter()
+                .map(|file| (file.path.clone(), file.from.clone()))
+                .collect(),
+            skipped: sources
+                .skipped
+                .iter()
+                .map(|skip| (skip.path.clone(), skip.why.to_string()))
+                .collect(),
+            audit_every: args.audit_every,
+        };
+        if args.json {
+            print(plan.to_json(&notes));
+        } else {
+            print(plan.render_with(&notes).trim_end());
+        }
+        return crate::exit::code(crate::exit::OK);
+    }
     for skipped in &sources.skipped {
         say(format_args!(
             "bmb-monitor: audit: skipped {}: {}",
             skipped.path, skipped.why
         ));
     }
-    let plan = plan::plan(&sources.pairs(), args.max_dimensions.map(|n| n as usize));
-    if args.plan {
-        print(plan.render().trim_end());
-        return crate::exit::code(crate::exit::OK);
+    for left in &plan.left_out {
+        say(format_args!(
+            "bmb-monitor: audit: not audited: {} ({} rules): {}; see --plan",
+            left.name, left.rules, left.why
+        ));
     }
     probes::signals::install_stop_handler();
     let folder = store::folder(&crate::state_dir(), &root);

@@ -10,6 +10,13 @@ pub(super) fn prompt(project: &str, dimension: &Dimension, fallback: bool) -> St
     for rule in &dimension.rules {
         rules.push_str(&format!("- {}:{}: {}\n", rule.file, rule.line, rule.text));
     }
+    if !dimension.scope.is_empty() {
+        // A `.mdc` rule's globs, a nested AGENTS.md's folder: where these rules apply.
+        rules.push_str(&format!(
+            "These rules govern only these parts of the tree: {}\n",
+            dimension.scope.join(", ")
+        ));
+    }
     let what = if fallback {
         let looks_for = watchdog::audit::plan::FALLBACKS
             .iter()

@@ -745,7 +745,7 @@ struct FileCache<'a, P> {
     root: String,
     files: &'a mut P,
     seen: BTreeMap<String, Look>,
-    /// Where each rule of the plan stands (canonical file, first line),
+    /// Where each rule of the plan stands, every copy of it (canonical file, first line),
     /// learnt when a citation first needs it.
     rule_places: Option<Vec<(String, usize)>>,
 }
@@ -755,12 +755,23 @@ impl<P: ProjectFiles> FileCache<'_, P> {
         if let Some(places) = &self.rule_places {
             return places.clone();
         }
-        let places: Vec<(String, usize)> = rules
+        // Every place a rule is stated: a copy in another file is its own line too.
+        let stated: Vec<(&str, usize)> = rules
             .iter()
-            .filter_map(|rule| {
-                let path = normalise(&rule.file, &self.root)?;
+            .flat_map(|rule| {
+                let also = rule
+                    .also
+                    .iter()
+                    .map(|place| (place.file.as_str(), place.line));
+                std::iter::once((rule.file.as_str(), rule.line)).chain(also)
+            })
+            .collect();
+        let places: Vec<(String, usize)> = stated
+            .into_iter()
+            .filter_map(|(file, line)| {
+                let path = normalise(file, &self.root)?;
                 match self.look(&path) {
-                    Look::Text { canonical, .. } => Some((canonical, rule.line)),
+                    Look::Text { canonical, .. } => Some((canonical, line)),
                     _ => None,
                 }
             })

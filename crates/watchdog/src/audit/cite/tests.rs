@@ -91,6 +91,7 @@ fn rules() -> Vec<Rule> {
             file: "CLAUDE.md".to_string(),
             line: i + 2,
             text: text.to_string(),
+            also: Vec::new(),
         })
         .collect()
 }
@@ -472,6 +473,7 @@ fn a_generated_file_a_rule_names_may_be_cited() {
         file: "CLAUDE.md".to_string(),
         line: 4,
         text: "never edit `src/schema.rs` or anything under vendor/ by hand".to_string(),
+        also: Vec::new(),
     });
     for line in [
         finding_at("src/schema.rs", 2, "std::fs::remove_file"),
@@ -620,4 +622,24 @@ fn claims_and_holding_lines_are_kept_as_one_sanitised_capped_line() {
         visible("a\u{1b}]52;c;x\u{7}b\nc\u{9b}\u{202e}", 100),
         "a\\u{1b}]52;c;x\\u{7}b\\nc\\u{9b}\\u{202e}"
     );
+}
+
+/// A rule stated in two files (one rule in the plan, its copy in `also`):
+/// the copy's line is a rule's own line too, never evidence against it.
+#[test]
+fn a_copy_of_a_rule_in_another_file_is_a_rules_own_line_too() {
+    let mut project = FakeProject::new();
+    project
+        .files
+        .insert("AGENTS.md", "# Also here\n- watchdog does no I/O\n");
+    let mut rules = rules();
+    rules[0].also.push(crate::audit::plan::Place {
+        file: "AGENTS.md".to_string(),
+        line: 2,
+    });
+    let line = finding_at("AGENTS.md", 2, "watchdog does no I/O");
+    let checked = check_with(&line, &rules, &mut project);
+    let got: Vec<&str> = checked.rejected.iter().map(|r| r.why.code()).collect();
+    assert_eq!(got, ["rule_line"], "{checked:?}");
+    assert!(checked.findings.is_empty());
 }
