@@ -78,11 +78,15 @@ impl<'a> Watch<'a> {
                 ));
             }
         }
-        if let Err(err) = std::fs::create_dir_all(&dir) {
-            say(format_args!(
-                "bmb-monitor: watch: cannot create the state folder {}: {err}; state will not survive a restart",
-                dir.display()
-            ));
+        // Private or refused: a journal another user could write would steer the nudges.
+        match probes::folder::ensure_private_under(state_dir, &dir) {
+            Ok(()) => {}
+            Err(probes::folder::FolderError::Refused(why)) => {
+                return Err(format!("the state folder will not do: {why}"));
+            }
+            Err(err) => say(format_args!(
+                "bmb-monitor: watch: {err}; state will not survive a restart"
+            )),
         }
         let names: Vec<Target> = targets.iter().map(|t| t.target.clone()).collect();
         let fleet = super::metrics::Fleet::new(&names, args.interval, args.nudge_budget, state_dir);

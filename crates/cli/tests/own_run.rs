@@ -1,0 +1,215 @@
+//! What one monitor run owns, on the real binary (issue 19, items 1, 6
+//! and 8): its ssh control folder is its own (a socket planted where an
+//! earlier run's or a guessed name would be is never used as the master),
+//! one target has one monitor however its tmux socket is spelled (a hard
+//! link or a symlink to the socket file included), and a run killed with
+//! `kill -9` has what it started, and tagged, ended by the next run.
+//!
+//! Nothing here measures time: wall clocks appear only as hang guards.
+
+// The harnesses start tmux, sshd and the monitor as children of the test,
+// which `probes::run` (run to completion) cannot do.
+#![allow(clippy::disallowed_methods)]
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+
+use bmb_testkit::bin::{Running, wait_until};
+use bmb_testkit::sshd::Sshd;
+use bmb_testkit::tmux::{PrivateTmux, capture_path};
+
+const EXE: &str = env!("CARGO_BIN_EXE_bmb-monitor");
+
+/// The names in `dir`, sorted.
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// A listener at `path` that counts who connects: a planted control socket.
+fn plant(path: &Path) -> UnixListener {
+    let listener = UnixListener::bind(path).expect("plant a socket");
+    listener.set_nonblocking(true).unwrap();
+    listener
+}
+
+/// Whether anyone connected to a planted socket.
+fn was_used(listener: &UnixListener) -> bool {
+    listener.accept().is_ok()
+}
+
+/// The name the control socket of `alias` had before it was keyed per run:
+/// `<pid>-<hash of (alias, config)>`, the hash the same in every run and
+/// printed in ssh's error lines.
+fn old_scheme_name(pid: u32, alias: &str, config: Option<&str>) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    (alias, config).hash(&mut hasher);
+    format!("{pid}-{:016x}", hasher.finish())
+}
+
+/// `sh` that waits for one line on its stdin, then execs the monitor with
+/// `args`: its pid, known before the monitor runs, is the monitor's.
+fn held_monitor(args: &[&str], env: &[(&str, &Path)]) -> Running {
+    let mut command = bmb_testkit::bin::command("sh");
+    command
+        .args(["-c", r#"read go && exec "$0" "$@""#, EXE])
+        .args(args)
+        .envs(env.iter().copied());
+    Running::start(command)
+}
+
+fn count_lines(running: &Running, prefix: &str) -> usize {
+    running
+        .out()
+        .iter()
+        .filter(|l| l.starts_with(prefix))
+        .count()
+}
+
+#[test]
+fn a_control_socket_planted_where_the_monitor_would_look_is_never_its_master() {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start("box", &[]);
+    let server = PrivateTmux::new();
+    let received = server.dir.path().join("ask.received");
+    std::fs::write(&received, "").unwrap();
+    server.replay("ask", &capture_path("GOLDEN-question-real"), &received);
+    let runtime = dir.path().join("runtime");
+    let base = runtime.join("bmb-monitor");
+    std::fs::create_dir_all(&base).unwrap();
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let config = sshd.config().to_str().unwrap().to_string();
+    let state = dir.path().join("state");
+
+    let mut running = held_monitor(
+        &[
+            "watch",
+            "--interval",
+            "1",
+            "--ssh-config",
+            &config,
+            "-S",
+            server.socket.to_str().unwrap(),
+            "box:ask",
+        ],
+        &[("XDG_RUNTIME_DIR", &runtime), ("XDG_STATE_HOME", &state)],
+    );
+    let pid = running.child.id();
+    // Planted before the monitor runs: where the old scheme put this run's
+    // socket, and in a folder dressed as a live run's (its lock held).
+    let guessed = plant(&base.join(old_scheme_name(pid, "box", Some(&config))));
+    let decoy = base.join("run.decoy1");
+    std::fs::create_dir(&decoy).unwrap();
+    std::fs::set_permissions(&decoy, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let decoy_lock = std::fs::File::create(decoy.join("lock")).unwrap();
+    decoy_lock.lock().unwrap();
+    let in_decoy = plant(&decoy.join("0123456789abcdef"));
+    running.send("go");
+
+    assert!(
+        wait_until(60, || count_lines(&running, "MONITOR · box:ask · ") >= 3),
+        "out: {:?}\nerr: {:?}",
+        running.out(),
+        running.err()
+    );
+    assert!(
+        !was_used(&guessed),
+        "the guessed name was used as the master"
+    );
+    assert!(
+        !was_used(&in_decoy),
+        "a socket in another run's folder was used"
+    );
+    // The real pane was read: it asks, and the monitor says so.
+    assert!(
+        running
+            .out()
+            .iter()
+            .any(|l| l.starts_with("MONITOR · box:ask · QUESTION · ")),
+        "{:?}",
+        running.out()
+    );
+    // Its own folder: fresh, 0700, ours, one socket and its lock in it.
+    let mine: Vec<PathBuf> = entries(&base)
+        .into_iter()
+        .filter(|n| n.starts_with("run.") && n != "run.decoy1")
+        .map(|n| base.join(n))
+        .collect();
+    assert_eq!(mine.len(), 1, "{:?}", entries(&base));
+    let meta = std::fs::symlink_metadata(&mine[0]).unwrap();
+    assert!(meta.is_dir());
+    assert_eq!(meta.mode() & 0o777, 0o700);
+    assert_eq!(meta.uid(), rustix::process::getuid().as_raw());
+    assert_eq!(entries(&mine[0]).len(), 2, "{:?}", entries(&mine[0]));
+    // No name it uses can be read from what it printed before it used it.
+    let printed = format!("{:?}{:?}", running.out(), running.err());
+    assert!(
+        !printed.contains(&old_scheme_name(pid, "box", Some(&config))),
+        "{printed}"
+    );
+    assert_eq!(
+        sshd.log().matches("Accepted publickey for root").count(),
+        1,
+        "one login of its own: {}",
+        sshd.log()
+    );
+
+    running.signal(rustix::process::Signal::TERM);
+    let status = running.wait_exit(30).expect("ends on SIGTERM");
+    assert!(status.success(), "{status:?}: {:?}", running.err());
+    assert!(!mine[0].exists(), "its folder is removed when it ends");
+    assert!(decoy.is_dir(), "another run's folder is left alone");
+}
+
+#[test]
+fn a_control_folder_or_state_folder_open_to_others_is_refused_not_tightened() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = dir.path().join("runtime");
+    let base = runtime.join("bmb-monitor");
+    std::fs::create_dir_all(&base).unwrap();
+    std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let state = dir.path().join("state");
+    // A state folder open to others is refused as well: the journal there
+    // decides what is typed.
+    let open_state = state.join("bmb-monitor");
+    std::fs::create_dir_all(&open_state).unwrap();
+    std::fs::set_permissions(&open_state, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let server = PrivateTmux::new();
+    server.session("s", "exec sleep 600");
+    let mut command = bmb_testkit::bin::command(EXE);
+    command
+        .args(["watch", "--once", "-S", server.socket.to_str().unwrap()])
+        .args(["--ssh-config", "/dev/null", "s", "nowhere:s"])
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .env("XDG_STATE_HOME", &state);
+    let output = bmb_testkit::bin::run(command, b"", std::time::Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{} has mode 0777, open to other users",
+            base.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "the state folder will not do: {} has mode 0755",
+            open_state.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(entries(&base), Vec::<String>::new(), "nothing made in it");
+    let mode = std::fs::metadata(&base).unwrap().mode();
+    assert_eq!(mode & 0o777, 0o777, "refused, not tightened");
+}
