@@ -213,3 +213,70 @@ fn a_control_folder_or_state_folder_open_to_others_is_refused_not_tightened() {
     let mode = std::fs::metadata(&base).unwrap().mode();
     assert_eq!(mode & 0o777, 0o777, "refused, not tightened");
 }
+
+/// `watch --once -S SOCKET s` with `state`: its exit code and stderr.
+fn watch_once(socket: &Path, state: &Path) -> (Option<i32>, String) {
+    let mut command = bmb_testkit::bin::command(EXE);
+    command
+        .args(["watch", "--once", "-S"])
+        .arg(socket)
+        .arg("s")
+        .env("XDG_STATE_HOME", state);
+    let output = bmb_testkit::bin::run(command, b"", std::time::Duration::from_secs(60));
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_hard_link_or_a_symlink_to_the_watched_socket_is_the_same_target_even_when_it_came_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let server = PrivateTmux::new();
+    // The first monitor starts before its tmux server: no socket yet.
+    let mut command = bmb_testkit::bin::command(EXE);
+    command
+        .args(["watch", "--interval", "1", "-S"])
+        .arg(&server.socket)
+        .arg("s")
+        .env("XDG_STATE_HOME", &state);
+    let mut first = Running::start(command);
+    assert!(
+        wait_until(60, || first
+            .err()
+            .iter()
+            .any(|l| l.starts_with("bmb-monitor: watch: s: "))),
+        "it says the server is not there: {:?}",
+        first.err()
+    );
+    server.session("s", "exec sleep 600");
+    let cycles = count_lines(&first, "MONITOR · s · ");
+    // A cycle that began after the socket appeared took its lock.
+    assert!(
+        wait_until(60, || count_lines(&first, "MONITOR · s · ") >= cycles + 2),
+        "{:?}",
+        first.out()
+    );
+    let hard = dir.path().join("hard.sock");
+    std::fs::hard_link(&server.socket, &hard).unwrap();
+    let soft = dir.path().join("soft.sock");
+    std::os::unix::fs::symlink(&server.socket, &soft).unwrap();
+    let pid = first.child.id();
+    for other in [&hard, &soft] {
+        let (code, stderr) = watch_once(other, &state);
+        assert_eq!(code, Some(2), "{}: {stderr}", other.display());
+        assert!(
+            stderr.contains(&format!(
+                "s is already watched by another bmb-monitor (pid {pid}) on this server"
+            )),
+            "{}: {stderr}",
+            other.display()
+        );
+    }
+    first.signal(rustix::process::Signal::TERM);
+    assert!(first.wait_exit(30).is_some_and(|s| s.success()));
+    // Let go with its monitor: the hard link's monitor runs now.
+    let (code, stderr) = watch_once(&hard, &state);
+    assert_eq!(code, Some(0), "{stderr}");
+}

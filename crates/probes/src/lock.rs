@@ -9,7 +9,27 @@ use std::path::Path;
 /// Held while alive; the kernel releases it when the process ends, however it ends.
 #[derive(Debug)]
 pub struct Lock {
-    _file: File,
+    file: File,
+    path: std::path::PathBuf,
+}
+
+impl Lock {
+    /// Lets go and removes the file: safe, as a taker checks after locking
+    /// that the file it locked is still the one at the path.
+    pub fn remove(self) {
+        let _ = std::fs::remove_file(&self.path);
+        drop(self.file);
+    }
+}
+
+/// Whether `file` is still the file at `path` (not one removed or replaced
+/// since it was opened).
+fn still_at(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(held), Ok(named)) => held.dev() == named.dev() && held.ino() == named.ino(),
+        _ => false,
+    }
 }
 
 /// Why a lock was not taken: the two answers a caller must tell apart
@@ -37,6 +57,21 @@ impl std::error::Error for LockError {}
 
 /// Takes the lock at `path` without waiting, and writes this process's pid into it.
 pub fn try_lock(path: &Path) -> Result<Lock, LockError> {
+    // A holder that removed the file ([`Lock::remove`]) between our open and
+    // our lock leaves us holding a file no one else can find: open again.
+    for _ in 0..8 {
+        let lock = try_lock_once(path)?;
+        if still_at(&lock.file, path) {
+            return Ok(lock);
+        }
+    }
+    Err(LockError::Failed(format!(
+        "cannot lock {}: it is removed as soon as it is made",
+        path.display()
+    )))
+}
+
+fn try_lock_once(path: &Path) -> Result<Lock, LockError> {
     let mut file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -61,7 +96,10 @@ pub fn try_lock(path: &Path) -> Result<Lock, LockError> {
     let _ = file.set_len(0);
     let _ = file.seek(SeekFrom::Start(0));
     let _ = write!(file, "{}", std::process::id());
-    Ok(Lock { _file: file })
+    Ok(Lock {
+        file,
+        path: path.to_path_buf(),
+    })
 }
 
 #[cfg(test)]
@@ -114,6 +152,18 @@ mod tests {
             try_lock(&path).is_ok(),
             "the kernel released a dead holder's lock"
         );
+    }
+
+    #[test]
+    fn a_removed_lock_is_free_and_a_fresh_one_at_its_path_excludes_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.lock");
+        let first = try_lock(&path).unwrap();
+        first.remove();
+        assert!(!path.exists());
+        let second = try_lock(&path).unwrap();
+        assert!(matches!(try_lock(&path), Err(LockError::Held(_))));
+        drop(second);
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub(super) struct Watched {
 
     /// Held while this process watches the target.
     pub(super) _lock: Option<probes::lock::Lock>,
+    /// The same, under the tmux socket file's device and inode (local targets).
+    pub(super) socket: super::socket_lock::SocketGuard,
 }
 
 pub(super) struct Watch<'a> {
@@ -110,6 +112,10 @@ impl<'a> Watch<'a> {
             masters: super::hosts::Masters::default(),
             fleet,
         };
+        super::socket_lock::sweep(&watch.state_dir);
+        if let Some(refused) = watch.guard_socket().into_iter().next() {
+            return Err(refused);
+        }
         watch.sync_masters();
         watch.reload_profiles();
         Ok(watch)
@@ -137,6 +143,9 @@ impl<'a> Watch<'a> {
     pub(super) fn cycle(&mut self) -> bool {
         self.cycle += 1;
         self.fleet.cycle_started();
+        for refused in self.guard_socket() {
+            say(format_args!("bmb-monitor: watch: not watching {refused}"));
+        }
         self.reload_profiles();
         // The probes first: they may take seconds, and the screen must be
         // read as close as possible to the keys that act on it.

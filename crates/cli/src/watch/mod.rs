@@ -33,6 +33,7 @@ mod reload;
 mod report;
 mod serve;
 mod settings;
+mod socket_lock;
 
 use crate::state_dir;
 pub(crate) use alert::run_alert_cmd;

@@ -52,6 +52,7 @@ impl Watched {
             searched: false,
             key_time: None,
             _lock: lock,
+            socket: Default::default(),
         })
     }
 }
