@@ -280,3 +280,112 @@ fn a_hard_link_or_a_symlink_to_the_watched_socket_is_the_same_target_even_when_i
     let (code, stderr) = watch_once(&hard, &state);
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+/// Still running: neither gone nor a zombie.
+fn running(pid: u32) -> bool {
+    probes::process::Pid::new(pid).is_some_and(probes::process::is_alive)
+}
+
+fn read_pid(path: &Path) -> Option<u32> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// A `sleep` of the test's own, with `env`, to stand beside the monitor's.
+fn bystander(env: &[(&str, &str)]) -> std::process::Child {
+    let mut command = std::process::Command::new("sleep");
+    command.arg("600").env_remove("BMB_RUN");
+    command.envs(env.iter().copied());
+    bmb_testkit::dies_with_this_thread(&mut command);
+    command.spawn().expect("sleep starts")
+}
+
+#[test]
+fn a_restarted_watcher_ends_what_its_killed_run_tagged_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let server = PrivateTmux::new();
+    server.session("s", "exec sleep 600");
+    // A probe that starts a grandchild and a tmux server of its own, then
+    // waits: the monitor is killed while it runs.
+    let orphan_pid = dir.path().join("orphan.pid");
+    let other = PrivateTmux::new();
+    let probe = format!(
+        "sleep 600 & echo $! > '{orphan}'; tmux -S '{other}' -f /dev/null new-session -d -s x 'exec sleep 600'; wait",
+        orphan = orphan_pid.display(),
+        other = other.socket.display(),
+    );
+    let mut command = bmb_testkit::bin::command(EXE);
+    command
+        .args(["watch", "--interval", "1", "--probe-timeout", "600"])
+        .args(["--work-probe", &probe, "-S"])
+        .arg(&server.socket)
+        .arg("s")
+        .env("XDG_STATE_HOME", &state);
+    let mut first = Running::start(command);
+    assert!(
+        wait_until(60, || read_pid(&orphan_pid).is_some()
+            && other
+                .try_tmux(&["has-session", "-t", "=x"])
+                .status
+                .success()),
+        "the probe never started its children: {:?}",
+        first.err()
+    );
+    let orphan = read_pid(&orphan_pid).unwrap();
+    // Ends the orphan if the monitor did not (a failing run of this test).
+    // By its pid and start time, so a pid reused since is never hit.
+    let started = |pid: u32| probes::procfs::Stat::of(pid).and_then(|s| s.start_ticks());
+    struct EndOrphan(u32, Option<u64>);
+    impl Drop for EndOrphan {
+        fn drop(&mut self) {
+            let now = probes::procfs::Stat::of(self.0).and_then(|s| s.start_ticks());
+            if running(self.0) && now == self.1 {
+                let pid = rustix::process::Pid::from_raw(self.0 as i32).expect("a pid");
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+    }
+    let _end_orphan = EndOrphan(orphan, started(orphan));
+    // Not the monitor's: one with no tag, one with another run's tag.
+    let mut untagged = bystander(&[]);
+    let mut foreign = bystander(&[("BMB_RUN", "1-1.0")]);
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+    // What kill -9 leaves: the probe's own child, past its parent.
+    assert!(running(orphan), "the grandchild outlived the monitor");
+
+    let mut command = bmb_testkit::bin::command(EXE);
+    command
+        .args(["watch", "--once", "-S"])
+        .arg(&server.socket)
+        .arg("s")
+        .env("XDG_STATE_HOME", &state);
+    let output = bmb_testkit::bin::run(command, b"", std::time::Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        wait_until(20, || !running(orphan)),
+        "the next run left the orphan {orphan} running: {stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "bmb-monitor: watch: ended 1 process(es) its previous run (pid {}) left running: {orphan}",
+            first.child.id()
+        )),
+        "{stderr}"
+    );
+    // Never a tmux server or what runs in it, never what it did not tag.
+    assert!(
+        other
+            .try_tmux(&["has-session", "-t", "=x"])
+            .status
+            .success()
+    );
+    for child in [&mut untagged, &mut foreign] {
+        assert!(
+            running(child.id()),
+            "a process the monitor never tagged was ended"
+        );
+        bmb_testkit::stop_child(child);
+    }
+}

@@ -11,9 +11,16 @@ use std::path::Path;
 pub struct Lock {
     file: File,
     path: std::path::PathBuf,
+    previous_run: Option<String>,
 }
 
 impl Lock {
+    /// The run ([`crate::run::this_run`]) that held this lock last, as it
+    /// wrote it: whose orphans a restarted monitor ends.
+    pub fn previous_run(&self) -> Option<&str> {
+        self.previous_run.as_deref()
+    }
+
     /// Lets go and removes the file: safe, as a taker checks after locking
     /// that the file it locked is still the one at the path.
     pub fn remove(self) {
@@ -84,7 +91,8 @@ fn try_lock_once(path: &Path) -> Result<Lock, LockError> {
         Err(TryLockError::WouldBlock) => {
             let mut text = String::new();
             let _ = file.read_to_string(&mut text);
-            return Err(LockError::Held(text.trim().parse().ok()));
+            let pid = text.lines().next().and_then(|l| l.trim().parse().ok());
+            return Err(LockError::Held(pid));
         }
         Err(TryLockError::Error(error)) => {
             return Err(LockError::Failed(format!(
@@ -93,12 +101,26 @@ fn try_lock_once(path: &Path) -> Result<Lock, LockError> {
             )));
         }
     }
+    // What the last holder wrote: `<pid>\nrun <run>\n` (a bare pid before runs were kept).
+    let mut text = String::new();
+    let _ = file.read_to_string(&mut text);
+    let previous_run = text
+        .lines()
+        .find_map(|line| line.strip_prefix("run "))
+        .map(|run| run.trim().to_string())
+        .filter(|run| !run.is_empty());
     let _ = file.set_len(0);
     let _ = file.seek(SeekFrom::Start(0));
-    let _ = write!(file, "{}", std::process::id());
+    let _ = write!(
+        file,
+        "{}\nrun {}\n",
+        std::process::id(),
+        crate::run::this_run()
+    );
     Ok(Lock {
         file,
         path: path.to_path_buf(),
+        previous_run,
     })
 }
 
@@ -159,7 +181,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.lock");
         let first = try_lock(&path).unwrap();
-        first.remove();
+        assert_eq!(first.previous_run(), None);
+        drop(first);
+        let again = try_lock(&path).unwrap();
+        assert_eq!(again.previous_run(), Some(crate::run::this_run()));
+        again.remove();
         assert!(!path.exists());
         let second = try_lock(&path).unwrap();
         assert!(matches!(try_lock(&path), Err(LockError::Held(_))));
