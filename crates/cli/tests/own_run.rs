@@ -389,3 +389,72 @@ fn a_restarted_watcher_ends_what_its_killed_run_tagged_and_nothing_else() {
         bmb_testkit::stop_child(child);
     }
 }
+
+/// Pids of live processes whose command line mentions `needle`.
+fn processes_mentioning(needle: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        if String::from_utf8_lossy(&cmdline).contains(needle) && running(pid) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[test]
+fn a_killed_watchers_ssh_master_and_control_folder_are_ended_by_its_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start("box", &[]);
+    let server = PrivateTmux::new();
+    server.session("a", "exec sleep 600");
+    let runtime = dir.path().join("runtime");
+    std::fs::create_dir(&runtime).unwrap();
+    let state = dir.path().join("state");
+    let base = runtime.join("bmb-monitor");
+    let watch = |extra: &[&str]| {
+        let mut command = bmb_testkit::bin::command(EXE);
+        command
+            .arg("watch")
+            .args(extra)
+            .args(["--ssh-config", sshd.config().to_str().unwrap(), "-S"])
+            .arg(&server.socket)
+            .arg("box:a")
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .env("XDG_STATE_HOME", &state);
+        command
+    };
+    let mut first = Running::start(watch(&["--interval", "1"]));
+    assert!(
+        wait_until(60, || count_lines(&first, "MONITOR · box:a · ") >= 2),
+        "{:?}",
+        first.err()
+    );
+    let folder = base.join(&entries(&base)[0]);
+    let needle = folder.to_string_lossy().into_owned();
+    let master = processes_mentioning(&needle);
+    assert_eq!(master.len(), 1, "one master: {master:?}");
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+    // What kill -9 leaves: the master, past its monitor, and its folder.
+    assert!(running(master[0]) && folder.is_dir());
+
+    let output = bmb_testkit::bin::run(watch(&["--once"]), b"", std::time::Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        wait_until(20, || !running(master[0])),
+        "the killed run's master still runs: {stderr}"
+    );
+    // Its own folder is gone with it (`--once`), the killed run's as well.
+    assert_eq!(entries(&base), Vec::<String>::new(), "{stderr}");
+}

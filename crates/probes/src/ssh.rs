@@ -286,8 +286,11 @@ fn run_folder(base: &std::path::Path) -> Result<RunFolder, String> {
 }
 
 /// Removes each `run.*` folder in `base` whose lock no process holds: its
-/// run was killed before it could remove it (`kill -9`). A folder without a
-/// lock yet is one a starting run is making, and is left alone.
+/// run was killed before it could remove it (`kill -9`), and first ends the
+/// masters still listening there (`ssh -O exit`: a master rewrites its
+/// process title over its environment, so its run's tag cannot be read).
+/// A folder without a lock yet is one a starting run is making, and is left
+/// alone.
 fn remove_dead_runs(base: &std::path::Path) {
     let Ok(entries) = std::fs::read_dir(base) else {
         return;
@@ -303,9 +306,34 @@ fn remove_dead_runs(base: &std::path::Path) {
             continue;
         }
         if let Ok(held) = crate::lock::try_lock(&lock) {
+            end_masters_in(&entry.path());
             let _ = std::fs::remove_dir_all(entry.path());
             drop(held);
         }
+    }
+}
+
+/// `ssh -O exit` to each socket in a dead run's folder (ours, 0700, so
+/// every socket there is a master that run started).
+fn end_masters_in(dir: &std::path::Path) {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        if !entry.file_type().is_ok_and(|t| t.is_socket()) {
+            continue;
+        }
+        let control = ControlSocket {
+            path: entry.path(),
+            persist: Duration::ZERO,
+        };
+        let ssh = Invocation::new("ssh")
+            .args(["-F", "/dev/null", "-o"])
+            .arg(control.option())
+            .args(["-O", "exit", "--", "bmb-monitor-stale"]);
+        let limits = crate::run::Limits::with_timeout(Duration::from_secs(5)).for_cleanup();
+        let _ = crate::run::run(&ssh, &limits);
     }
 }
 
@@ -593,19 +621,19 @@ mod tests {
         let base = dir.path().join("base");
         let persist = Duration::from_secs(60);
         let live = Multiplex::prepare(std::slice::from_ref(&base), persist).unwrap();
-        // What `kill -9` leaves: the folder, a socket in it, its lock free.
+        // What `kill -9` leaves: the folder, a socket no master listens on
+        // any more, its lock free.
         let dead = base.join("run.dead01");
         crate::folder::ensure_private(&dead).unwrap();
         std::fs::write(dead.join(RUN_LOCK), "1").unwrap();
-        let planted =
-            std::os::unix::net::UnixListener::bind(dead.join("0123456789abcdef")).unwrap();
+        drop(std::os::unix::net::UnixListener::bind(dead.join("0123456789abcdef")).unwrap());
         // One being made, its lock not taken yet.
         let starting = base.join("run.start1");
         crate::folder::ensure_private(&starting).unwrap();
         let next = Multiplex::prepare(std::slice::from_ref(&base), persist).unwrap();
         assert!(!dead.exists(), "the dead run's folder is gone");
         assert!(live.dir.is_dir() && starting.is_dir());
-        drop((next, live, planted));
+        drop((next, live));
     }
 
     #[test]
