@@ -365,7 +365,12 @@ mod tests {
         argv.extend(names.iter().cloned());
         let args = TestCli::parse_from(argv).args;
         let targets = Settings::from_args(&args).unwrap().targets;
-        let mut watch = Watch::new(std::borrow::Cow::Borrowed(&args), targets, dir.path()).unwrap();
+        let mut watch = Watch::new(
+            std::borrow::Cow::Borrowed(&args),
+            targets,
+            &dir.path().join("state"),
+        )
+        .unwrap();
         // Let every pane draw its screen, so no cycle below has a reason to act.
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         while watch.capture_all().iter().any(|c| {
