@@ -89,6 +89,25 @@ impl<K: Hash + Eq> SaidOnce<K> {
     }
 }
 
+/// Ends what the last holder of `lock` left running when it was killed
+/// (`kill -9`): the processes its runs tagged (never one it did not tag,
+/// never a tmux server or what runs in one), and says how many.
+pub fn end_orphans(lock: &probes::lock::Lock, command: &str) {
+    let Some(run) = lock.previous_run() else {
+        return;
+    };
+    let ended = probes::run::end_orphans_of(run);
+    if !ended.is_empty() {
+        let pid = run.split('-').next().unwrap_or(run);
+        let pids: Vec<String> = ended.iter().map(u32::to_string).collect();
+        say(format_args!(
+            "bmb-monitor: {command}: ended {} process(es) its previous run (pid {pid}) left running: {}",
+            ended.len(),
+            pids.join(" ")
+        ));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::SaidOnce;

@@ -31,6 +31,7 @@ pub mod claude;
 pub mod clock;
 pub mod cpu;
 pub mod file;
+pub mod folder;
 pub mod git;
 pub mod inbox;
 pub mod input;

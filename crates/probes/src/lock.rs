@@ -9,7 +9,34 @@ use std::path::Path;
 /// Held while alive; the kernel releases it when the process ends, however it ends.
 #[derive(Debug)]
 pub struct Lock {
-    _file: File,
+    file: File,
+    path: std::path::PathBuf,
+    previous_run: Option<String>,
+}
+
+impl Lock {
+    /// The run ([`crate::run::this_run`]) that held this lock last, as it
+    /// wrote it: whose orphans a restarted monitor ends.
+    pub fn previous_run(&self) -> Option<&str> {
+        self.previous_run.as_deref()
+    }
+
+    /// Lets go and removes the file: safe, as a taker checks after locking
+    /// that the file it locked is still the one at the path.
+    pub fn remove(self) {
+        let _ = std::fs::remove_file(&self.path);
+        drop(self.file);
+    }
+}
+
+/// Whether `file` is still the file at `path` (not one removed or replaced
+/// since it was opened).
+fn still_at(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(held), Ok(named)) => held.dev() == named.dev() && held.ino() == named.ino(),
+        _ => false,
+    }
 }
 
 /// Why a lock was not taken: the two answers a caller must tell apart
@@ -37,6 +64,21 @@ impl std::error::Error for LockError {}
 
 /// Takes the lock at `path` without waiting, and writes this process's pid into it.
 pub fn try_lock(path: &Path) -> Result<Lock, LockError> {
+    // A holder that removed the file ([`Lock::remove`]) between our open and
+    // our lock leaves us holding a file no one else can find: open again.
+    for _ in 0..8 {
+        let lock = try_lock_once(path)?;
+        if still_at(&lock.file, path) {
+            return Ok(lock);
+        }
+    }
+    Err(LockError::Failed(format!(
+        "cannot lock {}: it is removed as soon as it is made",
+        path.display()
+    )))
+}
+
+fn try_lock_once(path: &Path) -> Result<Lock, LockError> {
     let mut file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -49,7 +91,8 @@ pub fn try_lock(path: &Path) -> Result<Lock, LockError> {
         Err(TryLockError::WouldBlock) => {
             let mut text = String::new();
             let _ = file.read_to_string(&mut text);
-            return Err(LockError::Held(text.trim().parse().ok()));
+            let pid = text.lines().next().and_then(|l| l.trim().parse().ok());
+            return Err(LockError::Held(pid));
         }
         Err(TryLockError::Error(error)) => {
             return Err(LockError::Failed(format!(
@@ -58,10 +101,27 @@ pub fn try_lock(path: &Path) -> Result<Lock, LockError> {
             )));
         }
     }
+    // What the last holder wrote: `<pid>\nrun <run>\n` (a bare pid before runs were kept).
+    let mut text = String::new();
+    let _ = file.read_to_string(&mut text);
+    let previous_run = text
+        .lines()
+        .find_map(|line| line.strip_prefix("run "))
+        .map(|run| run.trim().to_string())
+        .filter(|run| !run.is_empty());
     let _ = file.set_len(0);
     let _ = file.seek(SeekFrom::Start(0));
-    let _ = write!(file, "{}", std::process::id());
-    Ok(Lock { _file: file })
+    let _ = write!(
+        file,
+        "{}\nrun {}\n",
+        std::process::id(),
+        crate::run::this_run()
+    );
+    Ok(Lock {
+        file,
+        path: path.to_path_buf(),
+        previous_run,
+    })
 }
 
 #[cfg(test)]
@@ -114,6 +174,22 @@ mod tests {
             try_lock(&path).is_ok(),
             "the kernel released a dead holder's lock"
         );
+    }
+
+    #[test]
+    fn a_removed_lock_is_free_and_a_fresh_one_at_its_path_excludes_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.lock");
+        let first = try_lock(&path).unwrap();
+        assert_eq!(first.previous_run(), None);
+        drop(first);
+        let again = try_lock(&path).unwrap();
+        assert_eq!(again.previous_run(), Some(crate::run::this_run()));
+        again.remove();
+        assert!(!path.exists());
+        let second = try_lock(&path).unwrap();
+        assert!(matches!(try_lock(&path), Err(LockError::Held(_))));
+        drop(second);
     }
 
     #[test]

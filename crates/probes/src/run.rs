@@ -376,7 +376,7 @@ pub fn run(what: &Invocation, limits: &Limits) -> Outcome {
     // (`setsid`, a daemon) is still found and ended with the run.
     let tag = format!(
         "{}.{}",
-        std::process::id(),
+        this_run(),
         RUN_TAGS.fetch_add(1, Ordering::Relaxed)
     );
     let mut command = Command::new(&what.program);
@@ -396,9 +396,12 @@ pub fn run(what: &Invocation, limits: &Limits) -> Outcome {
         command.current_dir(dir);
     }
     // Dies with us: a monitor killed with SIGKILL does not leave its probe
-    // or alert command running. (Not what that command started in turn: the
+    // or alert command running. The signal comes when the THREAD that forked
+    // the child ends, and this one waits for the child before it returns, so
+    // it never comes early. (Not what that command started in turn: the
     // setting is not inherited across fork, which also keeps a tmux server
-    // started by a call from dying with it.)
+    // started by a call from dying with it; the next run ends those by their
+    // tag, [`end_orphans_of`].)
     // SAFETY: the closure runs in the forked child before exec, where only
     // async-signal-safe calls are sound: prctl(2) is one, and nothing here
     // allocates or takes a lock. `pre_exec` is the only hook std has there,
@@ -640,9 +643,118 @@ fn terminate_group(child: &mut Child, group: Pid, grace: Duration) {
     let _ = child.wait();
 }
 
-/// The environment variable that tags a run's descendants.
-const RUN_TAG_VAR: &str = "BMB_RUN";
+/// The environment variable that tags a run's descendants:
+/// `BMB_RUN=<this process's run>.<n>` (see [`this_run`]).
+pub const RUN_TAG_VAR: &str = "BMB_RUN";
 static RUN_TAGS: AtomicU64 = AtomicU64::new(0);
+
+/// This process's run: `<pid>-<start time in clock ticks since boot>`, so
+/// a later process that reuses the pid is another run. Every tag this
+/// process sets begins with it and a `.`.
+pub fn this_run() -> &'static str {
+    static RUN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    RUN.get_or_init(|| {
+        let pid = std::process::id();
+        let start = crate::procfs::Stat::of(pid)
+            .and_then(|stat| stat.start_ticks())
+            .unwrap_or(0);
+        format!("{pid}-{start}")
+    })
+}
+
+/// Whether the process of `run` (as [`this_run`] names it) still runs.
+fn run_is_alive(run: &str) -> bool {
+    let Some((pid, start)) = run.split_once('-') else {
+        return false;
+    };
+    let (Ok(pid), Ok(start)) = (pid.parse::<u32>(), start.parse::<u64>()) else {
+        return false;
+    };
+    crate::procfs::Stat::of(pid)
+        .is_some_and(|stat| !stat.has_exited() && stat.start_ticks() == Some(start))
+}
+
+/// A tmux server, or a process in one of its panes (tmux names its server
+/// `tmux: server`; its binary may be another tmux-compatible one): never
+/// ended as an orphan, whatever its tag says.
+fn under_a_tmux_server(pid: u32) -> bool {
+    let mut at = pid;
+    for _ in 0..64 {
+        let Some(stat) = crate::procfs::Stat::of(at) else {
+            return false;
+        };
+        let exe = std::fs::read_link(format!("/proc/{at}/exe")).ok();
+        let named_tmux = exe
+            .as_deref()
+            .and_then(Path::file_name)
+            .is_some_and(|name| name.to_string_lossy().starts_with("tmux"));
+        if stat.comm().starts_with("tmux") || named_tmux {
+            return true;
+        }
+        match stat.ppid() {
+            Some(parent) if parent > 1 => at = parent,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// Ends (SIGKILL) what an earlier run of `run` left: every process whose
+/// environment carries a tag of that run, unless it is a tmux server or
+/// runs under one. Nothing while that run's process still lives (a
+/// monitor that let go of a target is not gone), nor for this run. Returns
+/// the pids ended. One scan of `/proc`; a run's processes are ended once
+/// per process, however many of its locks name it.
+pub fn end_orphans_of(run: &str) -> Vec<u32> {
+    static ENDED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    if run.is_empty() || run == this_run() || run_is_alive(run) {
+        return Vec::new();
+    }
+    {
+        let mut ended = ENDED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if ended.iter().any(|r| r == run) {
+            return Vec::new();
+        }
+        ended.push(run.to_string());
+    }
+    let prefix = format!("{RUN_TAG_VAR}={run}.");
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut killed = Vec::new();
+    for entry in entries.filter_map(Result::ok) {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(environ) = crate::file::read_regular(&entry.path().join("environ"), 1 << 20) else {
+            continue;
+        };
+        let tagged = environ
+            .split(|&b| b == 0)
+            .any(|var| var.starts_with(prefix.as_bytes()));
+        let gone = crate::procfs::Stat::of(pid).is_none_or(|stat| stat.has_exited());
+        if !tagged || gone || under_a_tmux_server(pid) {
+            continue;
+        }
+        let Some(process) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+            continue;
+        };
+        if kill_process(process, Signal::KILL).is_ok() {
+            killed.push(pid);
+        }
+    }
+    killed
+}
 
 /// SIGKILL to every process whose environment carries this run's tag: the
 /// descendants that left its process group. One scan of `/proc`, only when a

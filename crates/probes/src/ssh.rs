@@ -109,15 +109,47 @@ impl ControlSocket {
 /// bytes, and ssh first binds a temporary name 17 bytes longer.
 pub const MAX_CONTROL_PATH: usize = 86;
 
-/// This process's master connections: one folder only this user can enter,
-/// one socket in it per alias, named by this process and a hash of the
-/// alias (and its ssh config), so two monitors never share, and so never
-/// close, each other's connection.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// This process's master connections: a folder made fresh for this run
+/// (`mkdtemp`, mode 0700, checked with `lstat`), never one a previous run or
+/// anyone else left, removed when the last clone of this is dropped; one
+/// socket in it per alias (and ssh config), named by a keyed hash whose key
+/// is drawn at random for this run, so no name can be guessed from an alias
+/// or from any message, and two monitors never share, and so never close,
+/// each other's connection.
+#[derive(Debug, Clone)]
 pub struct Multiplex {
     pub dir: std::path::PathBuf,
     pub persist: Duration,
+    /// The folders passed over before this one, and why (one open to
+    /// others, another user's): worth saying, as something may lurk there.
+    pub passed_over: Vec<(std::path::PathBuf, String)>,
+    /// The names' key, drawn from the OS at [`Multiplex::prepare`].
+    salt: u64,
+    /// Removes the fresh folder (its sockets and lock) when the last clone goes.
+    _folder: Option<std::sync::Arc<RunFolder>>,
 }
+
+impl PartialEq for Multiplex {
+    fn eq(&self, other: &Multiplex) -> bool {
+        self.dir == other.dir && self.persist == other.persist && self.salt == other.salt
+    }
+}
+
+impl Eq for Multiplex {}
+
+/// A run's own control folder, and the lock that tells a later run this one
+/// still lives (a folder whose lock is free was left by a run that died).
+#[derive(Debug)]
+struct RunFolder {
+    // Dropped in this order: the folder goes, then its lock is let go.
+    _dir: tempfile::TempDir,
+    _lock: crate::lock::Lock,
+}
+
+/// The fresh folders are `run.` and random letters, inside the base folder.
+const RUN_PREFIX: &str = "run.";
+/// Inside a run's folder: held for the run's life.
+const RUN_LOCK: &str = "lock";
 
 /// Why no folder could hold the control sockets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,30 +178,55 @@ impl std::fmt::Display for MultiplexError {
 impl std::error::Error for MultiplexError {}
 
 impl Multiplex {
-    /// The first of `candidates` that is, or can be made, a folder of this
-    /// user's that no one else can enter, with room for a short socket path.
+    /// A fresh folder of this run's inside the first of `candidates` that
+    /// is, or can be made, a private folder of this user's (one that exists
+    /// open to others, a symlink or another user's is passed over, never
+    /// tightened), with room for a short socket path. Folders that runs
+    /// which died left there are removed first.
     pub fn prepare(
         candidates: &[std::path::PathBuf],
         persist: Duration,
     ) -> Result<Multiplex, MultiplexError> {
         let mut tried = Vec::new();
-        for dir in candidates {
-            match private_dir(dir) {
-                Ok(()) => {
+        let salt = {
+            let mut bytes = [0u8; 8];
+            if let Err(e) = getrandom::fill(&mut bytes) {
+                tried.push((std::path::PathBuf::new(), format!("no random key: {e}")));
+                return Err(MultiplexError::NoFolder { tried });
+            }
+            u64::from_ne_bytes(bytes)
+        };
+        for base in candidates {
+            match run_folder(base) {
+                Ok(folder) => {
                     let multiplex = Multiplex {
-                        dir: dir.clone(),
+                        dir: folder._dir.path().to_path_buf(),
                         persist,
+                        passed_over: tried.clone(),
+                        salt,
+                        _folder: Some(std::sync::Arc::new(folder)),
                     };
                     let longest = multiplex.socket_for("x", None).path;
                     if longest.as_os_str().len() <= MAX_CONTROL_PATH {
                         return Ok(multiplex);
                     }
-                    tried.push((dir.clone(), "too long a path for a socket".to_string()));
+                    tried.push((base.clone(), "too long a path for a socket".to_string()));
                 }
-                Err(why) => tried.push((dir.clone(), why)),
+                Err(why) => tried.push((base.clone(), why)),
             }
         }
         Err(MultiplexError::NoFolder { tried })
+    }
+
+    /// A multiplex on `dir` as it is, made and removed by the caller (tests).
+    pub fn at(dir: std::path::PathBuf, persist: Duration) -> Multiplex {
+        Multiplex {
+            dir,
+            persist,
+            passed_over: Vec::new(),
+            salt: 0,
+            _folder: None,
+        }
     }
 
     /// Where a monitor keeps its sockets, best first: `$XDG_RUNTIME_DIR/bmb-monitor`
@@ -188,53 +245,96 @@ impl Multiplex {
         dirs
     }
 
-    /// `<dir>/<pid>-<16 hex digits>`: short whatever the alias.
+    /// `<dir>/<16 hex digits>`: short whatever the alias.
     pub fn socket_for(&self, alias: &str, config: Option<&str>) -> ControlSocket {
         use std::hash::{Hash, Hasher};
         let mut hasher = std::hash::DefaultHasher::new();
-        (alias, config).hash(&mut hasher);
+        (self.salt, alias, config).hash(&mut hasher);
         ControlSocket {
-            path: self
-                .dir
-                .join(format!("{}-{:016x}", std::process::id(), hasher.finish())),
+            path: self.dir.join(format!("{:016x}", hasher.finish())),
             persist: self.persist,
         }
     }
 }
 
-/// Makes `dir` (and its parents) a folder of this user's with mode 0700;
-/// one that exists must already be ours, not a symlink, and is closed to others.
-fn private_dir(dir: &std::path::Path) -> Result<(), String> {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-    if !dir.is_absolute() {
+/// A fresh private folder for this run inside `base` (itself private),
+/// after removing the ones runs that died left there.
+fn run_folder(base: &std::path::Path) -> Result<RunFolder, String> {
+    if !base.is_absolute() {
         return Err("not an absolute path".to_string());
     }
-    if dir
+    if base
         .to_string_lossy()
         .contains(|c: char| c.is_whitespace() || c == '"' || c == '\\')
     {
         return Err("ssh would split its name".to_string());
     }
-    if let Some(parent) = dir.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+    crate::folder::ensure_private(base).map_err(|e| e.to_string())?;
+    remove_dead_runs(base);
+    let dir = tempfile::Builder::new()
+        .prefix(RUN_PREFIX)
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir_in(base)
+        .map_err(|e| e.to_string())?;
+    // Made by us just now; still checked, as a planted one would fail.
+    crate::folder::check_private(dir.path()).map_err(|e| e.to_string())?;
+    let lock = crate::lock::try_lock(&dir.path().join(RUN_LOCK)).map_err(|e| e.to_string())?;
+    Ok(RunFolder {
+        _dir: dir,
+        _lock: lock,
+    })
+}
+
+/// Removes each `run.*` folder in `base` whose lock no process holds: its
+/// run was killed before it could remove it (`kill -9`), and first ends the
+/// masters still listening there (`ssh -O exit`: a master rewrites its
+/// process title over its environment, so its run's tag cannot be read).
+/// A folder without a lock yet is one a starting run is making, and is left
+/// alone.
+fn remove_dead_runs(base: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        if !entry.file_name().to_string_lossy().starts_with(RUN_PREFIX)
+            || !entry.file_type().is_ok_and(|t| t.is_dir())
+        {
+            continue;
+        }
+        let lock = entry.path().join(RUN_LOCK);
+        if std::fs::symlink_metadata(&lock).is_err() {
+            continue;
+        }
+        if let Ok(held) = crate::lock::try_lock(&lock) {
+            end_masters_in(&entry.path());
+            let _ = std::fs::remove_dir_all(entry.path());
+            drop(held);
+        }
     }
-    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e.to_string()),
+}
+
+/// `ssh -O exit` to each socket in a dead run's folder (ours, 0700, so
+/// every socket there is a master that run started).
+fn end_masters_in(dir: &std::path::Path) {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        if !entry.file_type().is_ok_and(|t| t.is_socket()) {
+            continue;
+        }
+        let control = ControlSocket {
+            path: entry.path(),
+            persist: Duration::ZERO,
+        };
+        let ssh = Invocation::new("ssh")
+            .args(["-F", "/dev/null", "-o"])
+            .arg(control.option())
+            .args(["-O", "exit", "--", "bmb-monitor-stale"]);
+        let limits = crate::run::Limits::with_timeout(Duration::from_secs(5)).for_cleanup();
+        let _ = crate::run::run(&ssh, &limits);
     }
-    let meta = std::fs::symlink_metadata(dir).map_err(|e| e.to_string())?;
-    if !meta.is_dir() {
-        return Err("not a folder".to_string());
-    }
-    if meta.uid() != rustix::process::getuid().as_raw() {
-        return Err("owned by another user".to_string());
-    }
-    if meta.mode() & 0o077 != 0 {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| e.to_string())?;
-    }
-    Ok(())
 }
 
 /// One word for a POSIX shell, taken literally: `'…'` with `'` as `'\''`.
@@ -456,18 +556,32 @@ mod tests {
     }
 
     #[test]
-    fn control_sockets_go_to_the_first_private_folder_with_room_for_a_short_path() {
+    fn control_sockets_go_to_a_fresh_folder_in_the_first_private_one_with_room_for_a_short_path() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let deep = dir.path().join("d".repeat(90));
         let open = dir.path().join("open");
         std::fs::create_dir(&open).unwrap();
-        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o775)).unwrap();
+        let base = dir.path().join("base");
         let persist = Duration::from_secs(60);
-        let multiplex = Multiplex::prepare(&[deep.clone(), open.clone()], persist).unwrap();
-        assert_eq!(multiplex.dir, open);
+        let candidates = [deep.clone(), open.clone(), base.clone()];
+        let multiplex = Multiplex::prepare(&candidates, persist).unwrap();
+        assert_eq!(
+            multiplex.dir.parent(),
+            Some(base.as_path()),
+            "{multiplex:?}"
+        );
         let mode = std::fs::metadata(&open).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o700, "closed to others");
+        assert_eq!(
+            mode & 0o777,
+            0o775,
+            "an open folder is passed over, not tightened"
+        );
+        for at in [&base, &multiplex.dir] {
+            let mode = std::fs::metadata(at).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700, "closed to others: {}", at.display());
+        }
         // Short whatever the alias, one per alias and config.
         let long = multiplex.socket_for(&"a".repeat(200), Some("/x"));
         assert!(long.path.as_os_str().len() <= MAX_CONTROL_PATH, "{long:?}");
@@ -479,21 +593,53 @@ mod tests {
             multiplex.socket_for("a", None),
             multiplex.socket_for("a", Some("/x"))
         );
-        let refused = Multiplex::prepare(&[deep, "relative".into()], persist).unwrap_err();
+        // A second run gets a folder of its own and names of its own.
+        let second = Multiplex::prepare(&candidates, persist).unwrap();
+        assert_ne!(second.dir, multiplex.dir);
+        let name = |m: &Multiplex| m.socket_for("a", None).path.file_name().unwrap().to_owned();
+        assert_ne!(name(&second), name(&multiplex));
+        // The last clone gone, the folder goes with it.
+        let (first, copy) = (multiplex.dir.clone(), multiplex.clone());
+        drop(multiplex);
+        assert!(first.is_dir(), "a clone still holds it");
+        drop(copy);
+        assert!(!first.exists());
+        let refused = Multiplex::prepare(&[deep, "relative".into(), open], persist).unwrap_err();
         let said = refused.to_string();
         assert!(
-            said.contains("too long a path for a socket") && said.contains("not an absolute path"),
+            said.contains("too long a path for a socket")
+                && said.contains("not an absolute path")
+                && said.contains("mode 0775"),
             "{said}"
         );
+        drop(second);
+    }
+
+    #[test]
+    fn a_folder_left_by_a_run_that_died_is_removed_and_a_live_runs_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("base");
+        let persist = Duration::from_secs(60);
+        let live = Multiplex::prepare(std::slice::from_ref(&base), persist).unwrap();
+        // What `kill -9` leaves: the folder, a socket no master listens on
+        // any more, its lock free.
+        let dead = base.join("run.dead01");
+        crate::folder::ensure_private(&dead).unwrap();
+        std::fs::write(dead.join(RUN_LOCK), "1").unwrap();
+        drop(std::os::unix::net::UnixListener::bind(dead.join("0123456789abcdef")).unwrap());
+        // One being made, its lock not taken yet.
+        let starting = base.join("run.start1");
+        crate::folder::ensure_private(&starting).unwrap();
+        let next = Multiplex::prepare(std::slice::from_ref(&base), persist).unwrap();
+        assert!(!dead.exists(), "the dead run's folder is gone");
+        assert!(live.dir.is_dir() && starting.is_dir());
+        drop((next, live));
     }
 
     #[test]
     fn a_multiplexed_invocation_names_its_socket_and_closing_none_spawns_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let multiplex = Multiplex {
-            dir: dir.path().join("100%"),
-            persist: Duration::from_secs(90),
-        };
+        let multiplex = Multiplex::at(dir.path().join("100%"), Duration::from_secs(90));
         let remote = Remote::new("box1", None).multiplexed(&multiplex);
         let shown = remote.invocation("true").display();
         assert!(shown.contains("ControlMaster=auto"), "{shown}");

@@ -223,7 +223,11 @@ impl Tmux {
     /// `tmux [-L NAME | -S PATH] ARGS…`, or the same as one remote shell command over ssh.
     fn command(&self, args: &[&str]) -> Invocation {
         match &self.remote {
+            // Untagged: a server this call starts (and every pane's
+            // process, which inherits its environment) is never the
+            // monitor's to end, not even as an orphan of a killed run.
             None => Invocation::new(&self.program)
+                .env_remove(crate::run::RUN_TAG_VAR)
                 .args(self.server_flags())
                 .args(args),
             Some(remote) => remote.invocation(&self.remote_line(args)),

@@ -45,7 +45,7 @@ pub(super) fn last(folder: &Path) -> Result<Option<serde_json::Value>, String> {
 /// Keeps this audit: written beside and renamed into place, so a crash
 /// leaves the previous one whole.
 pub(super) fn keep(folder: &Path, json: &serde_json::Value, markdown: &str) -> Result<(), String> {
-    std::fs::create_dir_all(folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    make(folder)?;
     for (name, text) in [
         ("last.json", json.to_string()),
         ("report.md", markdown.to_string()),
@@ -83,7 +83,7 @@ pub(crate) fn last_started(folder: &Path) -> Result<Option<i64>, String> {
 
 /// Keeps `epoch` as the start of `folder`'s project's latest audit.
 pub(crate) fn mark_started(folder: &Path, epoch: i64) -> Result<(), String> {
-    std::fs::create_dir_all(folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    make(folder)?;
     let path = folder.join("started");
     let fresh = folder.join(".started.new");
     std::fs::write(&fresh, format!("{epoch}\n"))
@@ -91,12 +91,27 @@ pub(crate) fn mark_started(folder: &Path, epoch: i64) -> Result<(), String> {
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// `<state>/audits/<project>` and the folders above it, private (mode
+/// 0700), or refused when one exists open to others or another user's.
+fn make_private(folder: &Path) -> Result<(), probes::folder::FolderError> {
+    match folder.ancestors().nth(2) {
+        Some(state) => probes::folder::ensure_private_under(state, folder),
+        None => probes::folder::ensure_private(folder),
+    }
+}
+
+fn make(folder: &Path) -> Result<(), String> {
+    make_private(folder).map_err(|e| e.to_string())
+}
+
 /// Held while an audit of `folder`'s project runs: a second audit of one
 /// project at once (another watcher, a hand-run `audit`) is refused.
 pub(crate) fn lock(folder: &Path) -> Result<Option<probes::lock::Lock>, String> {
-    if std::fs::create_dir_all(folder).is_err() {
+    match make_private(folder) {
+        Ok(()) => {}
+        Err(probes::folder::FolderError::Refused(why)) => return Err(why),
         // Said when the report is not kept; the audit itself can run.
-        return Ok(None);
+        Err(_) => return Ok(None),
     }
     match probes::lock::try_lock(&folder.join("audit.lock")) {
         Ok(lock) => Ok(Some(lock)),

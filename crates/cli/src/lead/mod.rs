@@ -265,7 +265,10 @@ fn lock_bmb_dir(bmb_dir: &Path) -> Result<Option<probes::lock::Lock>, String> {
         return Err(format!("cannot create {}: {err}", bmb_dir.display()));
     }
     match probes::lock::try_lock(&bmb_dir.join("monitor.lock")) {
-        Ok(lock) => Ok(Some(lock)),
+        Ok(lock) => {
+            crate::output::end_orphans(&lock, "lead");
+            Ok(Some(lock))
+        }
         Err(probes::lock::LockError::Held(pid)) => {
             let by = pid.map_or_else(String::new, |pid| format!(" (pid {pid})"));
             Err(format!(

@@ -30,6 +30,8 @@ pub(super) struct Watched {
 
     /// Held while this process watches the target.
     pub(super) _lock: Option<probes::lock::Lock>,
+    /// The same, under the tmux socket file's device and inode (local targets).
+    pub(super) socket: super::socket_lock::SocketGuard,
 }
 
 pub(super) struct Watch<'a> {
@@ -82,11 +84,15 @@ impl<'a> Watch<'a> {
                 ));
             }
         }
-        if let Err(err) = std::fs::create_dir_all(&dir) {
-            say(format_args!(
-                "bmb-monitor: watch: cannot create the state folder {}: {err}; state will not survive a restart",
-                dir.display()
-            ));
+        // Private or refused: a journal another user could write would steer the nudges.
+        match probes::folder::ensure_private_under(state_dir, &dir) {
+            Ok(()) => {}
+            Err(probes::folder::FolderError::Refused(why)) => {
+                return Err(format!("the state folder will not do: {why}"));
+            }
+            Err(err) => say(format_args!(
+                "bmb-monitor: watch: {err}; state will not survive a restart"
+            )),
         }
         let names: Vec<Target> = targets.iter().map(|t| t.target.clone()).collect();
         let fleet = super::metrics::Fleet::new(&names, args.interval, args.nudge_budget, state_dir);
@@ -117,6 +123,10 @@ impl<'a> Watch<'a> {
             outages: super::outage::Outages::default(),
             logged: super::report::Logged::default(),
         };
+        super::socket_lock::sweep(&watch.state_dir);
+        if let Some(refused) = watch.guard_socket().into_iter().next() {
+            return Err(refused);
+        }
         watch.sync_masters();
         watch.reload_profiles();
         Ok(watch)
@@ -145,6 +155,9 @@ impl<'a> Watch<'a> {
     pub(super) fn cycle(&mut self) -> bool {
         self.cycle += 1;
         self.fleet.cycle_started();
+        for refused in self.guard_socket() {
+            say(format_args!("bmb-monitor: watch: not watching {refused}"));
+        }
         self.reload_profiles();
         // The probes first: they may take seconds, and the screen must be
         // read as close as possible to the keys that act on it.
@@ -415,7 +428,12 @@ mod tests {
         argv.extend(names.iter().cloned());
         let args = TestCli::parse_from(argv).args;
         let targets = Settings::from_args(&args).unwrap().targets;
-        let mut watch = Watch::new(std::borrow::Cow::Borrowed(&args), targets, dir.path()).unwrap();
+        let mut watch = Watch::new(
+            std::borrow::Cow::Borrowed(&args),
+            targets,
+            &dir.path().join("state"),
+        )
+        .unwrap();
         // Let every pane draw its screen, so no cycle below has a reason to act.
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         while watch.capture_all().iter().any(|c| {

@@ -29,7 +29,15 @@ pub(super) fn multiplex(args: &Args, any_remote: bool) -> Option<Multiplex> {
     let persist = (2 * args.interval + args.capture_timeout).clamp(60, 900);
     let candidates = Multiplex::candidates(&crate::state_dir());
     match Multiplex::prepare(&candidates, Duration::from_secs(persist)) {
-        Ok(multiplex) => Some(multiplex),
+        Ok(multiplex) => {
+            for (dir, why) in &multiplex.passed_over {
+                say(format_args!(
+                    "bmb-monitor: watch: not keeping the ssh control sockets in {}: {why}",
+                    dir.display()
+                ));
+            }
+            Some(multiplex)
+        }
         Err(error) => {
             say(format_args!(
                 "bmb-monitor: watch: {error}; each ssh call opens a connection of its own"

@@ -59,12 +59,11 @@ impl Fleet {
             targets,
         );
         let dir = state_dir.join("board");
-        let file = match std::fs::create_dir_all(&dir) {
+        let file = match probes::folder::ensure_private_under(state_dir, &dir) {
             Ok(()) => Some(dir.join(format!("{}.json", std::process::id()))),
             Err(err) => {
                 say(format_args!(
-                    "bmb-monitor: watch: cannot create the board folder {}: {err}; `bmb-monitor status` will not see this monitor",
-                    dir.display()
+                    "bmb-monitor: watch: the board folder: {err}; `bmb-monitor status` will not see this monitor"
                 ));
                 None
             }

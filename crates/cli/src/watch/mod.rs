@@ -34,6 +34,7 @@ mod reload;
 mod report;
 mod serve;
 mod settings;
+mod socket_lock;
 
 use crate::state_dir;
 pub(crate) use alert::run_alert_cmd;
@@ -202,6 +203,9 @@ fn start(
     // A config can add a remote host on reload: its masters' folder is ready.
     let any_remote = config.is_some() || targets.iter().any(|t| t.target.host.is_some());
     let multiplex = hosts::multiplex(&args, any_remote);
+    // Dropped after `watch` (whose masters are closed first): the last
+    // clone removes this run's control folder.
+    let _control_folder = multiplex.clone();
     args.to_mut().server.multiplex = multiplex;
     let mut watch = match Watch::new(args, targets, &state_dir()) {
         Ok(watch) => watch,

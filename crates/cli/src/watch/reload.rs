@@ -19,7 +19,10 @@ impl Watched {
         let target = settings.target.clone();
         let key = target.file_key();
         let lock = match probes::lock::try_lock(&dir.join(format!("{key}.lock"))) {
-            Ok(lock) => Some(lock),
+            Ok(lock) => {
+                crate::output::end_orphans(&lock, "watch");
+                Some(lock)
+            }
             Err(LockError::Held(pid)) => {
                 let by = pid.map_or_else(String::new, |pid| format!(" (pid {pid})"));
                 return Err(format!(
@@ -52,6 +55,7 @@ impl Watched {
             searched: false,
             key_time: None,
             _lock: lock,
+            socket: Default::default(),
         })
     }
 }
