@@ -34,6 +34,10 @@ pub struct HostRead {
     /// pane they belong to (`None`: the call failed before it said, and the
     /// reading says why).
     pub processes: Vec<Option<(Option<u32>, PaneProcesses)>>,
+    /// Every session the host's pane listing named, once each, in its
+    /// order; `None` when the listing itself failed. What a target that
+    /// names a pattern of sessions is discovered from, without a call of its own.
+    pub sessions: Option<Vec<String>>,
 }
 
 /// A label for the one call in error messages, instead of the whole script.
@@ -51,9 +55,14 @@ impl Tmux {
         memory: &mut AgentMemory,
     ) -> HostRead {
         let Some(remote) = &self.remote else {
+            let (captures, sessions) = match self.capture_panes_listed(targets, nonce) {
+                Ok((captures, sessions)) => (Ok(captures), Some(sessions)),
+                Err(error) => (Err(error), None),
+            };
             return HostRead {
-                captures: self.capture_panes(targets, nonce),
+                captures,
                 processes: vec![None; targets.len()],
+                sessions,
             };
         };
         let batches = host_batches(targets);
@@ -144,6 +153,7 @@ impl Tmux {
             return HostRead {
                 captures: Err(error),
                 processes: failed_processes(),
+                sessions: None,
             };
         };
         let Some((listing, rest)) = after_head.split_once(&list_end) else {
@@ -151,6 +161,7 @@ impl Tmux {
             return HostRead {
                 captures: Err(error),
                 processes: failed_processes(),
+                sessions: None,
             };
         };
         let (code, rows) = listing.split_once('\n').unwrap_or((listing, ""));
@@ -164,10 +175,12 @@ impl Tmux {
                     return HostRead {
                         captures: Err(error),
                         processes: vec![None; targets.len()],
+                        sessions: None,
                     };
                 }
             }
         };
+        let sessions = Some(tmux::listed_sessions(&panes));
         let mut results = self.no_session_results(targets);
         let wanted = tmux::wanted_targets(targets, &panes);
 
@@ -181,6 +194,7 @@ impl Tmux {
             return HostRead {
                 captures: Ok(results),
                 processes: vec![None; targets.len()],
+                sessions,
             };
         }
         let mut rest = rest;
@@ -264,6 +278,7 @@ impl Tmux {
         HostRead {
             captures: Ok(results),
             processes,
+            sessions,
         }
     }
 }

@@ -53,6 +53,8 @@ pub(super) struct Watch<'a> {
     pub(super) masters: super::hosts::Masters,
     /// The board and metrics this monitor publishes.
     pub(super) fleet: super::metrics::Fleet,
+    /// Targets named by a pattern of sessions (`discover.rs`).
+    pub(super) discovery: super::discover::Discovery,
 }
 
 impl<'a> Watch<'a> {
@@ -105,6 +107,7 @@ impl<'a> Watch<'a> {
             hosts: super::hosts::Hosts::default(),
             masters: super::hosts::Masters::default(),
             fleet,
+            discovery: super::discover::Discovery::default(),
         };
         watch.sync_masters();
         watch.reload_profiles();
@@ -173,6 +176,10 @@ impl<'a> Watch<'a> {
             zones: &probes::clock::zone,
         };
         for (index, capture) in captures.into_iter().enumerate() {
+            if self.discovery.ended(&self.watched[index].target) {
+                // Its session ended: dropped by `discover` below, not polled.
+                continue;
+            }
             let work = works[index].as_deref().map_or(Work::Unknown, Work::parse);
             let progress = progresses[index].as_deref().and_then(parse_count);
             let watched = &mut self.watched[index];
@@ -238,6 +245,7 @@ impl<'a> Watch<'a> {
             sink.post();
         }
         self.fleet.cycle_done();
+        self.discover();
         true
     }
 }

@@ -97,6 +97,9 @@ pub(super) struct Hosts {
     /// Per target, this cycle: its host answered (the pane was read, or the
     /// host said it has no such session), whatever became of the pane.
     pub(super) answered: Vec<bool>,
+    /// Per host asked this cycle, the sessions its pane listing named
+    /// (`None`: the listing failed), for the patterns of sessions.
+    pub(super) listed: Vec<(Option<String>, Option<Vec<String>>)>,
 }
 
 /// One server's targets: the host (`None`: this machine) and the indices.
@@ -143,11 +146,12 @@ impl Hosts {
                     .collect(),
                 Err(error) => vec![(Err(error.to_string()), false); indices.len()],
             };
-            (captures, read.processes)
+            (captures, read.processes, read.sessions)
         };
         type Answer = (
             Vec<(Result<PaneCapture, String>, bool)>,
             Vec<Option<(Option<u32>, PaneProcesses)>>,
+            Option<Vec<String>>,
         );
         let answers: Vec<Answer> = if groups.len() == 1 {
             vec![capture_group(0)]
@@ -184,6 +188,7 @@ impl Hosts {
                                     indices.len()
                                 ],
                                 vec![None; indices.len()],
+                                None,
                             )
                         })
                 })
@@ -198,7 +203,9 @@ impl Hosts {
         let mut results: Vec<Result<PaneCapture, String>> = vec![Err(String::new()); targets.len()];
         self.processes = vec![None; targets.len()];
         self.answered = vec![false; targets.len()];
-        for ((_, indices), (captures, processes)) in groups.iter().zip(answers) {
+        self.listed.clear();
+        for ((host, indices), (captures, processes, sessions)) in groups.iter().zip(answers) {
+            self.listed.push((host.map(str::to_string), sessions));
             for ((&index, (capture, answered)), read) in indices.iter().zip(captures).zip(processes)
             {
                 results[index] = capture;

@@ -25,6 +25,7 @@ mod capture;
 mod config;
 mod cycle;
 mod detach;
+mod discover;
 mod hosts;
 mod metrics;
 mod probe;
@@ -167,7 +168,11 @@ pub fn run(args: Args) -> ExitCode {
         let targets: Vec<Target> = settings.targets.into_iter().map(|t| t.target).collect();
         return detach(&args, &targets);
     }
-    start(std::borrow::Cow::Borrowed(&args), settings.targets, None)
+    start(
+        std::borrow::Cow::Borrowed(&args),
+        (settings.targets, Vec::new()),
+        None,
+    )
 }
 
 /// The process-wide checks that need the settings in force, then the loop:
@@ -175,7 +180,7 @@ pub fn run(args: Args) -> ExitCode {
 /// with a reload of `config`, when there is one).
 fn start(
     args: std::borrow::Cow<'_, Args>,
-    targets: Vec<TargetSettings>,
+    (targets, patterns): (Vec<TargetSettings>, Vec<settings::SessionPattern>),
     config: Option<(&Args, &std::path::Path)>,
 ) -> ExitCode {
     if !args.audit.is_empty() && (args.once || args.detach) {
@@ -197,10 +202,13 @@ fn start(
     let any_remote = config.is_some() || targets.iter().any(|t| t.target.host.is_some());
     let multiplex = hosts::multiplex(&args, any_remote);
     args.to_mut().server.multiplex = multiplex;
+    let explicit = targets.clone();
     let mut watch = match Watch::new(args, targets, &state_dir()) {
         Ok(watch) => watch,
         Err(message) => return usage_error("watch", &message),
     };
+    watch.discovery.set(explicit, patterns);
+    watch.discover_first();
     if let Some(addr) = &watch.args.metrics_listen {
         match serve::listen(addr, watch.fleet.slot()) {
             Ok(bound) => say(format_args!(
@@ -271,15 +279,20 @@ fn run_config(args: &Args, path: &std::path::Path) -> ExitCode {
     };
     if args.check {
         let n = settings.targets.len();
+        let patterns = match settings.patterns.len() {
+            0 => String::new(),
+            1 => ", 1 pattern of sessions".to_string(),
+            p => format!(", {p} patterns of sessions"),
+        };
         print(format_args!(
-            "ok: {n} target{}",
+            "ok: {n} target{}{patterns}",
             if n == 1 { "" } else { "s" }
         ));
         return crate::exit::code(crate::exit::OK);
     }
     start(
         std::borrow::Cow::Owned(settings.args),
-        settings.targets,
+        (settings.targets, settings.patterns),
         Some((args, path)),
     )
 }
