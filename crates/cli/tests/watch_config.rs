@@ -384,7 +384,10 @@ fn the_readmes_example_config_checks() {
         (Some(0), String::new()),
         "{example}"
     );
-    assert_eq!(text(&output.stdout), "ok: 4 targets, 1 pattern of sessions\n");
+    assert_eq!(
+        text(&output.stdout),
+        "ok: 4 targets, 1 pattern of sessions\n"
+    );
 }
 
 #[test]
