@@ -39,7 +39,16 @@ const PER_TARGET: &[&str] = &[
 const TIMING: &[&str] = &["interval", "capture_timeout", "probe_timeout"];
 const SINKS: &[&str] = &["alert_cmd", "alert_format", "alertmanager"];
 const SERVER: &[&str] = &["socket_name", "socket_path", "tmux_bin", "ssh_config"];
-const TOP: &[&str] = &["metrics_listen", "defaults", "sinks", "server", "targets"];
+const TOP: &[&str] = &[
+    "metrics_listen",
+    "defaults",
+    "sinks",
+    "server",
+    "hosts",
+    "targets",
+];
+/// A `[hosts.ALIAS]` table: that host's own tmux server and binary.
+const HOST: &[&str] = &["socket_name", "socket_path", "tmux_bin"];
 
 /// One mistake in the file: where, which key, what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,6 +94,8 @@ pub(super) struct Config {
     pub(super) server: Option<ServerArgs>,
     /// Targets that name a pattern of sessions (`sessions = "agent-*"`).
     pub(super) patterns: Vec<SessionPattern>,
+    /// `[hosts.ALIAS]`: a host's own tmux server and binary.
+    pub(super) per_host: std::collections::BTreeMap<String, crate::server_args::HostServer>,
 }
 
 /// Reads and checks the file at `path`; `profiles` are the ones a target may name.
@@ -192,6 +203,7 @@ impl<'s> Checker<'s, '_> {
             metrics_listen: None,
             server: None,
             patterns: Vec::new(),
+            per_host: std::collections::BTreeMap::new(),
         };
         if let Some(value) = fields.get("defaults")
             && let Some(table) = self.table(value, "defaults")
@@ -220,6 +232,11 @@ impl<'s> Checker<'s, '_> {
             config.server = Some(self.server(table));
         }
         (config.targets, config.patterns) = self.targets(fields.get("targets").copied(), &defaults);
+        if let Some(value) = fields.get("hosts")
+            && let Some(table) = self.table(value, "hosts")
+        {
+            config.per_host = self.hosts(table, &config.targets, &config.patterns);
+        }
         config
     }
 
@@ -697,6 +714,73 @@ impl<'s> Checker<'s, '_> {
             );
         }
         ServerArgs::new(socket_name, socket_path, tmux_bin, ssh_config)
+    }
+}
+
+impl<'s> Checker<'s, '_> {
+    /// `[hosts.ALIAS]` tables: each a host some target names, each with at
+    /// most one of `socket_name` and `socket_path`.
+    fn hosts(
+        &mut self,
+        table: &DeTable<'s>,
+        targets: &[TargetSettings],
+        patterns: &[SessionPattern],
+    ) -> std::collections::BTreeMap<String, crate::server_args::HostServer> {
+        let mut hosts = std::collections::BTreeMap::new();
+        for (key, value) in table.iter() {
+            let alias: &str = key.get_ref();
+            let path = join("hosts", alias);
+            if let Err(error) = Target::parse(&format!("{alias}:x")) {
+                self.mistake(key.span(), &path, error.to_string());
+                continue;
+            }
+            let named = targets
+                .iter()
+                .any(|t| t.target.host.as_deref() == Some(alias))
+                || patterns.iter().any(|p| p.host.as_deref() == Some(alias));
+            if !named {
+                self.mistake(
+                    key.span(),
+                    &path,
+                    "no target names this host: a [hosts.ALIAS] table is for a host some target is on",
+                );
+            }
+            let Some(fields) = self.table(value, &path) else {
+                continue;
+            };
+            let fields = self.keys(fields, &path, HOST);
+            let text = |this: &mut Self, name: &str| -> Option<String> {
+                let value = fields.get(name)?;
+                let key = join(&path, name);
+                let text = this.string(value, &key)?;
+                if text.is_empty() {
+                    this.mistake(
+                        value.span(),
+                        &key,
+                        "empty: leave the key out for the default",
+                    );
+                    return None;
+                }
+                Some(text)
+            };
+            let server = crate::server_args::HostServer {
+                socket_name: text(self, "socket_name"),
+                socket_path: text(self, "socket_path"),
+                tmux_bin: text(self, "tmux_bin"),
+            };
+            if server.socket_name.is_some()
+                && server.socket_path.is_some()
+                && let Some(value) = fields.get("socket_path")
+            {
+                self.mistake(
+                    value.span(),
+                    &join(&path, "socket_path"),
+                    "give socket_name or socket_path, not both (as -L and -S)",
+                );
+            }
+            hosts.insert(alias.to_string(), server);
+        }
+        hosts
     }
 }
 

@@ -186,6 +186,7 @@ impl Settings {
             }
             args.server = server;
         }
+        args.server.per_host = config.per_host;
         Ok(Settings {
             args,
             targets: config.targets,
