@@ -127,7 +127,7 @@ pub struct Args {
     #[arg(long, value_name = "URL", value_parser = alertmanager::parse_url)]
     alertmanager: Option<String>,
     /// Serve `/metrics` (Prometheus text format) and `/board.json` on this
-    /// address (`127.0.0.1:9464`; port 0 picks a free one, said on stderr).
+    /// address (`127.0.0.1:9184`; port 0 picks a free one, said on stderr).
     #[arg(long, value_name = "ADDR")]
     metrics_listen: Option<String>,
 }
