@@ -481,9 +481,18 @@ fn status_reads_this_machines_boards_marks_a_dead_monitors_stale_and_a_monitor_t
         assert_eq!(output.status.code(), Some(0), "{output:?}");
         String::from_utf8_lossy(&output.stdout).into_owned()
     };
+    // Nothing runs yet under this test's state folder (the passwd home's
+    // default folder, also read, is another matter).
+    let none: serde_json::Value =
+        serde_json::from_str(run(&["status", "--json"]).trim()).expect("one JSON object");
+    let ours = world.board_dir().to_string_lossy().into_owned();
     assert!(
-        run(&["status"]).starts_with("no running monitor on this machine"),
-        "nothing runs yet"
+        none["sources"]
+            .as_array()
+            .expect("sources")
+            .iter()
+            .all(|s| !s["source"].as_str().unwrap_or("").starts_with(&ours)),
+        "nothing runs yet: {none}"
     );
     world.replay("asks", "question-permission-bash");
     let mut monitor = world.watch(&["asks"]);
@@ -827,4 +836,68 @@ fn status_reads_the_board_of_every_watcher_a_real_prometheus_scrapes() {
         said.contains(&format!("Prometheus {nobody} *")) && said.contains("unreachable"),
         "{said}"
     );
+}
+
+/// Issue 21, item 12: `status` finds the watchers of the user it runs as
+/// whatever `XDG_STATE_HOME` its shell says (a user service runs without
+/// one), or says every folder it looked in.
+#[test]
+fn status_finds_a_services_board_whatever_xdg_state_home_says_or_says_where_it_looked() {
+    let world = World::new();
+    world.replay("asks", "question-permission-bash");
+    let home = tempfile::tempdir().expect("tempdir");
+    let socket = world.tmux.socket.to_string_lossy().into_owned();
+    // As under systemd: no XDG_STATE_HOME, the default under $HOME.
+    let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+    command
+        .args(["watch", "-S", &socket, "--interval", "1", "asks"])
+        .env_remove("XDG_STATE_HOME")
+        .env("HOME", home.path());
+    let monitor = Running::start(command);
+    let board = home
+        .path()
+        .join(".local/state/bmb-monitor/board")
+        .join(format!("{}.json", monitor.child.id()));
+    assert!(
+        wait_until(30, || board.exists()),
+        "no board at {}: {:?}",
+        board.display(),
+        monitor.err()
+    );
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let status = |home: &Path| {
+        let output = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"))
+            .arg("status")
+            .env("XDG_STATE_HOME", elsewhere.path())
+            .env("HOME", home)
+            .output()
+            .expect("status runs");
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let mut table = String::new();
+    assert!(
+        wait_until(30, || {
+            table = status(home.path());
+            table
+                .lines()
+                .any(|l| l.starts_with("asks ") && l.contains(" QUESTION "))
+        }),
+        "{table}"
+    );
+    // Nowhere to find one: every folder looked in is said.
+    let empty = tempfile::tempdir().expect("tempdir");
+    let said = status(empty.path());
+    let looked = [
+        elsewhere.path().join("bmb-monitor/board"),
+        empty.path().join(".local/state/bmb-monitor/board"),
+    ];
+    if said.starts_with("no running monitor on this machine") {
+        for dir in looked {
+            assert!(said.contains(&dir.display().to_string()), "{said}");
+        }
+    } else {
+        // The passwd home's folder holds another monitor's board: it is read too.
+        assert!(!said.contains("asks "), "{said}");
+    }
 }

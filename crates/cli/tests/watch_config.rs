@@ -378,16 +378,36 @@ fn the_readmes_example_config_checks() {
         .and_then(|rest| rest.split("```").next())
         .expect("the subsection has a toml example");
     let world = World::new();
-    let output = world.check(example);
-    assert_eq!(
-        (output.status.code(), text(&output.stderr)),
-        (Some(0), String::new()),
-        "{example}"
+    // The files it names are made real, and its hosts an ssh config's aliases
+    // of a port nothing listens on: the file checks, and --check names each
+    // host it could not reach (exit 1), after `ok`.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let ssh_config = world.write(
+        "fleet_config",
+        &format!(
+            "Host build-box gpu3\n  HostName 127.0.0.1\n  Port {port}\n  BatchMode yes\n  ConnectTimeout 5\n"
+        ),
     );
+    let example = example.replace(
+        "/home/me/.ssh/fleet_config",
+        ssh_config.to_str().expect("utf-8"),
+    );
+    let output = world.check(&example);
+    let err = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{example}\n{err}");
     assert_eq!(
         text(&output.stdout),
         "ok: 4 targets, 1 pattern of sessions\n"
     );
+    let unreached: Vec<&str> = err
+        .lines()
+        .filter_map(|l| l.split("cannot reach host ").nth(1))
+        .filter_map(|rest| rest.split(':').next())
+        .collect();
+    assert_eq!(unreached, ["build-box", "gpu3"], "{err}");
 }
 
 #[test]
