@@ -916,3 +916,58 @@ fn a_host_has_its_own_tmux_server_and_check_says_which_hosts_it_reached() {
         ran.stderr
     );
 }
+
+/// Issue 21, item 10 on a remote host: a pattern of sessions is matched
+/// against the host's own pane listing, inside the cycle's one round trip.
+#[test]
+fn a_pattern_of_sessions_on_a_remote_host_finds_a_new_session_from_the_cycles_listing() {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start("box", &[]);
+    let local = PrivateTmux::new();
+    let there = PrivateTmux::new();
+    replay(&there, "agent-1", "GOLDEN-question-real");
+    replay(&there, "other", "GOLDEN-question-real");
+    let file = dir.path().join("fleet.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[defaults]\ninterval = 1\n[server]\nsocket_path = '{}'\nssh_config = '{}'\n\
+             [hosts.box]\nsocket_path = '{}'\n[[targets]]\nhost = \"box\"\nsessions = \"agent-*\"\n",
+            socket(&local),
+            sshd.config().display(),
+            socket(&there)
+        ),
+    )
+    .unwrap();
+    let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+    command
+        .args(["watch", "--config", file.to_str().unwrap()])
+        .env("XDG_STATE_HOME", dir.path().join("state"));
+    let running = bmb_testkit::bin::Running::start(command);
+    let polled = |target: &str| {
+        running
+            .out()
+            .iter()
+            .any(|l| l.starts_with(&format!("MONITOR · {target} · QUESTION · ")))
+    };
+    assert!(
+        bmb_testkit::bin::wait_until(60, || polled("box:agent-1")),
+        "{:?}\n{:?}",
+        running.out(),
+        running.err()
+    );
+    replay(&there, "agent-2", "GOLDEN-question-real");
+    assert!(
+        bmb_testkit::bin::wait_until(60, || polled("box:agent-2")),
+        "{:?}\n{:?}",
+        running.out(),
+        running.err()
+    );
+    assert!(!running.out().iter().any(|l| l.contains("box:other")));
+    assert!(
+        running.err().iter().any(|l| l
+            == "bmb-monitor: watch: watching box:agent-2 (found by sessions = \"box:agent-*\")"),
+        "{:?}",
+        running.err()
+    );
+}
