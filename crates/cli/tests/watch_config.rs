@@ -113,7 +113,7 @@ fn every_malformed_line_is_named_by_its_line_and_key() {
         (
             format!("colour = 1\n{ONE_TARGET}"),
             &[
-                "1: colour: unknown key (expected one of: metrics_listen, defaults, sinks, server, targets)",
+                "1: colour: unknown key (expected one of: metrics_listen, defaults, sinks, server, hosts, targets)",
             ],
         ),
         (
@@ -343,15 +343,17 @@ fn check_says_ok_with_the_number_of_targets_and_exits_0() {
     let output = world.check(
         "[[targets]]\ntarget = \"api\"\n[[targets]]\ntarget = \"build-box:web\"\nprofile = \"codex\"\n",
     );
+    // The file is right; its one remote host, an alias no ssh config holds,
+    // cannot be reached: said, exit 1.
     assert_eq!(
-        (
-            output.status.code(),
-            text(&output.stdout),
-            text(&output.stderr)
-        ),
-        (Some(0), "ok: 2 targets\n".to_string(), String::new())
+        (output.status.code(), text(&output.stdout)),
+        (Some(1), "ok: 2 targets\n".to_string())
     );
+    let err = text(&output.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("fleet.toml: cannot reach host build-box: "), "{err}");
     let output = world.check(ONE_TARGET);
+    assert_eq!(output.status.code(), Some(0));
     assert_eq!(text(&output.stdout), "ok: 1 target\n");
     // A file that cannot be read at all is said as such.
     let output = world.run(&["--config", "/nonexistent/fleet.toml", "--check"]);
