@@ -351,7 +351,10 @@ fn check_says_ok_with_the_number_of_targets_and_exits_0() {
     );
     let err = text(&output.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("fleet.toml: cannot reach host build-box: "), "{err}");
+    assert!(
+        err.contains("fleet.toml: cannot reach host build-box: "),
+        "{err}"
+    );
     let output = world.check(ONE_TARGET);
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(text(&output.stdout), "ok: 1 target\n");
