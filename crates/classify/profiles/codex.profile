@@ -70,6 +70,14 @@ dialog_question = ^\s*Would you like to .+\?\s*$
 dialog_question = ^\s*Trust this folder\?
 dialog_option = ^\s*(?:›\s*)?\d+\.\s+\S
 dialog_cursor = ^\s*›\s*\d+\.\s+\S
+# The question stands apart from the options, over blank rows (exec approval: the question,
+# `Environment:`, `Reason:`, `$ command`; patch approval: `Description:`, `Destination:`;
+# request_user_input: `Question 1/1 (1 unanswered)` and the question; the plan prompt): the dialog
+# runs from this line down, so the relay carries the question and its command, not only the options.
+dialog_start = ^\s*Would you like to .+\?\s*$
+dialog_start = ^\s*Question \d+/\d+ \(\d+ unanswered\)$
+dialog_start = ^\s*Implement this plan\?$
+dialog_start = ^\s*Trust this folder\?
 
 # Usage limits: `■ You've hit your usage limit. Upgrade to Pro (…) or try again at 2:51 PM.` or
 # `… or try again in 2 days 17 hours 14 minutes.` The stop is held until the reset.

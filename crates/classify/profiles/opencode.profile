@@ -45,3 +45,6 @@ question_hint = (?:⇆|↑↓)\s*select\s+enter (?:confirm|submit|toggle)
 question_hint = ^\s*┃\s+Allow once\s+Allow always\s+Reject(?-u:\b)
 dialog_question = △ Permission required
 dialog_option = ^\s*┃\s+\d+\.\s+\S
+# A dialog is the `┃` block at the bottom (under it only a blank row): the relay carries that
+# block, not the transcript above it (whose user messages have the bar too, apart by a blank row).
+dialog_line = ^\s*┃

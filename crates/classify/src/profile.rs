@@ -75,6 +75,15 @@ pub struct Profile {
     pub(crate) dialog_question: Option<Regex>,
     pub(crate) dialog_option: Option<Regex>,
     pub(crate) dialog_cursor: Option<Regex>,
+    /// A dialog's first line, when the CLI draws it apart from its options
+    /// (Codex: `Would you like to run the following command?` over blank
+    /// rows, the command and then the options). Looked for up from the
+    /// options past blank and indented lines only, so a transcript line
+    /// (column zero) ends the search.
+    pub(crate) dialog_start: Option<Regex>,
+    /// A line of a dialog drawn as one block (OpenCode's `┃` bar): the dialog
+    /// is the run of such lines up from the bottom, and nothing above it.
+    pub(crate) dialog_line: Option<Regex>,
     /// A CLI with no input box (Aider): its input line, printed as the last
     /// line whenever it waits for input. When set, the last line decides: this
     /// line is a stop, `inline_question` is a question, anything else is output
@@ -171,6 +180,8 @@ const REGEX_KEYS: &[&str] = &[
     "dialog_question",
     "dialog_option",
     "dialog_cursor",
+    "dialog_start",
+    "dialog_line",
     "input_line",
     "input_edge",
     "inline_question",
@@ -331,6 +342,8 @@ impl Profile {
             dialog_question: regex("dialog_question")?,
             dialog_option: regex("dialog_option")?,
             dialog_cursor: regex("dialog_cursor")?,
+            dialog_start: regex("dialog_start")?,
+            dialog_line: regex("dialog_line")?,
             input_line: regex("input_line")?,
             input_edge: regex("input_edge")?,
             inline_question: regex("inline_question")?,

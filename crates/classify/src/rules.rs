@@ -428,7 +428,16 @@ impl Reader<'_, '_> {
         let profile = self.profile;
         let is_rule =
             |t: &str| matches_opt(&profile.box_top, t) || matches_opt(&profile.box_bottom, t);
-        let dialog = (0..=top)
+        // Blank rows and a block's bare bar at its edges are no part of what is asked.
+        let empty = |t: &str| {
+            t.trim().is_empty()
+                || profile
+                    .dialog_line
+                    .as_ref()
+                    .and_then(|r| r.find(t))
+                    .is_some_and(|m| t[m.end()..].trim().is_empty())
+        };
+        let mut dialog: Vec<String> = (0..=top)
             .rev()
             .filter_map(|i| {
                 self.tail
@@ -436,7 +445,11 @@ impl Reader<'_, '_> {
                     .filter(|t| !is_rule(t))
                     .map(str::to_string)
             })
+            .skip_while(|t| empty(t))
             .collect();
+        while dialog.last().is_some_and(|t| empty(t)) {
+            dialog.pop();
+        }
         Some(Decision {
             state: State::Question,
             rule,
@@ -861,6 +874,53 @@ impl Reader<'_, '_> {
     /// nothing (AskUserQuestion draws a rule between its options and `Chat
     /// about this`, so its question sits above the second rule).
     fn dialog_top(&mut self) -> usize {
+        let top = match self.dialog_block() {
+            Some(top) => top,
+            None => self.dialog_top_by_rules(),
+        };
+        self.dialog_start_above(top).unwrap_or(top)
+    }
+
+    /// A dialog drawn as one block of `dialog_line` lines (OpenCode's `┃`
+    /// bar) ending at the bottom, past blank bottom rows: its top line. The
+    /// transcript above it (a user message has the same bar) is apart from
+    /// it by a line without the bar.
+    fn dialog_block(&mut self) -> Option<usize> {
+        let block = self.profile.dialog_line.as_ref()?;
+        let mut top = None;
+        for i in 0..DIALOG_MAX_LINES {
+            let Some(line) = self.tail.get(i) else { break };
+            if top.is_none() && line.is_blank() {
+                continue;
+            }
+            if !block.is_match(&line.text) {
+                break;
+            }
+            top = Some(i);
+        }
+        top
+    }
+
+    /// A CLI that draws its question apart from its options (Codex): the
+    /// `dialog_start` line above `top`, past blank and indented lines only
+    /// (a column-zero line is the transcript, where the search ends).
+    fn dialog_start_above(&mut self, top: usize) -> Option<usize> {
+        let start = self.profile.dialog_start.as_ref()?;
+        for i in top + 1..DIALOG_MAX_LINES {
+            let line = self.tail.get(i)?;
+            if start.is_match(&line.text) {
+                return Some(i);
+            }
+            if !line.is_blank() && !line.is_indented() {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// The nearest rule line above the bottom, or a rule further up when the
+    /// part below the nearest one asks nothing.
+    fn dialog_top_by_rules(&mut self) -> usize {
         let profile = self.profile;
         let is_rule =
             |t: &str| matches_opt(&profile.box_top, t) || matches_opt(&profile.box_bottom, t);

@@ -45,6 +45,18 @@ pub struct ServerArgs {
     /// Set by `watch`: every call to an alias rides on one master connection.
     #[arg(skip)]
     pub multiplex: Option<probes::ssh::Multiplex>,
+    /// A config file's `[hosts.ALIAS]` tables: that host's tmux server and
+    /// binary, instead of the ones above.
+    #[arg(skip)]
+    pub per_host: std::collections::BTreeMap<String, HostServer>,
+}
+
+/// One host's own tmux server and binary (`[hosts.ALIAS]` in a config file).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostServer {
+    pub socket_name: Option<String>,
+    pub socket_path: Option<String>,
+    pub tmux_bin: Option<String>,
 }
 
 impl ServerArgs {
@@ -63,6 +75,7 @@ impl ServerArgs {
             tmux_bin: tmux_bin.unwrap_or_else(|| "tmux".to_string()),
             ssh_config,
             multiplex: None,
+            per_host: std::collections::BTreeMap::new(),
         }
     }
 
@@ -78,10 +91,29 @@ impl ServerArgs {
         self.socket.server()
     }
 
+    /// The tmux binary (`--tmux-bin`, `[server] tmux_bin`).
+    pub fn tmux_bin(&self) -> &str {
+        &self.tmux_bin
+    }
+
     /// The tmux client for `host` (`None`: this machine).
     pub fn tmux(&self, host: Option<&str>, timeout: Duration) -> Tmux {
-        let mut tmux = Tmux::new(self.server());
-        tmux.program = self.tmux_bin.clone();
+        let own = host.and_then(|h| self.per_host.get(h));
+        let server = match own {
+            Some(HostServer {
+                socket_name: Some(name),
+                ..
+            }) => Server::Name(name.clone()),
+            Some(HostServer {
+                socket_path: Some(path),
+                ..
+            }) => Server::Path(path.clone()),
+            _ => self.server(),
+        };
+        let mut tmux = Tmux::new(server);
+        tmux.program = own
+            .and_then(|o| o.tmux_bin.clone())
+            .unwrap_or_else(|| self.tmux_bin.clone());
         tmux.timeout = timeout;
         tmux.remote = host.map(|alias| self.remote(alias));
         tmux

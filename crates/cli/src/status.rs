@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use watchdog::Clock;
-use watchdog::board::{Board, Freshness, Reading, Source, freshness, table};
+use watchdog::board::{Board, Freshness, Reading, Sample, Source, freshness, table};
 
 use crate::clock::SystemClock;
 use crate::output::{print, print_raw};
@@ -18,6 +18,10 @@ use crate::output::{print, print_raw};
 const BOARD_CAP: u64 = 8 << 20;
 /// How long one endpoint may take to answer.
 const ENDPOINT_TIMEOUT: Duration = Duration::from_secs(3);
+/// A board left by a watcher that is gone is removed once its last cycle is
+/// this old (a `kill -9`'d watcher never removes its own): said once, then
+/// no longer shown at all.
+const GONE_AGE_OUT_SECS: i64 = 600;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -38,6 +42,10 @@ pub struct Args {
     /// `metrics_listen`; repeatable, beside --endpoint.
     #[arg(long = "config", value_name = "FILE")]
     configs: Vec<std::path::PathBuf>,
+    /// A Prometheus that scrapes the watchers (`http://host:9090`): the
+    /// board of every watcher it scrapes, read from its query API.
+    #[arg(long, value_name = "URL")]
+    prometheus: Option<String>,
 }
 
 pub fn run(mut args: Args) -> ExitCode {
@@ -70,12 +78,26 @@ pub fn run(mut args: Args) -> ExitCode {
             ),
         );
     }
+    if let Some(url) = &args.prometheus
+        && prometheus_url(url).is_none()
+    {
+        return crate::output::usage_error(
+            "status",
+            format_args!("--prometheus `{url}` is not an http:// URL or host:port"),
+        );
+    }
     if args.watch {
         probes::signals::install_stop_handler();
     }
     loop {
         let now = SystemClock.now();
-        let sources = read_sources(&args.endpoints, &crate::state_dir(), now);
+        let mut sources = match &args.prometheus {
+            Some(url) => read_prometheus(url, now),
+            None => Vec::new(),
+        };
+        if args.prometheus.is_none() || !args.endpoints.is_empty() {
+            sources.extend(read_sources(&args.endpoints, &board_dirs(), now));
+        }
         if args.json {
             print(render_json(&sources, now));
         } else {
@@ -89,7 +111,21 @@ pub fn run(mut args: Args) -> ExitCode {
                     SystemClock.hhmmss(now)
                 ));
             }
-            for line in render_table(&sources, now) {
+            let width = probes::terminal::stdout_width();
+            let mut lines = render_table(&sources, now, width, args.prometheus.as_deref());
+            if args.watch
+                && let Some(height) = probes::terminal::stdout_height()
+            {
+                // A redraw fits the screen, its frame line and the summary
+                // and header kept: the least urgent rows give way.
+                let room = height.saturating_sub(3).max(3);
+                if lines.len() > room {
+                    let hidden = lines.len() - (room - 1);
+                    lines.truncate(room - 1);
+                    lines.push(format!("… and {hidden} more rows (less urgent)"));
+                }
+            }
+            for line in lines {
                 screen.push_str(&for_terminal(&line));
                 screen.push('\n');
             }
@@ -104,9 +140,16 @@ pub fn run(mut args: Args) -> ExitCode {
 
 /// Every board to show: the endpoints' when any are given (a config file's
 /// list of endpoints goes here too), else this machine's board files.
-pub fn read_sources(endpoints: &[String], state_dir: &Path, now: i64) -> Vec<Source> {
+pub fn read_sources(
+    endpoints: &[String],
+    board_dirs: &[std::path::PathBuf],
+    now: i64,
+) -> Vec<Source> {
     if endpoints.is_empty() {
-        return read_board_files(&state_dir.join("board"), now);
+        return board_dirs
+            .iter()
+            .flat_map(|dir| read_board_files(dir, now))
+            .collect();
     }
     endpoints
         .iter()
@@ -157,7 +200,21 @@ fn read_board_files(dir: &Path, now: i64) -> Vec<Source> {
                     Ok(board) => {
                         let alive = probes::process::Pid::new(board.pid)
                             .is_some_and(probes::process::is_alive);
-                        let fresh = freshness(&board, alive, now);
+                        let fresh = match freshness(&board, alive, now) {
+                            // Aged out: removed, and said this once.
+                            Freshness::Gone(why)
+                                if now.saturating_sub(board.updated) > GONE_AGE_OUT_SECS =>
+                            {
+                                match std::fs::remove_file(&path) {
+                                    Ok(()) => Freshness::Gone(format!("{why}; its board removed")),
+                                    Err(err) => Freshness::Gone(format!(
+                                        "{why}; its board {} could not be removed: {err}",
+                                        path.display()
+                                    )),
+                                }
+                            }
+                            fresh => fresh,
+                        };
                         Reading::Board(Box::new(board), fresh)
                     }
                     Err(err) => Reading::Unreachable(format!("not a board: {err}")),
@@ -214,14 +271,133 @@ fn fetch_board(endpoint: &str) -> Result<Board, String> {
     serde_json::from_str(&text).map_err(|err| format!("{url} answered with no board: {err}"))
 }
 
-fn render_table(sources: &[Source], now: i64) -> Vec<String> {
+/// Where this machine's watchers of this user keep their boards: under
+/// `$XDG_STATE_HOME` as this shell has it, and under the default a service
+/// has (`~/.local/state` of the passwd home, and of `$HOME`), each once.
+fn board_dirs() -> Vec<std::path::PathBuf> {
+    let mut dirs = vec![crate::state_dir().join("board")];
+    let homes = [
+        probes::user::passwd_home(),
+        std::env::var_os("HOME").map(std::path::PathBuf::from),
+    ];
+    for home in homes.into_iter().flatten() {
+        let dir = home.join(".local/state/bmb-monitor/board");
+        let same = |d: &std::path::PathBuf| {
+            d == &dir
+                || std::fs::canonicalize(d)
+                    .ok()
+                    .is_some_and(|d| std::fs::canonicalize(&dir).is_ok_and(|dir| dir == d))
+        };
+        if !dirs.iter().any(same) {
+            dirs.push(dir);
+        }
+    }
+    dirs
+}
+
+fn render_table(
+    sources: &[Source],
+    now: i64,
+    width: Option<usize>,
+    prometheus: Option<&str>,
+) -> Vec<String> {
     if sources.is_empty() {
+        if let Some(url) = prometheus {
+            return vec![format!(
+                "Prometheus at {url} scrapes no watcher (no bmb_watch_target_state series)"
+            )];
+        }
+        let looked: Vec<String> = board_dirs()
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect();
         return vec![format!(
             "no running monitor on this machine (no board under {})",
-            crate::state_dir().join("board").display()
+            looked.join(" nor under ")
         )];
     }
-    table(sources, now)
+    table(sources, now, width)
+}
+
+/// `http://host:port[/prefix]` (or `host:port`), without a trailing slash.
+fn prometheus_url(url: &str) -> Option<String> {
+    let rest = url
+        .strip_prefix("http://")
+        .unwrap_or(url)
+        .trim_end_matches('/');
+    let authority = rest.split('/').next().unwrap_or("");
+    if rest.is_empty()
+        || rest.contains("://")
+        || rest.chars().any(char::is_whitespace)
+        || !authority.contains(':')
+    {
+        return None;
+    }
+    Some(format!("http://{rest}"))
+}
+
+/// The board of every watcher a Prometheus scrapes, from two instant
+/// queries (the board's series, and `up`); a Prometheus that does not
+/// answer is one unreachable row.
+fn read_prometheus(url: &str, now: i64) -> Vec<Source> {
+    let read = || -> Result<Vec<Source>, String> {
+        let base = prometheus_url(url).ok_or_else(|| "not a URL".to_string())?;
+        let samples = prometheus_query(&base, watchdog::board::BOARD_QUERY)?;
+        let up = prometheus_query(&base, "up")?;
+        Ok(watchdog::board::from_samples(&samples, &up, now))
+    };
+    read().unwrap_or_else(|why| {
+        vec![Source {
+            name: format!("Prometheus {url}"),
+            reading: Reading::Unreachable(why),
+        }]
+    })
+}
+
+/// One instant query (`GET /api/v1/query`): its vector's samples.
+fn prometheus_query(base: &str, query: &str) -> Result<Vec<Sample>, String> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(ENDPOINT_TIMEOUT))
+        .proxy(None)
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let url = format!("{base}/api/v1/query");
+    let mut response = agent
+        .get(&url)
+        .query("query", query)
+        .call()
+        .map_err(|err| err.to_string())?;
+    let status = response.status();
+    let text = response
+        .body_mut()
+        .with_config()
+        .limit(BOARD_CAP)
+        .read_to_string()
+        .map_err(|err| err.to_string())?;
+    let answer: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|err| format!("{url} answered {status} with no JSON: {err}"))?;
+    if answer["status"] != "success" {
+        return Err(format!(
+            "{url} answered {status}: {}",
+            answer["error"].as_str().unwrap_or("no error said")
+        ));
+    }
+    let result = answer["data"]["result"]
+        .as_array()
+        .ok_or_else(|| format!("{url} answered no vector"))?;
+    Ok(result
+        .iter()
+        .filter_map(|series| {
+            let labels = series["metric"]
+                .as_object()?
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect();
+            let value = series["value"][1].as_str()?.parse().ok()?;
+            Some(Sample { labels, value })
+        })
+        .collect())
 }
 
 /// One object: each source with its board (or why it could not be read).
@@ -242,7 +418,7 @@ fn render_json(sources: &[Source], now: i64) -> String {
                 "error": null,
                 "stale": match fresh {
                     Freshness::Live => None,
-                    Freshness::Stale(why) => Some(why),
+                    Freshness::Stale(why) | Freshness::Gone(why) => Some(why),
                 },
                 "board": board,
             }),

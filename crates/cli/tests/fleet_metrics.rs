@@ -346,10 +346,33 @@ fn many_silent_clients_and_an_endless_request_line_cost_a_bounded_listener_no_cy
     );
 }
 
+/// Issue 21, item 7: the board of 100 targets in an 80x24 pane, read back
+/// as a person sees it: a summary line, every row within 80 columns (no
+/// line wraps), the urgent rows first, and what does not fit said.
 #[test]
-fn the_board_in_a_tmux_pane_shows_the_question_row_and_unreachable_rows() {
+fn the_board_of_100_targets_fits_an_80x24_pane_urgent_rows_first() {
     let world = World::new();
-    world.replay("asks", "question-permission-bash");
+    let working = capture_path("working-bash-sleep");
+    let asking = capture_path("question-permission-bash");
+    let mut sessions = Vec::new();
+    for i in 0..99 {
+        let name = format!("agent-{i:02}");
+        let case = if i % 33 == 5 { &asking } else { &working };
+        world.tmux.tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            &name,
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "sh",
+            "-c",
+            &format!("cat '{}'; exec sleep 3600", case.display()),
+        ]);
+        sessions.push(name);
+    }
     let dead_port = closed_port();
     let ssh_config = world.tmux.dir.path().join("ssh_config");
     std::fs::write(
@@ -358,14 +381,15 @@ fn the_board_in_a_tmux_pane_shows_the_question_row_and_unreachable_rows() {
     )
     .expect("ssh config");
     let ssh_config = ssh_config.to_string_lossy().into_owned();
-    let monitor = world.watch(&[
-        "asks",
+    let mut argv: Vec<&str> = sessions.iter().map(String::as_str).collect();
+    argv.extend([
         "deadbox:agent",
         "--ssh-config",
         &ssh_config,
         "--metrics-listen",
         "127.0.0.1:0",
     ]);
+    let monitor = world.watch(&argv);
     let addr = listening(&monitor);
     let nobody = format!("127.0.0.1:{}", closed_port());
     let script = format!(
@@ -378,80 +402,74 @@ fn the_board_in_a_tmux_pane_shows_the_question_row_and_unreachable_rows() {
         "-s",
         "board",
         "-x",
-        "220",
+        "80",
         "-y",
-        "20",
+        "24",
         "sh",
         "-c",
         &script,
     ]);
+    let summary = "100 targets · 3 QUESTION · 96 WORKING; unreachable: deadbox (1), ";
     world.tmux.wait_for("board", |screen| {
-        screen.contains("QUESTION") && screen.contains("deadbox") && screen.contains(&nobody)
+        screen.contains(summary) && screen.contains("… and ")
     });
-    let screen = world.tmux.capture("board");
-    let lines: Vec<&str> = screen.lines().collect();
+    // Joined: a line the terminal wrapped comes back as one, longer than 80.
+    let screen = String::from_utf8_lossy(
+        &world
+            .tmux
+            .tmux(&["capture-pane", "-p", "-J", "-t", "=board:"])
+            .stdout,
+    )
+    .into_owned();
+    let lines: Vec<&str> = screen.trim_end().lines().collect();
+    assert!(
+        lines.iter().all(|l| l.chars().count() <= 80),
+        "a line wrapped:\n{screen}"
+    );
+    assert!(lines.len() <= 24, "{screen}");
     assert!(
         lines[0].starts_with("Every 1s: bmb-monitor status"),
         "{screen}"
     );
-    let header = lines
-        .iter()
-        .find(|l| l.starts_with("HOST "))
-        .unwrap_or_else(|| panic!("no header:\n{screen}"));
+    assert_eq!(lines[2], format!("{summary}{nobody}"), "{screen}");
+    assert!(lines[3].starts_with("TARGET "), "{screen}");
+    let header = lines[3];
     let column = |name: &str| {
         header
             .find(name)
             .unwrap_or_else(|| panic!("no {name} column:\n{screen}"))
     };
-    let row = |first: &str| {
-        *lines
-            .iter()
-            .find(|l| l.starts_with(first))
-            .unwrap_or_else(|| panic!("no row for {first}:\n{screen}"))
+    let field = |line: &str, name: &str| {
+        line.get(column(name)..)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or("")
+            .to_string()
     };
-    let question = row("local ");
-    assert_eq!(
-        question[column("TARGET")..].split_whitespace().next(),
-        Some("asks")
-    );
-    assert_eq!(
-        question[column("STATE")..].split_whitespace().next(),
-        Some("QUESTION"),
-        "{screen}"
-    );
-    assert_eq!(
-        question[column("NUDGES")..].split_whitespace().next(),
-        Some("0/5")
-    );
+    // The questions first, each with its reason; the unreachable next.
+    for (line, session) in lines[4..7].iter().zip(["agent-05", "agent-38", "agent-71"]) {
+        assert_eq!(field(line, "TARGET"), session, "{screen}");
+        assert_eq!(field(line, "STATE"), "QUESTION", "{screen}");
+        assert!(line.contains("permission-dialog: Do you"), "{screen}");
+    }
+    assert!(lines[7].starts_with("deadbox:* (1) "), "{screen}");
+    assert_eq!(field(lines[7], "STATE"), "unreachable", "{screen}");
+    assert!(lines[7].ends_with("Connection refused"), "{screen}");
+    assert!(lines[8].starts_with(&format!("{nobody} *")), "{screen}");
+    assert_eq!(field(lines[9], "STATE"), "WORKING", "{screen}");
+    let more = lines.last().expect("a last line");
     assert!(
-        question[column("LAST ACTION")..].starts_with("escalated to the operator, NOT answered"),
+        more.starts_with("… and ") && more.ends_with(" more rows (less urgent)"),
         "{screen}"
     );
-    assert!(
-        question[column("WHY")..].starts_with("permission-dialog: Do you want to proceed?"),
-        "{screen}"
-    );
-    let host = row("deadbox ");
-    assert_eq!(
-        host[column("TARGET")..].split_whitespace().next(),
-        Some("*")
-    );
-    assert_eq!(
-        host[column("STATE")..].split_whitespace().next(),
-        Some("unreachable")
-    );
-    assert!(host.ends_with("Connection refused"), "{screen}");
-    let endpoint = row(&nobody);
-    assert_eq!(
-        endpoint[column("STATE")..].split_whitespace().next(),
-        Some("unreachable")
-    );
-    assert!(endpoint.contains("Connection refused"), "{screen}");
-    assert_eq!(
-        screen.matches("asks").count(),
-        1,
-        "a target is one row: {screen}"
-    );
+    let hidden: usize = more
+        .trim_start_matches("… and ")
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a count");
+    // Every row is on screen or counted: 100 targets less deadbox's, its host row, the endpoint's.
+    let shown = lines[4..lines.len() - 1].len();
+    assert_eq!(shown + hidden, 99 + 1 + 1, "{screen}");
 }
 
 #[test]
@@ -463,9 +481,18 @@ fn status_reads_this_machines_boards_marks_a_dead_monitors_stale_and_a_monitor_t
         assert_eq!(output.status.code(), Some(0), "{output:?}");
         String::from_utf8_lossy(&output.stdout).into_owned()
     };
+    // Nothing runs yet under this test's state folder (the passwd home's
+    // default folder, also read, is another matter).
+    let none: serde_json::Value =
+        serde_json::from_str(run(&["status", "--json"]).trim()).expect("one JSON object");
+    let ours = world.board_dir().to_string_lossy().into_owned();
     assert!(
-        run(&["status"]).starts_with("no running monitor on this machine"),
-        "nothing runs yet"
+        none["sources"]
+            .as_array()
+            .expect("sources")
+            .iter()
+            .all(|s| !s["source"].as_str().unwrap_or("").starts_with(&ours)),
+        "nothing runs yet: {none}"
     );
     world.replay("asks", "question-permission-bash");
     let mut monitor = world.watch(&["asks"]);
@@ -510,21 +537,43 @@ fn status_reads_this_machines_boards_marks_a_dead_monitors_stale_and_a_monitor_t
             .is_some_and(|w| w.contains(&format!("monitor pid {gone_pid} is gone"))),
         "{stale}"
     );
+    // A gone watcher's rows are not shown: said once, in the summary.
+    let table = run(&["status"]);
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(
+        lines[0]
+            .starts_with("1 target · 1 QUESTION; not shown: 1 target of a watcher that is gone")
+            && lines[0].contains(&format!("monitor pid {gone_pid} is gone")),
+        "{table}"
+    );
+    assert_eq!(lines.len(), 3, "{table}");
+    assert!(board_exists(&world.board_dir(), gone_pid));
+    // Aged out: a gone watcher's board whose last cycle is old is removed,
+    // said that once, and never again.
+    left["updated"] = (left["updated"].as_i64().expect("updated") - 3600).into();
+    std::fs::write(
+        world.board_dir().join(format!("{gone_pid}.json")),
+        left.to_string(),
+    )
+    .expect("an old left-behind board");
     let table = run(&["status"]);
     assert!(
         table
             .lines()
-            .any(|l| l.contains(" stale ") && l.contains("is gone")),
+            .next()
+            .is_some_and(|l| l.contains("its board removed")),
         "{table}"
     );
-    // SIGTERM: the monitor ends and removes its own board, not the other.
+    assert!(!board_exists(&world.board_dir(), gone_pid));
+    let table = run(&["status"]);
+    assert!(table.starts_with("1 target · 1 QUESTION\n"), "{table}");
+    // SIGTERM: the monitor ends and removes its own board.
     monitor.signal(rustix::process::Signal::TERM);
     assert!(
         monitor.wait_exit(10).is_some(),
         "the monitor ends on SIGTERM"
     );
     assert!(!own.exists(), "its board went with it");
-    assert!(board_exists(&world.board_dir(), gone_pid));
 }
 
 fn board_exists(dir: &Path, pid: u32) -> bool {
@@ -701,4 +750,154 @@ fn status_json_escapes_the_c1_controls_and_del_a_hostile_endpoint_sends() {
     let host = &value["sources"][0]["board"]["hosts"][0];
     assert_eq!(host["host"], "evil\u{9b}2J", "{value}");
     assert_eq!(host["error"], "x\u{85}y\u{7f}z", "{value}");
+}
+
+/// Issue 21, item 7: a fleet of watchers, one per host, scraped by one real
+/// Prometheus, is one board: `status --prometheus URL` reads it from the
+/// query API, and a watcher whose scrape fails is an unreachable row.
+#[test]
+fn status_reads_the_board_of_every_watcher_a_real_prometheus_scrapes() {
+    let world = World::new();
+    world.replay("asks", "question-permission-bash");
+    world.replay("busy", "working-bash-sleep");
+    let other = World::new();
+    other.replay("second", "working-bash-sleep");
+    let first = world.watch(&["asks", "busy", "--metrics-listen", "127.0.0.1:0"]);
+    let socket = other.tmux.socket.to_string_lossy().into_owned();
+    let mut second = Running::start(other.command(&[
+        "watch",
+        "-S",
+        &socket,
+        "--interval",
+        "1",
+        "second",
+        "--metrics-listen",
+        "127.0.0.1:0",
+    ]));
+    let (one, two) = (listening(&first), listening(&second));
+    let prometheus = Prometheus::start(&format!("{one}', '{two}"));
+    let url = format!("http://127.0.0.1:{}", prometheus.port);
+    let status = || {
+        let output = bmb_testkit::bin::run(
+            world.command(&["status", "--prometheus", &url]),
+            b"",
+            Duration::from_secs(30),
+        );
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let mut table = String::new();
+    assert!(
+        wait_until(60, || {
+            table = status();
+            table.starts_with("3 targets · 1 QUESTION · 2 WORKING\n")
+        }),
+        "{table}\n{}",
+        prometheus.log()
+    );
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[1].starts_with("TARGET "), "{table}");
+    assert!(
+        lines[2].starts_with("asks ") && lines[2].contains(" QUESTION "),
+        "the question first: {table}"
+    );
+    assert_eq!(lines.len(), 5, "{table}");
+
+    // The second watcher ends: its scrape fails, and its row says so.
+    second.signal(rustix::process::Signal::TERM);
+    assert!(second.wait_exit(10).is_some());
+    assert!(
+        wait_until(60, || {
+            table = status();
+            table.contains(&format!("unreachable: {two}"))
+        }),
+        "{table}\n{}",
+        prometheus.log()
+    );
+    let row = table
+        .lines()
+        .find(|l| l.starts_with(&format!("{two} *")))
+        .unwrap_or_else(|| panic!("no row for {two}: {table}"));
+    assert!(
+        row.contains("unreachable") && row.contains("up == 0"),
+        "{table}"
+    );
+
+    // A Prometheus that does not answer is one row, not an error exit.
+    let nobody = format!("http://127.0.0.1:{}", closed_port());
+    let output = bmb_testkit::bin::run(
+        world.command(&["status", "--prometheus", &nobody]),
+        b"",
+        Duration::from_secs(30),
+    );
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains(&format!("Prometheus {nobody} *")) && said.contains("unreachable"),
+        "{said}"
+    );
+}
+
+/// Issue 21, item 12: `status` finds the watchers of the user it runs as
+/// whatever `XDG_STATE_HOME` its shell says (a user service runs without
+/// one), or says every folder it looked in.
+#[test]
+fn status_finds_a_services_board_whatever_xdg_state_home_says_or_says_where_it_looked() {
+    let world = World::new();
+    world.replay("asks", "question-permission-bash");
+    let home = tempfile::tempdir().expect("tempdir");
+    let socket = world.tmux.socket.to_string_lossy().into_owned();
+    // As under systemd: no XDG_STATE_HOME, the default under $HOME.
+    let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+    command
+        .args(["watch", "-S", &socket, "--interval", "1", "asks"])
+        .env_remove("XDG_STATE_HOME")
+        .env("HOME", home.path());
+    let monitor = Running::start(command);
+    let board = home
+        .path()
+        .join(".local/state/bmb-monitor/board")
+        .join(format!("{}.json", monitor.child.id()));
+    assert!(
+        wait_until(30, || board.exists()),
+        "no board at {}: {:?}",
+        board.display(),
+        monitor.err()
+    );
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let status = |home: &Path| {
+        let output = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"))
+            .arg("status")
+            .env("XDG_STATE_HOME", elsewhere.path())
+            .env("HOME", home)
+            .output()
+            .expect("status runs");
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let mut table = String::new();
+    assert!(
+        wait_until(30, || {
+            table = status(home.path());
+            table
+                .lines()
+                .any(|l| l.starts_with("asks ") && l.contains(" QUESTION "))
+        }),
+        "{table}"
+    );
+    // Nowhere to find one: every folder looked in is said.
+    let empty = tempfile::tempdir().expect("tempdir");
+    let said = status(empty.path());
+    let looked = [
+        elsewhere.path().join("bmb-monitor/board"),
+        empty.path().join(".local/state/bmb-monitor/board"),
+    ];
+    if said.starts_with("no running monitor on this machine") {
+        for dir in looked {
+            assert!(said.contains(&dir.display().to_string()), "{said}");
+        }
+    } else {
+        // The passwd home's folder holds another monitor's board: it is read too.
+        assert!(!said.contains("asks "), "{said}");
+    }
 }

@@ -113,7 +113,7 @@ fn every_malformed_line_is_named_by_its_line_and_key() {
         (
             format!("colour = 1\n{ONE_TARGET}"),
             &[
-                "1: colour: unknown key (expected one of: metrics_listen, log, defaults, sinks, server, targets)",
+                "1: colour: unknown key (expected one of: metrics_listen, log, defaults, sinks, server, hosts, targets)",
             ],
         ),
         (
@@ -127,7 +127,7 @@ fn every_malformed_line_is_named_by_its_line_and_key() {
         (
             format!("{ONE_TARGET}nudge_txt = \"go\"\n"),
             &[
-                "3: targets[0].nudge_txt: unknown key (expected one of: target, work_probe, progress_probe, nudge_budget, nudge_text, profile)",
+                "3: targets[0].nudge_txt: unknown key (expected one of: target, sessions, host, work_probe, progress_probe, nudge_budget, nudge_text, profile)",
             ],
         ),
         (
@@ -220,13 +220,13 @@ fn every_malformed_line_is_named_by_its_line_and_key() {
         (
             "[defaults]\nnudge_budget = 2\n".to_string(),
             &[
-                "1: targets: no targets: add a [[targets]] table with target = \"session\" or \"host:session\"",
+                "1: targets: no targets: add a [[targets]] table with target = \"session\" or \"host:session\" (or sessions = \"agent-*\", with host = \"alias\" for another machine's)",
             ],
         ),
         (
             "[[targets]]\nnudge_budget = 2\n".to_string(),
             &[
-                "1: targets[0].target: missing: each [[targets]] table names its target, \"session\" or \"host:session\"",
+                "1: targets[0].target: missing: each [[targets]] table names its target, \"session\" or \"host:session\" (or a pattern of sessions: sessions = \"agent-*\")",
             ],
         ),
         (
@@ -343,15 +343,20 @@ fn check_says_ok_with_the_number_of_targets_and_exits_0() {
     let output = world.check(
         "[[targets]]\ntarget = \"api\"\n[[targets]]\ntarget = \"build-box:web\"\nprofile = \"codex\"\n",
     );
+    // The file is right; its one remote host, an alias no ssh config holds,
+    // cannot be reached: said, exit 1.
     assert_eq!(
-        (
-            output.status.code(),
-            text(&output.stdout),
-            text(&output.stderr)
-        ),
-        (Some(0), "ok: 2 targets\n".to_string(), String::new())
+        (output.status.code(), text(&output.stdout)),
+        (Some(1), "ok: 2 targets\n".to_string())
+    );
+    let err = text(&output.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("fleet.toml: cannot reach host build-box: "),
+        "{err}"
     );
     let output = world.check(ONE_TARGET);
+    assert_eq!(output.status.code(), Some(0));
     assert_eq!(text(&output.stdout), "ok: 1 target\n");
     // A file that cannot be read at all is said as such.
     let output = world.run(&["--config", "/nonexistent/fleet.toml", "--check"]);
@@ -378,13 +383,36 @@ fn the_readmes_example_config_checks() {
         .and_then(|rest| rest.split("```").next())
         .expect("the subsection has a toml example");
     let world = World::new();
-    let output = world.check(example);
-    assert_eq!(
-        (output.status.code(), text(&output.stderr)),
-        (Some(0), String::new()),
-        "{example}"
+    // The files it names are made real, and its hosts an ssh config's aliases
+    // of a port nothing listens on: the file checks, and --check names each
+    // host it could not reach (exit 1), after `ok`.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let ssh_config = world.write(
+        "fleet_config",
+        &format!(
+            "Host build-box gpu3\n  HostName 127.0.0.1\n  Port {port}\n  BatchMode yes\n  ConnectTimeout 5\n"
+        ),
     );
-    assert_eq!(text(&output.stdout), "ok: 4 targets\n");
+    let example = example.replace(
+        "/home/me/.ssh/fleet_config",
+        ssh_config.to_str().expect("utf-8"),
+    );
+    let output = world.check(&example);
+    let err = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{example}\n{err}");
+    assert_eq!(
+        text(&output.stdout),
+        "ok: 4 targets, 1 pattern of sessions\n"
+    );
+    let unreached: Vec<&str> = err
+        .lines()
+        .filter_map(|l| l.split("cannot reach host ").nth(1))
+        .filter_map(|rest| rest.split(':').next())
+        .collect();
+    assert_eq!(unreached, ["build-box", "gpu3"], "{err}");
 }
 
 #[test]
@@ -832,5 +860,136 @@ fn a_reload_past_the_systemd_watchdog_is_refused_and_the_old_interval_kept() {
         wait_until(30, || running.out().len() >= seen + 2),
         "{:?}",
         running.out()
+    );
+}
+
+/// Issue 21, item 10: one `[[targets]]` line names every session of a host
+/// that matches a pattern, found from each cycle's own pane listing.
+#[test]
+fn a_pattern_of_sessions_watches_each_match_a_new_one_next_cycle_and_drops_one_that_ends() {
+    let world = World::new();
+    for session in ["agent-1", "agent-2", "other"] {
+        world.replay(session, "working-bash-sleep");
+    }
+    // A session the file names itself is watched once, with its own settings.
+    let config = world.write(
+        "fleet.toml",
+        &format!(
+            "{}\n[defaults]\ninterval = 1\n\n[[targets]]\nsessions = \"agent-*\"\nnudge_budget = 3\n\n\
+             [[targets]]\ntarget = \"agent-1\"\nnudge_budget = 2\n",
+            world.server()
+        ),
+    );
+    let file = config.to_str().expect("utf-8");
+    let checked = world.run(&["--config", file, "--check"]);
+    assert_eq!(
+        text(&checked.stdout),
+        "ok: 1 target, 1 pattern of sessions\n"
+    );
+    let running = Running::start(world.command(&["--config", file]));
+    let polled = |session: &str| {
+        running
+            .out()
+            .iter()
+            .filter(|l| l.starts_with(&format!("MONITOR · {session} · ")))
+            .count()
+    };
+    assert!(
+        wait_until(30, || polled("agent-1") > 0 && polled("agent-2") > 0),
+        "{:?}\n{:?}",
+        running.out(),
+        running.err()
+    );
+    assert!(
+        running
+            .out()
+            .iter()
+            .any(|l| l.starts_with("MONITOR · agent-1 · ") && l.contains("nudges 0/2"))
+    );
+    assert!(
+        running
+            .out()
+            .iter()
+            .any(|l| l.starts_with("MONITOR · agent-2 · ") && l.contains("nudges 0/3"))
+    );
+
+    // A session that appears is found by the next cycle's listing.
+    world.replay("agent-3", "working-bash-sleep");
+    assert!(
+        wait_until(30, || polled("agent-3") > 0),
+        "{:?}",
+        running.err()
+    );
+    assert!(
+        running
+            .err()
+            .iter()
+            .any(|l| l == "bmb-monitor: watch: watching agent-3 (found by sessions = \"agent-*\")"),
+        "{:?}",
+        running.err()
+    );
+
+    // One that ends is dropped, said once, and not polled as missing.
+    world.tmux.tmux(&["kill-session", "-t", "=agent-2"]);
+    let ended = "bmb-monitor: watch: agent-2 ended: no longer watched";
+    assert!(
+        wait_until(30, || running.err().iter().any(|l| l == ended)),
+        "{:?}",
+        running.err()
+    );
+    let after = running.out().len();
+    let agent_3 = polled("agent-3");
+    assert!(wait_until(30, || polled("agent-3") >= agent_3 + 2));
+    assert!(
+        !running.out()[after..]
+            .iter()
+            .any(|l| l.starts_with("MONITOR · agent-2 · ")),
+        "{:?}",
+        running.out()
+    );
+    let err = running.err();
+    assert_eq!(err.iter().filter(|l| *l == ended).count(), 1, "{err:?}");
+    assert!(
+        !err.iter().any(|l| l.contains("agent-2: ")),
+        "the ended session was polled as missing: {err:?}"
+    );
+    assert_eq!(
+        polled("other"),
+        0,
+        "a session the pattern does not match was watched"
+    );
+    // Its journal is kept (a session of that name later resumes from it).
+    let journals = walk_names(world.state.path());
+    assert!(
+        journals.iter().any(|n| n == "agent-2.jsonl"),
+        "{journals:?}"
+    );
+}
+
+fn walk_names(dir: &Path) -> Vec<String> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            names.extend(walk_names(&path));
+        } else if let Some(name) = path.file_name() {
+            names.push(name.to_string_lossy().into_owned());
+        }
+    }
+    names
+}
+
+#[test]
+fn a_pattern_of_sessions_is_checked_like_a_target() {
+    check(
+        "[[targets]]\nsessions = \"agent-*\"\ntarget = \"x\"\n\n[[targets]]\nhost = \"gpu3\"\ntarget = \"y\"\n\n\
+         [[targets]]\nsessions = \"\"\n\n[[targets]]\nhost = \"gpu3\"\nsessions = \"a*\"\n\n\
+         [[targets]]\nhost = \"gpu3\"\nsessions = \"a*\"\n",
+        &[
+            "2: targets[0].sessions: a target names one session (target) or a pattern of them (sessions), not both",
+            "6: targets[1].host: host goes with sessions = \"PATTERN\"; one session of a host is target = \"host:session\"",
+            "10: targets[2].sessions: an empty pattern: give one such as \"agent-*\"",
+            "18: targets[4].sessions: the pattern `a*` is given twice for this host (first at line 14)",
+        ],
     );
 }

@@ -807,3 +807,175 @@ fn each_host_is_one_login_for_the_whole_run_and_its_master_is_closed_on_sigterm_
         assert_eq!(running.err(), Vec::<String>::new());
     }
 }
+
+/// Issue 21, item 12: a config file names a host's own tmux server
+/// (`[hosts.ALIAS]`), beside the one `[server]` names for this machine; and
+/// `--check` checks the files the config names and says which hosts it
+/// could and could not reach.
+#[test]
+fn a_host_has_its_own_tmux_server_and_check_says_which_hosts_it_reached() {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start("box", &[]);
+    let here = PrivateTmux::new();
+    let there = PrivateTmux::new();
+    replay(&here, "local-one", "GOLDEN-question-real");
+    replay(&there, "remote-one", "GOLDEN-question-real");
+    let dead = dir.path().join("ssh_config");
+    std::fs::write(
+        &dead,
+        format!(
+            "{}{}",
+            std::fs::read_to_string(sshd.config()).unwrap(),
+            sshd::host_block("deadbox", sshd::free_port(), None)
+        ),
+    )
+    .unwrap();
+    let config = |hosts: &str, targets: &str| {
+        let path = dir.path().join("fleet.toml");
+        std::fs::write(
+            &path,
+            format!(
+                "[server]\nsocket_path = '{}'\nssh_config = '{}'\n\n{hosts}\n{targets}",
+                socket(&here),
+                dead.display()
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let both = "[[targets]]\ntarget = \"local-one\"\n\n[[targets]]\ntarget = \"box:remote-one\"\n";
+    let hosts = format!("[hosts.box]\nsocket_path = '{}'\n", socket(&there));
+    let file = config(&hosts, both);
+    let state = dir.path().join("state");
+    let ran = monitor(
+        &["watch", "--config", file.to_str().unwrap(), "--once"],
+        &[("XDG_STATE_HOME", &state)],
+    );
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    for target in ["local-one", "box:remote-one"] {
+        assert!(
+            ran.stdout
+                .contains(&format!("MONITOR · {target} · QUESTION · ")),
+            "{target}: {}\n{}",
+            ran.stdout,
+            ran.stderr
+        );
+    }
+    // Without its own table, the host is asked on [server]'s socket, which has no such session.
+    let file = config("", both);
+    let ran = monitor(
+        &["watch", "--config", file.to_str().unwrap(), "--once"],
+        &[("XDG_STATE_HOME", &state)],
+    );
+    assert!(
+        ran.stderr.contains("box:remote-one") && !ran.stdout.contains("box:remote-one · QUESTION"),
+        "{}\n{}",
+        ran.stdout,
+        ran.stderr
+    );
+
+    // --check: the reached host said on stdout, the unreachable one named, exit 1.
+    let with_dead = format!("{both}\n[[targets]]\ntarget = \"deadbox:x\"\n");
+    let file = config(&hosts, &with_dead);
+    let ran = monitor(
+        &["watch", "--config", file.to_str().unwrap(), "--check"],
+        &[("XDG_STATE_HOME", &state)],
+    );
+    assert_eq!(ran.code, Some(1), "{}\n{}", ran.stdout, ran.stderr);
+    assert!(ran.stdout.starts_with("ok: 3 targets\n"), "{}", ran.stdout);
+    assert!(
+        ran.stdout
+            .contains("reached box: 1 session on its tmux server"),
+        "{}",
+        ran.stdout
+    );
+    assert!(
+        ran.stderr.contains("cannot reach host deadbox: ") && !ran.stderr.contains("host box:"),
+        "{}",
+        ran.stderr
+    );
+    // A file the config names that is not there is named, with its key: exit 2.
+    let path = dir.path().join("fleet.toml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace(&dead.display().to_string(), "/nonexistent/ssh_config");
+    std::fs::write(&path, text).unwrap();
+    let ran = monitor(
+        &["watch", "--config", path.to_str().unwrap(), "--check"],
+        &[("XDG_STATE_HOME", &state)],
+    );
+    assert_eq!(ran.code, Some(2), "{}\n{}", ran.stdout, ran.stderr);
+    assert!(
+        ran.stderr
+            .contains("server.ssh_config: cannot read /nonexistent/ssh_config: No such file"),
+        "{}",
+        ran.stderr
+    );
+    // A host table no target is on is a mistake of the file.
+    let file = config(&hosts, "[[targets]]\ntarget = \"local-one\"\n");
+    let ran = monitor(
+        &["watch", "--config", file.to_str().unwrap(), "--check"],
+        &[("XDG_STATE_HOME", &state)],
+    );
+    assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("hosts.box: no target names this host"),
+        "{}",
+        ran.stderr
+    );
+}
+
+/// Issue 21, item 10 on a remote host: a pattern of sessions is matched
+/// against the host's own pane listing, inside the cycle's one round trip.
+#[test]
+fn a_pattern_of_sessions_on_a_remote_host_finds_a_new_session_from_the_cycles_listing() {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start("box", &[]);
+    let local = PrivateTmux::new();
+    let there = PrivateTmux::new();
+    replay(&there, "agent-1", "GOLDEN-question-real");
+    replay(&there, "other", "GOLDEN-question-real");
+    let file = dir.path().join("fleet.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[defaults]\ninterval = 1\n[server]\nsocket_path = '{}'\nssh_config = '{}'\n\
+             [hosts.box]\nsocket_path = '{}'\n[[targets]]\nhost = \"box\"\nsessions = \"agent-*\"\n",
+            socket(&local),
+            sshd.config().display(),
+            socket(&there)
+        ),
+    )
+    .unwrap();
+    let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+    command
+        .args(["watch", "--config", file.to_str().unwrap()])
+        .env("XDG_STATE_HOME", dir.path().join("state"));
+    let running = bmb_testkit::bin::Running::start(command);
+    let polled = |target: &str| {
+        running
+            .out()
+            .iter()
+            .any(|l| l.starts_with(&format!("MONITOR · {target} · QUESTION · ")))
+    };
+    assert!(
+        bmb_testkit::bin::wait_until(60, || polled("box:agent-1")),
+        "{:?}\n{:?}",
+        running.out(),
+        running.err()
+    );
+    replay(&there, "agent-2", "GOLDEN-question-real");
+    assert!(
+        bmb_testkit::bin::wait_until(60, || polled("box:agent-2")),
+        "{:?}\n{:?}",
+        running.out(),
+        running.err()
+    );
+    assert!(!running.out().iter().any(|l| l.contains("box:other")));
+    assert!(
+        running.err().iter().any(|l| l
+            == "bmb-monitor: watch: watching box:agent-2 (found by sessions = \"box:agent-*\")"),
+        "{:?}",
+        running.err()
+    );
+}

@@ -48,5 +48,7 @@ pub mod rules;
 pub mod run;
 pub mod signals;
 pub mod ssh;
+pub mod terminal;
 pub mod tmux;
 pub mod transcript;
+pub mod user;

@@ -48,6 +48,10 @@ pub struct HostRead {
     pub processes: Vec<Option<(Option<u32>, PaneProcesses)>>,
     /// Per probe asked ([`RemoteProbe`]), in the order asked: how it ran on the host.
     pub probes: Vec<Outcome>,
+    /// Every session the host's pane listing named, once each, in its
+    /// order; `None` when the listing itself failed. What a target that
+    /// names a pattern of sessions is discovered from, without a call of its own.
+    pub sessions: Option<Vec<String>>,
 }
 
 /// A probe to run on the host inside the cycle's request: `sh -c COMMAND`
@@ -120,10 +124,15 @@ impl Tmux {
         probe_timeout: std::time::Duration,
     ) -> HostRead {
         let Some(remote) = &self.remote else {
+            let (captures, sessions) = match self.capture_panes_listed(targets, nonce) {
+                Ok((captures, sessions)) => (Ok(captures), Some(sessions)),
+                Err(error) => (Err(error), None),
+            };
             return HostRead {
-                captures: self.capture_panes(targets, nonce),
+                captures,
                 processes: vec![None; targets.len()],
                 probes: Vec::new(),
+                sessions,
             };
         };
         let open = |command: &str| remote.invocation(command);
@@ -366,6 +375,7 @@ impl Tmux {
                 captures: Err(error),
                 processes: failed_processes(),
                 probes: Vec::new(),
+                sessions: None,
             };
         };
         let Some((listing, rest)) = after_head.split_once(&list_end) else {
@@ -374,6 +384,7 @@ impl Tmux {
                 captures: Err(error),
                 processes: failed_processes(),
                 probes: Vec::new(),
+                sessions: None,
             };
         };
         let (code, rows) = listing.split_once('\n').unwrap_or((listing, ""));
@@ -388,10 +399,12 @@ impl Tmux {
                         captures: Err(error),
                         processes: vec![None; targets.len()],
                         probes: Vec::new(),
+                        sessions: None,
                     };
                 }
             }
         };
+        let sessions = Some(tmux::listed_sessions(&panes));
         let mut results = self.no_session_results(targets);
         let wanted = tmux::wanted_targets(targets, &panes);
 
@@ -406,6 +419,7 @@ impl Tmux {
                 captures: Ok(results),
                 processes: vec![None; targets.len()],
                 probes: Vec::new(),
+                sessions,
             };
         }
         let mut rest = rest;
@@ -490,6 +504,7 @@ impl Tmux {
             captures: Ok(results),
             processes,
             probes: Vec::new(),
+            sessions,
         }
     }
 }

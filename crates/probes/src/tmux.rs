@@ -423,6 +423,18 @@ impl Tmux {
         targets: &[(String, Option<KnownPane>)],
         nonce: &str,
     ) -> Result<Vec<Result<PaneCapture, TmuxError>>, TmuxError> {
+        self.capture_panes_listed(targets, nonce)
+            .map(|(captures, _)| captures)
+    }
+
+    /// As [`Tmux::capture_panes`], with every session the listing named
+    /// (once each, in its order): what a pattern of sessions is matched
+    /// against, at no cost of its own.
+    pub fn capture_panes_listed(
+        &self,
+        targets: &[(String, Option<KnownPane>)],
+        nonce: &str,
+    ) -> Result<CapturesAndSessions, TmuxError> {
         // One listing answers both questions: which sessions exist, and
         // whether a remembered pane still belongs to its session.
         let panes = self.list_all_panes()?;
@@ -431,7 +443,7 @@ impl Tmux {
         for batch in chain_batches(wanted.iter().map(|(_, target)| target.len())) {
             self.capture_chain(targets, &wanted[batch], nonce, &mut results);
         }
-        Ok(results)
+        Ok((results, listed_sessions(&panes)))
     }
 
     /// Every target "no such session" until its capture says otherwise.
@@ -546,6 +558,19 @@ impl Tmux {
 /// `=session:` names), and its session.
 pub(crate) const LIST_FORMAT: &str =
     "#{pane_id} #{pane_pid} #{window_active}#{pane_active} #{session_name}";
+
+/// Per target its capture, and the sessions the listing named.
+pub type CapturesAndSessions = (Vec<Result<PaneCapture, TmuxError>>, Vec<String>);
+
+/// The sessions of a pane listing, once each, in the listing's order.
+pub(crate) fn listed_sessions(panes: &[(String, KnownPane)]) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    panes
+        .iter()
+        .filter(|(session, _)| seen.insert(session.as_str()))
+        .map(|(session, _)| session.clone())
+        .collect()
+}
 
 /// [`LIST_FORMAT`]'s rows: (session, the pane). A line that is not a row
 /// (not starting with a pane id) is none.

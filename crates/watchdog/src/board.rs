@@ -12,12 +12,17 @@
 //! the time arrives as an argument.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
 use crate::session::{Action, Done, PollReport};
 use crate::target::Target;
+
+mod prometheus;
+mod table;
+
+pub use prometheus::{BOARD_QUERY, Sample, from_samples};
+pub use table::{table, tail};
 
 /// The `host` of a target on this machine's tmux (an ssh alias otherwise).
 pub const LOCAL_HOST: &str = "local";
@@ -388,8 +393,12 @@ pub fn is_action(done: &Done) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Freshness {
     Live,
-    /// Why it does not: the reason is shown on its rows.
+    /// Why it does not: its monitor is frozen (no cycle for long); the
+    /// reason is shown on its rows.
     Stale(String),
+    /// Why it does not: its monitor's process is gone (a `kill -9`): its
+    /// rows are not shown, the board is said once in the summary.
+    Gone(String),
 }
 
 /// A board is stale when its process is gone, or when it has not completed a
@@ -397,7 +406,7 @@ pub enum Freshness {
 /// marked, never shown as current.
 pub fn freshness(board: &Board, pid_alive: bool, now: i64) -> Freshness {
     if !pid_alive {
-        return Freshness::Stale(format!(
+        return Freshness::Gone(format!(
             "monitor pid {} is gone; last cycle {} ago",
             board.pid,
             age(now - board.updated)
@@ -430,142 +439,6 @@ pub enum Reading {
     Unreachable(String),
 }
 
-const HEADER: [&str; 8] = [
-    "HOST",
-    "TARGET",
-    "CLI",
-    "STATE",
-    "FOR",
-    "NUDGES",
-    "LAST ACTION",
-    "WHY",
-];
-/// The widest a cell may be before it is cut with `…` (the last column, why,
-/// gets the most).
-const CELL_MAX: [usize; 8] = [24, 32, 10, 11, 8, 7, 56, 90];
-
-/// The board as a person reads it: a header, then per source its unreachable
-/// hosts (one row each, standing for their targets), then its targets; an
-/// unreachable source is one row. Columns are padded to the widest cell.
-pub fn table(sources: &[Source], now: i64) -> Vec<String> {
-    let mut rows: Vec<[String; 8]> = vec![HEADER.map(str::to_string)];
-    for source in sources {
-        match &source.reading {
-            Reading::Unreachable(why) => rows.push([
-                source.name.clone(),
-                "*".into(),
-                "-".into(),
-                "unreachable".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                why.clone(),
-            ]),
-            Reading::Board(board, freshness) => board_rows(board, freshness, now, &mut rows),
-        }
-    }
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|row| {
-            row.iter()
-                .zip(CELL_MAX)
-                .map(|(cell, max)| cut(&printable(cell), max))
-                .collect()
-        })
-        .collect();
-    let mut widths = [0usize; 8];
-    for row in &cells {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    cells
-        .iter()
-        .map(|row| {
-            let mut line = String::new();
-            for (column, cell) in row.iter().enumerate() {
-                if column + 1 == row.len() {
-                    line.push_str(cell);
-                } else {
-                    let _ = write!(line, "{cell:<width$}  ", width = widths[column]);
-                }
-            }
-            line.trim_end().to_string()
-        })
-        .collect()
-}
-
-fn board_rows(board: &Board, freshness: &Freshness, now: i64, rows: &mut Vec<[String; 8]>) {
-    let stale = match freshness {
-        Freshness::Live => None,
-        Freshness::Stale(why) => Some(why),
-    };
-    let down: Vec<&HostRow> = board
-        .hosts
-        .iter()
-        .filter(|h| !h.reachable && stale.is_none())
-        .collect();
-    for host in &down {
-        let count = board.targets.iter().filter(|t| t.host == host.host).count();
-        let noun = if count == 1 { "target" } else { "targets" };
-        rows.push([
-            host.host.clone(),
-            format!("* ({count} {noun})"),
-            "-".into(),
-            "unreachable".into(),
-            age(now - host.since),
-            "-".into(),
-            "-".into(),
-            tail(host.error.as_deref().unwrap_or_default()),
-        ]);
-    }
-    for row in &board.targets {
-        if down.iter().any(|h| h.host == row.host) {
-            continue;
-        }
-        let state = match (stale, &row.state) {
-            (Some(_), _) => "stale".to_string(),
-            (None, Some(state)) => state.clone(),
-            (None, None) => "?".to_string(),
-        };
-        let last = row.last_action.as_ref().map_or_else(
-            || "-".to_string(),
-            |a| format!("{} ({} ago)", a.what, age(now - a.at)),
-        );
-        let why = match (stale, &row.error) {
-            (Some(why), _) => why.clone(),
-            (None, Some(error)) => tail(&format!("cannot read the pane: {error}")),
-            (None, None) => {
-                // The last action's grounds while it is about this state,
-                // else the verdict's own.
-                let (rule, evidence) = match &row.last_action {
-                    Some(a) if a.at >= row.since => (&a.rule, &a.evidence),
-                    _ => (&row.rule, &row.evidence),
-                };
-                match (rule, evidence) {
-                    (Some(rule), Some(evidence)) => format!("{rule}: {}", evidence.trim()),
-                    (Some(rule), None) => rule.clone(),
-                    _ => "-".to_string(),
-                }
-            }
-        };
-        rows.push([
-            row.host.clone(),
-            row.target.clone(),
-            row.cli.clone().unwrap_or_else(|| "?".into()),
-            state,
-            if row.polled {
-                age(now - row.since)
-            } else {
-                "-".into()
-            },
-            format!("{}/{}", row.nudges_used, row.budget),
-            last,
-            why,
-        ]);
-    }
-}
-
 /// A duration as a person reads it on a board: `45s`, `3m05s`, `2h03m`, `4d02h`.
 pub fn age(seconds: i64) -> String {
     let s = seconds.max(0);
@@ -575,35 +448,6 @@ pub fn age(seconds: i64) -> String {
         3600..86400 => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
         _ => format!("{}d{:02}h", s / 86400, s % 86400 / 3600),
     }
-}
-
-/// A cell never carries a control character (pane text and errors can).
-fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
-}
-
-/// The end of an error, which says what failed (a command's error ends with
-/// what it printed), fitted to the last column.
-fn tail(text: &str) -> String {
-    let max = CELL_MAX[7];
-    let count = text.chars().count();
-    if count <= max {
-        return text.to_string();
-    }
-    let mut kept = String::from("…");
-    kept.extend(text.chars().skip(count - (max - 1)));
-    kept
-}
-
-fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let mut kept: String = text.chars().take(max.saturating_sub(1)).collect();
-    kept.push('…');
-    kept
 }
 
 #[cfg(test)]
@@ -804,19 +648,17 @@ mod tests {
         );
         assert_eq!(
             freshness(&board, false, 1005),
-            Freshness::Stale("monitor pid 42 is gone; last cycle 5s ago".into())
+            Freshness::Gone("monitor pid 42 is gone; last cycle 5s ago".into())
         );
     }
 
     fn check(sources: &[Source], now: i64, expected: &[&str]) {
-        assert_eq!(table(sources, now), expected);
+        assert_eq!(table(sources, now, None), expected);
     }
 
     #[test]
-    fn the_table_shows_targets_unreachable_hosts_and_sources_as_rows() {
+    fn the_table_shows_a_summary_then_the_urgent_rows_first() {
         let mut board = Board::new(42, 100, 1, 5, &targets());
-        let question = report(Some(State::Question), vec![Done::EscalatedQuestion]);
-        board.observe(0, seen(&question, &[alert("question")]), 101);
         let failed = report(None, vec![Done::CaptureFailed]);
         for i in [1, 2] {
             let observed = Observed {
@@ -826,8 +668,18 @@ mod tests {
             };
             board.observe(i, observed, 102);
         }
+        let question = report(Some(State::Question), vec![Done::EscalatedQuestion]);
+        board.observe(0, seen(&question, &[alert("question")]), 101);
         board.cycle_done(0.5, 102);
+        let mut working = Board::new(43, 100, 1, 5, &targets()[..1]);
+        let busy = report(Some(State::Working), vec![]);
+        working.observe(0, seen(&busy, &[]), 100);
+        working.cycle_done(0.1, 100);
         let sources = [
+            Source {
+                name: "board/43.json".into(),
+                reading: Reading::Board(Box::new(working), Freshness::Live),
+            },
             Source {
                 name: "board/42.json".into(),
                 reading: Reading::Board(Box::new(board.clone()), Freshness::Live),
@@ -841,25 +693,105 @@ mod tests {
             &sources,
             171,
             &[
-                "HOST         TARGET         CLI     STATE        FOR    NUDGES  LAST ACTION                                          WHY",
-                "box1         * (2 targets)  -       unreachable  1m09s  -       -                                                    ssh: connect to host box1 port 22: Connection refused",
-                "local        agent          claude  QUESTION     1m10s  0/5     escalated to the operator, NOT answered (1m10s ago)  question-dialog: Do you want to proceed?",
-                "127.0.0.1:9  *              -       unreachable  -      -       -                                                    connection refused",
+                "4 targets · 1 QUESTION · 1 WORKING; unreachable: box1 (2), 127.0.0.1:9",
+                "TARGET         CLI     STATE        FOR    NUDGES  LAST ACTION                                          WHY",
+                "agent          claude  QUESTION     1m10s  0/5     escalated to the operator, NOT answered (1m10s ago)  question-dialog: Do you want to proceed?",
+                "box1:* (2)     -       unreachable  1m09s  -       -                                                    ssh: connect to host box1 port 22: Connection refused",
+                "127.0.0.1:9 *  -       unreachable  -      -       -                                                    connection refused",
+                "agent          claude  WORKING      1m11s  0/5     -                                                    question-dialog: Do you want to proceed?",
             ],
         );
-        let stale = [Source {
+        // A frozen monitor's rows are marked stale; a gone one's are said once, in the summary.
+        let frozen = [Source {
+            name: "board/42.json".into(),
+            reading: Reading::Board(
+                Box::new(board.clone()),
+                Freshness::Stale("monitor pid 42 completed no cycle for 5m00s".into()),
+            ),
+        }];
+        let lines = table(&frozen, 171, None);
+        assert_eq!(lines.len(), 5, "{lines:#?}");
+        assert!(lines[0].starts_with("3 targets · 3 stale"), "{lines:#?}");
+        assert!(
+            lines[2..]
+                .iter()
+                .all(|l| l.contains(" stale ") && l.ends_with("completed no cycle for 5m00s")),
+            "{lines:#?}"
+        );
+        let gone = [Source {
             name: "board/42.json".into(),
             reading: Reading::Board(
                 Box::new(board),
-                Freshness::Stale("monitor pid 42 is gone".into()),
+                Freshness::Gone("monitor pid 42 is gone".into()),
             ),
         }];
-        let lines = table(&stale, 171);
-        assert_eq!(lines.len(), 4, "{lines:#?}");
+        assert_eq!(
+            table(&gone, 171, None),
+            [
+                "0 targets; not shown: 3 targets of a watcher that is gone (monitor pid 42 is gone)",
+                "TARGET  CLI  STATE  FOR  NUDGES  LAST ACTION  WHY",
+            ]
+        );
+    }
+
+    #[test]
+    fn at_80_columns_every_row_fits_and_the_why_keeps_its_room() {
+        let names: Vec<Target> = (0..30)
+            .map(|i| Target::parse(&format!("gpu{}:agent-{i}", i % 3)).unwrap())
+            .collect();
+        let mut board = Board::new(42, 100, 1, 5, &names);
+        for i in 0..30 {
+            let mut polled = report(
+                Some(if i % 7 == 0 {
+                    State::Question
+                } else {
+                    State::Working
+                }),
+                if i % 7 == 0 {
+                    vec![Done::EscalatedQuestion]
+                } else {
+                    vec![]
+                },
+            );
+            polled.evidence = Some(format!(
+                "{}  Do you want to proceed?{}",
+                " ".repeat(8),
+                " ".repeat(80)
+            ));
+            board.observe(i, seen(&polled, &[alert("question")]), 101);
+        }
+        board.cycle_done(0.2, 101);
+        let lines = table(
+            &[Source {
+                name: "f".into(),
+                reading: Reading::Board(Box::new(board), Freshness::Live),
+            }],
+            160,
+            Some(80),
+        );
+        assert!(lines.iter().all(|l| l.chars().count() <= 80), "{lines:#?}");
         assert!(
-            lines[1..]
-                .iter()
-                .all(|l| l.contains(" stale ") && l.ends_with("monitor pid 42 is gone")),
+            lines[1].starts_with("TARGET") && !lines[1].contains("LAST ACTION"),
+            "{lines:#?}"
+        );
+        assert!(
+            lines[2].starts_with("gpu0:agent-0 ") && lines[2].contains("QUESTION"),
+            "{lines:#?}"
+        );
+        // The reason, squeezed to one line of words, takes the rest of the row.
+        assert!(
+            lines[2].contains("  question-dialog: Do you want to")
+                && lines[2].ends_with('…')
+                && lines[2].chars().count() == 80,
+            "{lines:#?}"
+        );
+        let questions = lines[2..]
+            .iter()
+            .filter(|l| l.contains(" QUESTION "))
+            .count();
+        assert_eq!(questions, 5);
+        assert!(
+            lines[2..7].iter().all(|l| l.contains(" QUESTION ")),
             "{lines:#?}"
         );
     }
@@ -876,25 +808,11 @@ mod tests {
                 reading: Reading::Board(Box::new(board), Freshness::Live),
             }],
             100,
+            None,
         );
-        let why = lines[1].split("  ").last().unwrap();
+        let why = lines[2].split("  ").last().unwrap();
         assert!(why.starts_with("question-dialog: ?[31mred"), "{why}");
         assert!(why.ends_with('…') && why.chars().count() == 90, "{why}");
-    }
-
-    #[test]
-    fn a_long_error_keeps_its_end_which_says_what_failed() {
-        let long = format!(
-            "`ssh {} host tmux` exited with code 255: ssh: Connection refused",
-            "-o X ".repeat(30)
-        );
-        let kept = tail(&long);
-        assert!(
-            kept.starts_with('…') && kept.ends_with("ssh: Connection refused"),
-            "{kept}"
-        );
-        assert_eq!(kept.chars().count(), CELL_MAX[7]);
-        assert_eq!(tail("short"), "short");
     }
 
     #[test]

@@ -92,7 +92,17 @@ impl Watch<'_> {
             .collect();
         // Each remote host is asked on its own thread, so a hung one costs its
         // own deadline, and no cycle waits for it once it was late.
+        // A pattern's host is listed every cycle, however few of its
+        // sessions are watched yet: the listing is what finds them.
+        for host in self.discovery.hosts() {
+            by_host.entry(host).or_default();
+        }
         let groups: Vec<super::hosts::Group<'_>> = by_host.into_iter().collect();
-        self.hosts.capture(&self.args, &groups, &targets)
+        let captures = self.hosts.capture(&self.args, &groups, &targets);
+        self.discovery.cycle_started();
+        for (host, sessions) in std::mem::take(&mut self.hosts.listed) {
+            self.discovery.learn(host.as_deref(), sessions);
+        }
+        captures
     }
 }

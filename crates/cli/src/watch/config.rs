@@ -19,7 +19,7 @@ use toml::de::{DeTable, DeValue, ValueDeserializer};
 use watchdog::session::{DEFAULT_BUDGET, DEFAULT_NUDGE_TEXT};
 use watchdog::target::Target;
 
-use super::settings::TargetSettings;
+use super::settings::{SessionPattern, TargetSettings};
 use super::*;
 
 /// More nudges than this without progress is not a budget but a loop.
@@ -45,8 +45,11 @@ const TOP: &[&str] = &[
     "defaults",
     "sinks",
     "server",
+    "hosts",
     "targets",
 ];
+/// A `[hosts.ALIAS]` table: that host's own tmux server and binary.
+const HOST: &[&str] = &["socket_name", "socket_path", "tmux_bin"];
 
 /// One mistake in the file: where, which key, what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,6 +95,10 @@ pub(super) struct Config {
     pub(super) log: Option<super::report::LogMode>,
     /// The `[server]` table, when the file has one.
     pub(super) server: Option<ServerArgs>,
+    /// Targets that name a pattern of sessions (`sessions = "agent-*"`).
+    pub(super) patterns: Vec<SessionPattern>,
+    /// `[hosts.ALIAS]`: a host's own tmux server and binary.
+    pub(super) per_host: std::collections::BTreeMap<String, crate::server_args::HostServer>,
 }
 
 /// Reads and checks the file at `path`; `profiles` are the ones a target may name.
@@ -199,6 +206,8 @@ impl<'s> Checker<'s, '_> {
             metrics_listen: None,
             log: None,
             server: None,
+            patterns: Vec::new(),
+            per_host: std::collections::BTreeMap::new(),
         };
         if let Some(value) = fields.get("defaults")
             && let Some(table) = self.table(value, "defaults")
@@ -227,7 +236,12 @@ impl<'s> Checker<'s, '_> {
         {
             config.server = Some(self.server(table));
         }
-        config.targets = self.targets(fields.get("targets").copied(), &defaults);
+        (config.targets, config.patterns) = self.targets(fields.get("targets").copied(), &defaults);
+        if let Some(value) = fields.get("hosts")
+            && let Some(table) = self.table(value, "hosts")
+        {
+            config.per_host = self.hosts(table, &config.targets, &config.patterns);
+        }
         config
     }
 
@@ -287,12 +301,16 @@ impl<'s> Checker<'s, '_> {
         }
     }
 
-    fn targets(&mut self, value: Option<&Value<'s>>, defaults: &Layer) -> Vec<TargetSettings> {
-        let no_targets =
-            "no targets: add a [[targets]] table with target = \"session\" or \"host:session\"";
+    fn targets(
+        &mut self,
+        value: Option<&Value<'s>>,
+        defaults: &Layer,
+    ) -> (Vec<TargetSettings>, Vec<SessionPattern>) {
+        let no_targets = "no targets: add a [[targets]] table with target = \"session\" or \"host:session\" \
+             (or sessions = \"agent-*\", with host = \"alias\" for another machine's)";
         let Some(value) = value else {
             self.mistake(0..0, "targets", no_targets);
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         };
         let DeValue::Array(items) = value.get_ref() else {
             let found = kind(value.get_ref());
@@ -301,40 +319,31 @@ impl<'s> Checker<'s, '_> {
                 "targets",
                 format!("expected [[targets]] tables, found {found}"),
             );
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         };
         if items.is_empty() {
             self.mistake(value.span(), "targets", no_targets);
         }
         let mut targets: Vec<(TargetSettings, usize)> = Vec::new();
+        let mut patterns: Vec<(SessionPattern, usize)> = Vec::new();
         for (index, item) in items.iter().enumerate() {
             let path = format!("targets[{index}]");
             let Some(table) = self.table(item, &path) else {
                 continue;
             };
-            let mut known = vec!["target"];
+            let mut known = vec!["target", "sessions", "host"];
             known.extend(PER_TARGET);
             let fields = self.keys(table, &path, &known);
             let own = self.layer(&fields, &path);
-            let target = match fields.get("target") {
-                None => {
-                    self.mistake(
-                        item.span(),
-                        &join(&path, "target"),
-                        "missing: each [[targets]] table names its target, \"session\" or \"host:session\"",
-                    );
-                    None
-                }
-                Some(value) => self.target(value, &join(&path, "target"), &targets),
-            };
-            let Some(target) = target else {
-                continue;
-            };
-            let settings = TargetSettings {
+            let settings = |target: Target| TargetSettings {
                 target,
-                work_probe: own.work_probe.or_else(|| defaults.work_probe.clone()),
+                work_probe: own
+                    .work_probe
+                    .clone()
+                    .or_else(|| defaults.work_probe.clone()),
                 progress_probe: own
                     .progress_probe
+                    .clone()
                     .or_else(|| defaults.progress_probe.clone()),
                 nudge_budget: own
                     .nudge_budget
@@ -342,14 +351,115 @@ impl<'s> Checker<'s, '_> {
                     .unwrap_or(DEFAULT_BUDGET),
                 nudge_text: own
                     .nudge_text
+                    .clone()
                     .or_else(|| defaults.nudge_text.clone())
                     .unwrap_or_else(|| DEFAULT_NUDGE_TEXT.to_string()),
-                profile: own.profile.or_else(|| defaults.profile.clone()).flatten(),
+                profile: own
+                    .profile
+                    .clone()
+                    .or_else(|| defaults.profile.clone())
+                    .flatten(),
             };
-            let line = fields.get("target").map_or(0, |v| self.line(&v.span()));
-            targets.push((settings, line));
+            match (fields.get("target"), fields.get("sessions")) {
+                (Some(_), Some(sessions)) => {
+                    self.mistake(
+                        sessions.span(),
+                        &join(&path, "sessions"),
+                        "a target names one session (target) or a pattern of them (sessions), not both",
+                    );
+                }
+                (None, None) => {
+                    self.mistake(
+                        item.span(),
+                        &join(&path, "target"),
+                        "missing: each [[targets]] table names its target, \"session\" or \"host:session\" \
+                         (or a pattern of sessions: sessions = \"agent-*\")",
+                    );
+                }
+                (Some(value), None) => {
+                    if let Some(host) = fields.get("host") {
+                        self.mistake(
+                            host.span(),
+                            &join(&path, "host"),
+                            "host goes with sessions = \"PATTERN\"; one session of a host is target = \"host:session\"",
+                        );
+                    }
+                    if let Some(target) = self.target(value, &join(&path, "target"), &targets) {
+                        let line = self.line(&value.span());
+                        targets.push((settings(target), line));
+                    }
+                }
+                (None, Some(value)) => {
+                    let host = fields
+                        .get("host")
+                        .and_then(|h| self.string(h, &join(&path, "host")));
+                    if let Some(pattern) =
+                        self.pattern(value, host, &join(&path, "sessions"), &patterns)
+                    {
+                        let template = settings(Target {
+                            host: pattern.0.clone(),
+                            session: pattern.1.clone(),
+                        });
+                        let line = self.line(&value.span());
+                        patterns.push((
+                            SessionPattern {
+                                host: pattern.0,
+                                glob: pattern.1,
+                                template,
+                            },
+                            line,
+                        ));
+                    }
+                }
+            }
         }
-        targets.into_iter().map(|(settings, _)| settings).collect()
+        (
+            targets.into_iter().map(|(settings, _)| settings).collect(),
+            patterns.into_iter().map(|(pattern, _)| pattern).collect(),
+        )
+    }
+
+    /// A pattern of sessions (`*`, `?`) on a host (`None`: this machine),
+    /// each name it can match one the command line would take, given once.
+    fn pattern(
+        &mut self,
+        value: &Value<'s>,
+        host: Option<String>,
+        key: &str,
+        before: &[(SessionPattern, usize)],
+    ) -> Option<(Option<String>, String)> {
+        let glob = self.string(value, key)?;
+        if glob.is_empty() {
+            self.mistake(
+                value.span(),
+                key,
+                "an empty pattern: give one such as \"agent-*\"",
+            );
+            return None;
+        }
+        // What it matches is a session name: checked as one, its wildcards
+        // standing for a letter.
+        let example = glob.replace(['*', '?'], "x");
+        let spelled = match &host {
+            Some(host) => format!("{host}:{example}"),
+            None => example,
+        };
+        if let Err(error) = Target::parse(&spelled) {
+            self.mistake(value.span(), key, error.to_string());
+            return None;
+        }
+        if let Some((_, line)) = before
+            .iter()
+            .find(|(p, _)| p.host == host && p.glob == glob)
+        {
+            self.mistake(
+                value.span(),
+                key,
+                format!("the pattern `{glob}` is given twice for this host (first at line {line})"),
+            );
+            return None;
+        }
+        Some((host, glob))
     }
 
     /// A target as the command line spells it, given once.
@@ -629,6 +739,73 @@ impl<'s> Checker<'s, '_> {
             );
         }
         ServerArgs::new(socket_name, socket_path, tmux_bin, ssh_config)
+    }
+}
+
+impl<'s> Checker<'s, '_> {
+    /// `[hosts.ALIAS]` tables: each a host some target names, each with at
+    /// most one of `socket_name` and `socket_path`.
+    fn hosts(
+        &mut self,
+        table: &DeTable<'s>,
+        targets: &[TargetSettings],
+        patterns: &[SessionPattern],
+    ) -> std::collections::BTreeMap<String, crate::server_args::HostServer> {
+        let mut hosts = std::collections::BTreeMap::new();
+        for (key, value) in table.iter() {
+            let alias: &str = key.get_ref();
+            let path = join("hosts", alias);
+            if let Err(error) = Target::parse(&format!("{alias}:x")) {
+                self.mistake(key.span(), &path, error.to_string());
+                continue;
+            }
+            let named = targets
+                .iter()
+                .any(|t| t.target.host.as_deref() == Some(alias))
+                || patterns.iter().any(|p| p.host.as_deref() == Some(alias));
+            if !named {
+                self.mistake(
+                    key.span(),
+                    &path,
+                    "no target names this host: a [hosts.ALIAS] table is for a host some target is on",
+                );
+            }
+            let Some(fields) = self.table(value, &path) else {
+                continue;
+            };
+            let fields = self.keys(fields, &path, HOST);
+            let text = |this: &mut Self, name: &str| -> Option<String> {
+                let value = fields.get(name)?;
+                let key = join(&path, name);
+                let text = this.string(value, &key)?;
+                if text.is_empty() {
+                    this.mistake(
+                        value.span(),
+                        &key,
+                        "empty: leave the key out for the default",
+                    );
+                    return None;
+                }
+                Some(text)
+            };
+            let server = crate::server_args::HostServer {
+                socket_name: text(self, "socket_name"),
+                socket_path: text(self, "socket_path"),
+                tmux_bin: text(self, "tmux_bin"),
+            };
+            if server.socket_name.is_some()
+                && server.socket_path.is_some()
+                && let Some(value) = fields.get("socket_path")
+            {
+                self.mistake(
+                    value.span(),
+                    &join(&path, "socket_path"),
+                    "give socket_name or socket_path, not both (as -L and -S)",
+                );
+            }
+            hosts.insert(alias.to_string(), server);
+        }
+        hosts
     }
 }
 

@@ -59,6 +59,8 @@ pub(super) struct Watch<'a> {
     pub(super) outages: super::outage::Outages,
     /// What each target's last poll line said (`log = "changes"`).
     pub(super) logged: super::report::Logged,
+    /// Targets named by a pattern of sessions (`discover.rs`).
+    pub(super) discovery: super::discover::Discovery,
 }
 
 impl<'a> Watch<'a> {
@@ -122,6 +124,7 @@ impl<'a> Watch<'a> {
             fleet,
             outages: super::outage::Outages::default(),
             logged: super::report::Logged::default(),
+            discovery: super::discover::Discovery::default(),
         };
         super::socket_lock::sweep(&watch.state_dir);
         if let Some(refused) = watch.guard_socket().into_iter().next() {
@@ -200,6 +203,10 @@ impl<'a> Watch<'a> {
             zones: &probes::clock::zone,
         };
         for (index, capture) in captures.into_iter().enumerate() {
+            if self.discovery.ended(&self.watched[index].target) {
+                // Its session ended: dropped by `discover` below, not polled.
+                continue;
+            }
             if !self.hosts.polled.get(index).copied().unwrap_or(true) {
                 // Its host is still on an earlier request: polled when it
                 // answers, or failed at its own deadline.
@@ -292,6 +299,7 @@ impl<'a> Watch<'a> {
                 .or_default() += sink.failed_posts - before;
         }
         self.fleet.cycle_done();
+        self.discover();
         true
     }
 }

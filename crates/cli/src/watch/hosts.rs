@@ -136,6 +136,9 @@ pub(super) struct Hosts {
     /// targets of a host still working on an earlier request, which are
     /// not polled until it answers or its deadline passes.
     pub(super) polled: Vec<bool>,
+    /// Per host read this cycle, the sessions its pane listing named
+    /// (`None`: the listing failed), for the patterns of sessions.
+    pub(super) listed: Vec<(Option<String>, Option<Vec<String>>)>,
 }
 
 impl Default for Hosts {
@@ -149,6 +152,7 @@ impl Default for Hosts {
             processes: Vec::new(),
             answered: Vec::new(),
             polled: Vec::new(),
+            listed: Vec::new(),
         }
     }
 }
@@ -256,6 +260,7 @@ impl Hosts {
         self.processes = vec![None; targets.len()];
         self.answered = vec![false; targets.len()];
         self.polled = vec![false; targets.len()];
+        self.listed.clear();
         let mut awaited: Vec<String> = Vec::new();
         for (host, indices) in groups {
             let Some(host) = host else { continue };
@@ -288,10 +293,16 @@ impl Hosts {
             let tmux = args.server.tmux(None, timeout);
             let asked: Vec<(String, Option<KnownPane>)> =
                 indices.iter().map(|&i| targets[i].clone()).collect();
+            let (captures, sessions) = match tmux.capture_panes_listed(&asked, &nonce) {
+                Ok((captures, sessions)) => (Ok(captures), Some(sessions)),
+                Err(error) => (Err(error), None),
+            };
+            self.listed.push((None, sessions));
             let read = probes::remote_host::HostRead {
-                captures: tmux.capture_panes(&asked, &nonce),
+                captures,
                 processes: vec![None; asked.len()],
                 probes: Vec::new(),
+                sessions: None,
             };
             for (&index, (capture, answered)) in
                 indices.iter().zip(captures_of(&read, indices.len()))
@@ -332,6 +343,10 @@ impl Hosts {
             // its failure is (the host's targets go stale on its deadline).
             if !current && answer.read.captures.is_ok() {
                 continue;
+            }
+            if current {
+                self.listed
+                    .push((Some(answer.host.clone()), answer.read.sessions.clone()));
             }
             for ((&index, (capture, answered)), read) in answer
                 .indices

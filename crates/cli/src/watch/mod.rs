@@ -25,6 +25,7 @@ mod capture;
 mod config;
 mod cycle;
 mod detach;
+mod discover;
 mod hosts;
 mod metrics;
 mod outage;
@@ -129,7 +130,7 @@ pub struct Args {
     #[arg(long, value_name = "URL")]
     alertmanager: Option<String>,
     /// Serve `/metrics` (Prometheus text format) and `/board.json` on this
-    /// address (`127.0.0.1:9464`; port 0 picks a free one, said on stderr).
+    /// address (`127.0.0.1:9184`; port 0 picks a free one, said on stderr).
     #[arg(long, value_name = "ADDR")]
     metrics_listen: Option<String>,
     /// Which poll lines are printed: a config file's `log` (no flag: the
@@ -171,7 +172,11 @@ pub fn run(mut args: Args) -> ExitCode {
         let targets: Vec<Target> = settings.targets.into_iter().map(|t| t.target).collect();
         return detach(&args, &targets);
     }
-    start(std::borrow::Cow::Borrowed(&args), settings.targets, None)
+    start(
+        std::borrow::Cow::Borrowed(&args),
+        (settings.targets, Vec::new()),
+        None,
+    )
 }
 
 /// The process-wide checks that need the settings in force, then the loop:
@@ -179,7 +184,7 @@ pub fn run(mut args: Args) -> ExitCode {
 /// with a reload of `config`, when there is one).
 fn start(
     args: std::borrow::Cow<'_, Args>,
-    targets: Vec<TargetSettings>,
+    (targets, patterns): (Vec<TargetSettings>, Vec<settings::SessionPattern>),
     config: Option<(&Args, &std::path::Path)>,
 ) -> ExitCode {
     if !args.audit.is_empty() && (args.once || args.detach) {
@@ -207,10 +212,13 @@ fn start(
     // clone removes this run's control folder.
     let _control_folder = multiplex.clone();
     args.to_mut().server.multiplex = multiplex;
+    let explicit = targets.clone();
     let mut watch = match Watch::new(args, targets, &state_dir()) {
         Ok(watch) => watch,
         Err(message) => return usage_error("watch", &message),
     };
+    watch.discovery.set(explicit, patterns);
+    watch.discover_first();
     if let Some(addr) = &watch.args.metrics_listen {
         match serve::listen(addr, watch.fleet.slot()) {
             Ok(bound) => say(format_args!(
@@ -369,17 +377,115 @@ fn run_config(args: &Args, path: &std::path::Path) -> ExitCode {
     };
     if args.check {
         let n = settings.targets.len();
+        let patterns = match settings.patterns.len() {
+            0 => String::new(),
+            1 => ", 1 pattern of sessions".to_string(),
+            p => format!(", {p} patterns of sessions"),
+        };
+        let missing = files_named(path, &settings);
+        for line in &missing {
+            say(line);
+        }
+        if !missing.is_empty() {
+            return crate::exit::code(crate::exit::USAGE);
+        }
         print(format_args!(
-            "ok: {n} target{}",
+            "ok: {n} target{}{patterns}",
             if n == 1 { "" } else { "s" }
         ));
+        let unreached = hosts_reached(path, &settings);
+        if unreached > 0 {
+            return crate::exit::code(crate::exit::FAILURE);
+        }
         return crate::exit::code(crate::exit::OK);
     }
     start(
         std::borrow::Cow::Owned(settings.args),
-        settings.targets,
+        (settings.targets, settings.patterns),
         Some((args, path)),
     )
+}
+
+/// `--check`: every file the config names, readable (the ssh config, a
+/// tmux binary given as a path, the folder of a local tmux socket); one line
+/// per file that is not, naming the key.
+fn files_named(path: &std::path::Path, settings: &Settings) -> Vec<String> {
+    let shown = path.display();
+    let server = &settings.args.server;
+    let mut missing = Vec::new();
+    if let Some(config) = &server.ssh_config
+        && let Err(error) = std::fs::File::open(config).and_then(|f| {
+            if f.metadata()?.is_file() {
+                Ok(())
+            } else {
+                Err(std::io::Error::other("not a regular file"))
+            }
+        })
+    {
+        missing.push(format!(
+            "bmb-monitor: watch: {shown}: server.ssh_config: cannot read {config}: {error}"
+        ));
+    }
+    let local = settings.targets.iter().any(|t| t.target.host.is_none())
+        || settings.patterns.iter().any(|p| p.host.is_none());
+    if local {
+        let bin = server.tmux_bin();
+        if bin.contains('/') {
+            let runnable = std::fs::metadata(bin).is_ok_and(|m| {
+                use std::os::unix::fs::PermissionsExt;
+                m.is_file() && m.permissions().mode() & 0o111 != 0
+            });
+            if !runnable {
+                missing.push(format!(
+                    "bmb-monitor: watch: {shown}: server.tmux_bin: {bin} is not a program this machine can run"
+                ));
+            }
+        }
+        if let probes::tmux::Server::Path(socket) = server.server()
+            && let Some(folder) = std::path::Path::new(&socket).parent()
+            && !folder.as_os_str().is_empty()
+            && !folder.is_dir()
+        {
+            missing.push(format!(
+                "bmb-monitor: watch: {shown}: server.socket_path: its folder {} does not exist",
+                folder.display()
+            ));
+        }
+    }
+    missing
+}
+
+/// `--check`: each remote host asked for its sessions (over ssh, as a cycle
+/// would), said reached or not; the number it could not reach.
+fn hosts_reached(path: &std::path::Path, settings: &Settings) -> usize {
+    let mut hosts: Vec<&str> = settings
+        .targets
+        .iter()
+        .filter_map(|t| t.target.host.as_deref())
+        .chain(settings.patterns.iter().filter_map(|p| p.host.as_deref()))
+        .collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    let timeout = Duration::from_secs(settings.args.capture_timeout);
+    let mut unreached = 0;
+    for host in hosts {
+        let tmux = settings.args.server.tmux(Some(host), timeout);
+        match tmux.list_sessions() {
+            Ok(sessions) => print(format_args!(
+                "reached {host}: {} session{} on its tmux server",
+                sessions.len(),
+                if sessions.len() == 1 { "" } else { "s" }
+            )),
+            Err(error) => {
+                unreached += 1;
+                say(format_args!(
+                    "bmb-monitor: watch: {}: cannot reach host {host}: {error}",
+                    path.display()
+                ));
+            }
+        }
+    }
+    unreached
 }
 
 /// Where the monitor a config file describes serves its board

@@ -92,45 +92,10 @@ impl Watch<'_> {
             );
             settings.args.server = self.args.server.clone();
         }
-        let mut reloaded = Reloaded::default();
-        let mut before: Vec<Option<Watched>> = std::mem::take(&mut self.watched)
-            .into_iter()
-            .map(Some)
-            .collect();
-        for target in settings.targets {
-            let staying = before
-                .iter_mut()
-                .find(|w| w.as_ref().is_some_and(|w| w.target == target.target))
-                .and_then(Option::take);
-            match staying {
-                Some(mut watched) => {
-                    if watched.settings != target {
-                        reloaded.changed.push(target.target.to_string());
-                        watched.monitor.set_config(target.session_config());
-                        watched.settings = target;
-                    }
-                    self.watched.push(watched);
-                }
-                None => {
-                    let name = target.target.to_string();
-                    match Watched::open(&self.state_dir, target) {
-                        Ok(mut watched) => {
-                            watched.monitor.set_profiles(self.current_profiles.clone());
-                            reloaded.added.push(name);
-                            self.watched.push(watched);
-                        }
-                        Err(message) => {
-                            say(format_args!("bmb-monitor: watch: not watching {message}"))
-                        }
-                    }
-                }
-            }
-        }
-        // Dropped here: each lock and journal is closed, its files kept, so
-        // a target added back later resumes from what it remembered.
-        for watched in before.into_iter().flatten() {
-            reloaded.removed.push(watched.target.to_string());
-        }
+        self.discovery
+            .set(settings.targets, std::mem::take(&mut settings.patterns));
+        let targets = self.discovery.expand();
+        let reloaded = self.set_targets(targets);
         if let Some(sink) = &mut self.alertmanager {
             sink.set_interval(std::time::Duration::from_secs(settings.args.interval));
         }
@@ -163,6 +128,55 @@ impl Watch<'_> {
         self.fleet.publish();
         if let Some(sink) = &mut self.alertmanager {
             sink.post_due();
+        }
+        reloaded
+    }
+
+    /// Watches `settings`' targets from the next cycle on, in their order:
+    /// one that stays keeps its monitor (its new settings applied), one
+    /// added is opened (unless another monitor holds it: said, left out),
+    /// one gone is released. The masters and the board follow at the caller.
+    pub(super) fn set_targets(&mut self, settings: Vec<TargetSettings>) -> Reloaded {
+        let mut reloaded = Reloaded::default();
+        let mut before: Vec<Option<Watched>> = std::mem::take(&mut self.watched)
+            .into_iter()
+            .map(Some)
+            .collect();
+        for target in settings {
+            let staying = before
+                .iter_mut()
+                .find(|w| w.as_ref().is_some_and(|w| w.target == target.target))
+                .and_then(Option::take);
+            match staying {
+                Some(mut watched) => {
+                    if watched.settings != target {
+                        reloaded.changed.push(target.target.to_string());
+                        watched.monitor.set_config(target.session_config());
+                        watched.settings = target;
+                    }
+                    self.watched.push(watched);
+                }
+                None => {
+                    let name = target.target.to_string();
+                    match Watched::open(&self.state_dir, target) {
+                        Ok(mut watched) => {
+                            watched.monitor.set_profiles(self.current_profiles.clone());
+                            reloaded.added.push(name);
+                            self.watched.push(watched);
+                        }
+                        Err(message) => {
+                            if self.discovery.say_refused(&name) {
+                                say(format_args!("bmb-monitor: watch: not watching {message}"))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Dropped here: each lock and journal is closed, its files kept, so
+        // a target added back later resumes from what it remembered.
+        for watched in before.into_iter().flatten() {
+            reloaded.removed.push(watched.target.to_string());
         }
         reloaded
     }

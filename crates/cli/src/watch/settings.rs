@@ -34,6 +34,75 @@ impl TargetSettings {
     }
 }
 
+/// A target that names every session of a host matching a pattern
+/// (`host = "gpu3"`, `sessions = "agent-*"`): each session found in that
+/// host's pane listing is watched with these settings, a session that
+/// appears from the next cycle on, one that ends dropped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct SessionPattern {
+    /// The ssh alias; `None`: this machine.
+    pub(super) host: Option<String>,
+    /// `*` any run of characters, `?` any one; everything else itself.
+    pub(super) glob: String,
+    /// The settings each session found gets (its `target` is the pattern's
+    /// own spelling until a session gives it one).
+    pub(super) template: TargetSettings,
+}
+
+impl SessionPattern {
+    pub(super) fn matches(&self, session: &str) -> bool {
+        glob_matches(self.glob.as_bytes(), session.as_bytes())
+    }
+
+    /// The settings of the target for `session` of this pattern's host.
+    pub(super) fn target(&self, session: &str) -> TargetSettings {
+        TargetSettings {
+            target: Target {
+                host: self.host.clone(),
+                session: session.to_string(),
+            },
+            ..self.template.clone()
+        }
+    }
+
+    /// As the config file spells it: `gpu3:agent-*`.
+    pub(super) fn shown(&self) -> String {
+        match &self.host {
+            Some(host) => format!("{host}:{}", self.glob),
+            None => self.glob.clone(),
+        }
+    }
+}
+
+/// `*` and `?` over bytes (a `?` is one byte: session names a pattern is
+/// meant for are ASCII), iteratively, with the last `*` as the only
+/// backtrack point: linear in practice, never exponential.
+fn glob_matches(pattern: &[u8], text: &[u8]) -> bool {
+    let (mut p, mut t) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        match pattern.get(p) {
+            Some(b'*') => {
+                star = Some((p, t));
+                p += 1;
+            }
+            Some(&c) if c == b'?' || c == text[t] => {
+                p += 1;
+                t += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    p = sp + 1;
+                    t = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == b'*')
+}
+
 /// Everything one `watch` process runs with.
 #[derive(Debug)]
 pub(super) struct Settings {
@@ -44,6 +113,8 @@ pub(super) struct Settings {
     /// has its own in `targets`) and it names no target.
     pub(super) args: Args,
     pub(super) targets: Vec<TargetSettings>,
+    /// Targets named by a pattern of sessions (config files only).
+    pub(super) patterns: Vec<SessionPattern>,
 }
 
 impl Settings {
@@ -67,6 +138,7 @@ impl Settings {
         Ok(Settings {
             args: args.clone(),
             targets,
+            patterns: Vec::new(),
         })
     }
 
@@ -115,9 +187,26 @@ impl Settings {
             }
             args.server = server;
         }
+        args.server.per_host = config.per_host;
         Ok(Settings {
             args,
             targets: config.targets,
+            patterns: config.patterns,
         })
+    }
+}
+
+#[cfg(test)]
+mod glob_tests {
+    use super::glob_matches;
+
+    #[test]
+    fn star_and_question_mark_match_as_a_shell_would() {
+        let m = |p: &str, t: &str| glob_matches(p.as_bytes(), t.as_bytes());
+        assert!(m("agent-*", "agent-1") && m("agent-*", "agent-") && m("*", ""));
+        assert!(!m("agent-*", "other") && !m("agent-*", "xagent-1"));
+        assert!(m("a?c", "abc") && !m("a?c", "ac") && m("*-gpu-*", "run-gpu-3"));
+        assert!(m("a*b*c", "aXbYbZc") && !m("a*b*c", "aXbYbZ"));
+        assert!(m("exact", "exact") && !m("exact", "exact2"));
     }
 }

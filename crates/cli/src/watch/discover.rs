@@ -1,0 +1,173 @@
+//! Targets named by a pattern of sessions (`host = "gpu3"`, `sessions =
+//! "agent-*"`): discovered each cycle from the pane listing the cycle's
+//! capture makes anyway (no call of their own), a session that appears
+//! watched from the next cycle on, one that ends dropped as a reload drops a
+//! target (its lock and journal closed, never deleted). A host whose listing
+//! failed keeps the sessions it had: an outage is not an end.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::settings::{SessionPattern, TargetSettings};
+use super::*;
+use crate::output::say;
+
+/// What the patterns found, and what the file names one by one.
+#[derive(Default)]
+pub(super) struct Discovery {
+    /// The targets the file names one by one, in its order.
+    explicit: Vec<TargetSettings>,
+    patterns: Vec<SessionPattern>,
+    /// Per host, the sessions its last listing that worked named.
+    listed: BTreeMap<Option<String>, Vec<String>>,
+    /// Per host, whether this cycle's listing worked (the hosts asked this cycle).
+    fresh: BTreeSet<Option<String>>,
+    /// Discovered targets another monitor holds, said once each.
+    refused: BTreeSet<String>,
+}
+
+impl Discovery {
+    /// The file's targets and patterns (at the start, at a reload).
+    pub(super) fn set(&mut self, explicit: Vec<TargetSettings>, patterns: Vec<SessionPattern>) {
+        self.explicit = explicit;
+        self.patterns = patterns;
+    }
+
+    /// The hosts a pattern names, each once: their listing is made every
+    /// cycle even when none of their sessions is watched yet.
+    pub(super) fn hosts(&self) -> BTreeSet<Option<&str>> {
+        self.patterns.iter().map(|p| p.host.as_deref()).collect()
+    }
+
+    pub(super) fn has_patterns(&self) -> bool {
+        !self.patterns.is_empty()
+    }
+
+    /// This cycle's listing of `host`: its sessions, or `None` when the
+    /// listing failed (the host's last good one stands).
+    pub(super) fn learn(&mut self, host: Option<&str>, sessions: Option<Vec<String>>) {
+        let host = host.map(str::to_string);
+        if let Some(sessions) = sessions {
+            self.fresh.insert(host.clone());
+            self.listed.insert(host, sessions);
+        }
+    }
+
+    pub(super) fn cycle_started(&mut self) {
+        self.fresh.clear();
+    }
+
+    /// The targets to watch: the file's own, then each pattern's sessions
+    /// (in the listing's order) that no earlier line names.
+    pub(super) fn expand(&self) -> Vec<TargetSettings> {
+        let mut targets = self.explicit.clone();
+        for pattern in &self.patterns {
+            let Some(sessions) = self.listed.get(&pattern.host) else {
+                continue;
+            };
+            for session in sessions.iter().filter(|s| pattern.matches(s)) {
+                let settings = pattern.target(session);
+                if !targets.iter().any(|t| t.target == settings.target) {
+                    targets.push(settings);
+                }
+            }
+        }
+        targets
+    }
+
+    /// A target a pattern found whose session this cycle's listing of its
+    /// host no longer has: it ended, and is dropped, not polled.
+    pub(super) fn ended(&self, target: &watchdog::target::Target) -> bool {
+        if self.explicit.iter().any(|t| &t.target == target) {
+            return false;
+        }
+        self.fresh.contains(&target.host)
+            && self
+                .listed
+                .get(&target.host)
+                .is_some_and(|sessions| !sessions.contains(&target.session))
+    }
+
+    /// Whether a target that cannot be opened is said: a target the file
+    /// names, at every reload; a discovered one, once.
+    pub(super) fn say_refused(&mut self, name: &str) -> bool {
+        if self.explicit.iter().any(|t| t.target.to_string() == name) {
+            return true;
+        }
+        self.refused.insert(name.to_string())
+    }
+}
+
+impl Watch<'_> {
+    /// At the start: each pattern's host listed once (`list-sessions`), so
+    /// its sessions are watched from the first cycle; later cycles read the
+    /// capture's own listing.
+    pub(super) fn discover_first(&mut self) {
+        if !self.discovery.has_patterns() {
+            return;
+        }
+        let hosts: Vec<Option<String>> = self
+            .discovery
+            .hosts()
+            .into_iter()
+            .map(|h| h.map(str::to_string))
+            .collect();
+        for host in hosts {
+            let tmux = self.args.server.tmux(
+                host.as_deref(),
+                std::time::Duration::from_secs(self.args.capture_timeout),
+            );
+            match tmux.list_sessions() {
+                Ok(sessions) => self.discovery.learn(host.as_deref(), Some(sessions)),
+                Err(error) => say(format_args!(
+                    "bmb-monitor: watch: cannot list the sessions of {}: {error}; its patterns are matched from the next cycle's listing",
+                    host.as_deref().unwrap_or("this machine")
+                )),
+            }
+        }
+        self.discover();
+    }
+
+    /// After a cycle: the targets the patterns now name, said when they
+    /// change (`watching gpu3:agent-3 (sessions gpu3:agent-*)`, `gpu3:agent-2
+    /// ended: no longer watched`).
+    pub(super) fn discover(&mut self) {
+        if !self.discovery.has_patterns() {
+            return;
+        }
+        let wanted = self.discovery.expand();
+        let same = wanted.len() == self.watched.len()
+            && wanted
+                .iter()
+                .zip(&self.watched)
+                .all(|(w, watched)| w.target == watched.target);
+        if same {
+            return;
+        }
+        let done = self.set_targets(wanted);
+        for name in &done.added {
+            let by = self
+                .discovery
+                .patterns
+                .iter()
+                .find(|p| {
+                    watchdog::target::Target::parse(name)
+                        .is_ok_and(|t| t.host == p.host && p.matches(&t.session))
+                })
+                .map(SessionPattern::shown)
+                .unwrap_or_default();
+            say(format_args!(
+                "bmb-monitor: watch: watching {name} (found by sessions = {by:?})"
+            ));
+        }
+        for name in &done.removed {
+            say(format_args!(
+                "bmb-monitor: watch: {name} ended: no longer watched"
+            ));
+        }
+        self.sync_masters();
+        let names: Vec<watchdog::target::Target> =
+            self.watched.iter().map(|w| w.target.clone()).collect();
+        self.fleet
+            .retarget(&names, self.args.interval, self.args.nudge_budget);
+    }
+}
