@@ -34,6 +34,7 @@ const PER_TARGET: &[&str] = &[
     "nudge_budget",
     "nudge_text",
     "profile",
+    "probes_on",
 ];
 /// The process's timing, in `[defaults]` only.
 const TIMING: &[&str] = &["interval", "capture_timeout", "probe_timeout"];
@@ -143,6 +144,7 @@ struct Layer {
     nudge_text: Option<String>,
     /// `Some(None)`: `auto`, overriding a default profile.
     profile: Option<Option<String>>,
+    probes_on: Option<ProbesOn>,
 }
 
 type Value<'s> = Spanned<DeValue<'s>>;
@@ -273,6 +275,7 @@ impl<'s> Checker<'s, '_> {
             nudge_budget: self.budget(fields.get("nudge_budget"), &key("nudge_budget")),
             nudge_text: self.nudge_text(fields.get("nudge_text"), &key("nudge_text")),
             profile: self.profile(fields.get("profile"), &key("profile")),
+            probes_on: self.probes_on(fields.get("probes_on"), &key("probes_on")),
         }
     }
 
@@ -334,6 +337,7 @@ impl<'s> Checker<'s, '_> {
                     .or_else(|| defaults.nudge_text.clone())
                     .unwrap_or_else(|| DEFAULT_NUDGE_TEXT.to_string()),
                 profile: own.profile.or_else(|| defaults.profile.clone()).flatten(),
+                probes_on: own.probes_on.or(defaults.probes_on).unwrap_or_default(),
             };
             let line = fields.get("target").map_or(0, |v| self.line(&v.span()));
             targets.push((settings, line));
@@ -509,6 +513,25 @@ impl<'s> Checker<'s, '_> {
                     format!(
                         "{seconds} seconds is out of range: give 1 second to a year ({} seconds)",
                         crate::MAX_SECS
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// Where a target's probes run: `monitor` (this machine) or `host` (its ssh host).
+    fn probes_on(&mut self, value: Option<&&Value<'s>>, key: &str) -> Option<ProbesOn> {
+        let value = value?;
+        match self.string(value, key)?.as_str() {
+            "monitor" => Some(ProbesOn::Monitor),
+            "host" => Some(ProbesOn::Host),
+            other => {
+                self.mistake(
+                    value.span(),
+                    key,
+                    format!(
+                        "`{other}` is not where probes run: \"monitor\" (this machine) or \"host\" (the target's ssh host, in its cycle's one round trip)"
                     ),
                 );
                 None
