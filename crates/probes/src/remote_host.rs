@@ -51,7 +51,9 @@ pub struct HostRead {
 }
 
 /// A probe to run on the host inside the cycle's request: `sh -c COMMAND`
-/// with `BMB_TARGET` set, under the probe deadline.
+/// with `BMB_TARGET` set, under the probe deadline. As on this machine
+/// ([`crate::run::Invocation::shell`]), the command reaches its shell
+/// through the environment (then taken out of it), never its argv.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemoteProbe {
     pub target: String,
@@ -825,7 +827,9 @@ bmb_chain() {
   printf '\n%s %s\n' "BMB-$bmb_nonce-END" "$bmb_rc"
 }
 bmb_probe() {
-  ( trap - EXIT; BMB_TARGET=$2; export BMB_TARGET; bmb_deadline "$bmb_plimit" sh -c "$3" ) >"$bmb_dir/p$1" 2>/dev/null </dev/null &
+  ( trap - EXIT; BMB_TARGET=$2 BMB_SH_SCRIPT=$3; export BMB_TARGET BMB_SH_SCRIPT
+    bmb_deadline "$bmb_plimit" sh -c '__bmb_sh_script=$BMB_SH_SCRIPT; unset BMB_SH_SCRIPT; eval "$__bmb_sh_script"'
+  ) >"$bmb_dir/p$1" 2>/dev/null </dev/null &
   bmb_pl="$bmb_pl $1:$!"
 }
 bmb_pwait() {
@@ -1133,6 +1137,27 @@ mod tests {
             again.probes[0]
         );
         assert!(again.captures.is_ok_and(|c| c[0].is_ok()));
+        session.close();
+    }
+
+    #[test]
+    fn a_remote_probes_command_is_in_no_argv_on_the_host() {
+        let server = private(&[("one", "echo this-is-one; exec sleep 600")]);
+        let targets = [target("one", None)];
+        // Prints 1 when its own shell's argv holds its text (the mark).
+        let probes = [RemoteProbe {
+            target: "box:one".into(),
+            command: "case \"$(tr '\\0' ' ' < /proc/$$/cmdline)\" in *ARGV-MARK*) echo 1;; *) echo 0;; esac; [ -z \"$BMB_SH_SCRIPT\" ] || echo 2".into(),
+        }];
+        let nonce = crate::tmux::fresh_nonce();
+        let mut session = HostSession::default();
+        let read = read_over(&mut session, &server.tmux, &targets, &nonce, &probes);
+        assert_eq!(
+            read.probes[0].success_stdout().map(|o| o.text()),
+            Some("0\n".to_string()),
+            "{:?}",
+            read.probes[0]
+        );
         session.close();
     }
 
