@@ -731,6 +731,27 @@ profile = "auto"
         assert_eq!(config.interval, None);
         assert_eq!(config.targets[0].nudge_budget, DEFAULT_BUDGET);
         assert_eq!(config.targets[0].nudge_text, DEFAULT_NUDGE_TEXT);
+        assert_eq!(config.targets[0].probes_on, ProbesOn::Monitor);
         assert!(config.server.is_none());
+    }
+
+    #[test]
+    fn probes_on_is_monitor_or_host_from_the_defaults_or_the_target() {
+        let config = parsed(
+            "[defaults]\nprobes_on = \"host\"\n[[targets]]\ntarget = \"box:a\"\n\
+             [[targets]]\ntarget = \"box:b\"\nprobes_on = \"monitor\"\n",
+        );
+        let on: Vec<ProbesOn> = config.targets.iter().map(|t| t.probes_on).collect();
+        assert_eq!(on, [ProbesOn::Host, ProbesOn::Monitor]);
+        let mistakes = parse(
+            "[[targets]]\ntarget = \"box:a\"\nprobes_on = \"remote\"\n",
+            Profiles::builtin(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            mistakes.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            ["3: targets[0].probes_on: `remote` is not where probes run: \"monitor\" (this machine) \
+              or \"host\" (the target's ssh host, in its cycle's one round trip)"]
+        );
     }
 }
