@@ -156,7 +156,11 @@ target = "box:b"
     );
     let out = monitor.out();
     for line in polls(&out, "MONITOR · box:a · ") {
-        assert!(line.contains(" · work=3 · "), "{line}\nerr: {:?}", monitor.err());
+        assert!(
+            line.contains(" · work=3 · "),
+            "{line}\nerr: {:?}",
+            monitor.err()
+        );
     }
     for line in polls(&out, "MONITOR · box:b · ") {
         assert!(line.contains(" · work=? · "), "{line}");
@@ -169,7 +173,9 @@ target = "box:b"
         .collect();
     assert_eq!(
         said,
-        ["bmb-monitor: watch: box:b: work probe on box timed out after 1.0s; reading it as unknown"],
+        [
+            "bmb-monitor: watch: box:b: work probe on box timed out after 1.0s; reading it as unknown"
+        ],
         "{:?}",
         monitor.err()
     );
@@ -195,7 +201,10 @@ target = "box:b"
     );
     assert_eq!(
         value(&metrics, r#"bmb_watch_probe_failures_total{host="box"}"#),
-        value(&metrics, r#"bmb_watch_probe_runs_total{kind="work",runs_on="host"}"#) / 2.0,
+        value(
+            &metrics,
+            r#"bmb_watch_probe_runs_total{kind="work",runs_on="host"}"#
+        ) / 2.0,
         "box:b's failed every time, box:a's never"
     );
     promtool_clean(&metrics);
@@ -255,7 +264,11 @@ echo 0"#;
     );
     let out = monitor.out();
     for line in polls(&out, "MONITOR · t") {
-        assert!(line.contains(" · work=0 · "), "{line}\nerr: {:?}", monitor.err());
+        assert!(
+            line.contains(" · work=0 · "),
+            "{line}\nerr: {:?}",
+            monitor.err()
+        );
     }
     assert!(
         !monitor.err().iter().any(|l| l.contains("probe")),

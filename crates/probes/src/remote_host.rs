@@ -667,6 +667,7 @@ fn session_program(tmux: &Tmux, token: &str, probe_timeout: std::time::Duration)
 /// One cycle's request: the listing, a pick per target (`bmb_w`), a chain
 /// per batch (`bmb_chain`), the known agents, the processes, the probes,
 /// then the end marker.
+#[allow(clippy::too_many_arguments)]
 fn host_request(
     targets: &[(String, Option<KnownPane>)],
     batches: &[std::ops::Range<usize>],

@@ -1099,7 +1099,9 @@ mod tests {
         let mut ranks: Vec<u32> = ran
             .iter()
             .map(|(outcome, _)| {
-                let out = outcome.success_stdout().unwrap_or_else(|| panic!("{outcome:?}"));
+                let out = outcome
+                    .success_stdout()
+                    .unwrap_or_else(|| panic!("{outcome:?}"));
                 out.text().trim().parse().unwrap()
             })
             .collect();
@@ -1111,9 +1113,14 @@ mod tests {
             .map(|l| l.trim().parse().unwrap())
             .collect();
         let most = counts.iter().copied().max().unwrap();
-        assert!((2..=3).contains(&most), "at most 3 at once, and more than one: {counts:?}");
+        assert!(
+            (2..=3).contains(&most),
+            "at most 3 at once, and more than one: {counts:?}"
+        );
         // In the order given.
-        let echoes: Vec<Invocation> = (0..5).map(|i| Invocation::shell(format!("echo {i}"))).collect();
+        let echoes: Vec<Invocation> = (0..5)
+            .map(|i| Invocation::shell(format!("echo {i}")))
+            .collect();
         let ran = run_side_by_side(&echoes, &Limits::default(), 2);
         let said: Vec<String> = ran
             .iter()
@@ -1127,7 +1134,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let all = vec![rendezvous(dir.path(), 2); 2];
         let ran = run_side_by_side(&all, &Limits::with_timeout(Duration::from_secs(1)), 1);
-        assert!(matches!(ran[0].0, Outcome::TimedOut { .. }), "{:?}", ran[0].0);
+        assert!(
+            matches!(ran[0].0, Outcome::TimedOut { .. }),
+            "{:?}",
+            ran[0].0
+        );
     }
 
     #[test]

@@ -750,8 +750,10 @@ profile = "auto"
         .unwrap_err();
         assert_eq!(
             mistakes.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            ["3: targets[0].probes_on: `remote` is not where probes run: \"monitor\" (this machine) \
-              or \"host\" (the target's ssh host, in its cycle's one round trip)"]
+            [
+                "3: targets[0].probes_on: `remote` is not where probes run: \"monitor\" (this machine) \
+              or \"host\" (the target's ssh host, in its cycle's one round trip)"
+            ]
         );
     }
 }

@@ -81,7 +81,13 @@ pub struct Args {
     #[arg(long, value_name = "CMD", conflicts_with = "config")]
     progress_probe: Option<String>,
     /// Where a remote target's probes run: on this machine, or on its host inside the cycle's one request.
-    #[arg(long, value_enum, value_name = "WHERE", default_value = "monitor", conflicts_with = "config")]
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHERE",
+        default_value = "monitor",
+        conflicts_with = "config"
+    )]
     probes_on: ProbesOn,
     /// Nudges without progress before the monitor stops nudging and escalates.
     #[arg(long, value_name = "N", default_value_t = 5, conflicts_with = "config")]

@@ -239,7 +239,7 @@ fn a_hung_host_goes_unreachable_on_its_own_while_the_other_is_polled_every_cycle
 
 #[test]
 fn a_remote_targets_probes_ride_in_its_hosts_request_and_one_that_hangs_there_is_cut_at_its_deadline()
-{
+ {
     let dir = tempfile::tempdir().unwrap();
     let sshd = Sshd::start("box1", &[]);
     // Only the host's HOME holds the count: read here, the probe would fail.
@@ -287,7 +287,11 @@ fn a_remote_targets_probes_ride_in_its_hosts_request_and_one_that_hangs_there_is
         std::thread::sleep(Duration::from_millis(50));
     }
     let plan = watch.probe_plan();
-    assert_eq!(plan.remote["box1"].len(), 3, "two per-target runs, one shared");
+    assert_eq!(
+        plan.remote["box1"].len(),
+        3,
+        "two per-target runs, one shared"
+    );
     for _ in 0..2 {
         let before = probes::run::spawned_by_this_thread();
         let local = watch.run_local_probes(&plan);
@@ -300,7 +304,10 @@ fn a_remote_targets_probes_ride_in_its_hosts_request_and_one_that_hangs_there_is
         );
         assert_eq!(works[0].as_deref().map(str::trim), Some("3"), "{works:?}");
         assert_eq!(works[1], None, "the hung probe is unknown");
-        assert_eq!(progresses, [Some("7\n".to_string()), Some("7\n".to_string())]);
+        assert_eq!(
+            progresses,
+            [Some("7\n".to_string()), Some("7\n".to_string())]
+        );
         // The hung probe ended on the host at its deadline.
         let hung = || -> Vec<String> {
             processes_mentioning("sleep 86399")
@@ -316,7 +323,11 @@ fn a_remote_targets_probes_ride_in_its_hosts_request_and_one_that_hangs_there_is
     }
     let runs = &watch.fleet.operations.probes;
     assert_eq!(runs[&("work", "host")].runs, 4);
-    assert_eq!(runs[&("progress", "host")].runs, 2, "one shared run per cycle");
+    assert_eq!(
+        runs[&("progress", "host")].runs,
+        2,
+        "one shared run per cycle"
+    );
     assert_eq!(runs[&("work", "monitor")].runs, 0);
     let logins = sshd.log().matches("Accepted publickey for root").count();
     assert_eq!(logins, 1, "{}", sshd.log());
