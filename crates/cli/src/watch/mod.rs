@@ -513,3 +513,66 @@ fn reload(watch: &mut Watch<'_>, args: &Args, path: &std::path::Path) {
         list(&done.changed)
     ));
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct TestCli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn longest(argv: &[&str]) -> (u64, String) {
+        let args = TestCli::parse_from(std::iter::once("test").chain(argv.iter().copied())).args;
+        let targets = Settings::from_args(&args).unwrap().targets;
+        let (cycle, parts) = longest_cycle(&args, &targets);
+        (cycle.as_secs(), parts)
+    }
+
+    #[test]
+    fn the_longest_cycle_counts_rounds_of_eight_here_and_each_hosts_wait_beside_the_local_calls() {
+        let probe = [
+            "--work-probe",
+            "echo $BMB_TARGET",
+            "--progress-probe",
+            "echo 1",
+        ];
+        let timing = ["--capture-timeout", "10", "--probe-timeout", "4"];
+        let mut argv: Vec<&str> = probe.iter().chain(&timing).copied().collect();
+        let names: Vec<String> = (0..9).map(|i| format!("t{i}")).collect();
+        argv.extend(names.iter().map(String::as_str));
+        // 9 per-target runs and one shared: two rounds of 8, then two tmux calls.
+        assert_eq!(
+            longest(&argv),
+            (
+                2 * 4 + 2 * 10,
+                "10 probe run(s) here, 8 at a time: 2 x 4s + 2 capture call(s) x 10s".to_string()
+            )
+        );
+        // On a host: nothing here, the host's wait (capture, probes, 5 s) and its follow-up read.
+        let mut remote: Vec<&str> = probe.iter().chain(&timing).copied().collect();
+        remote.extend(["--probes-on", "host", "box:a", "box:b"]);
+        assert_eq!(
+            longest(&remote),
+            (
+                10 + 4 + 5 + 10,
+                "the hosts' requests 19s + 1 follow-up read(s) x 10s".to_string()
+            )
+        );
+        // Both: the longer of this machine's calls and the hosts' wait.
+        remote.push("local");
+        assert_eq!(
+            longest(&remote),
+            (
+                4 + 2 * 10 + 10,
+                "2 probe run(s) here, 8 at a time: 1 x 4s + the longer of 2 capture call(s) x 10s \
+                 and the hosts' requests 19s + 1 follow-up read(s) x 10s"
+                    .to_string()
+            )
+        );
+    }
+}
