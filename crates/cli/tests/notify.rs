@@ -394,19 +394,21 @@ fn an_abstract_notify_socket_gets_ready_and_stopping() {
 }
 
 /// Issue 19: the check counted one probe timeout, but a cycle runs a
-/// per-target probe once per target, one after another: 4 targets whose
-/// probes each end at 1 s make pings 1 + 4 x 1 + 2 x 1 s apart (two tmux
-/// calls), and a 6 s watchdog (accepted before) would kill a healthy monitor.
+/// per-target probe once per target. Issue 21: they run 8 at a time, so 17
+/// targets whose probes each end at 1 s are 3 rounds: pings 1 + 3 x 1 + 2 x 1 s
+/// apart (two tmux calls), and a 5 s watchdog would kill a healthy monitor.
 #[test]
-fn a_watchdog_too_short_for_four_targets_with_per_target_probes_is_refused() {
+fn a_watchdog_too_short_for_seventeen_targets_with_per_target_probes_is_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     let socket_path = dir.path().join("notify.sock");
     let mut notify = NotifySocket::bind(&socket_path);
+    let targets: Vec<String> = (0..17).map(|i| format!("t{i}")).collect();
     let run = |probe: &str| {
         let script = format!(
-            "WATCHDOG_PID=$$ WATCHDOG_USEC=6000000 exec '{}' watch a b c d --interval 1 \
+            "WATCHDOG_PID=$$ WATCHDOG_USEC=5000000 exec '{}' watch {} --interval 1 \
              --capture-timeout 1 --probe-timeout 1 --work-probe '{probe}' --once",
-            env!("CARGO_BIN_EXE_bmb-monitor")
+            env!("CARGO_BIN_EXE_bmb-monitor"),
+            targets.join(" ")
         );
         Command::new("sh")
             .arg("-c")
@@ -421,12 +423,14 @@ fn a_watchdog_too_short_for_four_targets_with_per_target_probes_is_refused() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("WatchdogSec (6s)")
-            && stderr.contains("longest cycle (6s: 4 probe run(s) x 1s + 2 capture call(s) x 1s)"),
+        stderr.contains("WatchdogSec (5s)")
+            && stderr.contains(
+                "longest cycle (5s: 17 probe run(s) here, 8 at a time: 3 x 1s + 2 capture call(s) x 1s)"
+            ),
         "{stderr}"
     );
     assert_eq!(notify.count("READY=1"), 0, "never ready");
-    // One shared probe for the four: one run per cycle, which 6 s holds.
+    // One shared probe for the seventeen: one run per cycle, which 5 s holds.
     let output = run("echo 1");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("WatchdogSec"), "{stderr}");

@@ -127,7 +127,7 @@ fn every_malformed_line_is_named_by_its_line_and_key() {
         (
             format!("{ONE_TARGET}nudge_txt = \"go\"\n"),
             &[
-                "3: targets[0].nudge_txt: unknown key (expected one of: target, sessions, host, work_probe, progress_probe, nudge_budget, nudge_text, profile)",
+                "3: targets[0].nudge_txt: unknown key (expected one of: target, sessions, host, work_probe, progress_probe, nudge_budget, nudge_text, profile, probes_on)",
             ],
         ),
         (

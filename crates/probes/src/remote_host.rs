@@ -55,7 +55,9 @@ pub struct HostRead {
 }
 
 /// A probe to run on the host inside the cycle's request: `sh -c COMMAND`
-/// with `BMB_TARGET` set, under the probe deadline.
+/// with `BMB_TARGET` set, under the probe deadline. As on this machine
+/// ([`crate::run::Invocation::shell`]), the command reaches its shell
+/// through the environment (then taken out of it), never its argv.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemoteProbe {
     pub target: String,
@@ -172,6 +174,7 @@ impl Tmux {
             memory,
             &session.hints,
             probes,
+            probe_timeout,
         );
         let bound = answer_bound(targets.len(), probes.len());
         // The host's own deadlines end first, so its answer says why.
@@ -195,7 +198,7 @@ impl Tmux {
         );
         let mut read =
             self.read_host_output(targets, &batches, nonce, with_session, &outcome, &shown);
-        read.probes = read_probes(nonce, &outcome, probes.len());
+        read.probes = read_probes(nonce, &outcome, probes.len(), probe_timeout);
         if let Outcome::Exited { stdout, .. } = &outcome {
             let hints = listing_hints(nonce, &stdout.text());
             if !hints.is_empty() || read.captures.is_ok() {
@@ -588,7 +591,12 @@ fn listing_hints(nonce: &str, answer: &str) -> std::collections::HashMap<String,
 
 /// The probes' answers (`PR KIND INDEX RC`, their output, `PE`), one per
 /// probe asked; a probe the answer does not hold failed with the call.
-fn read_probes(nonce: &str, outcome: &Outcome, asked: usize) -> Vec<Outcome> {
+fn read_probes(
+    nonce: &str,
+    outcome: &Outcome,
+    asked: usize,
+    probe_timeout: std::time::Duration,
+) -> Vec<Outcome> {
     let failed = |why: &str| Outcome::FailedToSpawn {
         error: format!("the host gave no answer for it ({why})"),
     };
@@ -625,7 +633,7 @@ fn read_probes(nonce: &str, outcome: &Outcome, asked: usize) -> Vec<Outcome> {
         }
         *slot = Some(if rc == 124 || rc == 137 {
             Outcome::TimedOut {
-                after: std::time::Duration::ZERO,
+                after: probe_timeout,
                 stopping: false,
                 stdout: Captured::default(),
                 stderr: Captured::default(),
@@ -674,6 +682,7 @@ fn session_program(tmux: &Tmux, token: &str, probe_timeout: std::time::Duration)
 /// One cycle's request: the listing, a pick per target (`bmb_w`), a chain
 /// per batch (`bmb_chain`), the known agents, the processes, the probes,
 /// then the end marker.
+#[allow(clippy::too_many_arguments)]
 fn host_request(
     targets: &[(String, Option<KnownPane>)],
     batches: &[std::ops::Range<usize>],
@@ -682,9 +691,24 @@ fn host_request(
     memory: &AgentMemory,
     hints: &std::collections::HashMap<String, String>,
     probes: &[RemoteProbe],
+    probe_timeout: std::time::Duration,
 ) -> String {
     use std::fmt::Write as _;
-    let mut request = format!("bmb_begin {nonce} {}\n", u8::from(with_session));
+    // The probes first, side by side, and waited for before the panes are
+    // read: the screen acted on is the freshest the request can give.
+    let mut request = format!("bmb_pl= bmb_plimit={}\n", probe_timeout.as_secs().max(1));
+    for (index, probe) in probes.iter().enumerate() {
+        let _ = writeln!(
+            request,
+            "bmb_probe {index} {} {}",
+            quote_literal(&probe.target),
+            quote_literal(&probe.command)
+        );
+    }
+    if !probes.is_empty() {
+        request.push_str("bmb_pwait\n");
+    }
+    let _ = writeln!(request, "bmb_begin {nonce} {}", u8::from(with_session));
     for batch in batches {
         for index in batch.clone() {
             let (session, known) = &targets[index];
@@ -715,14 +739,6 @@ fn host_request(
     }
     request.push_str(&memory.assignments(memory.roots()));
     request.push_str("bmb_procs 2>/dev/null\n");
-    for (index, probe) in probes.iter().enumerate() {
-        let _ = writeln!(
-            request,
-            "bmb_probe {index} {} {}",
-            quote_literal(&probe.target),
-            quote_literal(&probe.command)
-        );
-    }
     request.push_str("bmb_end\n");
     request
 }
@@ -737,7 +753,8 @@ fn host_request(
 /// pane to the chain; `bmb_chain` runs it. `bmb_run` is every tmux call,
 /// under the remote deadline; after one that ran out the request starts no
 /// other. Probes run side by side (`bmb_probe`), each under its deadline,
-/// gathered by `bmb_end`, which closes the answer.
+/// before the listing, waited for by `bmb_pwait`; `bmb_end` prints their
+/// answers and closes the answer.
 const SESSION_FUNCTIONS: &str = r#"bmb_deadline() {
   bmb_dl=$1
   shift
@@ -755,7 +772,7 @@ const SESSION_FUNCTIONS: &str = r#"bmb_deadline() {
   return $bmb_rc
 }
 bmb_begin() {
-  bmb_nonce=$1 bmb_witness=$2 bmb_tag=BMB-$1-P bmb_stuck= bmb_roots= bmb_args= bmb_pl=
+  bmb_nonce=$1 bmb_witness=$2 bmb_tag=BMB-$1-P bmb_stuck= bmb_roots= bmb_args=
   for bmb_v in $bmb_vars; do unset "$bmb_v"; done
   bmb_vars= bmb_sids=
   # Into a file, never a pipe: a client of a stopped server hands it
@@ -826,14 +843,23 @@ bmb_chain() {
   printf '\n%s %s\n' "BMB-$bmb_nonce-END" "$bmb_rc"
 }
 bmb_probe() {
-  ( trap - EXIT; BMB_TARGET=$2; export BMB_TARGET; bmb_deadline "$bmb_plimit" sh -c "$3" ) >"$bmb_dir/p$1" 2>/dev/null </dev/null &
+  ( trap - EXIT; BMB_TARGET=$2 BMB_SH_SCRIPT=$3; export BMB_TARGET BMB_SH_SCRIPT
+    bmb_deadline "$bmb_plimit" sh -c '__bmb_sh_script=$BMB_SH_SCRIPT; unset BMB_SH_SCRIPT; eval "$__bmb_sh_script"'
+  ) >"$bmb_dir/p$1" 2>/dev/null </dev/null &
   bmb_pl="$bmb_pl $1:$!"
 }
-bmb_end() {
+bmb_pwait() {
+  bmb_pr=
   for bmb_x in $bmb_pl; do
     bmb_k=${bmb_x%%:*} bmb_j=${bmb_x#*:}
     wait "$bmb_j"
-    bmb_rc=$?
+    bmb_pr="$bmb_pr $bmb_k:$?"
+  done
+  bmb_pl=
+}
+bmb_end() {
+  for bmb_x in $bmb_pr; do
+    bmb_k=${bmb_x%%:*} bmb_rc=${bmb_x#*:}
     printf '%s %s %s\n' "BMB-$bmb_nonce-PR" "$bmb_k" "$bmb_rc"
     bmb_n=0
     if [ -f "$bmb_dir/p$bmb_k" ]; then
@@ -845,6 +871,7 @@ bmb_end() {
     fi
     printf '%s\n' "BMB-$bmb_nonce-PE"
   done
+  bmb_pr=
   # After a tmux call ran out of time this channel may still be written to
   # by that server when it wakes: the session ends, and a fresh one serves
   # the next request.
@@ -1106,6 +1133,47 @@ mod tests {
             read.probes[2]
         );
         assert!(read.captures.is_ok());
+        // The next request over the same session: only its own probe's answer.
+        let nonce = crate::tmux::fresh_nonce();
+        let again = remote.read_host_via(
+            &mut session,
+            &targets,
+            &nonce,
+            false,
+            &mut AgentMemory::default(),
+            &probes[2..],
+            Duration::from_secs(1),
+            &local_sh,
+        );
+        assert_eq!(session.opened, 1, "the same session");
+        assert_eq!(again.probes.len(), 1);
+        assert!(
+            matches!(&again.probes[0], Outcome::Exited { code: Some(3), .. }),
+            "{:?}",
+            again.probes[0]
+        );
+        assert!(again.captures.is_ok_and(|c| c[0].is_ok()));
+        session.close();
+    }
+
+    #[test]
+    fn a_remote_probes_command_is_in_no_argv_on_the_host() {
+        let server = private(&[("one", "echo this-is-one; exec sleep 600")]);
+        let targets = [target("one", None)];
+        // Prints 1 when its own shell's argv holds its text (the mark).
+        let probes = [RemoteProbe {
+            target: "box:one".into(),
+            command: "case \"$(tr '\\0' ' ' < /proc/$$/cmdline)\" in *ARGV-MARK*) echo 1;; *) echo 0;; esac; [ -z \"$BMB_SH_SCRIPT\" ] || echo 2".into(),
+        }];
+        let nonce = crate::tmux::fresh_nonce();
+        let mut session = HostSession::default();
+        let read = read_over(&mut session, &server.tmux, &targets, &nonce, &probes);
+        assert_eq!(
+            read.probes[0].success_stdout().map(|o| o.text()),
+            Some("0\n".to_string()),
+            "{:?}",
+            read.probes[0]
+        );
         session.close();
     }
 

@@ -20,7 +20,7 @@ use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -572,6 +572,68 @@ fn wait_until(
     }
 }
 
+/// [`run`] for each of `what`, at most `at_most` at a time (each on a
+/// thread of its own, every thread's spawns counted for the caller, as
+/// [`ThreadTally`] says): the outcomes in `what`'s order, each with how long
+/// it ran. A batch of `n` ends within `ceil(n / at_most)` timeouts (plus the
+/// grace periods) whatever its commands do. `at_most` 0 is taken as 1.
+pub fn run_side_by_side(
+    what: &[Invocation],
+    limits: &Limits,
+    at_most: usize,
+) -> Vec<(Outcome, Duration)> {
+    let threads = at_most.max(1).min(what.len());
+    if threads <= 1 {
+        return what
+            .iter()
+            .map(|one| {
+                let started = Instant::now();
+                let outcome = run(one, limits);
+                (outcome, started.elapsed())
+            })
+            .collect();
+    }
+    let next = AtomicUsize::new(0);
+    let tally = ThreadTally::of_this_thread();
+    let slots: Vec<std::sync::Mutex<Option<(Outcome, Duration)>>> =
+        what.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                tally.count_here();
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(one) = what.get(index) else { break };
+                    let started = Instant::now();
+                    let outcome = run(one, limits);
+                    let ran = (outcome, started.elapsed());
+                    match slots[index].lock() {
+                        Ok(mut slot) => *slot = Some(ran),
+                        Err(poisoned) => *poisoned.into_inner() = Some(ran),
+                    }
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|slot| {
+            let taken = match slot.into_inner() {
+                Ok(taken) => taken,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            taken.unwrap_or_else(|| {
+                (
+                    Outcome::FailedToSpawn {
+                        error: "its thread ended before it ran".to_string(),
+                    },
+                    Duration::ZERO,
+                )
+            })
+        })
+        .collect()
+}
+
 /// A long-running child (a monitor under a benchmark, a daemon under a
 /// test) in its own process group, its stdout and stderr sent to files or
 /// dropped. Stopping it ends the whole group; so does dropping it.
@@ -1104,6 +1166,91 @@ mod tests {
             assert!(Instant::now() < deadline, "its stderr is kept");
             thread::sleep(Duration::from_millis(10));
         }
+    }
+
+    /// A command that takes the next rank in `dir` (an atomic `mkdir`),
+    /// says how many of its kind are alive (its own file among them), then
+    /// meets the one ranked before it and the one after it on fifos: run
+    /// one after another, the first waits for ever for the second.
+    fn rendezvous(dir: &Path, total: usize) -> Invocation {
+        for rank in 1..=total {
+            let fifo = dir.join(format!("fifo.{rank}"));
+            rustix::fs::mknodat(
+                rustix::fs::CWD,
+                &fifo,
+                rustix::fs::FileType::Fifo,
+                rustix::fs::Mode::from_raw_mode(0o600),
+                0,
+            )
+            .unwrap();
+        }
+        Invocation::shell(
+            "d=$RENDEZVOUS; i=1
+             until mkdir \"$d/rank.$i\" 2>/dev/null; do i=$((i+1)); done
+             : > \"$d/alive.$$\"
+             ls \"$d\" | grep -c '^alive\\.' >> \"$d/counts\"
+             if [ \"$i\" -gt 1 ]; then echo go > \"$d/fifo.$((i-1))\"; fi
+             if [ \"$i\" -lt \"$TOTAL\" ]; then read x < \"$d/fifo.$i\"; fi
+             rm \"$d/alive.$$\"
+             echo \"$i\"",
+        )
+        .env("RENDEZVOUS", dir)
+        .env("TOTAL", total.to_string())
+    }
+
+    #[test]
+    fn side_by_side_runs_run_at_once_up_to_their_bound_and_answer_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let total = 7;
+        let one = rendezvous(dir.path(), total);
+        let all = vec![one; total];
+        let before = spawned_by_this_thread();
+        // The timeout is a hang guard: one after another, this would meet it.
+        let ran = run_side_by_side(&all, &Limits::with_timeout(Duration::from_secs(30)), 3);
+        assert_eq!(spawned_by_this_thread() - before, total as u64);
+        let mut ranks: Vec<u32> = ran
+            .iter()
+            .map(|(outcome, _)| {
+                let out = outcome
+                    .success_stdout()
+                    .unwrap_or_else(|| panic!("{outcome:?}"));
+                out.text().trim().parse().unwrap()
+            })
+            .collect();
+        ranks.sort_unstable();
+        assert_eq!(ranks, (1..=total as u32).collect::<Vec<_>>());
+        let counts: Vec<usize> = std::fs::read_to_string(dir.path().join("counts"))
+            .unwrap()
+            .lines()
+            .map(|l| l.trim().parse().unwrap())
+            .collect();
+        let most = counts.iter().copied().max().unwrap();
+        assert!(
+            (2..=3).contains(&most),
+            "at most 3 at once, and more than one: {counts:?}"
+        );
+        // In the order given.
+        let echoes: Vec<Invocation> = (0..5)
+            .map(|i| Invocation::shell(format!("echo {i}")))
+            .collect();
+        let ran = run_side_by_side(&echoes, &Limits::default(), 2);
+        let said: Vec<String> = ran
+            .iter()
+            .map(|(o, _)| o.success_stdout().unwrap().text().trim().to_string())
+            .collect();
+        assert_eq!(said, ["0", "1", "2", "3", "4"]);
+    }
+
+    #[test]
+    fn one_at_a_time_the_rendezvous_meets_its_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let all = vec![rendezvous(dir.path(), 2); 2];
+        let ran = run_side_by_side(&all, &Limits::with_timeout(Duration::from_secs(1)), 1);
+        assert!(
+            matches!(ran[0].0, Outcome::TimedOut { .. }),
+            "{:?}",
+            ran[0].0
+        );
     }
 
     #[test]

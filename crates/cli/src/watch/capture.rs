@@ -70,7 +70,11 @@ impl Watch<'_> {
     /// Every target's pane, grouped by host so each server costs two
     /// invocations locally and one ssh round trip remotely (where the
     /// panes' processes are read in the same call: `hosts.rs`).
-    pub(super) fn capture_all(&mut self) -> Vec<Result<PaneCapture, String>> {
+    /// Each host's `probes` ride in its request.
+    pub(super) fn capture_all_with(
+        &mut self,
+        probes: &BTreeMap<String, Vec<probes::remote_host::RemoteProbe>>,
+    ) -> Vec<Result<PaneCapture, String>> {
         let mut by_host: BTreeMap<Option<&str>, Vec<usize>> = BTreeMap::new();
         for (index, watched) in self.watched.iter().enumerate() {
             by_host
@@ -98,11 +102,17 @@ impl Watch<'_> {
             by_host.entry(host).or_default();
         }
         let groups: Vec<super::hosts::Group<'_>> = by_host.into_iter().collect();
-        let captures = self.hosts.capture(&self.args, &groups, &targets);
+        let captures = self.hosts.capture(&self.args, &groups, &targets, probes);
         self.discovery.cycle_started();
         for (host, sessions) in std::mem::take(&mut self.hosts.listed) {
             self.discovery.learn(host.as_deref(), sessions);
         }
         captures
+    }
+
+    /// [`Watch::capture_all_with`] with no probe.
+    #[cfg(test)]
+    pub(super) fn capture_all(&mut self) -> Vec<Result<PaneCapture, String>> {
+        self.capture_all_with(&BTreeMap::new())
     }
 }

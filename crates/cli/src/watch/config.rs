@@ -34,6 +34,7 @@ const PER_TARGET: &[&str] = &[
     "nudge_budget",
     "nudge_text",
     "profile",
+    "probes_on",
 ];
 /// The process's timing, in `[defaults]` only.
 const TIMING: &[&str] = &["interval", "capture_timeout", "probe_timeout"];
@@ -159,6 +160,7 @@ struct Layer {
     nudge_text: Option<String>,
     /// `Some(None)`: `auto`, overriding a default profile.
     profile: Option<Option<String>>,
+    probes_on: Option<ProbesOn>,
 }
 
 type Value<'s> = Spanned<DeValue<'s>>;
@@ -298,6 +300,7 @@ impl<'s> Checker<'s, '_> {
             nudge_budget: self.budget(fields.get("nudge_budget"), &key("nudge_budget")),
             nudge_text: self.nudge_text(fields.get("nudge_text"), &key("nudge_text")),
             profile: self.profile(fields.get("profile"), &key("profile")),
+            probes_on: self.probes_on(fields.get("probes_on"), &key("probes_on")),
         }
     }
 
@@ -359,6 +362,7 @@ impl<'s> Checker<'s, '_> {
                     .clone()
                     .or_else(|| defaults.profile.clone())
                     .flatten(),
+                probes_on: own.probes_on.or(defaults.probes_on).unwrap_or_default(),
             };
             match (fields.get("target"), fields.get("sessions")) {
                 (Some(_), Some(sessions)) => {
@@ -630,6 +634,25 @@ impl<'s> Checker<'s, '_> {
                     format!(
                         "{seconds} seconds is out of range: give 1 second to a year ({} seconds)",
                         crate::MAX_SECS
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// Where a target's probes run: `monitor` (this machine) or `host` (its ssh host).
+    fn probes_on(&mut self, value: Option<&&Value<'s>>, key: &str) -> Option<ProbesOn> {
+        let value = value?;
+        match self.string(value, key)?.as_str() {
+            "monitor" => Some(ProbesOn::Monitor),
+            "host" => Some(ProbesOn::Host),
+            other => {
+                self.mistake(
+                    value.span(),
+                    key,
+                    format!(
+                        "`{other}` is not where probes run: \"monitor\" (this machine) or \"host\" (the target's ssh host, in its cycle's one round trip)"
                     ),
                 );
                 None
@@ -916,6 +939,29 @@ profile = "auto"
         assert_eq!(config.interval, None);
         assert_eq!(config.targets[0].nudge_budget, DEFAULT_BUDGET);
         assert_eq!(config.targets[0].nudge_text, DEFAULT_NUDGE_TEXT);
+        assert_eq!(config.targets[0].probes_on, ProbesOn::Monitor);
         assert!(config.server.is_none());
+    }
+
+    #[test]
+    fn probes_on_is_monitor_or_host_from_the_defaults_or_the_target() {
+        let config = parsed(
+            "[defaults]\nprobes_on = \"host\"\n[[targets]]\ntarget = \"box:a\"\n\
+             [[targets]]\ntarget = \"box:b\"\nprobes_on = \"monitor\"\n",
+        );
+        let on: Vec<ProbesOn> = config.targets.iter().map(|t| t.probes_on).collect();
+        assert_eq!(on, [ProbesOn::Host, ProbesOn::Monitor]);
+        let mistakes = parse(
+            "[[targets]]\ntarget = \"box:a\"\nprobes_on = \"remote\"\n",
+            Profiles::builtin(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            mistakes.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            [
+                "3: targets[0].probes_on: `remote` is not where probes run: \"monitor\" (this machine) \
+              or \"host\" (the target's ssh host, in its cycle's one round trip)"
+            ]
+        );
     }
 }

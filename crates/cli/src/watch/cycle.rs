@@ -163,10 +163,13 @@ impl<'a> Watch<'a> {
         }
         self.reload_profiles();
         // The probes first: they may take seconds, and the screen must be
-        // read as close as possible to the keys that act on it.
-        let works = self.probe_all(|s| s.work_probe.as_deref(), "work");
-        let progresses = self.probe_all(|s| s.progress_probe.as_deref(), "progress");
-        let mut captures = self.capture_all();
+        // read as close as possible to the keys that act on it. This
+        // machine's run side by side; a host's ride in its request, before
+        // its panes are read there.
+        let plan = self.probe_plan();
+        let local = self.run_local_probes(&plan);
+        let mut captures = self.capture_all_with(&plan.remote);
+        let (works, progresses) = self.probe_answers(&plan, &local);
         self.find_agent_panes(&mut captures);
         let processes = self.pane_processes(&captures);
         if probes::signals::stop_requested() {

@@ -100,6 +100,11 @@ pub(super) fn forwarded(args: &Args) -> Vec<String> {
         args.capture_timeout.to_string(),
         "--probe-timeout".to_string(),
         args.probe_timeout.to_string(),
+        "--probes-on".to_string(),
+        match args.probes_on {
+            ProbesOn::Monitor => "monitor".to_string(),
+            ProbesOn::Host => "host".to_string(),
+        },
         "--alert-format".to_string(),
         match args.alert_format {
             AlertFormat::Text => "text".to_string(),
@@ -149,6 +154,7 @@ mod tests {
         ("capture_timeout", "4"),
         ("probe_timeout", "6"),
         ("alert_format", "html"),
+        ("probes_on", "host"),
         ("alertmanager", "http://127.0.0.1:9093"),
         ("socket_name", "srv"),
         ("socket_path", "/tmp/srv.sock"),

@@ -9,7 +9,9 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use probes::claude::PaneProcesses;
+use probes::remote_host::RemoteProbe;
 use probes::remote_procs::AgentMemory;
+use probes::run::Outcome;
 use probes::ssh::{Multiplex, Remote};
 use probes::tmux::{KnownPane, PaneCapture};
 
@@ -111,6 +113,9 @@ struct Job {
     nonce: String,
     with_session: bool,
     cycle: u64,
+    /// The probes that ride in this request, each under `probe_timeout` there.
+    probes: Vec<RemoteProbe>,
+    probe_timeout: Duration,
 }
 
 struct Answer {
@@ -139,6 +144,9 @@ pub(super) struct Hosts {
     /// Per host read this cycle, the sessions its pane listing named
     /// (`None`: the listing failed), for the patterns of sessions.
     pub(super) listed: Vec<(Option<String>, Option<Vec<String>>)>,
+    /// Per host that answered this cycle's request: its probes' outcomes,
+    /// in the order asked (all failed when its request failed).
+    pub(super) probes: BTreeMap<String, Vec<Outcome>>,
 }
 
 impl Default for Hosts {
@@ -153,9 +161,14 @@ impl Default for Hosts {
             answered: Vec::new(),
             polled: Vec::new(),
             listed: Vec::new(),
+            probes: BTreeMap::new(),
         }
     }
 }
+
+/// What a cycle waits for a host beyond its capture deadline (and its
+/// probes'): the host's own 3 s grace, and time for its session to open.
+pub(super) const HOST_SLACK: Duration = Duration::from_secs(5);
 
 /// One server's targets: the host (`None`: this machine) and the indices.
 pub(super) type Group<'g> = (Option<&'g str>, Vec<usize>);
@@ -203,8 +216,8 @@ impl Hosts {
                             &job.nonce,
                             job.with_session,
                             &mut memory,
-                            &[],
-                            Duration::from_secs(1),
+                            &job.probes,
+                            job.probe_timeout,
                         );
                         let answer = Answer {
                             host: name.clone(),
@@ -244,12 +257,15 @@ impl Hosts {
     /// still working on an earlier cycle's request is not asked again, and
     /// a host that was late is not waited for: their targets are not
     /// polled this cycle ([`Hosts::polled`]) unless an answer comes while
-    /// the others are awaited. Per target, in the targets' order.
+    /// the others are awaited. Per target, in the targets' order. Each
+    /// host's `probes` ride in its request; their outcomes are in
+    /// [`Hosts::probes`].
     pub(super) fn capture(
         &mut self,
         args: &Args,
         groups: &[Group<'_>],
         targets: &[(String, Option<KnownPane>)],
+        probes: &BTreeMap<String, Vec<RemoteProbe>>,
     ) -> Vec<Result<PaneCapture, String>> {
         self.cycle += 1;
         let cycle = self.cycle;
@@ -261,7 +277,10 @@ impl Hosts {
         self.answered = vec![false; targets.len()];
         self.polled = vec![false; targets.len()];
         self.listed.clear();
+        self.probes.clear();
+        let probe_timeout = Duration::from_secs(args.probe_timeout);
         let mut awaited: Vec<String> = Vec::new();
+        let mut with_probes = false;
         for (host, indices) in groups {
             let Some(host) = host else { continue };
             let tmux = args.server.tmux(Some(host), timeout);
@@ -271,6 +290,8 @@ impl Hosts {
             if worker.busy.is_some() {
                 continue;
             }
+            let asked_probes = probes.get(*host).cloned().unwrap_or_default();
+            let has_probes = !asked_probes.is_empty();
             let job = Job {
                 tmux,
                 targets: asked,
@@ -278,14 +299,28 @@ impl Hosts {
                 nonce: nonce.clone(),
                 with_session,
                 cycle,
+                probes: asked_probes,
+                probe_timeout,
             };
             if worker.jobs.send(job).is_ok() {
                 worker.busy = Some(cycle);
                 if !worker.late {
                     awaited.push(host.to_string());
+                    with_probes |= has_probes;
                 }
             }
         }
+        // Each host's own deadline (its probes' too, when some ride in its
+        // request), with room for its session to open: counted from now,
+        // while this machine's panes are read, not after.
+        let wait_until = std::time::Instant::now()
+            + timeout
+            + if with_probes {
+                probe_timeout
+            } else {
+                Duration::ZERO
+            }
+            + HOST_SLACK;
         for (host, indices) in groups {
             if host.is_some() {
                 continue;
@@ -312,11 +347,9 @@ impl Hosts {
                 self.polled[index] = true;
             }
         }
-        // Each host's own deadline, with room for its session to open.
-        let wait_until = std::time::Instant::now() + timeout + Duration::from_secs(5);
         loop {
             let ready = self.answers.try_recv();
-            let answer = match ready {
+            let mut answer = match ready {
                 Ok(answer) => answer,
                 Err(_) if awaited.is_empty() => break,
                 Err(_) => {
@@ -347,6 +380,8 @@ impl Hosts {
             if current {
                 self.listed
                     .push((Some(answer.host.clone()), answer.read.sessions.clone()));
+                self.probes
+                    .insert(answer.host.clone(), std::mem::take(&mut answer.read.probes));
             }
             for ((&index, (capture, answered)), read) in answer
                 .indices

@@ -430,6 +430,17 @@ pub(crate) struct Operations {
     /// When the settings in force were applied (the start or the last
     /// reload that applied), epoch seconds.
     pub(crate) reload_success_at: i64,
+    /// Probe runs per (kind, where they ran: `monitor` or `host`).
+    pub(crate) probes: std::collections::BTreeMap<(&'static str, &'static str), ProbeCost>,
+}
+
+/// What one kind of probe cost in one place since the start.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct ProbeCost {
+    pub(crate) runs: u64,
+    /// Wall-clock seconds of the runs on this machine, summed (a run on a
+    /// host is timed by no clock here).
+    pub(crate) seconds: f64,
 }
 
 impl Operations {
@@ -441,7 +452,29 @@ impl Operations {
                 .collect(),
             reload_successful: true,
             reload_success_at: now,
+            probes: [
+                ("progress", "host"),
+                ("progress", "monitor"),
+                ("work", "host"),
+                ("work", "monitor"),
+            ]
+            .into_iter()
+            .map(|key| (key, ProbeCost::default()))
+            .collect(),
         }
+    }
+
+    /// One probe run of `kind` (on `runs_on`: `monitor` or `host`), and how
+    /// long it took when this machine ran it.
+    pub(super) fn probe_ran(
+        &mut self,
+        kind: super::probe::Kind,
+        runs_on: &'static str,
+        took: Option<std::time::Duration>,
+    ) {
+        let cost = self.probes.entry((kind.as_str(), runs_on)).or_default();
+        cost.runs += 1;
+        cost.seconds += took.map_or(0.0, |t| t.as_secs_f64());
     }
 }
 
@@ -538,6 +571,37 @@ impl Collector for OperatorCollector {
                 metric
                     .encode_family(&[("sink", *sink)])?
                     .encode_counter::<NoLabelSet, _, u64>(count, None)?;
+            }
+        }
+        {
+            let mut metric = encoder.encode_descriptor(
+                "bmb_watch_probe_runs",
+                "Work and progress probe runs, per kind and where they ran (monitor: a process \
+                 on this machine; host: inside the cycle's one request to the target's ssh host)",
+                None,
+                MetricType::Counter,
+            )?;
+            for ((kind, runs_on), cost) in &self.operations.probes {
+                metric
+                    .encode_family(&[("kind", *kind), ("runs_on", *runs_on)])?
+                    .encode_counter::<NoLabelSet, _, u64>(&cost.runs, None)?;
+            }
+        }
+        {
+            let unit = prometheus_client::registry::Unit::Seconds;
+            let mut metric = encoder.encode_descriptor(
+                "bmb_watch_probe",
+                "Wall-clock seconds of the probe runs on this machine, summed per kind \
+                 (side-by-side runs each count)",
+                Some(&unit),
+                MetricType::Counter,
+            )?;
+            for ((kind, runs_on), cost) in &self.operations.probes {
+                if *runs_on == "monitor" {
+                    metric
+                        .encode_family(&[("kind", *kind)])?
+                        .encode_counter::<NoLabelSet, _, f64>(&cost.seconds, None)?;
+                }
             }
         }
         encoder

@@ -53,6 +53,16 @@ pub enum AlertFormat {
     Html,
 }
 
+/// Where a remote target's probes run (a local target's run here either way).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ProbesOn {
+    /// On this machine, a process per run (a remote target's `BMB_TARGET` is `host:session`).
+    #[default]
+    Monitor,
+    /// On the target's ssh host, inside the cycle's one request to it: no process here.
+    Host,
+}
+
 // Every setting a config file gives conflicts with `--config`: the file says it.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
@@ -72,6 +82,15 @@ pub struct Args {
     /// Shell command printing a monotonic progress count; each advance resets the nudge budget.
     #[arg(long, value_name = "CMD", conflicts_with = "config")]
     progress_probe: Option<String>,
+    /// Where a remote target's probes run: on this machine, or on its host inside the cycle's one request.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHERE",
+        default_value = "monitor",
+        conflicts_with = "config"
+    )]
+    probes_on: ProbesOn,
     /// Nudges without progress before the monitor stops nudging and escalates.
     #[arg(long, value_name = "N", default_value_t = 5, conflicts_with = "config")]
     nudge_budget: u32,
@@ -273,44 +292,64 @@ fn check_watchdog(args: &Args, targets: &[TargetSettings]) -> Option<String> {
 }
 
 /// The longest a cycle over `targets` can wait, and what that is made of,
-/// for the message: every probe run (a per-target one once per target, a
-/// shared command once per cycle, work and progress one after the other),
-/// each ending at `probe_timeout`; the local server's two tmux calls and,
-/// per remote host, its round trip and the processes read after it (hosts
-/// side by side, but their follow-up reads one after another), each ending
-/// at `capture_timeout`; and the Alertmanager post.
+/// for the message: this machine's probe runs ([`probe::AT_ONCE`] side by
+/// side, so `ceil(runs / AT_ONCE)` rounds, each ending at `probe_timeout`;
+/// a per-target command runs once per target, a shared one once per cycle,
+/// work and progress in the same rounds); then the panes: this machine's
+/// two tmux calls and, beside them, each remote host's one request, which
+/// the cycle waits for up to `capture_timeout` (plus `probe_timeout` when
+/// probes ride in it) plus [`hosts::HOST_SLACK`] (the host's grace and its
+/// session's opening), then each host's follow-up read of processes (one
+/// after another), each ending at `capture_timeout`; and the Alertmanager post.
 fn longest_cycle(args: &Args, targets: &[TargetSettings]) -> (Duration, String) {
-    let runs = |command_of: fn(&TargetSettings) -> Option<&str>| {
-        let mut shared = std::collections::BTreeSet::new();
-        let mut runs = 0u64;
-        for command in targets.iter().filter_map(command_of) {
-            // A shared command counts once, a per-target one each time.
-            if watchdog::session::probe_runs_per_target(command) || shared.insert(command) {
-                runs += 1;
-            }
-        }
-        runs
-    };
-    let probes = runs(|t| t.work_probe.as_deref()) + runs(|t| t.progress_probe.as_deref());
+    let (runs, host_probes) = probe::runs(targets);
+    let rounds = runs.div_ceil(probe::AT_ONCE) as u64;
     let hosts: std::collections::BTreeSet<&str> = targets
         .iter()
         .filter_map(|t| t.target.host.as_deref())
         .collect();
     let local = targets.iter().any(|t| t.target.host.is_none());
-    // The local server's listing and capture; a remote host's round trip
-    // runs beside it, then each host's follow-up read of processes.
-    let captures = if local || !hosts.is_empty() { 2 } else { 0 } + hosts.len() as u64;
+    let capture = Duration::from_secs(args.capture_timeout);
+    let probe = Duration::from_secs(args.probe_timeout);
+    let here = if local { 2 * capture } else { Duration::ZERO };
+    let host_wait = if hosts.is_empty() {
+        Duration::ZERO
+    } else {
+        capture + if host_probes { probe } else { Duration::ZERO } + hosts::HOST_SLACK
+    };
+    let follow_ups = hosts.len() as u32 * capture;
     let post = if args.alertmanager.is_some() {
         alertmanager::POST_TIMEOUT
     } else {
         Duration::ZERO
     };
-    let cycle =
-        Duration::from_secs(probes * args.probe_timeout + captures * args.capture_timeout) + post;
-    let mut parts = vec![
-        format!("{probes} probe run(s) x {}s", args.probe_timeout),
-        format!("{captures} capture call(s) x {}s", args.capture_timeout),
-    ];
+    let cycle = rounds as u32 * probe + here.max(host_wait) + follow_ups + post;
+    let mut parts = Vec::new();
+    if runs > 0 {
+        parts.push(format!(
+            "{runs} probe run(s) here, {} at a time: {rounds} x {}s",
+            probe::AT_ONCE,
+            args.probe_timeout
+        ));
+    }
+    let panes = match (local, hosts.is_empty()) {
+        (true, true) => Some(format!("2 capture call(s) x {}s", args.capture_timeout)),
+        (false, false) => Some(format!("the hosts' requests {}s", host_wait.as_secs())),
+        (true, false) => Some(format!(
+            "the longer of 2 capture call(s) x {}s and the hosts' requests {}s",
+            args.capture_timeout,
+            host_wait.as_secs()
+        )),
+        (false, true) => None,
+    };
+    parts.extend(panes);
+    if !hosts.is_empty() {
+        parts.push(format!(
+            "{} follow-up read(s) x {}s",
+            hosts.len(),
+            args.capture_timeout
+        ));
+    }
     if !post.is_zero() {
         parts.push(format!("the Alertmanager post {}s", post.as_secs()));
     }
@@ -587,4 +626,67 @@ fn reload(watch: &mut Watch<'_>, args: &Args, path: &std::path::Path) {
         list(&done.removed),
         list(&done.changed)
     ));
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct TestCli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn longest(argv: &[&str]) -> (u64, String) {
+        let args = TestCli::parse_from(std::iter::once("test").chain(argv.iter().copied())).args;
+        let targets = Settings::from_args(&args).unwrap().targets;
+        let (cycle, parts) = longest_cycle(&args, &targets);
+        (cycle.as_secs(), parts)
+    }
+
+    #[test]
+    fn the_longest_cycle_counts_rounds_of_eight_here_and_each_hosts_wait_beside_the_local_calls() {
+        let probe = [
+            "--work-probe",
+            "echo $BMB_TARGET",
+            "--progress-probe",
+            "echo 1",
+        ];
+        let timing = ["--capture-timeout", "10", "--probe-timeout", "4"];
+        let mut argv: Vec<&str> = probe.iter().chain(&timing).copied().collect();
+        let names: Vec<String> = (0..9).map(|i| format!("t{i}")).collect();
+        argv.extend(names.iter().map(String::as_str));
+        // 9 per-target runs and one shared: two rounds of 8, then two tmux calls.
+        assert_eq!(
+            longest(&argv),
+            (
+                2 * 4 + 2 * 10,
+                "10 probe run(s) here, 8 at a time: 2 x 4s + 2 capture call(s) x 10s".to_string()
+            )
+        );
+        // On a host: nothing here, the host's wait (capture, probes, 5 s) and its follow-up read.
+        let mut remote: Vec<&str> = probe.iter().chain(&timing).copied().collect();
+        remote.extend(["--probes-on", "host", "box:a", "box:b"]);
+        assert_eq!(
+            longest(&remote),
+            (
+                10 + 4 + 5 + 10,
+                "the hosts' requests 19s + 1 follow-up read(s) x 10s".to_string()
+            )
+        );
+        // Both: the longer of this machine's calls and the hosts' wait.
+        remote.push("local");
+        assert_eq!(
+            longest(&remote),
+            (
+                4 + 2 * 10 + 10,
+                "2 probe run(s) here, 8 at a time: 1 x 4s + the longer of 2 capture call(s) x 10s \
+                 and the hosts' requests 19s + 1 follow-up read(s) x 10s"
+                    .to_string()
+            )
+        );
+    }
 }

@@ -20,6 +20,8 @@ pub(super) struct TargetSettings {
     pub(super) nudge_text: String,
     /// A profile forced on this target; `None` picks one from the pane (`auto`).
     pub(super) profile: Option<String>,
+    /// Where its probes run (`probes_on`, `--probes-on`).
+    pub(super) probes_on: ProbesOn,
 }
 
 impl TargetSettings {
@@ -133,6 +135,7 @@ impl Settings {
                 nudge_budget: args.nudge_budget,
                 nudge_text: args.nudge_text.clone(),
                 profile: None,
+                probes_on: args.probes_on,
             });
         }
         Ok(Settings {

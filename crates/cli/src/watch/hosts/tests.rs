@@ -245,3 +245,99 @@ fn a_hung_host_goes_unreachable_on_its_own_while_the_other_is_polled_every_cycle
         "the hung host's target never went unreachable"
     );
 }
+
+#[test]
+fn a_remote_targets_probes_ride_in_its_hosts_request_and_one_that_hangs_there_is_cut_at_its_deadline()
+ {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start("box1", &[]);
+    // Only the host's HOME holds the count: read here, the probe would fail.
+    std::fs::write(sshd.remote_home().join("todo-a"), "one\ntwo\nthree\n").unwrap();
+    let server = PrivateTmux::new();
+    for name in ["a", "b"] {
+        let received = server.dir.path().join(format!("{name}.received"));
+        server.replay(name, &capture_path("working-bash-sleep"), &received);
+    }
+    let socket = server.socket.to_string_lossy().into_owned();
+    let config = sshd.config().to_str().unwrap().to_string();
+    let argv = [
+        "test",
+        "--probe-timeout",
+        "1",
+        "--probes-on",
+        "host",
+        "--work-probe",
+        // box1:b's hangs; box1:a's counts its file's lines.
+        "case $BMB_TARGET in *:b) exec sleep 86399;; esac; wc -l < \"$HOME/todo-${BMB_TARGET#*:}\"",
+        "--progress-probe",
+        "echo 7",
+        "--ssh-config",
+        &config,
+        "-S",
+        &socket,
+        "box1:a",
+        "box1:b",
+    ];
+    let mut args = TestCli::parse_from(argv).args;
+    let control = dir.path().join("ctl");
+    args.server.multiplex =
+        Some(Multiplex::prepare(std::slice::from_ref(&control), Duration::from_secs(60)).unwrap());
+    let targets = Settings::from_args(&args).unwrap().targets;
+    let mut watch = Watch::new(std::borrow::Cow::Borrowed(&args), targets, dir.path()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while watch.capture_all().iter().any(|c| {
+        !c.as_ref()
+            .is_ok_and(|p| p.text.contains("esc to interrupt"))
+    }) {
+        assert!(
+            Instant::now() < deadline,
+            "the panes never drew their screens"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let plan = watch.probe_plan();
+    assert_eq!(
+        plan.remote["box1"].len(),
+        3,
+        "two per-target runs, one shared"
+    );
+    for _ in 0..2 {
+        let before = probes::run::spawned_by_this_thread();
+        let local = watch.run_local_probes(&plan);
+        watch.capture_all_with(&plan.remote);
+        let (works, progresses) = watch.probe_answers(&plan, &local);
+        assert_eq!(
+            probes::run::spawned_by_this_thread() - before,
+            0,
+            "no process here for the probes or the captures"
+        );
+        assert_eq!(works[0].as_deref().map(str::trim), Some("3"), "{works:?}");
+        assert_eq!(works[1], None, "the hung probe is unknown");
+        assert_eq!(
+            progresses,
+            [Some("7\n".to_string()), Some("7\n".to_string())]
+        );
+        // The hung probe ended on the host at its deadline.
+        let hung = || -> Vec<String> {
+            processes_mentioning("sleep 86399")
+                .into_iter()
+                .filter(|c| c.trim() == "sleep 86399")
+                .collect()
+        };
+        assert!(
+            bmb_testkit::bin::wait_until(20, || hung().is_empty()),
+            "{:?}",
+            hung()
+        );
+    }
+    let runs = &watch.fleet.operations.probes;
+    assert_eq!(runs[&("work", "host")].runs, 4);
+    assert_eq!(
+        runs[&("progress", "host")].runs,
+        2,
+        "one shared run per cycle"
+    );
+    assert_eq!(runs[&("work", "monitor")].runs, 0);
+    let logins = sshd.log().matches("Accepted publickey for root").count();
+    assert_eq!(logins, 1, "{}", sshd.log());
+}
