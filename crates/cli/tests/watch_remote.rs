@@ -979,3 +979,113 @@ fn a_pattern_of_sessions_on_a_remote_host_finds_a_new_session_from_the_cycles_li
         running.err()
     );
 }
+
+/// Issue 19: with the remote tmux server stopped (`kill -STOP`), each cycle
+/// left one stuck `tmux list-panes` on the host (9 after 30 s), all
+/// outliving the monitor. Every tmux call on the host now runs under a
+/// deadline of its own there: while the server stays stopped the stuck
+/// clients do not pile up, the other host's (here: this machine's) target is
+/// polled every cycle, and once the monitor is gone none is left past its
+/// deadline.
+#[test]
+fn a_stopped_remote_tmux_server_leaves_no_pile_of_stuck_clients_and_none_past_its_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start("box", &[]);
+    let here = PrivateTmux::new();
+    let there = PrivateTmux::new();
+    here.session("local-one", "exec sleep 600");
+    there.session("remote-one", "exec sleep 600");
+    let file = dir.path().join("fleet.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[defaults]\ninterval = \"1s\"\ncapture_timeout = \"2s\"\n\n[server]\nsocket_path = '{}'\nssh_config = '{}'\n\n[hosts.box]\nsocket_path = '{}'\n\n[[targets]]\ntarget = \"local-one\"\n\n[[targets]]\ntarget = \"box:remote-one\"\n",
+            socket(&here),
+            sshd.config().display(),
+            socket(&there),
+        ),
+    )
+    .unwrap();
+    let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+    command
+        .args(["watch", "--config", file.to_str().unwrap()])
+        .env("XDG_STATE_HOME", dir.path().join("state"));
+    let mut watcher = bmb_testkit::bin::Running::start(command);
+    let polls = |watcher: &bmb_testkit::bin::Running, target: &str| {
+        let needle = format!("MONITOR · {target} · ");
+        watcher.out().iter().filter(|l| l.contains(&needle)).count()
+    };
+    assert!(
+        bmb_testkit::bin::wait_until(60, || polls(&watcher, "box:remote-one") >= 1),
+        "{:?}\n{:?}",
+        watcher.out(),
+        watcher.err()
+    );
+
+    let pid_line = there.tmux(&["display-message", "-p", "#{pid}"]);
+    let server_pid: i32 = String::from_utf8_lossy(&pid_line.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    let server = rustix::process::Pid::from_raw(server_pid).unwrap();
+    // The stuck clients: tmux clients of the stopped server's socket (a
+    // process run as `tmux`, not the server; the session's own shell and
+    // ssh name the socket in their script).
+    let there_socket = socket(&there).to_string();
+    let stuck = || {
+        processes_mentioning(&there_socket)
+            .into_iter()
+            .filter(|(pid, cmdline)| *pid as i32 != server_pid && cmdline.starts_with("tmux "))
+            .count()
+    };
+    rustix::process::kill_process(server, rustix::process::Signal::STOP).unwrap();
+    struct Resume(rustix::process::Pid);
+    impl Drop for Resume {
+        fn drop(&mut self) {
+            let _ = rustix::process::kill_process(self.0, rustix::process::Signal::CONT);
+        }
+    }
+    let _resume = Resume(server);
+
+    // Ten cycles of this machine's target while the host's server is
+    // stopped: the host's stuck clients never pile up (before: one more
+    // per cycle).
+    let start = polls(&watcher, "local-one");
+    let mut most = 0;
+    let mut worst = Vec::new();
+    let mut seen = start;
+    while seen < start + 10 {
+        assert!(
+            bmb_testkit::bin::wait_until(60, || polls(&watcher, "local-one") > seen),
+            "this machine's target is still polled: {:?}",
+            watcher.err()
+        );
+        seen = polls(&watcher, "local-one");
+        if stuck() > most {
+            most = stuck();
+            worst = processes_mentioning(&there_socket);
+        }
+    }
+    assert!(
+        most <= 2,
+        "{most} stuck tmux clients at once on the host: {worst:#?}"
+    );
+    assert!(
+        watcher
+            .err()
+            .iter()
+            .any(|l| l.contains("box:remote-one") || l.contains("box")),
+        "the host's trouble is said: {:?}",
+        watcher.err()
+    );
+
+    // The monitor ends; what it started on the host ends at its deadline
+    // there, with the server still stopped.
+    watcher.signal(rustix::process::Signal::TERM);
+    assert!(watcher.wait_exit(60).is_some(), "ends on SIGTERM");
+    assert!(
+        bmb_testkit::bin::wait_until(30, || stuck() == 0),
+        "left on the host after the monitor ended: {:?}",
+        processes_mentioning(&there_socket)
+    );
+}
