@@ -361,10 +361,11 @@ fn longest_cycle(args: &Args, targets: &[TargetSettings]) -> (Duration, String) 
 /// on each host thread, the ssh masters' sockets, and room to spare.
 const FD_RESERVE: u64 = 64 + serve::CONNECTIONS as u64;
 
-/// Descriptors `targets` targets need ([`FD_RESERVE`] plus one per target,
-/// and two per remote host for its master and round trip).
-fn fd_need(targets: usize, hosts: usize) -> u64 {
-    FD_RESERVE + targets as u64 + 2 * hosts as u64
+/// Descriptors `targets` targets need ([`FD_RESERVE`] plus one lock per
+/// target, a second for each of the `local` ones, locked under their tmux
+/// socket's inode too, and two per remote host for its master and session).
+fn fd_need(targets: usize, local: usize, hosts: usize) -> u64 {
+    FD_RESERVE + targets as u64 + local as u64 + 2 * hosts as u64
 }
 
 /// The soft open-file limit raised to the hard one, once at the start: at
@@ -384,13 +385,14 @@ fn raise_fd_limit<'t>(targets: impl Iterator<Item = &'t Target>) -> Option<Strin
 /// [`FD_RESERVE`]), if it cannot: running short would fail captures, probes
 /// and locks at random, target by target, so it is refused up front.
 fn fd_shortage<'t>(targets: impl Iterator<Item = &'t Target>) -> Option<String> {
-    let mut count = 0;
+    let (mut count, mut local) = (0, 0);
     let mut hosts = std::collections::BTreeSet::new();
     for target in targets {
         count += 1;
+        local += usize::from(target.host.is_none());
         hosts.extend(target.host.as_deref());
     }
-    let need = fd_need(count, hosts.len());
+    let need = fd_need(count, local, hosts.len());
     let limit = probes::own::usage().and_then(|u| u.max_fds)?;
     (limit < need).then(|| {
         format!(
