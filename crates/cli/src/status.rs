@@ -83,7 +83,10 @@ pub fn run(mut args: Args) -> ExitCode {
     {
         return crate::output::usage_error(
             "status",
-            format_args!("--prometheus `{url}` is not an http:// URL or host:port"),
+            format_args!(
+                "--prometheus `{}` is not an http:// URL or host:port",
+                crate::redact::urls(url)
+            ),
         );
     }
     if args.watch {
@@ -348,8 +351,8 @@ fn read_prometheus(url: &str, now: i64) -> Vec<Source> {
     };
     read().unwrap_or_else(|why| {
         vec![Source {
-            name: format!("Prometheus {url}"),
-            reading: Reading::Unreachable(why),
+            name: crate::redact::urls(&format!("Prometheus {url}")),
+            reading: Reading::Unreachable(crate::redact::urls(&why)),
         }]
     })
 }

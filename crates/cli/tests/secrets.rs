@@ -328,9 +328,14 @@ fn a_bad_or_unreachable_url_with_a_password_is_said_without_it() {
 
     let port = bmb_testkit::sshd::free_port();
     let endpoint = format!("http://admin:{PASSWORD}@127.0.0.1:{port}");
-    for json in [false, true] {
+    for (flag, json) in [
+        ("--endpoint", false),
+        ("--endpoint", true),
+        ("--prometheus", false),
+        ("--prometheus", true),
+    ] {
         let mut command = bmb_testkit::bin::command(BIN);
-        command.args(["status", "--endpoint", &endpoint]);
+        command.args(["status", flag, &endpoint]);
         if json {
             command.arg("--json");
         }
