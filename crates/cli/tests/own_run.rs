@@ -479,3 +479,32 @@ fn a_killed_watchers_ssh_master_and_control_folder_are_ended_by_its_next_run() {
     // Its own folder is gone with it (`--once`), the killed run's as well.
     assert_eq!(entries(&base), Vec::<String>::new(), "{stderr}");
 }
+
+/// The inode locks' folder open to others is refused like the state folder
+/// (a lock there proves nothing): before, the monitor said "not guarded"
+/// and went on, and a second monitor through a hard link alerted twice.
+#[test]
+fn an_inode_lock_folder_others_can_write_is_refused_like_the_state_folder() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let session = state.join("bmb-monitor/session");
+    for folder in [state.join("bmb-monitor"), session.clone()] {
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    let locks = session.join("by-socket");
+    std::fs::create_dir(&locks).unwrap();
+    std::fs::set_permissions(&locks, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let server = PrivateTmux::new();
+    server.session("s", "exec sleep 600");
+    let (code, stderr) = watch_once(&server.socket, &state);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the lock folder will not do")
+            && stderr.contains(&format!("{} has mode 0777", locks.display())),
+        "{stderr}"
+    );
+    let mode = std::fs::metadata(&locks).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o777, "refused, not tightened");
+}

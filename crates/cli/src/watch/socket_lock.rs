@@ -93,12 +93,24 @@ impl Watch<'_> {
                 _lock: None,
             };
             let made = made.get_or_insert_with(|| probes::folder::ensure_private(&folder));
-            if let Err(err) = made {
-                say(format_args!(
-                    "bmb-monitor: watch: {}: {err}; not guarded against a monitor that reaches its socket by another path",
-                    watched.target
-                ));
-                return true;
+            match made {
+                // Open to others: a lock there proves nothing, as the
+                // state folder's would not (refused the same way).
+                Err(probes::folder::FolderError::Refused(why)) => {
+                    refused.push(format!(
+                        "{}: the lock folder will not do: {why}",
+                        watched.target
+                    ));
+                    return false;
+                }
+                Err(err) => {
+                    say(format_args!(
+                        "bmb-monitor: watch: {}: {err}; not guarded against a monitor that reaches its socket by another path",
+                        watched.target
+                    ));
+                    return true;
+                }
+                Ok(()) => {}
             }
             let path = lock_path(&folder, id, &watched.target.file_key());
             match probes::lock::try_lock(&path) {
