@@ -929,6 +929,16 @@ fn a_pattern_of_sessions_watches_each_match_a_new_one_next_cycle_and_drops_one_t
         running.err()
     );
 
+    // A match whose name the command line would refuse as a target (a
+    // space) is said once and never watched: no lock, no poll, no alert.
+    world.replay("agent-a b", "working-bash-sleep");
+    let skipped = "bmb-monitor: watch: session \"agent-a b\" (found by sessions = \"agent-*\") is not watched: ";
+    assert!(
+        wait_until(30, || running.err().iter().any(|l| l.starts_with(skipped))),
+        "{:?}",
+        running.err()
+    );
+
     // One that ends is dropped, said once, and not polled as missing.
     world.tmux.tmux(&["kill-session", "-t", "=agent-2"]);
     let ended = "bmb-monitor: watch: agent-2 ended: no longer watched";
@@ -949,6 +959,17 @@ fn a_pattern_of_sessions_watches_each_match_a_new_one_next_cycle_and_drops_one_t
     );
     let err = running.err();
     assert_eq!(err.iter().filter(|l| *l == ended).count(), 1, "{err:?}");
+    assert_eq!(
+        err.iter().filter(|l| l.starts_with(skipped)).count(),
+        1,
+        "{err:?}"
+    );
+    assert!(
+        !err.iter()
+            .any(|l| l.contains("agent-a b") && !l.starts_with(skipped))
+            && !running.out().iter().any(|l| l.contains("agent-a b")),
+        "the refused name was watched: {err:?}"
+    );
     assert!(
         !err.iter().any(|l| l.contains("agent-2: ")),
         "the ended session was polled as missing: {err:?}"

@@ -23,6 +23,23 @@ pub(super) struct Discovery {
     fresh: BTreeSet<Option<String>>,
     /// Discovered targets another monitor holds, said once each.
     refused: BTreeSet<String>,
+    /// Sessions a pattern matched whose names the command line would refuse
+    /// as a target, said once each and never watched.
+    skipped: BTreeSet<String>,
+}
+
+/// A session a pattern found, as a target the command line would take, or
+/// why not (a space, a control character, a name tmux cannot address).
+fn as_target(host: Option<&str>, session: &str) -> Result<Target, String> {
+    let label = match host {
+        Some(host) => format!("{host}:{session}"),
+        None => session.to_string(),
+    };
+    match Target::parse(&label) {
+        Ok(target) if target.session == session && target.host.as_deref() == host => Ok(target),
+        Ok(_) => Err("its name does not read back as one target".to_string()),
+        Err(error) => Err(error.to_string()),
+    }
 }
 
 impl Discovery {
@@ -47,6 +64,20 @@ impl Discovery {
     pub(super) fn learn(&mut self, host: Option<&str>, sessions: Option<Vec<String>>) {
         let host = host.map(str::to_string);
         if let Some(sessions) = sessions {
+            for pattern in self.patterns.iter().filter(|p| p.host == host) {
+                for session in sessions.iter().filter(|s| pattern.matches(s)) {
+                    if let Err(why) = as_target(host.as_deref(), session) {
+                        // Debug-quoted: a name may hold what a terminal obeys.
+                        let shown = format!("{session:?}");
+                        if self.skipped.insert(format!("{host:?}:{session}")) {
+                            say(format_args!(
+                                "bmb-monitor: watch: session {shown} (found by sessions = \"{}\") is not watched: {why}",
+                                pattern.shown()
+                            ));
+                        }
+                    }
+                }
+            }
             self.fresh.insert(host.clone());
             self.listed.insert(host, sessions);
         }
@@ -65,6 +96,9 @@ impl Discovery {
                 continue;
             };
             for session in sessions.iter().filter(|s| pattern.matches(s)) {
+                if as_target(pattern.host.as_deref(), session).is_err() {
+                    continue;
+                }
                 let settings = pattern.target(session);
                 if !targets.iter().any(|t| t.target == settings.target) {
                     targets.push(settings);
