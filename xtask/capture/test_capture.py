@@ -204,6 +204,14 @@ class MockServer(unittest.TestCase):
         self.assertEqual(self.mock.main_requests, 0)
 
 
+def spec_at(sep):
+    """Splits a registry spec at the last `sep`, the way a reader of the spec would."""
+    def split(spec):
+        i = spec.rindex(sep)
+        return spec[:i], spec[i + len(sep):]
+    return split
+
+
 class ScenarioSelection(unittest.TestCase):
     """capctx.run: which (scenario, size) jobs a command line makes, and what it refuses."""
 
@@ -274,9 +282,11 @@ class ScenarioSelection(unittest.TestCase):
         self.assertEqual(out.splitlines(), ["alpha 120x40 80x24", "beta 120x40", "broken 120x40"])
 
     def test_release_specs_split_into_package_and_version(self):
-        self.assertEqual(capctx.split_release("@anthropic-ai/claude-code@2.1.332"),
-                         ("@anthropic-ai/claude-code", "2.1.332"))
-        self.assertEqual(capctx.split_release("aider-chat==0.86.2"), ("aider-chat", "0.86.2"))
+        # npm's scoped `@scope/name@version` and PyPI's `name==version`, split at the last separator
+        for spec, at in [(capctx.RELEASES["claude"], spec_at("@")), (capctx.RELEASES["aider"], spec_at("=="))]:
+            package, version = capctx.split_release(spec)
+            self.assertEqual((package, version), at(spec))
+        self.assertEqual(capctx.split_release("@scope/tool@1.2.3"), ("@scope/tool", "1.2.3"))
         # every pinned release is a named version, never a range or "latest"
         for agent, version in capctx.PINNED.items():
             self.assertRegex(version, r"^\d+\.\d+\.\d+$", agent)
