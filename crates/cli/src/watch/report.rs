@@ -15,7 +15,7 @@ pub enum LogMode {
     #[default]
     Polls,
     /// A target's line only when its state changed since its last poll, or
-    /// the poll did something other than the last one did (a nudge, an
+    /// the poll did something the last one did not (a nudge, an
     /// escalation, a failed capture, a held nudge): a quiet journal at
     /// fleet size.
     Changes,
@@ -25,27 +25,34 @@ pub enum LogMode {
 /// [`LogMode::Changes`].
 #[derive(Debug, Default)]
 pub(super) struct Logged {
-    last: std::collections::HashMap<String, (Option<classify::State>, String)>,
+    last: std::collections::HashMap<String, (Option<classify::State>, Vec<String>)>,
 }
 
 impl Logged {
     /// Prints `report`'s line unless `mode` is [`LogMode::Changes`] and the
     /// target's state is the last poll's and it did nothing new (nothing, or
-    /// the very things the last poll did).
+    /// only things the last poll did too).
     pub(super) fn print(&mut self, report: &PollReport, mode: LogMode, json: bool) {
+        if self.is_news(report, mode) {
+            print_report(report, json);
+        }
+    }
+
+    /// Whether `report`'s line is printed under `mode` (and, for `changes`,
+    /// remembered as the target's last).
+    fn is_news(&mut self, report: &PollReport, mode: LogMode) -> bool {
         if mode == LogMode::Changes {
             let done: Vec<String> = report.done.iter().map(ToString::to_string).collect();
-            let done = done.join("\u{1f}");
             let now = (report.state, done);
+            // Quiet when nothing was done that the last poll did not do too
+            // (an escalation's poll, then the same refusal without it, is one line).
             let quiet = self.last.get(&report.target).is_some_and(|(state, done)| {
-                *state == now.0 && (now.1.is_empty() || *done == now.1)
+                *state == now.0 && now.1.iter().all(|item| done.contains(item))
             });
             self.last.insert(report.target.clone(), now);
-            if quiet {
-                return;
-            }
+            return !quiet;
         }
-        print_report(report, json);
+        true
     }
 }
 
@@ -78,4 +85,72 @@ pub(super) fn print_report(report: &PollReport, json: bool) {
     };
     // A closed stdout must not end the monitor (seed: the loop never exits on error).
     print(line);
+}
+
+#[cfg(test)]
+mod tests {
+    use classify::{State, Work};
+    use watchdog::session::{Done, PollReport};
+
+    use super::{LogMode, Logged};
+
+    fn report(state: Option<State>, done: Vec<Done>) -> PollReport {
+        PollReport {
+            target: "agent".into(),
+            state,
+            work: Work::Unknown,
+            progress: None,
+            nudges_used: 0,
+            budget: 5,
+            done,
+            rule: None,
+            evidence: None,
+            error: None,
+            pane_state: state,
+            witness: None,
+            disagreements: 0,
+            typing_safe: false,
+            refusal: None,
+            unrecognised: 0,
+            agent_seen: false,
+            deferred: None,
+            held_until: None,
+            held_until_epoch: None,
+        }
+    }
+
+    /// `changes`: a line when the state moves or the poll does something the
+    /// last did not; the poll after an escalation, doing only the rest of
+    /// what the escalating poll did, is quiet (it printed a second line).
+    #[test]
+    fn changes_prints_what_is_new_and_not_the_poll_after_an_escalation() {
+        let mut logged = Logged::default();
+        let failed = || report(None, vec![Done::CaptureFailed]);
+        let polls = [
+            (report(Some(State::Working), vec![]), true),
+            (report(Some(State::Working), vec![]), false),
+            (failed(), true),
+            (
+                report(
+                    None,
+                    vec![Done::CaptureFailed, Done::EscalatedUnreadablePane],
+                ),
+                true,
+            ),
+            (failed(), false),
+            (failed(), false),
+            (report(Some(State::Working), vec![]), true),
+        ];
+        for (at, (poll, printed)) in polls.iter().enumerate() {
+            assert_eq!(
+                logged.is_news(poll, LogMode::Changes),
+                *printed,
+                "poll {at}"
+            );
+        }
+        let mut every = Logged::default();
+        assert!(
+            every.is_news(&failed(), LogMode::Polls) && every.is_news(&failed(), LogMode::Polls)
+        );
+    }
 }
