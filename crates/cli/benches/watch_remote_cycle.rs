@@ -27,20 +27,29 @@ fn ticks(stat: &Stat) -> u64 {
     stat.own_ticks().unwrap_or(0) + stat.reaped_children_ticks().unwrap_or(0)
 }
 
-/// `pid` and its live descendants, each with what it reaped: a dead
-/// process's ticks are counted once, in its parent's reaped share.
-fn tree_ticks(pid: u32) -> u64 {
+/// `pid` and its live descendants.
+fn tree(pid: u32) -> Vec<u32> {
     let table = ProcessTable::scan().expect("/proc");
     let root = probes::process::Pid::new(pid).expect("a pid");
     std::iter::once(pid)
         .chain(table.descendants(root))
+        .collect()
+}
+
+/// `pid` and its live descendants, each with what it reaped: a dead
+/// process's ticks are counted once, in its parent's reaped share.
+fn tree_ticks(pid: u32) -> u64 {
+    tree(pid)
+        .into_iter()
         .filter_map(Stat::of)
         .map(|s| ticks(&s))
         .sum()
 }
 
-/// Processes whose command line mentions `needle` (a master's is `ssh: <socket> [mux]`).
-fn mentioning_ticks(needle: &str) -> (usize, u64) {
+/// Processes whose command line mentions `needle` (a master's is `ssh: <socket> [mux]`),
+/// except those in `skip` (the monitor's own ssh clients, whose command lines name the
+/// socket too and are counted in the monitor's tree).
+fn mentioning_ticks(needle: &str, skip: &[u32]) -> (usize, u64) {
     let mut total = 0;
     let mut count = 0;
     for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
@@ -50,7 +59,7 @@ fn mentioning_ticks(needle: &str) -> (usize, u64) {
         let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
             continue;
         };
-        if String::from_utf8_lossy(&cmdline).contains(needle) {
+        if !skip.contains(&pid) && String::from_utf8_lossy(&cmdline).contains(needle) {
             total += Stat::of(pid).map_or(0, |s| ticks(&s));
             count += 1;
         }
@@ -68,6 +77,7 @@ struct Sample {
 }
 
 /// Watches `targets` at `--interval 1` for `cycles` cycles after the first.
+#[allow(clippy::too_many_arguments)] // a bench harness: each is one knob of the scenario
 fn measure(
     label: &str,
     bin: &str,
@@ -76,11 +86,16 @@ fn measure(
     targets: &[(&str, &str)],
     session_files: bool,
     cycles: usize,
+    server_per_host: bool,
 ) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = PrivateTmux::new();
+    // One tmux server for all, or (`server_per_host`) one per host, so that
+    // each host's listing holds only its own panes, as on separate machines.
+    let mut servers: BTreeMap<&str, PrivateTmux> = BTreeMap::new();
     let mut names = Vec::new();
     for (host, session) in targets {
+        let key = if server_per_host { *host } else { "" };
+        let server = servers.entry(key).or_default();
         let home = dir.path().join(format!("home-{session}"));
         let (pid, _) = server.fake_agent(session, "working-bash-sleep", &home);
         if session_files {
@@ -88,23 +103,47 @@ fn measure(
         }
         names.push(format!("{host}:{session}"));
     }
-    let tmux_pid: u32 =
-        String::from_utf8_lossy(&server.tmux(&["display-message", "-p", "#{pid}"]).stdout)
-            .trim()
-            .parse()
-            .expect("tmux server pid");
+    let tmux_pids: Vec<u32> = servers
+        .values()
+        .map(|server| {
+            String::from_utf8_lossy(&server.tmux(&["display-message", "-p", "#{pid}"]).stdout)
+                .trim()
+                .parse()
+                .expect("tmux server pid")
+        })
+        .collect();
     let runtime = dir.path().join("run");
     std::fs::create_dir(&runtime).expect("runtime dir");
     let out_path = dir.path().join("out");
-    let monitor = Invocation::new(bin)
-        .arg("watch")
-        .args(["--interval", "1", "--ssh-config"])
-        .arg(config)
-        .arg("-S")
-        .arg(&server.socket)
-        .args(&names)
-        .env("XDG_STATE_HOME", dir.path().join("state"))
-        .env("XDG_RUNTIME_DIR", &runtime);
+    let monitor = if server_per_host {
+        // `[hosts.ALIAS] socket_path` needs `--config`.
+        let mut text = format!(
+            "[defaults]\ninterval = 1\n\n[server]\nssh_config = {:?}\n\n",
+            config.to_string_lossy()
+        );
+        for (host, server) in &servers {
+            text.push_str(&format!(
+                "[hosts.{host}]\nsocket_path = {:?}\n\n",
+                server.socket.to_string_lossy()
+            ));
+        }
+        for name in &names {
+            text.push_str(&format!("[[targets]]\ntarget = {name:?}\n\n"));
+        }
+        let path = dir.path().join("watch.toml");
+        std::fs::write(&path, text).expect("watch config");
+        Invocation::new(bin).arg("watch").arg("--config").arg(path)
+    } else {
+        Invocation::new(bin)
+            .arg("watch")
+            .args(["--interval", "1", "--ssh-config"])
+            .arg(config)
+            .arg("-S")
+            .arg(&servers[""].socket)
+            .args(&names)
+    }
+    .env("XDG_STATE_HOME", dir.path().join("state"))
+    .env("XDG_RUNTIME_DIR", &runtime);
     let child = Background::start(
         &monitor,
         Some(std::fs::File::create(&out_path).expect("out")),
@@ -126,12 +165,19 @@ fn measure(
         Instant::now()
     };
     let needle = runtime.to_string_lossy().into_owned();
-    let sample = || Sample {
-        monitor: tree_ticks(child.id()),
-        masters: mentioning_ticks(&needle).1,
-        master_processes: mentioning_ticks(&needle).0,
-        sshd: tree_ticks(sshd.pid()),
-        tmux: Stat::of(tmux_pid).map_or(0, |s| ticks(&s)),
+    let sample = || {
+        let own = tree(child.id());
+        let (master_processes, masters) = mentioning_ticks(&needle, &own);
+        Sample {
+            monitor: tree_ticks(child.id()),
+            masters,
+            master_processes,
+            sshd: tree_ticks(sshd.pid()),
+            tmux: tmux_pids
+                .iter()
+                .map(|pid| Stat::of(*pid).map_or(0, |s| ticks(&s)))
+                .sum(),
+        }
     };
     let per = targets.len();
     let t0 = wait_lines(per);
@@ -191,8 +237,28 @@ fn main() {
             .iter()
             .map(|(h, s)| (h.as_str(), s.as_str()))
             .collect();
-        let label = format!("{hosts} hosts x {panes} panes");
-        measure(&label, &bin, &sshd, &fleet_config, &targets, true, cycles);
+        // `BMB_SERVER_PER_HOST=1`: a tmux server per host (needs a build
+        // with `[hosts.ALIAS]` in `--config`); otherwise one for all, so
+        // each host lists every host's panes.
+        let per_host = std::env::var_os("BMB_SERVER_PER_HOST").is_some();
+        let label = format!(
+            "{hosts} hosts x {panes} panes{}",
+            if per_host {
+                ", a tmux server per host"
+            } else {
+                ""
+            }
+        );
+        measure(
+            &label,
+            &bin,
+            &sshd,
+            &fleet_config,
+            &targets,
+            true,
+            cycles,
+            per_host,
+        );
         return;
     }
     let scenarios = [
@@ -201,6 +267,15 @@ fn main() {
         ("two panes, one host, no session file", one_host, false),
     ];
     for (label, targets, session_files) in scenarios {
-        measure(label, &bin, &sshd, &config, targets, session_files, cycles);
+        measure(
+            label,
+            &bin,
+            &sshd,
+            &config,
+            targets,
+            session_files,
+            cycles,
+            false,
+        );
     }
 }
