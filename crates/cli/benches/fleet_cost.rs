@@ -101,7 +101,7 @@ fn bookkeeping(dir: &Path, targets: usize, cycles: usize) {
 }
 
 fn cpu_ticks(pid: u32) -> u64 {
-    probes::procfs::Stat::of(pid)
+    probes::os::procfs::Stat::of(pid)
         .expect("stat")
         .own_ticks()
         .expect("utime, stime")
@@ -181,7 +181,7 @@ fn monitor(dir: &Path, panes: usize, cycles: usize, mode: Mode) -> f64 {
     let after = cpu_ticks(child.id());
     child.stop();
     drop(server);
-    let hz = probes::clock::ticks_per_second() as f64;
+    let hz = probes::os::clock::ticks_per_second() as f64;
     let per_cycle = (after - before) as f64 / hz / cycles as f64 * 1000.0;
     if mode == Mode::Scraped {
         scrape_wall.sort();

@@ -63,7 +63,7 @@ fn dead_pid() -> u32 {
 fn setup(dir: &Path) -> Vec<String> {
     let dead = dead_pid();
     let alive = std::process::id();
-    let now = probes::clock::now_epoch();
+    let now = probes::os::clock::now_epoch();
     (0..ITEMS)
         .map(|i| {
             let result = dir.join(format!("r{i}.md"));
@@ -109,7 +109,7 @@ fn main() {
         feed_path: dir.join("consultant-feed.md").display().to_string(),
         known_panes: vec![],
     });
-    let now = probes::clock::now_epoch();
+    let now = probes::os::clock::now_epoch();
     for c in &controls {
         monitor.apply(parse_control(c).unwrap(), now).unwrap();
     }

@@ -11,7 +11,7 @@ use probes::run::{Background, Invocation, Limits, run};
 
 /// utime + stime and cutime + cstime of a process, in clock ticks.
 fn cpu_ticks(pid: u32) -> (u64, u64) {
-    let stat = probes::procfs::Stat::of(pid).expect("stat");
+    let stat = probes::os::procfs::Stat::of(pid).expect("stat");
     (
         stat.own_ticks().expect("utime, stime"),
         stat.reaped_children_ticks().expect("cutime, cstime"),
@@ -74,7 +74,7 @@ fn measure(dir: &Path, panes: usize, cycles: usize) {
     let rss = rss_kib(child.id());
     child.stop();
     drop(server);
-    let hz = probes::clock::ticks_per_second() as f64;
+    let hz = probes::os::clock::ticks_per_second() as f64;
     let per_cycle = |ticks: u64| ticks as f64 / hz / cycles as f64 * 1000.0;
     println!(
         "{panes:>4} panes: monitor CPU {:.2} ms/cycle, with its tmux clients {:.2} ms/cycle, resident {:.1} MiB",

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use bmb_testkit::sshd::Sshd;
 use bmb_testkit::tmux::{PrivateTmux, write_session_file};
-use probes::procfs::{ProcessTable, Stat};
+use probes::os::procfs::{ProcessTable, Stat};
 use probes::run::{Background, Invocation};
 
 /// A process's own ticks plus its reaped children's.
@@ -30,7 +30,7 @@ fn ticks(stat: &Stat) -> u64 {
 /// `pid` and its live descendants.
 fn tree(pid: u32) -> Vec<u32> {
     let table = ProcessTable::scan().expect("/proc");
-    let root = probes::process::Pid::new(pid).expect("a pid");
+    let root = probes::os::process::Pid::new(pid).expect("a pid");
     std::iter::once(pid)
         .chain(table.descendants(root))
         .collect()
@@ -186,7 +186,7 @@ fn measure(
     let s1 = sample();
     child.stop();
     let hosts: BTreeMap<&str, ()> = targets.iter().map(|(h, _)| (*h, ())).collect();
-    let hz = probes::clock::ticks_per_second() as f64;
+    let hz = probes::os::clock::ticks_per_second() as f64;
     let ms = |a: u64, b: u64| (b - a) as f64 / hz * 1000.0 / cycles as f64;
     let period = (t1 - t0).as_secs_f64() / cycles as f64;
     let total = ms(

@@ -89,7 +89,7 @@ pub fn run(args: Args) -> ExitCode {
     let witness = match &args.session_state {
         None => None,
         // A session file is a few hundred bytes; never block on a FIFO.
-        Some(path) => match probes::file::read_regular_text(path, 64 * 1024) {
+        Some(path) => match probes::fs::file::read_regular_text(path, 64 * 1024) {
             Ok(text) => Some(Witness::from_session_file(&text, None)),
             Err(err) => {
                 return usage_error(&format!(

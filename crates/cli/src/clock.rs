@@ -6,14 +6,14 @@ pub struct SystemClock;
 
 impl watchdog::Clock for SystemClock {
     fn now(&self) -> i64 {
-        probes::clock::now_epoch()
+        probes::os::clock::now_epoch()
     }
 
     fn hhmm(&self, epoch: i64) -> String {
-        probes::clock::local_hhmm(epoch)
+        probes::os::clock::local_hhmm(epoch)
     }
 
     fn hhmmss(&self, epoch: i64) -> String {
-        probes::clock::local_hhmmss(epoch)
+        probes::os::clock::local_hhmmss(epoch)
     }
 }

@@ -92,7 +92,7 @@ impl<K: Hash + Eq> SaidOnce<K> {
 /// Ends what the last holder of `lock` left running when it was killed
 /// (`kill -9`): the processes its runs tagged (never one it did not tag,
 /// never a tmux server or what runs in one), and says how many.
-pub fn end_orphans(lock: &probes::lock::Lock, command: &str) {
+pub fn end_orphans(lock: &probes::fs::lock::Lock, command: &str) {
     let Some(run) = lock.previous_run() else {
         return;
     };

@@ -107,7 +107,7 @@ fn read_all(files: &[Utf8PathBuf]) -> (Vec<Profile>, Vec<String>) {
 const PROFILE_MAX_BYTES: u64 = 1 << 20;
 
 fn read(path: &Utf8Path) -> Result<Profile, String> {
-    let text = probes::file::read_regular_text(path.as_std_path(), PROFILE_MAX_BYTES)
+    let text = probes::fs::file::read_regular_text(path.as_std_path(), PROFILE_MAX_BYTES)
         .map_err(|err| format!("cannot read profile file {path}: it {err}"))?;
     Profile::parse(path.as_str(), &text).map_err(|err| err.to_string())
 }

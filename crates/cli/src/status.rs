@@ -90,7 +90,7 @@ pub fn run(mut args: Args) -> ExitCode {
         );
     }
     if args.watch {
-        probes::signals::install_stop_handler();
+        probes::os::signals::install_stop_handler();
     }
     loop {
         let now = SystemClock.now();
@@ -114,10 +114,10 @@ pub fn run(mut args: Args) -> ExitCode {
                     SystemClock.hhmmss(now)
                 ));
             }
-            let width = probes::terminal::stdout_width();
+            let width = probes::os::terminal::stdout_width();
             let mut lines = render_table(&sources, now, width, args.prometheus.as_deref());
             if args.watch
-                && let Some(height) = probes::terminal::stdout_height()
+                && let Some(height) = probes::os::terminal::stdout_height()
             {
                 // A redraw fits the screen, its frame line and the summary
                 // and header kept: the least urgent rows give way.
@@ -134,7 +134,7 @@ pub fn run(mut args: Args) -> ExitCode {
             }
             print_raw(&screen);
         }
-        if !args.watch || !probes::signals::sleep_unless_stopped(Duration::from_secs(args.interval))
+        if !args.watch || !probes::os::signals::sleep_unless_stopped(Duration::from_secs(args.interval))
         {
             return crate::exit::code(crate::exit::OK);
         }
@@ -195,14 +195,14 @@ fn read_board_files(dir: &Path, now: i64) -> Vec<Source> {
     paths
         .into_iter()
         .filter_map(|path| {
-            let reading = match probes::file::read_regular_text(&path, BOARD_CAP) {
+            let reading = match probes::fs::file::read_regular_text(&path, BOARD_CAP) {
                 // The monitor ended between the listing and the read.
-                Err(probes::file::ReadError::Missing) => return None,
+                Err(probes::fs::file::ReadError::Missing) => return None,
                 Err(err) => Reading::Unreachable(format!("cannot read its board: {err}")),
                 Ok(text) => match serde_json::from_str::<Board>(&text) {
                     Ok(board) => {
-                        let alive = probes::process::Pid::new(board.pid)
-                            .is_some_and(probes::process::is_alive);
+                        let alive = probes::os::process::Pid::new(board.pid)
+                            .is_some_and(probes::os::process::is_alive);
                         let fresh = match freshness(&board, alive, now) {
                             // Aged out: removed, and said this once.
                             Freshness::Gone(why)
@@ -280,7 +280,7 @@ fn fetch_board(endpoint: &str) -> Result<Board, String> {
 fn board_dirs() -> Vec<std::path::PathBuf> {
     let mut dirs = vec![crate::state_dir().join("board")];
     let homes = [
-        probes::user::passwd_home(),
+        probes::os::user::passwd_home(),
         std::env::var_os("HOME").map(std::path::PathBuf::from),
     ];
     for home in homes.into_iter().flatten() {

@@ -226,7 +226,7 @@ fn an_auditor_that_hangs_with_a_grandchild_is_ended_and_is_one_line() {
         .parse()
         .unwrap();
     assert!(
-        bmb_testkit::bin::wait_until(10, || probes::procfs::Stat::of(grandchild)
+        bmb_testkit::bin::wait_until(10, || probes::os::procfs::Stat::of(grandchild)
             .is_none_or(|s| s.has_exited())),
         "the grandchild was ended with its group"
     );

@@ -15,7 +15,7 @@ use std::process::{Child, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
-use probes::procfs::Stat;
+use probes::os::procfs::Stat;
 use rustix::process::{Pid, Signal, kill_process};
 
 const BIN: &str = env!("CARGO_BIN_EXE_bmb-monitor");

@@ -39,7 +39,7 @@ fn items(dir: &Path, n: usize) -> Vec<String> {
                 r#"{{"agent":"a{i}","step":"1","result_path":"{}","pid_file":"{}","timeout_sec":3600,"started_at_epoch":{},"blind_phase":false,"consultant_reporting":"full","watch_paths":["{}"]}}"#,
                 result.display(),
                 pid_file.display(),
-                probes::clock::now_epoch(),
+                probes::os::clock::now_epoch(),
                 dir.join(format!("w{i}.log")).display()
             )
         })
@@ -56,7 +56,7 @@ fn a_pass_over_1000_items_creates_no_process() {
         feed_path: tmp.path().join("consultant-feed.md").display().to_string(),
         known_panes: vec![],
     });
-    let now = probes::clock::now_epoch();
+    let now = probes::os::clock::now_epoch();
     for item in items(tmp.path(), 1000) {
         monitor.apply(parse_control(&item).unwrap(), now).unwrap();
     }

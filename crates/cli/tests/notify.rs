@@ -90,7 +90,7 @@ fn children_named(parent: u32, comm: &str) -> Vec<u32> {
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| {
-            probes::procfs::Stat::of(*pid).is_some_and(|s| {
+            probes::os::procfs::Stat::of(*pid).is_some_and(|s| {
                 s.ppid() == Some(parent) && s.comm().starts_with(comm) && !s.has_exited()
             })
         })
@@ -525,7 +525,7 @@ fn the_lead_on_an_endless_stdin_makes_its_passes_reads_a_bounded_amount_and_ends
     // counted now or to the one under way.
     let read = read_bytes();
     let passes = notify.count("WATCHDOG=1") as u64;
-    let budget = probes::input::PASS_BYTES as u64;
+    let budget = probes::os::input::PASS_BYTES as u64;
     assert!(
         read <= (passes + 1) * budget + (1 << 20),
         "{read} bytes read in {passes} passes"

@@ -288,10 +288,10 @@ fn three_hundred_targets_under_a_soft_limit_of_256_run_and_the_operator_metrics_
     assert!(value(&metrics, "process_virtual_memory_bytes") > 1e6);
     assert!(value(&metrics, "process_cpu_seconds_total") > 0.0);
     let started = value(&metrics, "process_start_time_seconds");
-    let boot_relative = probes::procfs::Stat::of(pid)
+    let boot_relative = probes::os::procfs::Stat::of(pid)
         .and_then(|s| s.start_ticks())
         .expect("the monitor's start") as f64
-        / probes::clock::ticks_per_second() as f64;
+        / probes::os::clock::ticks_per_second() as f64;
     let btime: f64 = std::fs::read_to_string("/proc/stat")
         .expect("/proc/stat")
         .lines()
@@ -418,7 +418,7 @@ fn a_failed_reload_and_a_good_one_show_in_the_metrics() {
     );
     // A second passes, so the next success is seen to be later.
     let start_second = at_start as i64;
-    assert!(wait_until(10, || probes::clock::now_epoch() > start_second));
+    assert!(wait_until(10, || probes::os::clock::now_epoch() > start_second));
     std::fs::write(&config, &good).expect("fixed");
     monitor.signal(rustix::process::Signal::HUP);
     assert!(

@@ -296,7 +296,7 @@ fn a_hard_link_or_a_symlink_to_the_watched_socket_is_the_same_target_even_when_i
 
 /// Still running: neither gone nor a zombie.
 fn running(pid: u32) -> bool {
-    probes::process::Pid::new(pid).is_some_and(probes::process::is_alive)
+    probes::os::process::Pid::new(pid).is_some_and(probes::os::process::is_alive)
 }
 
 fn read_pid(path: &Path) -> Option<u32> {
@@ -347,11 +347,11 @@ fn a_restarted_watcher_ends_what_its_killed_run_tagged_and_nothing_else() {
     let orphan = read_pid(&orphan_pid).unwrap();
     // Ends the orphan if the monitor did not (a failing run of this test).
     // By its pid and start time, so a pid reused since is never hit.
-    let started = |pid: u32| probes::procfs::Stat::of(pid).and_then(|s| s.start_ticks());
+    let started = |pid: u32| probes::os::procfs::Stat::of(pid).and_then(|s| s.start_ticks());
     struct EndOrphan(u32, Option<u64>);
     impl Drop for EndOrphan {
         fn drop(&mut self) {
-            let now = probes::procfs::Stat::of(self.0).and_then(|s| s.start_ticks());
+            let now = probes::os::procfs::Stat::of(self.0).and_then(|s| s.start_ticks());
             if running(self.0) && now == self.1 {
                 let pid = rustix::process::Pid::from_raw(self.0 as i32).expect("a pid");
                 let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);

@@ -44,7 +44,7 @@ pub enum JournalProblem {
     /// The file could not be read at all: the monitor starts fresh.
     Unreadable {
         path: PathBuf,
-        why: probes::file::ReadError,
+        why: probes::fs::file::ReadError,
     },
     /// One line is not a record (a torn last write, a hand edit): skipped.
     BadRecord { path: PathBuf, error: String },
@@ -78,7 +78,7 @@ impl Journal {
     pub fn open(path: impl Into<PathBuf>) -> Opened {
         let path = path.into();
         let mut problems = Vec::new();
-        let memory = match probes::file::read_regular_text(&path, MAX_BYTES) {
+        let memory = match probes::fs::file::read_regular_text(&path, MAX_BYTES) {
             Ok(text) => {
                 let (records, errors) = parse_records(&text);
                 problems.extend(errors.into_iter().map(|error| JournalProblem::BadRecord {
@@ -96,7 +96,7 @@ impl Journal {
                 }
                 memory
             }
-            Err(probes::file::ReadError::Missing) => SessionMemory::default(),
+            Err(probes::fs::file::ReadError::Missing) => SessionMemory::default(),
             Err(why) => {
                 problems.push(JournalProblem::Unreadable {
                     path: path.clone(),

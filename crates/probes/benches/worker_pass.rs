@@ -19,11 +19,11 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use bmb_probes as probes;
-use probes::git;
-use probes::process::{self, PidFileState};
-use probes::procfs::ProcessTable;
+use probes::project::git;
+use probes::os::process::{self, PidFileState};
+use probes::os::procfs::ProcessTable;
 use probes::run::{Invocation, Limits, run};
-use probes::transcript;
+use probes::agent::transcript;
 
 const PASSES: u32 = 40;
 

@@ -27,28 +27,10 @@
 //! **Architecture Invariant:** this is the only product crate that starts a
 //! subprocess or reads `/proc`; the monitors in `watchdog` reach the machine
 //! only through port traits that the CLI implements with the functions here.
-pub mod claude;
-pub mod clock;
-pub mod cpu;
-pub mod file;
-pub mod folder;
-pub mod git;
-pub mod inbox;
-pub mod input;
-pub mod lock;
-pub mod meta;
-pub mod own;
-pub mod pid_files;
-pub mod pidfd;
-pub mod process;
-pub mod procfs;
-pub mod remote_host;
-pub mod remote_procs;
-pub mod rules;
+pub mod agent;
+pub mod fs;
+pub mod os;
+pub mod project;
+pub mod remote;
 pub mod run;
-pub mod signals;
-pub mod ssh;
-pub mod terminal;
 pub mod tmux;
-pub mod transcript;
-pub mod user;

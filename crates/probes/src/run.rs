@@ -130,7 +130,7 @@ pub struct Limits {
     pub grace: Duration,
     /// Per stream; the rest is drained and dropped.
     pub max_output: usize,
-    /// A stop request (SIGTERM, SIGINT: [`crate::signals`]) ends the run at
+    /// A stop request (SIGTERM, SIGINT: [`crate::os::signals`]) ends the run at
     /// once, so a monitor ends within two seconds whatever it waits on. Off
     /// for the clean-up a stopping process still has to do.
     pub stops_with_the_process: bool,
@@ -424,7 +424,7 @@ pub fn run(what: &Invocation, limits: &Limits) -> Outcome {
         Err(error) => {
             // Out of descriptors is the monitor's trouble, not the
             // program's: said as what it is, with what would fix it.
-            let error = match crate::own::out_of_fds(&error) {
+            let error = match crate::os::own::out_of_fds(&error) {
                 Some(why) => format!(
                     "{}: {why} ({error}): raise its open-file limit (LimitNOFILE= in its unit, `ulimit -n`)",
                     what.program.to_string_lossy()
@@ -453,7 +453,7 @@ pub fn run(what: &Invocation, limits: &Limits) -> Outcome {
         kill_tagged(&tag);
         return Outcome::TimedOut {
             after: started.elapsed(),
-            stopping: stops && crate::signals::stop_requested(),
+            stopping: stops && crate::os::signals::stop_requested(),
             stdout: collect(stdout, Instant::now() + limits.grace),
             stderr: collect(stderr, Instant::now() + limits.grace),
         };
@@ -549,14 +549,14 @@ fn collect(reader: Reader, deadline: Instant) -> Captured {
 const STOP_CHECK: Duration = Duration::from_millis(100);
 
 /// The child's exit status, or `None` when the deadline passed or, with
-/// `stops`, the process is stopping (SIGTERM, SIGINT: see [`crate::signals`]).
+/// `stops`, the process is stopping (SIGTERM, SIGINT: see [`crate::os::signals`]).
 fn wait_until(
     child: &mut Child,
     deadline: Instant,
     stops: bool,
 ) -> Option<std::process::ExitStatus> {
     loop {
-        if stops && crate::signals::stop_requested() {
+        if stops && crate::os::signals::stop_requested() {
             return None;
         }
         let left = deadline.saturating_duration_since(Instant::now());
@@ -717,7 +717,7 @@ pub fn this_run() -> &'static str {
     static RUN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     RUN.get_or_init(|| {
         let pid = std::process::id();
-        let start = crate::procfs::Stat::of(pid)
+        let start = crate::os::procfs::Stat::of(pid)
             .and_then(|stat| stat.start_ticks())
             .unwrap_or(0);
         format!("{pid}-{start}")
@@ -732,7 +732,7 @@ fn run_is_alive(run: &str) -> bool {
     let (Ok(pid), Ok(start)) = (pid.parse::<u32>(), start.parse::<u64>()) else {
         return false;
     };
-    crate::procfs::Stat::of(pid)
+    crate::os::procfs::Stat::of(pid)
         .is_some_and(|stat| !stat.has_exited() && stat.start_ticks() == Some(start))
 }
 
@@ -742,7 +742,7 @@ fn run_is_alive(run: &str) -> bool {
 fn under_a_tmux_server(pid: u32) -> bool {
     let mut at = pid;
     for _ in 0..64 {
-        let Some(stat) = crate::procfs::Stat::of(at) else {
+        let Some(stat) = crate::os::procfs::Stat::of(at) else {
             return false;
         };
         let exe = std::fs::read_link(format!("/proc/{at}/exe")).ok();
@@ -798,13 +798,13 @@ pub fn end_orphans_of(run: &str) -> Vec<u32> {
         if pid == me {
             continue;
         }
-        let Ok(environ) = crate::file::read_regular(&entry.path().join("environ"), 1 << 20) else {
+        let Ok(environ) = crate::fs::file::read_regular(&entry.path().join("environ"), 1 << 20) else {
             continue;
         };
         let tagged = environ
             .split(|&b| b == 0)
             .any(|var| var.starts_with(prefix.as_bytes()));
-        let gone = crate::procfs::Stat::of(pid).is_none_or(|stat| stat.has_exited());
+        let gone = crate::os::procfs::Stat::of(pid).is_none_or(|stat| stat.has_exited());
         if !tagged || gone || under_a_tmux_server(pid) {
             continue;
         }
@@ -841,7 +841,7 @@ fn kill_tagged(tag: &str) {
         let Some(process) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
             continue;
         };
-        let Ok(environ) = crate::file::read_regular(&entry.path().join("environ"), 1 << 20) else {
+        let Ok(environ) = crate::fs::file::read_regular(&entry.path().join("environ"), 1 << 20) else {
             continue;
         };
         if environ
@@ -861,7 +861,7 @@ fn signal_group(group: Pid, signal: Signal) {
 
 /// A long-lived child spoken to over its stdin and stdout, one request and
 /// one answer at a time: the fleet's ssh session per host
-/// (`remote_host::HostSession`), so a cycle forks nothing. It runs in a
+/// ([`crate::remote::host::HostSession`]), so a cycle forks nothing. It runs in a
 /// process group of its own and dies with this process (as [`run`]'s
 /// children do); [`Session::kill`] (and dropping it) ends the group.
 ///
@@ -1124,7 +1124,7 @@ mod tests {
 
     /// Still running: neither gone nor a zombie waiting to be reaped.
     fn running(pid: u32) -> bool {
-        crate::process::Pid::new(pid).is_some_and(crate::process::is_alive)
+        crate::os::process::Pid::new(pid).is_some_and(crate::os::process::is_alive)
     }
 
     #[test]

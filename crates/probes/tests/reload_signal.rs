@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use bmb_probes as probes;
-use probes::signals::{self, Wake};
+use probes::os::signals::{self, Wake};
 use rustix::process::{Signal, getpid, kill_process};
 
 #[test]

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use bmb_probes as probes;
 use probes::run::{Invocation, Limits, Outcome, run};
-use probes::signals;
+use probes::os::signals;
 use rustix::process::{Signal, getpid, kill_process};
 
 #[test]

@@ -29,7 +29,7 @@ impl ProjectTree {
     pub(super) fn new(root: PathBuf) -> ProjectTree {
         ProjectTree {
             root_text: root.to_string_lossy().into_owned(),
-            in_git: probes::git::check_repository(&root).is_ok(),
+            in_git: probes::project::git::check_repository(&root).is_ok(),
             root,
             cache: std::collections::HashMap::new(),
         }
@@ -52,13 +52,13 @@ impl ProjectTree {
         if !self.in_git {
             return [canonical, spelled]
                 .iter()
-                .any(|p| probes::git::ignored_outside_git(&self.root, p));
+                .any(|p| probes::project::git::ignored_outside_git(&self.root, p));
         }
-        let canonical_ignored = probes::git::ignored(&self.root, &[canonical], GIT_TIMEOUT)
+        let canonical_ignored = probes::project::git::ignored(&self.root, &[canonical], GIT_TIMEOUT)
             .map_or(true, |answers| answers.contains(&true));
         canonical_ignored
             || (spelled != canonical
-                && probes::git::ignored(&self.root, &[spelled], GIT_TIMEOUT)
+                && probes::project::git::ignored(&self.root, &[spelled], GIT_TIMEOUT)
                     .is_ok_and(|answers| answers.contains(&true)))
     }
 
@@ -79,7 +79,7 @@ impl ProjectTree {
         if self.ignored(&canonical, relative) {
             return Look::Ignored;
         }
-        let Ok(bytes) = probes::file::read_regular(&real, MAX_FILE_BYTES) else {
+        let Ok(bytes) = probes::fs::file::read_regular(&real, MAX_FILE_BYTES) else {
             return Look::Missing;
         };
         if bytes[..bytes.len().min(BINARY_PROBE_BYTES)].contains(&0) {

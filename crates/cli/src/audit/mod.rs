@@ -111,7 +111,7 @@ pub fn run(mut args: Args) -> ExitCode {
         Ok(root) => root,
         Err(why) => return usage_error("audit", why),
     };
-    let sources = match probes::rules::discover(&root) {
+    let sources = match probes::project::rules::discover(&root) {
         Ok(found) => found,
         Err(why) => return usage_error("audit", format_args!("{}: {why}", root.display())),
     };
@@ -150,7 +150,7 @@ pub fn run(mut args: Args) -> ExitCode {
             left.name, left.rules, left.why
         ));
     }
-    probes::signals::install_stop_handler();
+    probes::os::signals::install_stop_handler();
     let folder = store::folder(&crate::state_dir(), &root);
     let _lock = match store::lock(&folder) {
         Ok(lock) => lock,
@@ -164,7 +164,7 @@ pub fn run(mut args: Args) -> ExitCode {
     };
     let project = root.to_string_lossy().into_owned();
     let git_timeout = Duration::from_secs(60);
-    let before = probes::git::audit_fingerprint(&root, git_timeout);
+    let before = probes::project::git::audit_fingerprint(&root, git_timeout);
     let jobs: Vec<team::Job> = plan
         .dimensions
         .iter()
@@ -180,7 +180,7 @@ pub fn run(mut args: Args) -> ExitCode {
         args.parallel as usize,
         Duration::from_secs(args.timeout),
     );
-    if probes::signals::stop_requested() {
+    if probes::os::signals::stop_requested() {
         // Stopped (SIGTERM, SIGINT) while auditors ran: what they said is
         // not an audit, and must not replace the last one.
         say(format_args!(
@@ -188,7 +188,7 @@ pub fn run(mut args: Args) -> ExitCode {
         ));
         return crate::exit::code(crate::exit::OK);
     }
-    let after = probes::git::audit_fingerprint(&root, git_timeout);
+    let after = probes::project::git::audit_fingerprint(&root, git_timeout);
     let (changed, unverified) = match (&before, &after) {
         (Ok(before), Ok(after)) if before != after => (
             Some(

@@ -33,11 +33,11 @@ pub(crate) fn folder(state_dir: &Path, project: &Path) -> PathBuf {
 /// The last audit's JSON, if one was kept and can be read.
 pub(super) fn last(folder: &Path) -> Result<Option<serde_json::Value>, String> {
     let path = folder.join("last.json");
-    match probes::file::read_regular_text(&path, MAX_REPORT_BYTES) {
+    match probes::fs::file::read_regular_text(&path, MAX_REPORT_BYTES) {
         Ok(text) => serde_json::from_str(&text)
             .map(Some)
             .map_err(|e| format!("{}: {e}", path.display())),
-        Err(probes::file::ReadError::Missing) => Ok(None),
+        Err(probes::fs::file::ReadError::Missing) => Ok(None),
         Err(e) => Err(format!("{}: it {e}", path.display())),
     }
 }
@@ -68,7 +68,7 @@ pub(super) fn keep(folder: &Path, json: &serde_json::Value, markdown: &str) -> R
 /// kept time cannot be read.
 pub(crate) fn last_started(folder: &Path) -> Result<Option<i64>, String> {
     let path = folder.join("started");
-    match probes::file::read_regular_text(&path, 64) {
+    match probes::fs::file::read_regular_text(&path, 64) {
         Ok(text) => text.trim().parse::<i64>().map(Some).map_err(|_| {
             format!(
                 "{}: not a time in seconds: {:?}",
@@ -76,7 +76,7 @@ pub(crate) fn last_started(folder: &Path) -> Result<Option<i64>, String> {
                 text.trim()
             )
         }),
-        Err(probes::file::ReadError::Missing) => Ok(None),
+        Err(probes::fs::file::ReadError::Missing) => Ok(None),
         Err(e) => Err(format!("{}: it {e}", path.display())),
     }
 }
@@ -93,10 +93,10 @@ pub(crate) fn mark_started(folder: &Path, epoch: i64) -> Result<(), String> {
 
 /// `<state>/audits/<project>` and the folders above it, private (mode
 /// 0700), or refused when one exists open to others or another user's.
-fn make_private(folder: &Path) -> Result<(), probes::folder::FolderError> {
+fn make_private(folder: &Path) -> Result<(), probes::fs::folder::FolderError> {
     match folder.ancestors().nth(2) {
-        Some(state) => probes::folder::ensure_private_under(state, folder),
-        None => probes::folder::ensure_private(folder),
+        Some(state) => probes::fs::folder::ensure_private_under(state, folder),
+        None => probes::fs::folder::ensure_private(folder),
     }
 }
 
@@ -106,21 +106,21 @@ fn make(folder: &Path) -> Result<(), String> {
 
 /// Held while an audit of `folder`'s project runs: a second audit of one
 /// project at once (another watcher, a hand-run `audit`) is refused.
-pub(crate) fn lock(folder: &Path) -> Result<Option<probes::lock::Lock>, String> {
+pub(crate) fn lock(folder: &Path) -> Result<Option<probes::fs::lock::Lock>, String> {
     match make_private(folder) {
         Ok(()) => {}
-        Err(probes::folder::FolderError::Refused(why)) => return Err(why),
+        Err(probes::fs::folder::FolderError::Refused(why)) => return Err(why),
         // Said when the report is not kept; the audit itself can run.
         Err(_) => return Ok(None),
     }
-    match probes::lock::try_lock(&folder.join("audit.lock")) {
+    match probes::fs::lock::try_lock(&folder.join("audit.lock")) {
         Ok(lock) => Ok(Some(lock)),
-        Err(probes::lock::LockError::Held(pid)) => Err(format!(
+        Err(probes::fs::lock::LockError::Held(pid)) => Err(format!(
             "this project is being audited already{}",
             pid.map_or_else(String::new, |pid| format!(" (pid {pid})"))
         )),
         // Not guarded, but not stopped either: the audit itself can run.
-        Err(probes::lock::LockError::Failed(_)) => Ok(None),
+        Err(probes::fs::lock::LockError::Failed(_)) => Ok(None),
     }
 }
 

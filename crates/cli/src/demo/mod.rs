@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use probes::run::{self, Invocation, Limits, Outcome};
-use probes::ssh::quote_literal;
+use probes::remote::ssh::quote_literal;
 use probes::tmux::{Server, Tmux};
 
 use crate::output::say;
@@ -44,7 +44,7 @@ macro_rules! say {
 const SESSION: &str = "agent";
 
 pub fn run(_args: Args) -> ExitCode {
-    probes::signals::install_stop_handler();
+    probes::os::signals::install_stop_handler();
     let mut sandbox = match Sandbox::create() {
         Ok(sandbox) => sandbox,
         Err(error) => {
@@ -128,7 +128,7 @@ fn play(sandbox: &mut Sandbox) -> Result<Vec<&'static str>, String> {
 
     let mut shown: Vec<&'static str> = Vec::new();
     for (number, step) in STEPS.iter().enumerate() {
-        if probes::signals::stop_requested() {
+        if probes::os::signals::stop_requested() {
             say!("\ninterrupted: stopping before step {}", number + 1);
             break;
         }

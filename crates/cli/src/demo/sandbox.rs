@@ -101,7 +101,7 @@ impl Sandbox {
         let deadline = Instant::now() + Duration::from_secs(5);
         let mut last = String::new();
         let mut nonce = 0u32;
-        while Instant::now() < deadline && !probes::signals::stop_requested() {
+        while Instant::now() < deadline && !probes::os::signals::stop_requested() {
             nonce += 1;
             let captured = self
                 .tmux
@@ -237,7 +237,7 @@ impl Drop for Sandbox {
 
 /// Whether `pid` is alive (not a zombie) and is a tmux process.
 fn is_tmux(pid: u32) -> bool {
-    probes::procfs::Stat::of(pid)
+    probes::os::procfs::Stat::of(pid)
         .is_some_and(|stat| !stat.has_exited() && stat.comm().starts_with("tmux"))
 }
 

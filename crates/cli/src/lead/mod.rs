@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use probes::inbox::Inbox;
-use probes::input::Lines;
+use probes::fs::inbox::Inbox;
+use probes::os::input::Lines;
 
 use crate::output::{SaidOnce, say, usage_error};
 use probes::tmux::{Server, Tmux};
@@ -68,7 +68,7 @@ enum Source {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    probes::signals::install_stop_handler();
+    probes::os::signals::install_stop_handler();
     if let Err(message) = check_args(&args) {
         return usage_error("lead", message);
     }
@@ -135,7 +135,7 @@ pub fn run(args: Args) -> ExitCode {
     let mut next_pass = Instant::now();
     loop {
         // Asked to stop (SIGTERM, SIGINT): a clean end, between passes.
-        if probes::signals::stop_requested() {
+        if probes::os::signals::stop_requested() {
             return crate::exit::code(crate::exit::OK);
         }
         // Control messages first: every line already in the pipe and every
@@ -154,7 +154,7 @@ pub fn run(args: Args) -> ExitCode {
         if overlong > 0 {
             sinks.error(&format!(
                 "lead: bad control message (stdin): {overlong} line(s) longer than {} bytes, skipped",
-                probes::input::MAX_LINE_BYTES
+                probes::os::input::MAX_LINE_BYTES
             ));
         }
         if !shutdown {
@@ -215,7 +215,7 @@ fn apply(monitor: &mut LeadMonitor, text: &str, source: Source, sinks: &mut Sink
     }
     let result = match parse_control(text) {
         Ok(control) => monitor
-            .apply(control, probes::clock::now_epoch())
+            .apply(control, probes::os::clock::now_epoch())
             .map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
     };
@@ -233,7 +233,7 @@ fn apply(monitor: &mut LeadMonitor, text: &str, source: Source, sinks: &mut Sink
     }
 }
 
-/// Applies every message waiting in the inbox (`probes::inbox`); true on
+/// Applies every message waiting in the inbox (`probes::fs::inbox`); true on
 /// shutdown (the files not reached stay for a later start).
 fn consume(inbox: &mut Inbox, monitor: &mut LeadMonitor, sinks: &mut Sinks) -> bool {
     let mut pass = inbox.pass();
@@ -260,23 +260,23 @@ fn consume(inbox: &mut Inbox, monitor: &mut LeadMonitor, sinks: &mut Sinks) -> b
 
 /// The lock of `<bmb-dir>/monitor.lock`; another lead holding it is an
 /// error, a lock that cannot be taken at all (a read-only folder) a warning.
-fn lock_bmb_dir(bmb_dir: &Path) -> Result<Option<probes::lock::Lock>, String> {
+fn lock_bmb_dir(bmb_dir: &Path) -> Result<Option<probes::fs::lock::Lock>, String> {
     if let Err(err) = fs::create_dir_all(bmb_dir) {
         return Err(format!("cannot create {}: {err}", bmb_dir.display()));
     }
-    match probes::lock::try_lock(&bmb_dir.join("monitor.lock")) {
+    match probes::fs::lock::try_lock(&bmb_dir.join("monitor.lock")) {
         Ok(lock) => {
             crate::output::end_orphans(&lock, "lead");
             Ok(Some(lock))
         }
-        Err(probes::lock::LockError::Held(pid)) => {
+        Err(probes::fs::lock::LockError::Held(pid)) => {
             let by = pid.map_or_else(String::new, |pid| format!(" (pid {pid})"));
             Err(format!(
                 "{} is already watched by another bmb-monitor lead{by}",
                 bmb_dir.display()
             ))
         }
-        Err(probes::lock::LockError::Failed(why)) => {
+        Err(probes::fs::lock::LockError::Failed(why)) => {
             say(format_args!(
                 "bmb-monitor: lead: {why}; not guarded against a second lead"
             ));

@@ -7,11 +7,11 @@
 
 use std::path::{Path, PathBuf};
 
-use probes::cpu::CpuSampler;
-use probes::meta::{self, FileMeta};
-use probes::pid_files::{PidFileCheck, PidFiles};
-use probes::process;
-use probes::procfs::ProcessTable;
+use probes::os::cpu::CpuSampler;
+use probes::fs::meta::{self, FileMeta};
+use probes::os::pid_files::{PidFileCheck, PidFiles};
+use probes::os::process;
+use probes::os::procfs::ProcessTable;
 use probes::tmux::Tmux;
 use watchdog::PortError;
 use watchdog::lead::{Head, LeadPort, Meta, Pane, PidCheck};

@@ -5,7 +5,7 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::PathBuf;
 
-use probes::inbox::InboxProblem;
+use probes::fs::inbox::InboxProblem;
 use probes::tmux::Tmux;
 use watchdog::lead::Output;
 

@@ -404,7 +404,7 @@ impl Alertmanager {
 /// meanwhile.
 fn restore(dir: &std::path::Path, target: &Target, book: &mut AlertBook, hosts: &mut HostBook) {
     let path = dir.join(format!("{}.json", target.file_key()));
-    let text = match probes::file::read_regular_text(&path, 1 << 20) {
+    let text = match probes::fs::file::read_regular_text(&path, 1 << 20) {
         Ok(text) => text,
         Err(err) => {
             if path.exists() {
@@ -479,7 +479,7 @@ fn capped(mut text: String, cap: usize) -> String {
 /// This machine's name (the kernel's), for the `host` label of a local
 /// target: two machines' `agent` sessions are two alerts, not one.
 fn local_host_name() -> String {
-    probes::file::read_regular_text(std::path::Path::new("/proc/sys/kernel/hostname"), 256)
+    probes::fs::file::read_regular_text(std::path::Path::new("/proc/sys/kernel/hostname"), 256)
         .ok()
         .map(|name| name.trim().to_string())
         .filter(|name| !name.is_empty())

@@ -73,7 +73,7 @@ impl Watch<'_> {
     /// Each host's `probes` ride in its request.
     pub(super) fn capture_all_with(
         &mut self,
-        probes: &BTreeMap<String, Vec<probes::remote_host::RemoteProbe>>,
+        probes: &BTreeMap<String, Vec<probes::remote::host::RemoteProbe>>,
     ) -> Vec<Result<PaneCapture, String>> {
         let mut by_host: BTreeMap<Option<&str>, Vec<usize>> = BTreeMap::new();
         for (index, watched) in self.watched.iter().enumerate() {

@@ -104,7 +104,7 @@ pub(super) struct Config {
 
 /// Reads and checks the file at `path`; `profiles` are the ones a target may name.
 pub(super) fn read(path: &Path, profiles: &Profiles) -> Result<Config, LoadError> {
-    let bytes = probes::file::read_regular(path, MAX_CONFIG_BYTES)
+    let bytes = probes::fs::file::read_regular(path, MAX_CONFIG_BYTES)
         .map_err(|error| LoadError::Unreadable(error.to_string()))?;
     let text = String::from_utf8(bytes).map_err(|error| {
         LoadError::Unreadable(format!(

@@ -29,7 +29,7 @@ pub(super) struct Watched {
     pub(super) key_time: Option<i64>,
 
     /// Held while this process watches the target.
-    pub(super) _lock: Option<probes::lock::Lock>,
+    pub(super) _lock: Option<probes::fs::lock::Lock>,
     /// The same, under the tmux socket file's device and inode (local targets).
     pub(super) socket: super::socket_lock::SocketGuard,
 }
@@ -87,9 +87,9 @@ impl<'a> Watch<'a> {
             }
         }
         // Private or refused: a journal another user could write would steer the nudges.
-        match probes::folder::ensure_private_under(state_dir, &dir) {
+        match probes::fs::folder::ensure_private_under(state_dir, &dir) {
             Ok(()) => {}
-            Err(probes::folder::FolderError::Refused(why)) => {
+            Err(probes::fs::folder::FolderError::Refused(why)) => {
                 return Err(format!("the state folder will not do: {why}"));
             }
             Err(err) => say(format_args!(
@@ -172,7 +172,7 @@ impl<'a> Watch<'a> {
         let (works, progresses) = self.probe_answers(&plan, &local);
         self.find_agent_panes(&mut captures);
         let processes = self.pane_processes(&captures);
-        if probes::signals::stop_requested() {
+        if probes::os::signals::stop_requested() {
             // A SIGTERM cut this cycle's probes or captures short: what they
             // said is not an answer (an unknown work count would be read as
             // work and nudged), so act on none of it.
@@ -200,10 +200,10 @@ impl<'a> Watch<'a> {
             .collect();
         let polls = host_polls(&self.watched, &self.hosts.answered, &captures);
         let host_down = self.outages.cycle(&polls);
-        let local = probes::clock::local_now();
+        let local = probes::os::clock::local_now();
         let now = Now {
             local: &local,
-            zones: &probes::clock::zone,
+            zones: &probes::os::clock::zone,
         };
         for (index, capture) in captures.into_iter().enumerate() {
             if self.discovery.ended(&self.watched[index].target) {

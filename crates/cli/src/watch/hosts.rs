@@ -1,18 +1,18 @@
 //! ssh that scales with hosts, not panes: one master connection per alias
 //! reused across cycles (closed when the monitor ends), and over it one
 //! long-lived session per host that takes each cycle's request (the
-//! capture and the pane processes, `probes::remote_host`); each host on a
+//! capture and the pane processes, `probes::remote::host`); each host on a
 //! thread of its own, with its own deadline.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use probes::claude::PaneProcesses;
-use probes::remote_host::RemoteProbe;
-use probes::remote_procs::AgentMemory;
+use probes::agent::claude::PaneProcesses;
+use probes::remote::host::RemoteProbe;
+use probes::remote::procs::AgentMemory;
 use probes::run::Outcome;
-use probes::ssh::{Multiplex, Remote};
+use probes::remote::ssh::{Multiplex, Remote};
 use probes::tmux::{KnownPane, PaneCapture};
 
 use super::Args;
@@ -94,7 +94,7 @@ impl Drop for Masters {
 }
 
 /// One remote host's worker: a thread of its own holding the host's
-/// long-lived session (`probes::remote_host::HostSession`) and its known
+/// long-lived session (`probes::remote::host::HostSession`) and its known
 /// agents, asked once per cycle. Hosts are independent: each answers, or
 /// fails, on its own deadline, on its own thread.
 struct Worker {
@@ -122,7 +122,7 @@ struct Answer {
     host: String,
     cycle: u64,
     indices: Vec<usize>,
-    read: probes::remote_host::HostRead,
+    read: probes::remote::host::HostRead,
 }
 
 /// What the hosts' round trips remember and read.
@@ -176,7 +176,7 @@ pub(super) type Group<'g> = (Option<&'g str>, Vec<usize>);
 /// A host's answer as the cycle reads it: per target, its capture (or why
 /// not) and whether the host answered.
 fn captures_of(
-    read: &probes::remote_host::HostRead,
+    read: &probes::remote::host::HostRead,
     count: usize,
 ) -> Vec<(Result<PaneCapture, String>, bool)> {
     match &read.captures {
@@ -207,7 +207,7 @@ impl Hosts {
                 .name(format!("host {name}"))
                 .spawn(move || {
                     tally.count_here();
-                    let mut session = probes::remote_host::HostSession::default();
+                    let mut session = probes::remote::host::HostSession::default();
                     let mut memory = AgentMemory::default();
                     for job in queue {
                         let read = job.tmux.read_remote_host(
@@ -333,7 +333,7 @@ impl Hosts {
                 Err(error) => (Err(error), None),
             };
             self.listed.push((None, sessions));
-            let read = probes::remote_host::HostRead {
+            let read = probes::remote::host::HostRead {
                 captures,
                 processes: vec![None; asked.len()],
                 probes: Vec::new(),
@@ -353,7 +353,7 @@ impl Hosts {
                 Ok(answer) => answer,
                 Err(_) if awaited.is_empty() => break,
                 Err(_) => {
-                    if probes::signals::stop_requested() || std::time::Instant::now() >= wait_until
+                    if probes::os::signals::stop_requested() || std::time::Instant::now() >= wait_until
                     {
                         break;
                     }

@@ -59,7 +59,7 @@ impl Fleet {
             targets,
         );
         let dir = state_dir.join("board");
-        let file = match probes::folder::ensure_private_under(state_dir, &dir) {
+        let file = match probes::fs::folder::ensure_private_under(state_dir, &dir) {
             Ok(()) => Some(dir.join(format!("{}.json", std::process::id()))),
             Err(err) => {
                 say(format_args!(
@@ -183,7 +183,7 @@ pub(crate) fn exposition(published: Arc<Published>, now: i64) -> String {
     let mut registry = Registry::default();
     registry.register_collector(Box::new(OperatorCollector {
         operations: published.operations.clone(),
-        usage: probes::own::usage(),
+        usage: probes::os::own::usage(),
     }));
     registry.register_collector(Box::new(BoardCollector { published, now }));
     let mut text = String::new();
@@ -495,7 +495,7 @@ impl Fleet {
 #[derive(Debug)]
 struct OperatorCollector {
     operations: Operations,
-    usage: Option<probes::own::Usage>,
+    usage: Option<probes::os::own::Usage>,
 }
 
 impl Collector for OperatorCollector {

@@ -10,13 +10,13 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use ledger::journal::Journal;
-use probes::lock::LockError;
+use probes::fs::lock::LockError;
 use watchdog::session::DEFAULT_NUDGE_TEXT;
 use watchdog::target::Target;
 
 use crate::output::{print, say, usage_error};
 use crate::server_args::ServerArgs;
-use probes::signals::Wake;
+use probes::os::signals::Wake;
 
 mod alert;
 mod alertmanager;
@@ -222,7 +222,7 @@ fn start(
     if let Some(why) = raise_fd_limit(targets.iter().map(|t| &t.target)) {
         return usage_error("watch", why);
     }
-    probes::signals::install_stop_handler();
+    probes::os::signals::install_stop_handler();
     let mut args = args;
     // A config can add a remote host on reload: its masters' folder is ready.
     let any_remote = config.is_some() || targets.iter().any(|t| t.target.host.is_some());
@@ -258,7 +258,7 @@ fn start(
             return crate::exit::code(crate::exit::OK);
         }
         let Some((cli, path)) = config else {
-            if !probes::signals::sleep_unless_stopped(Duration::from_secs(watch.args.interval)) {
+            if !probes::os::signals::sleep_unless_stopped(Duration::from_secs(watch.args.interval)) {
                 return crate::exit::code(crate::exit::OK);
             }
             continue;
@@ -273,7 +273,7 @@ fn start(
             if left.is_zero() {
                 break;
             }
-            match probes::signals::sleep_unless_stopped_or_reloaded(left) {
+            match probes::os::signals::sleep_unless_stopped_or_reloaded(left) {
                 Wake::Reload => reload(&mut watch, cli, path),
                 Wake::Elapsed => break,
                 // A stop, or whatever a later version wakes for: end cleanly.
@@ -373,7 +373,7 @@ fn fd_need(targets: usize, local: usize, hosts: usize) -> u64 {
 /// every capture failed. The usage error when even the hard limit is too
 /// few for `targets`.
 fn raise_fd_limit<'t>(targets: impl Iterator<Item = &'t Target>) -> Option<String> {
-    if let Err(err) = probes::own::raise_fd_limit() {
+    if let Err(err) = probes::os::own::raise_fd_limit() {
         say(format_args!(
             "bmb-monitor: watch: cannot raise the open-file limit to its hard limit: {err}"
         ));
@@ -393,7 +393,7 @@ fn fd_shortage<'t>(targets: impl Iterator<Item = &'t Target>) -> Option<String> 
         hosts.extend(target.host.as_deref());
     }
     let need = fd_need(count, local, hosts.len());
-    let limit = probes::own::usage().and_then(|u| u.max_fds)?;
+    let limit = probes::os::own::usage().and_then(|u| u.max_fds)?;
     (limit < need).then(|| {
         format!(
             "{count} targets need about {need} open files, but the limit is {limit} even raised to its hard limit \
@@ -406,7 +406,7 @@ fn fd_shortage<'t>(targets: impl Iterator<Item = &'t Target>) -> Option<String> 
 /// watched, and re-read on SIGHUP without losing any target's memory.
 fn run_config(args: &Args, path: &std::path::Path) -> ExitCode {
     // Before anything can take a while: a SIGHUP from here on is a reload.
-    probes::signals::install_reload_handler();
+    probes::os::signals::install_reload_handler();
     let settings = match read_config(args, path, &crate::profiles::in_force_quietly()) {
         Ok(settings) => settings,
         Err(lines) => {

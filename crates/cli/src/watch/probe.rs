@@ -3,7 +3,7 @@
 //! Where each runs is the target's `probes_on` (`--probes-on`): on this
 //! machine, every run its own process, at most [`AT_ONCE`] at a time; or,
 //! for a remote target with `probes_on = "host"`, on its host inside the
-//! cycle's one request to it (`hosts.rs`, `probes::remote_host`), where no
+//! cycle's one request to it (`hosts.rs`, `probes::remote::host`), where no
 //! process is started here. A command that does not mention `BMB_TARGET`
 //! cannot differ per target, so it runs once per cycle where it runs: once
 //! on this machine for every target that has it here, once per host for
@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use classify::parse_count;
-use probes::remote_host::RemoteProbe;
+use probes::remote::host::RemoteProbe;
 use probes::run::{self, Invocation, Limits, Outcome};
 
 use super::settings::TargetSettings;

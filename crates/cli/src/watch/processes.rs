@@ -1,10 +1,10 @@
-//! What each pane's processes tell (`probes::claude`), as the monitor's
+//! What each pane's processes tell (`probes::agent::claude`), as the monitor's
 //! observation: the foreground, and the session file as a second witness.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use probes::claude::{SessionSearch, local_pane, remote_panes};
+use probes::agent::claude::{SessionSearch, local_pane, remote_panes};
 use probes::run::Limits;
 use probes::tmux::PaneCapture;
 use watchdog::witness::{Witness, session_version};
@@ -62,11 +62,11 @@ pub(super) struct PaneProcesses {
     /// The session file's account and the CLI version it records; `None`
     /// with `--no-witness` or when the pane had no pid.
     pub(super) witness: Option<(Witness, Option<String>)>,
-    pub(super) foreground: Option<probes::procfs::ForegroundProcess>,
+    pub(super) foreground: Option<probes::os::procfs::ForegroundProcess>,
 }
 
-impl From<probes::claude::PaneProcesses> for PaneProcesses {
-    fn from(read: probes::claude::PaneProcesses) -> PaneProcesses {
+impl From<probes::agent::claude::PaneProcesses> for PaneProcesses {
+    fn from(read: probes::agent::claude::PaneProcesses) -> PaneProcesses {
         let witness = match read.session {
             SessionSearch::NotAsked => None,
             SessionSearch::Found(file) => Some((

@@ -18,7 +18,7 @@ impl Watched {
     pub(super) fn open(dir: &Path, settings: TargetSettings) -> Result<Watched, String> {
         let target = settings.target.clone();
         let key = target.file_key();
-        let lock = match probes::lock::try_lock(&dir.join(format!("{key}.lock"))) {
+        let lock = match probes::fs::lock::try_lock(&dir.join(format!("{key}.lock"))) {
             Ok(lock) => {
                 crate::output::end_orphans(&lock, "watch");
                 Some(lock)

@@ -14,7 +14,7 @@
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use probes::lock::{Lock, LockError};
+use probes::fs::lock::{Lock, LockError};
 
 use super::cycle::Watch;
 use crate::output::say;
@@ -63,7 +63,7 @@ pub(super) fn sweep(server_dir: &Path) {
         if !entry.file_name().to_string_lossy().ends_with(".lock") {
             continue;
         }
-        if let Ok(free) = probes::lock::try_lock(&entry.path()) {
+        if let Ok(free) = probes::fs::lock::try_lock(&entry.path()) {
             free.remove();
         }
     }
@@ -92,11 +92,11 @@ impl Watch<'_> {
                 tried: Some(id),
                 _lock: None,
             };
-            let made = made.get_or_insert_with(|| probes::folder::ensure_private(&folder));
+            let made = made.get_or_insert_with(|| probes::fs::folder::ensure_private(&folder));
             match made {
                 // Open to others: a lock there proves nothing, as the
                 // state folder's would not (refused the same way).
-                Err(probes::folder::FolderError::Refused(why)) => {
+                Err(probes::fs::folder::FolderError::Refused(why)) => {
                     refused.push(format!(
                         "{}: the lock folder will not do: {why}",
                         watched.target
@@ -113,7 +113,7 @@ impl Watch<'_> {
                 Ok(()) => {}
             }
             let path = lock_path(&folder, id, &watched.target.file_key());
-            match probes::lock::try_lock(&path) {
+            match probes::fs::lock::try_lock(&path) {
                 Ok(lock) => {
                     watched.socket._lock = Some(lock);
                     true

@@ -55,7 +55,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    probes::signals::install_stop_handler();
+    probes::os::signals::install_stop_handler();
     let settings = match settings(args) {
         Ok(settings) => settings,
         Err(message) => {
@@ -64,7 +64,7 @@ pub fn run(args: Args) -> ExitCode {
         }
     };
     if let Some(worktree) = &settings.worktree
-        && let Err(why) = probes::git::check_repository(worktree)
+        && let Err(why) = probes::project::git::check_repository(worktree)
     {
         // Said once: with no tree to fingerprint and no commits to count,
         // `idle` can never hold; `gone` still does.
@@ -181,7 +181,7 @@ fn say(message: std::fmt::Arguments<'_>) {
 fn wait_for_next_pass(interval: Duration, pid_watch: &mut PidWatch) -> Next {
     let deadline = Instant::now() + interval;
     loop {
-        if probes::signals::stop_requested() {
+        if probes::os::signals::stop_requested() {
             return Next::Stop;
         }
         if matches!(pid_watch.read(), PidReading::Dead(_)) {

@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use probes::git;
-use probes::process::{self, Pid, PidFileState};
-use probes::procfs::ProcessTable;
-use probes::transcript;
+use probes::project::git;
+use probes::os::process::{self, Pid, PidFileState};
+use probes::os::procfs::ProcessTable;
+use probes::agent::transcript;
 use watchdog::worker::{CommitsReading, CpuClocks, PidReading, RememberedPid, WorkerPort};
 
 use super::Settings;

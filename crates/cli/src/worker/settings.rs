@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use probes::transcript;
+use probes::agent::transcript;
 use watchdog::worker::WorkerConfig;
 
 use super::Args;

@@ -101,12 +101,12 @@ fn claude_dir_of(proc_root: &Path, pid: u32) -> Option<PathBuf> {
 /// A session file's text; a FIFO, a device or an oversized file is none (a
 /// FIFO there froze every target's poll when it was opened plainly).
 fn read_bounded(path: &Path) -> Option<String> {
-    crate::file::read_regular_text(path, MAX_FILE_BYTES).ok()
+    crate::fs::file::read_regular_text(path, MAX_FILE_BYTES).ok()
 }
 
 /// When `pid` started, from `<proc_root>/<pid>/stat`.
 fn start_ticks(proc_root: &Path, pid: u32) -> Option<u64> {
-    crate::procfs::Stat::read(proc_root, pid)?.start_ticks()
+    crate::os::procfs::Stat::read(proc_root, pid)?.start_ticks()
 }
 
 /// What one pane's processes tell: what runs in its foreground, and Claude
@@ -115,7 +115,7 @@ fn start_ticks(proc_root: &Path, pid: u32) -> Option<u64> {
 pub struct PaneProcesses {
     /// `None` when it could not be read (a shell in front of a pane whose
     /// processes could not be read then counts as idle).
-    pub foreground: Option<crate::procfs::ForegroundProcess>,
+    pub foreground: Option<crate::os::procfs::ForegroundProcess>,
     pub session: SessionSearch,
 }
 
@@ -136,7 +136,7 @@ pub enum SessionSearch {
 /// terminal wrappers whose inner terminal counts as the pane's.
 pub fn local_pane(pane_pid: u32, follow_through: &[&str], with_session: bool) -> PaneProcesses {
     PaneProcesses {
-        foreground: crate::procfs::foreground_of(pane_pid, follow_through),
+        foreground: crate::os::procfs::foreground_of(pane_pid, follow_through),
         session: if with_session {
             find_session_file(pane_pid).map_or(SessionSearch::None, SessionSearch::Found)
         } else {
@@ -146,29 +146,29 @@ pub fn local_pane(pane_pid: u32, follow_through: &[&str], with_session: bool) ->
 }
 
 /// Every pane of one remote host in ONE bounded ssh call, without a fork
-/// per process ([`crate::remote_procs`]): the foreground of each, and with
+/// per process ([`crate::remote::procs`]): the foreground of each, and with
 /// `with_session` its session file. In the order of `pane_pids`. A watch
 /// cycle reads its panes' processes in the capture's own call
-/// ([`crate::remote_host`]); this is for a pane read outside it.
+/// ([`crate::remote::host`]); this is for a pane read outside it.
 pub fn remote_panes(
-    ssh: &crate::ssh::Remote,
+    ssh: &crate::remote::ssh::Remote,
     pane_pids: &[u32],
     with_session: bool,
     limits: &crate::run::Limits,
 ) -> Vec<PaneProcesses> {
     let tag = format!("BMB-{}", crate::tmux::fresh_nonce());
     let keyed: Vec<(usize, u32)> = pane_pids.iter().copied().enumerate().collect();
-    let script = crate::remote_procs::script(
+    let script = crate::remote::procs::script(
         &tag,
         &keyed,
         with_session,
-        &crate::remote_procs::AgentMemory::default(),
+        &crate::remote::procs::AgentMemory::default(),
     );
     let outcome = crate::run::run(&ssh.invocation(&script), limits);
     let text = outcome.success_stdout().map(|out| out.text());
     let mut read = text
         .as_deref()
-        .map(|text| crate::remote_procs::parse(&tag, text))
+        .map(|text| crate::remote::procs::parse(&tag, text))
         .unwrap_or_default();
     let failed = text.is_none().then(|| {
         format!(
@@ -179,7 +179,7 @@ pub fn remote_panes(
     });
     (0..pane_pids.len())
         .map(|key| {
-            crate::remote_procs::pane_processes(read.remove(&key), with_session, failed.as_deref())
+            crate::remote::procs::pane_processes(read.remove(&key), with_session, failed.as_deref())
         })
         .collect()
 }
@@ -259,7 +259,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("ssh_config");
         std::fs::write(&config, "Host nowhere\n  HostName 127.0.0.1\n  Port 1\n").unwrap();
-        let ssh = crate::ssh::Remote {
+        let ssh = crate::remote::ssh::Remote {
             alias: "nowhere".to_string(),
             config: Some(config.to_string_lossy().into_owned()),
             connect_timeout: std::time::Duration::from_secs(2),

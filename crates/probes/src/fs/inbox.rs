@@ -14,7 +14,7 @@ use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::file::{ReadError, read_regular_text};
+use crate::fs::file::{ReadError, read_regular_text};
 
 /// The largest message read (a watch item is a few hundred bytes).
 pub const MAX_BYTES: u64 = 1 << 20;

@@ -10,7 +10,7 @@ use std::io::{ErrorKind, Read};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::file::ReadError;
+use crate::fs::file::ReadError;
 
 /// Why a path's metadata or head could not be read. Absence is no error
 /// for [`stat`] ([`FileMeta::Missing`]); for [`read_head`] it is `Open`.
@@ -82,7 +82,7 @@ pub const HEAD_MAX_LINES: usize = 5;
 /// A line cut by the byte bound is returned as far as it was read; invalid
 /// UTF-8 is replaced.
 pub fn read_head(path: &Path, max_bytes: usize) -> Result<Vec<String>, MetaError> {
-    let file = crate::file::open_regular(path).map_err(|error| MetaError::Open {
+    let file = crate::fs::file::open_regular(path).map_err(|error| MetaError::Open {
         path: path.to_owned(),
         error,
     })?;

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::process::Pid;
-use crate::procfs::ProcessTable;
+use crate::os::process::Pid;
+use crate::os::procfs::ProcessTable;
 
 /// Samples closer together than this measure noise, not work.
 pub const MIN_WINDOW: Duration = Duration::from_millis(500);
@@ -31,7 +31,7 @@ impl CpuSampler {
             let own = table.get(pid)?.own_ticks;
             Some(own + table.descendants_cpu(p).values().sum::<u64>())
         });
-        self.record(pid, Instant::now(), ticks, crate::clock::ticks_per_second())
+        self.record(pid, Instant::now(), ticks, crate::os::clock::ticks_per_second())
     }
 
     /// [`Self::sample`] with the reading given: `ticks` is the tree's total

@@ -96,7 +96,7 @@ impl Lines {
             if self.partial.len() > MAX_PENDING_BYTES
                 || self.budget == 0
                 || started.elapsed() >= CALL_TIME
-                || crate::signals::stop_requested()
+                || crate::os::signals::stop_requested()
                 || !readable(file, Duration::ZERO)
             {
                 break;
@@ -165,7 +165,7 @@ impl Lines {
                 readable(file, timeout);
             }
             _ => {
-                crate::signals::sleep_unless_stopped(timeout);
+                crate::os::signals::sleep_unless_stopped(timeout);
             }
         }
     }

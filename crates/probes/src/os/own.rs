@@ -9,7 +9,7 @@ use std::io;
 
 use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
 
-use crate::procfs::Stat;
+use crate::os::procfs::Stat;
 
 /// One reading of this process, from `/proc/self` and `getrlimit(2)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -29,7 +29,7 @@ pub struct Usage {
 pub fn usage() -> Option<Usage> {
     let stat = Stat::of(std::process::id())?;
     let number = |n: usize| stat.field(n)?.parse::<u64>().ok();
-    let ticks = crate::clock::ticks_per_second().max(1) as f64;
+    let ticks = crate::os::clock::ticks_per_second().max(1) as f64;
     let page = rustix::param::page_size() as u64;
     let boot = boot_time()?;
     Some(Usage {

@@ -8,9 +8,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::meta::{self, FileMeta};
-use crate::pidfd::Liveness;
-use crate::process::{self, Pid, PidFileState};
+use crate::fs::meta::{self, FileMeta};
+use crate::os::pidfd::Liveness;
+use crate::os::process::{self, Pid, PidFileState};
 
 /// What a pid file says now.
 #[derive(Debug, Clone, PartialEq, Eq)]

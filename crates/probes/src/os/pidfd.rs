@@ -3,10 +3,10 @@
 //!
 //! A pidfd turns readable when its process exits, zombie or reaped, so it
 //! answers "has it exited?" without reading `/proc/<pid>/stat` (the costly
-//! part of [`crate::process::is_alive`]) and without being fooled by a
+//! part of [`crate::os::process::is_alive`]) and without being fooled by a
 //! recycled pid: the fd names the process, not the number. Where a pidfd
 //! cannot be had (an old kernel, the fd limit), it falls back to
-//! [`crate::process::is_alive`].
+//! [`crate::os::process::is_alive`].
 
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
@@ -15,24 +15,20 @@ use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::io::Errno;
 use rustix::process::{PidfdFlags, pidfd_open};
 
-use crate::process::{self, Pid};
+use crate::os::process::{self, Pid};
 
 /// At most this many pidfds are held; past it, pids are checked the slow way.
-pub const MAX_HELD: usize = 512;
+const MAX_HELD: usize = 512;
 
-/// Open pidfds by pid.
+/// Open pidfds by pid: what a watcher of the same pids keeps between passes.
 #[derive(Debug, Default)]
-pub struct Liveness {
+pub(crate) struct Liveness {
     held: HashMap<u32, OwnedFd>,
 }
 
 impl Liveness {
-    pub fn new() -> Liveness {
-        Liveness::default()
-    }
-
     /// Is `pid` alive (and not a zombie)?
-    pub fn is_alive(&mut self, pid: Pid) -> bool {
+    pub(crate) fn is_alive(&mut self, pid: Pid) -> bool {
         if let Some(fd) = self.held.get(&pid.get()) {
             if exited(fd) {
                 self.held.remove(&pid.get());
@@ -56,11 +52,6 @@ impl Liveness {
         }
         process::is_alive(pid)
     }
-
-    /// Closes the pidfds of pids no longer asked about.
-    pub fn retain(&mut self, keep: impl Fn(u32) -> bool) {
-        self.held.retain(|pid, _| keep(*pid));
-    }
 }
 
 /// A pidfd polls readable once its process has exited.
@@ -81,7 +72,7 @@ mod tests {
 
     #[test]
     fn our_own_pid_is_alive_and_a_reaped_one_is_not() {
-        let mut live = Liveness::new();
+        let mut live = Liveness::default();
         let me = Pid::new(std::process::id()).unwrap();
         assert!(live.is_alive(me));
         assert!(live.is_alive(me), "asked again through the held pidfd");
@@ -99,7 +90,7 @@ mod tests {
             .spawn()
             .unwrap();
         let pid = Pid::new(child.id()).unwrap();
-        let mut live = Liveness::new();
+        let mut live = Liveness::default();
         assert!(live.is_alive(pid));
         child.kill().unwrap();
         // Not yet reaped: a zombie, which counts as dead.

@@ -57,7 +57,7 @@ fn exists(pid: Pid) -> bool {
 /// True when `/proc/<pid>/stat` says the process has exited (`Z` zombie or
 /// `X` dead) but is not yet reaped. Unreadable means "not known to be a zombie".
 pub fn is_zombie(pid: Pid) -> bool {
-    crate::procfs::Stat::of(pid.0).is_some_and(|stat| stat.has_exited())
+    crate::os::procfs::Stat::of(pid.0).is_some_and(|stat| stat.has_exited())
 }
 
 /// What a pid file says about its process.
@@ -149,9 +149,9 @@ pub const PID_FILE_MAX_BYTES: u64 = 64;
 /// [`PidFileState::NotRecorded`] reason.
 pub fn read_pid_file(path: &Path) -> PidFileState {
     // A pid file is a few bytes; more than that is not one (a 2 GB one was read whole).
-    let bytes = match crate::file::read_regular(path, PID_FILE_MAX_BYTES) {
+    let bytes = match crate::fs::file::read_regular(path, PID_FILE_MAX_BYTES) {
         Ok(bytes) => bytes,
-        Err(crate::file::ReadError::Missing) => {
+        Err(crate::fs::file::ReadError::Missing) => {
             return PidFileState::NotRecorded {
                 reason: format!("the pid file {} does not exist yet", path.display()),
             };

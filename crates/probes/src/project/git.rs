@@ -13,7 +13,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::file::ReadError;
+use crate::fs::file::ReadError;
 use crate::run::{CommandFailed, Invocation, Limits, Outcome, run};
 
 /// Why a git question has no answer. Every one is "unanswerable", never a
@@ -122,7 +122,7 @@ pub fn audit_fingerprint(project: &Path, timeout: Duration) -> Result<String, Gi
         &git(project).args(["status", "--porcelain=v2", "--branch", "--ignored"]),
         &limits,
     )?;
-    let config = crate::file::read_regular(&git_dir.join("config"), 1 << 20)
+    let config = crate::fs::file::read_regular(&git_dir.join("config"), 1 << 20)
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
         .unwrap_or_else(|error| format!("unreadable: {error}"));
     print.push_str("\n# config\n");
@@ -189,9 +189,9 @@ const PACKED_REFS_MAX_BYTES: u64 = 64 << 20;
 pub fn local_base_ref(worktree: &Path) -> Result<String, GitError> {
     let common = common_git_dir(worktree)?;
     // A ref file is one line and packed-refs one line a ref; a FIFO or a
-    // device there must not block the worker (crate::file).
-    let loose = |name: &str| crate::file::read_regular_text(&common.join(name), REF_MAX_BYTES).ok();
-    let packed = crate::file::read_regular_text(&common.join("packed-refs"), PACKED_REFS_MAX_BYTES)
+    // device there must not block the worker (crate::fs::file).
+    let loose = |name: &str| crate::fs::file::read_regular_text(&common.join(name), REF_MAX_BYTES).ok();
+    let packed = crate::fs::file::read_regular_text(&common.join("packed-refs"), PACKED_REFS_MAX_BYTES)
         .unwrap_or_default();
     let exists = |name: &str| {
         loose(name).is_some_and(|v| !v.trim().is_empty())
@@ -296,7 +296,7 @@ fn common_git_dir(worktree: &Path) -> Result<PathBuf, GitError> {
         }
         if dot_git.is_file() {
             let text =
-                crate::file::read_regular_text(&dot_git, REF_MAX_BYTES).map_err(|error| {
+                crate::fs::file::read_regular_text(&dot_git, REF_MAX_BYTES).map_err(|error| {
                     GitError::UnreadableGitFile {
                         path: dot_git.clone(),
                         error,
@@ -310,7 +310,7 @@ fn common_git_dir(worktree: &Path) -> Result<PathBuf, GitError> {
                     })?;
             let gitdir = here.join(gitdir);
             return Ok(
-                match crate::file::read_regular_text(&gitdir.join("commondir"), REF_MAX_BYTES) {
+                match crate::fs::file::read_regular_text(&gitdir.join("commondir"), REF_MAX_BYTES) {
                     Ok(common) => gitdir.join(common.trim()),
                     Err(_) => gitdir,
                 },

@@ -9,7 +9,7 @@
 //! `node_modules`, `vendor`), a virtual environment, a test fixtures folder
 //! (which holds other projects' files), a hidden folder other than the agent
 //! CLIs' own, or a symlinked folder; it reads at most [`Limits::max_files`]
-//! files of at most [`Limits::max_file_bytes`] each, through [`crate::file`]
+//! files of at most [`Limits::max_file_bytes`] each, through [`crate::fs::file`]
 //! (no FIFO can block it), and says what it skipped and why. A file symlink
 //! is followed only when it resolves inside the project; two names for one
 //! file are read once.
@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use crate::file::{self, ReadError};
+use crate::fs::file::{self, ReadError};
 
 /// One rules file, as read.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -31,10 +31,10 @@
 //! end marker seen more often than the script prints it voids every capture
 //! of the host.
 
-use crate::claude::PaneProcesses;
-use crate::remote_procs::{self, AgentMemory};
+use crate::agent::claude::PaneProcesses;
+use crate::remote::procs::{self, AgentMemory};
 use crate::run::{Captured, CommandFailed, Invocation, Outcome, Session, SessionError};
-use crate::ssh::quote_literal;
+use crate::remote::ssh::quote_literal;
 use crate::tmux::{self, KnownPane, PaneCapture, Tmux, TmuxError};
 
 /// What one host's round trip read.
@@ -109,7 +109,7 @@ const PROBE_BYTES: usize = 4096;
 const SCRIPT_LABEL: &str = "<list-panes, capture-pane and the panes' processes>";
 
 impl Tmux {
-    /// [`Tmux::capture_panes`], [`crate::claude::remote_panes`] and the
+    /// [`Tmux::capture_panes`], [`crate::agent::claude::remote_panes`] and the
     /// probes in one request on this client's remote host, over `session`
     /// (opened here when it is not). `memory` is the host's known agents,
     /// read and updated; `probe_timeout` bounds each probe on the host. On
@@ -355,7 +355,7 @@ impl Tmux {
                 .map(|_| {
                     Some((
                         None,
-                        remote_procs::pane_processes(
+                        procs::pane_processes(
                             None,
                             with_session,
                             processes_failed.as_deref(),
@@ -480,12 +480,12 @@ impl Tmux {
 
         let processes = if finished {
             let tag = format!("BMB-{nonce}-P");
-            let mut read = remote_procs::parse(&tag, rest);
+            let mut read = procs::parse(&tag, rest);
             (0..targets.len())
                 .map(|index| match read.remove(&index) {
                     Some(reading) => Some((
                         reading.root,
-                        remote_procs::pane_processes(
+                        procs::pane_processes(
                             Some(reading),
                             with_session,
                             processes_failed.as_deref(),
@@ -495,7 +495,7 @@ impl Tmux {
                     None => processes_failed.as_ref().map(|why| {
                         (
                             None,
-                            remote_procs::pane_processes(None, with_session, Some(why)),
+                            procs::pane_processes(None, with_session, Some(why)),
                         )
                     }),
                 })
@@ -670,7 +670,7 @@ fn session_program(tmux: &Tmux, token: &str, probe_timeout: std::time::Duration)
          bmb_ifs=$IFS\nbmb_dir=$(mktemp -d 2>/dev/null) || {{ bmb_dir=/tmp/bmb-session-$$; mkdir -m 700 \"$bmb_dir\" || exit 1; }}\n\
          trap 'rm -rf \"$bmb_dir\"' EXIT\ntrap 'exit 1' HUP TERM PIPE\n\
          while :; do\n  bmb_req=\n  while IFS= read -r bmb_l <&3; do\n    [ \"$bmb_l\" = BMB-RUN-{token} ] && break\n    bmb_req=\"$bmb_req$bmb_l\n\"\n  done\n  [ \"$bmb_l\" = BMB-RUN-{token} ] || exit 0\n  eval \"$bmb_req\"\ndone\n",
-        functions = remote_procs::functions(),
+        functions = procs::functions(),
         session = SESSION_FUNCTIONS,
         tmux = tmux.remote_line(&[]),
         plimit = probe_timeout.as_secs().max(1),
@@ -886,7 +886,7 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::*;
-    use crate::ssh::Remote;
+    use crate::remote::ssh::Remote;
     use crate::tmux::Server;
 
     /// A private tmux server in a temporary folder, ended on drop.
@@ -1021,7 +1021,7 @@ mod tests {
             let front = processes.foreground.as_ref().expect("a foreground");
             assert_eq!(front.comm, "sleep");
             assert!(
-                matches!(processes.session, crate::claude::SessionSearch::None),
+                matches!(processes.session, crate::agent::claude::SessionSearch::None),
                 "{:?}",
                 processes.session
             );
@@ -1071,7 +1071,7 @@ mod tests {
             rustix::process::Signal::KILL,
         );
         let deadline = Instant::now() + Duration::from_secs(10);
-        while crate::process::Pid::new(pid).is_some_and(crate::process::is_alive) {
+        while crate::os::process::Pid::new(pid).is_some_and(crate::os::process::is_alive) {
             assert!(Instant::now() < deadline, "the session did not die");
             std::thread::sleep(Duration::from_millis(10));
         }

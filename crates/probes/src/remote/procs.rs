@@ -2,7 +2,7 @@
 //! foreground of each pane's terminal and Claude Code's session file among
 //! its processes, read from the remote `/proc` by shell builtins (`read`
 //! and parameter expansion), in the same ssh call as the capture
-//! ([`crate::remote_host`]) or in one of its own ([`crate::claude::remote_panes`]).
+//! ([`crate::remote::host`]) or in one of its own ([`crate::agent::claude::remote_panes`]).
 //!
 //! The only program the script starts is one `awk` per host, and only in a
 //! cycle where some pane's agent is not known yet: a process's environment
@@ -21,9 +21,9 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use crate::claude::{PaneProcesses, SessionFile, SessionSearch};
-use crate::procfs::ForegroundProcess;
-use crate::ssh::quote_literal;
+use crate::agent::claude::{PaneProcesses, SessionFile, SessionSearch};
+use crate::os::procfs::ForegroundProcess;
+use crate::remote::ssh::quote_literal;
 
 /// A pane's tree is small; this bounds a pathological one.
 const MAX_PROCESSES: usize = 256;
@@ -247,7 +247,7 @@ pub(crate) fn functions() -> String {
 }
 
 /// A whole script for the panes `(key, root pid)` alone: what
-/// [`crate::claude::remote_panes`] runs when no capture rides along.
+/// [`crate::agent::claude::remote_panes`] runs when no capture rides along.
 pub fn script(
     tag: &str,
     panes: &[(usize, u32)],
@@ -464,7 +464,7 @@ mod tests {
         while !ready.exists() {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        let start = crate::procfs::Stat::of(pid).unwrap().start_ticks().unwrap();
+        let start = crate::os::procfs::Stat::of(pid).unwrap().start_ticks().unwrap();
         let elsewhere = home.path().join("it's elsewhere.json");
         std::fs::write(&elsewhere, "{\"status\":\"idle\"}").unwrap();
         let read = |known: KnownAgent| {
@@ -513,7 +513,7 @@ mod tests {
         let file = home.path().join("s.json");
         std::fs::write(&file, "{\"status\":\"idle\"}").unwrap();
         let me = std::process::id();
-        let start = crate::procfs::Stat::of(me).unwrap().start_ticks().unwrap();
+        let start = crate::os::procfs::Stat::of(me).unwrap().start_ticks().unwrap();
         let mut memory = AgentMemory::default();
         memory.learn(
             me,
@@ -554,7 +554,7 @@ mod tests {
         let out = sh("dash", &body, std::path::Path::new("/"));
         let read = parse("T3", &out);
         for (key, pid) in [(0, me), (1, 1)] {
-            let local = crate::procfs::foreground_of(pid, &[]);
+            let local = crate::os::procfs::foreground_of(pid, &[]);
             let remote = read.get(&key).and_then(|p| p.foreground.clone());
             assert_eq!(
                 local.map(|f| (f.comm, f.running_child)),

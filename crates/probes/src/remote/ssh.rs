@@ -143,7 +143,7 @@ impl Eq for Multiplex {}
 struct RunFolder {
     // Dropped in this order: the folder goes, then its lock is let go.
     _dir: tempfile::TempDir,
-    _lock: crate::lock::Lock,
+    _lock: crate::fs::lock::Lock,
 }
 
 /// The fresh folders are `run.` and random letters, inside the base folder.
@@ -269,7 +269,7 @@ fn run_folder(base: &std::path::Path) -> Result<RunFolder, String> {
     {
         return Err("ssh would split its name".to_string());
     }
-    crate::folder::ensure_private(base).map_err(|e| e.to_string())?;
+    crate::fs::folder::ensure_private(base).map_err(|e| e.to_string())?;
     remove_dead_runs(base);
     let dir = tempfile::Builder::new()
         .prefix(RUN_PREFIX)
@@ -277,8 +277,8 @@ fn run_folder(base: &std::path::Path) -> Result<RunFolder, String> {
         .tempdir_in(base)
         .map_err(|e| e.to_string())?;
     // Made by us just now; still checked, as a planted one would fail.
-    crate::folder::check_private(dir.path()).map_err(|e| e.to_string())?;
-    let lock = crate::lock::try_lock(&dir.path().join(RUN_LOCK)).map_err(|e| e.to_string())?;
+    crate::fs::folder::check_private(dir.path()).map_err(|e| e.to_string())?;
+    let lock = crate::fs::lock::try_lock(&dir.path().join(RUN_LOCK)).map_err(|e| e.to_string())?;
     Ok(RunFolder {
         _dir: dir,
         _lock: lock,
@@ -305,7 +305,7 @@ fn remove_dead_runs(base: &std::path::Path) {
         if std::fs::symlink_metadata(&lock).is_err() {
             continue;
         }
-        if let Ok(held) = crate::lock::try_lock(&lock) {
+        if let Ok(held) = crate::fs::lock::try_lock(&lock) {
             end_masters_in(&entry.path());
             let _ = std::fs::remove_dir_all(entry.path());
             drop(held);
@@ -396,7 +396,7 @@ fn collect_aliases(
     aliases: &mut Vec<String>,
 ) {
     // An ssh config is a few KiB; a FIFO or a huge file there is not one.
-    let Ok(text) = crate::file::read_regular_text(path, 1 << 20) else {
+    let Ok(text) = crate::fs::file::read_regular_text(path, 1 << 20) else {
         return;
     };
     for alias in host_aliases(&text) {
@@ -624,12 +624,12 @@ mod tests {
         // What `kill -9` leaves: the folder, a socket no master listens on
         // any more, its lock free.
         let dead = base.join("run.dead01");
-        crate::folder::ensure_private(&dead).unwrap();
+        crate::fs::folder::ensure_private(&dead).unwrap();
         std::fs::write(dead.join(RUN_LOCK), "1").unwrap();
         drop(std::os::unix::net::UnixListener::bind(dead.join("0123456789abcdef")).unwrap());
         // One being made, its lock not taken yet.
         let starting = base.join("run.start1");
-        crate::folder::ensure_private(&starting).unwrap();
+        crate::fs::folder::ensure_private(&starting).unwrap();
         let next = Multiplex::prepare(std::slice::from_ref(&base), persist).unwrap();
         assert!(!dead.exists(), "the dead run's folder is gone");
         assert!(live.dir.is_dir() && starting.is_dir());

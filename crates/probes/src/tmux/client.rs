@@ -10,7 +10,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::run::{CommandFailed, Invocation, Limits, Outcome, run};
-use crate::ssh::{Remote, quote_expandable, quote_literal};
+use crate::remote::ssh::{Remote, quote_expandable, quote_literal};
 
 /// Why tmux gave no answer, or no pane's capture. Tmux's own words are read
 /// in one place (where a call's outcome is interpreted), so a caller matches

@@ -1,6 +1,6 @@
 //! The audit's dimensions, drawn from the watched project's own stated rules
 //! (seed: "A generic checklist finds generic nothing"). The caller reads the
-//! rules files (`probes::rules::discover`, which also follows the documents
+//! rules files (`probes::project::rules::discover`, which also follows the documents
 //! they point to) and hands them here as `(path, text)` pairs; this module
 //! only reads and groups.
 //!

@@ -148,8 +148,8 @@ fn two_hosts_cost_no_process_per_cycle_over_one_connection_and_one_session_each_
 
 /// `pid` and every live descendant.
 fn tree(pid: u32) -> Vec<u32> {
-    let table = probes::procfs::ProcessTable::scan().expect("/proc");
-    let root = probes::process::Pid::new(pid).expect("a pid");
+    let table = probes::os::procfs::ProcessTable::scan().expect("/proc");
+    let root = probes::os::process::Pid::new(pid).expect("a pid");
     std::iter::once(pid)
         .chain(table.descendants(root))
         .collect()

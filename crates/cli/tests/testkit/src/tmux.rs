@@ -156,7 +156,7 @@ pub fn write_session_file(
     extra: &str,
     proc_start_offset: u64,
 ) {
-    let start = probes::procfs::Stat::of(pid)
+    let start = probes::os::procfs::Stat::of(pid)
         .and_then(|stat| stat.start_ticks())
         .expect("the process's start time");
     let sessions = home.join(".claude/sessions");
