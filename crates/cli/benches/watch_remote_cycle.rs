@@ -30,7 +30,7 @@ fn ticks(stat: &Stat) -> u64 {
 /// `pid` and its live descendants.
 fn tree(pid: u32) -> Vec<u32> {
     let table = ProcessTable::scan().expect("/proc");
-    let root = probes::os::process::Pid::new(pid).expect("a pid");
+    let root = probes::os::pid::Pid::new(pid).expect("a pid");
     std::iter::once(pid)
         .chain(table.descendants(root))
         .collect()

@@ -201,7 +201,7 @@ fn read_board_files(dir: &Path, now: i64) -> Vec<Source> {
                 Err(err) => Reading::Unreachable(format!("cannot read its board: {err}")),
                 Ok(text) => match serde_json::from_str::<Board>(&text) {
                     Ok(board) => {
-                        let alive = probes::os::process::Pid::new(board.pid)
+                        let alive = probes::os::pid::Pid::new(board.pid)
                             .is_some_and(probes::os::process::is_alive);
                         let fresh = match freshness(&board, alive, now) {
                             // Aged out: removed, and said this once.

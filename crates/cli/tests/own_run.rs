@@ -296,7 +296,7 @@ fn a_hard_link_or_a_symlink_to_the_watched_socket_is_the_same_target_even_when_i
 
 /// Still running: neither gone nor a zombie.
 fn running(pid: u32) -> bool {
-    probes::os::process::Pid::new(pid).is_some_and(probes::os::process::is_alive)
+    probes::os::pid::Pid::new(pid).is_some_and(probes::os::process::is_alive)
 }
 
 fn read_pid(path: &Path) -> Option<u32> {

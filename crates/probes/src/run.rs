@@ -1124,7 +1124,7 @@ mod tests {
 
     /// Still running: neither gone nor a zombie waiting to be reaped.
     fn running(pid: u32) -> bool {
-        crate::os::process::Pid::new(pid).is_some_and(crate::os::process::is_alive)
+        crate::os::pid::Pid::new(pid).is_some_and(crate::os::process::is_alive)
     }
 
     #[test]

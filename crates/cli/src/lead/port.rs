@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use probes::os::cpu::CpuSampler;
 use probes::fs::meta::{self, FileMeta};
 use probes::os::pid_files::{PidFileCheck, PidFiles};
-use probes::os::process;
+use probes::os::pid::Pid;
 use probes::os::procfs::ProcessTable;
 use probes::tmux::Tmux;
 use watchdog::PortError;
@@ -85,7 +85,7 @@ impl LeadPort for RealPort {
             .into_iter()
             .map(|row| {
                 let mut tree = vec![row.pid];
-                if let Some(pid) = process::Pid::new(row.pid) {
+                if let Some(pid) = Pid::new(row.pid) {
                     tree.extend(table.descendants(pid));
                 }
                 Pane {

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use probes::agent::claude::{SessionSearch, local_pane, remote_panes};
+use probes::agent::claude::{SessionSearch, local_pane};
+use probes::remote::procs::remote_panes;
 use probes::run::Limits;
 use probes::tmux::PaneCapture;
 use watchdog::witness::{Witness, session_version};

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use probes::project::git;
-use probes::os::process::{self, Pid, PidFileState};
+use probes::os::pid::Pid;
+use probes::os::process::{self, PidFileState};
 use probes::os::procfs::ProcessTable;
 use probes::agent::transcript;
 use watchdog::worker::{CommitsReading, CpuClocks, PidReading, RememberedPid, WorkerPort};

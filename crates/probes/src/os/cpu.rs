@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::os::process::Pid;
+use crate::os::pid::Pid;
 use crate::os::procfs::ProcessTable;
 
 /// Samples closer together than this measure noise, not work.

@@ -6,6 +6,7 @@ pub mod clock;
 pub mod cpu;
 pub mod input;
 pub mod own;
+pub mod pid;
 pub mod pid_files;
 mod pidfd;
 pub mod process;

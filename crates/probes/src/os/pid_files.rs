@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 
 use crate::fs::meta::{self, FileMeta};
 use crate::os::pidfd::Liveness;
-use crate::os::process::{self, Pid, PidFileState};
+use crate::os::pid::Pid;
+use crate::os::process::{self, PidFileState};
 
 /// What a pid file says now.
 #[derive(Debug, Clone, PartialEq, Eq)]

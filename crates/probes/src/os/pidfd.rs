@@ -15,7 +15,8 @@ use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::io::Errno;
 use rustix::process::{PidfdFlags, pidfd_open};
 
-use crate::os::process::{self, Pid};
+use crate::os::pid::Pid;
+use crate::os::process;
 
 /// At most this many pidfds are held; past it, pids are checked the slow way.
 const MAX_HELD: usize = 512;

@@ -15,27 +15,7 @@
 
 use std::path::Path;
 
-/// A process id that names exactly one process (> 0). `kill(0, …)` and
-/// `kill(-1, …)` address groups and every process, so they never get here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Pid(u32);
-
-impl Pid {
-    /// `None` for 0 and anything above `i32::MAX` (not a pid on any kernel).
-    pub fn new(raw: u32) -> Option<Pid> {
-        (raw > 0 && raw <= i32::MAX as u32).then_some(Pid(raw))
-    }
-
-    pub fn get(self) -> u32 {
-        self.0
-    }
-}
-
-impl std::fmt::Display for Pid {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
+use crate::os::pid::Pid;
 
 /// Does `pid` name a live (non-zombie) process?
 pub fn is_alive(pid: Pid) -> bool {
@@ -45,7 +25,7 @@ pub fn is_alive(pid: Pid) -> bool {
 /// `kill(pid, 0)`: sends nothing, only asks. `EPERM` means it exists but is
 /// not ours to signal. `Pid` guarantees a positive pid, so no group is addressed.
 fn exists(pid: Pid) -> bool {
-    let Some(raw) = rustix::process::Pid::from_raw(pid.0 as i32) else {
+    let Some(raw) = rustix::process::Pid::from_raw(pid.get() as i32) else {
         return false;
     };
     match rustix::process::test_kill_process(raw) {
@@ -57,7 +37,7 @@ fn exists(pid: Pid) -> bool {
 /// True when `/proc/<pid>/stat` says the process has exited (`Z` zombie or
 /// `X` dead) but is not yet reaped. Unreadable means "not known to be a zombie".
 pub fn is_zombie(pid: Pid) -> bool {
-    crate::os::procfs::Stat::of(pid.0).is_some_and(|stat| stat.has_exited())
+    crate::os::procfs::Stat::of(pid.get()).is_some_and(|stat| stat.has_exited())
 }
 
 /// What a pid file says about its process.
@@ -178,7 +158,7 @@ mod tests {
 
     #[test]
     fn parse_pid_accepts_a_positive_number_with_whitespace() {
-        assert_eq!(parse_pid(" 4242\n"), Ok(Pid(4242)));
+        assert_eq!(parse_pid(" 4242\n"), Ok(Pid::new(4242).unwrap()));
     }
 
     #[test]
@@ -211,7 +191,7 @@ mod tests {
     #[test]
     fn pid_one_is_alive_even_when_we_may_not_signal_it() {
         // EPERM (as a non-root user) still means the process exists.
-        assert!(is_alive(Pid(1)));
+        assert!(is_alive(Pid::new(1).unwrap()));
     }
 
     #[test]

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use crate::os::process::Pid;
+use crate::os::pid::Pid;
 
 /// One `/proc/<pid>/stat` line, its fields numbered as proc(5) numbers
 /// them: 1 the pid, 2 the command name, 3 the state letter, 4 the parent, …

@@ -109,7 +109,7 @@ const PROBE_BYTES: usize = 4096;
 const SCRIPT_LABEL: &str = "<list-panes, capture-pane and the panes' processes>";
 
 impl Tmux {
-    /// [`Tmux::capture_panes`], [`crate::agent::claude::remote_panes`] and the
+    /// [`Tmux::capture_panes`], [`crate::remote::procs::remote_panes`] and the
     /// probes in one request on this client's remote host, over `session`
     /// (opened here when it is not). `memory` is the host's known agents,
     /// read and updated; `probe_timeout` bounds each probe on the host. On
@@ -1071,7 +1071,7 @@ mod tests {
             rustix::process::Signal::KILL,
         );
         let deadline = Instant::now() + Duration::from_secs(10);
-        while crate::os::process::Pid::new(pid).is_some_and(crate::os::process::is_alive) {
+        while crate::os::pid::Pid::new(pid).is_some_and(crate::os::process::is_alive) {
             assert!(Instant::now() < deadline, "the session did not die");
             std::thread::sleep(Duration::from_millis(10));
         }

@@ -2,7 +2,7 @@
 //! foreground of each pane's terminal and Claude Code's session file among
 //! its processes, read from the remote `/proc` by shell builtins (`read`
 //! and parameter expansion), in the same ssh call as the capture
-//! ([`crate::remote::host`]) or in one of its own ([`crate::agent::claude::remote_panes`]).
+//! ([`crate::remote::host`]) or in one of its own ([`remote_panes`]).
 //!
 //! The only program the script starts is one `awk` per host, and only in a
 //! cycle where some pane's agent is not known yet: a process's environment
@@ -247,7 +247,7 @@ pub(crate) fn functions() -> String {
 }
 
 /// A whole script for the panes `(key, root pid)` alone: what
-/// [`crate::agent::claude::remote_panes`] runs when no capture rides along.
+/// [`remote_panes`] runs when no capture rides along.
 pub fn script(
     tag: &str,
     panes: &[(usize, u32)],
@@ -385,6 +385,45 @@ pub fn pane_processes(
         foreground: reading.foreground,
         session,
     }
+}
+
+/// Every pane of one remote host in ONE bounded ssh call, without a fork
+/// per process ((the script here)): the foreground of each, and with
+/// `with_session` its session file. In the order of `pane_pids`. A watch
+/// cycle reads its panes' processes in the capture's own call
+/// ([`crate::remote::host`]); this is for a pane read outside it.
+pub fn remote_panes(
+    ssh: &crate::remote::ssh::Remote,
+    pane_pids: &[u32],
+    with_session: bool,
+    limits: &crate::run::Limits,
+) -> Vec<PaneProcesses> {
+    let tag = format!("BMB-{}", crate::tmux::fresh_nonce());
+    let keyed: Vec<(usize, u32)> = pane_pids.iter().copied().enumerate().collect();
+    let script = script(
+        &tag,
+        &keyed,
+        with_session,
+        &AgentMemory::default(),
+    );
+    let outcome = crate::run::run(&ssh.invocation(&script), limits);
+    let text = outcome.success_stdout().map(|out| out.text());
+    let mut read = text
+        .as_deref()
+        .map(|text| parse(&tag, text))
+        .unwrap_or_default();
+    let failed = text.is_none().then(|| {
+        format!(
+            "the session-file search on {} {}",
+            ssh.alias,
+            outcome.describe()
+        )
+    });
+    (0..pane_pids.len())
+        .map(|key| {
+            pane_processes(read.remove(&key), with_session, failed.as_deref())
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -609,5 +648,31 @@ mod tests {
             }),
         );
         assert!(memory.get(40).is_none());
+    }
+
+    #[test]
+    fn a_remote_host_that_does_not_answer_is_a_failed_search_for_every_pane() {
+        // An alias ssh cannot resolve: the one call fails, and says so per pane.
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("ssh_config");
+        std::fs::write(&config, "Host nowhere\n  HostName 127.0.0.1\n  Port 1\n").unwrap();
+        let ssh = crate::remote::ssh::Remote {
+            alias: "nowhere".to_string(),
+            config: Some(config.to_string_lossy().into_owned()),
+            connect_timeout: std::time::Duration::from_secs(2),
+            control: None,
+        };
+        let read = remote_panes(&ssh, &[11, 12], true, &crate::run::Limits::default());
+        assert_eq!(read.len(), 2);
+        for pane in &read {
+            assert!(pane.foreground.is_none());
+            assert!(
+                matches!(&pane.session, SessionSearch::Failed(why) if why.starts_with("the session-file search on nowhere ")),
+                "{:?}",
+                pane.session
+            );
+        }
+        let unasked = remote_panes(&ssh, &[11], false, &crate::run::Limits::default());
+        assert!(matches!(unasked[0].session, SessionSearch::NotAsked));
     }
 }

@@ -149,7 +149,7 @@ fn two_hosts_cost_no_process_per_cycle_over_one_connection_and_one_session_each_
 /// `pid` and every live descendant.
 fn tree(pid: u32) -> Vec<u32> {
     let table = probes::os::procfs::ProcessTable::scan().expect("/proc");
-    let root = probes::os::process::Pid::new(pid).expect("a pid");
+    let root = probes::os::pid::Pid::new(pid).expect("a pid");
     std::iter::once(pid)
         .chain(table.descendants(root))
         .collect()
