@@ -134,7 +134,8 @@ pub fn run(mut args: Args) -> ExitCode {
             }
             print_raw(&screen);
         }
-        if !args.watch || !probes::os::signals::sleep_unless_stopped(Duration::from_secs(args.interval))
+        if !args.watch
+            || !probes::os::signals::sleep_unless_stopped(Duration::from_secs(args.interval))
         {
             return crate::exit::code(crate::exit::OK);
         }

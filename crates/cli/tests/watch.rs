@@ -605,7 +605,9 @@ fn assert_all_gone(world: &World, file: &str, what: &str) {
 fn is_gone(pid: i32) -> bool {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let state = u32::try_from(pid).ok().and_then(probes::os::procfs::Stat::of);
+        let state = u32::try_from(pid)
+            .ok()
+            .and_then(probes::os::procfs::Stat::of);
         if state.is_none_or(|stat| stat.has_exited()) {
             return true;
         }

@@ -19,11 +19,11 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use bmb_probes as probes;
-use probes::project::git;
+use probes::agent::transcript;
 use probes::os::process::{self, PidFileState};
 use probes::os::procfs::ProcessTable;
+use probes::project::git;
 use probes::run::{Invocation, Limits, run};
-use probes::agent::transcript;
 
 const PASSES: u32 = 40;
 

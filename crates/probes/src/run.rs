@@ -798,7 +798,8 @@ pub fn end_orphans_of(run: &str) -> Vec<u32> {
         if pid == me {
             continue;
         }
-        let Ok(environ) = crate::fs::file::read_regular(&entry.path().join("environ"), 1 << 20) else {
+        let Ok(environ) = crate::fs::file::read_regular(&entry.path().join("environ"), 1 << 20)
+        else {
             continue;
         };
         let tagged = environ
@@ -841,7 +842,8 @@ fn kill_tagged(tag: &str) {
         let Some(process) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
             continue;
         };
-        let Ok(environ) = crate::fs::file::read_regular(&entry.path().join("environ"), 1 << 20) else {
+        let Ok(environ) = crate::fs::file::read_regular(&entry.path().join("environ"), 1 << 20)
+        else {
             continue;
         };
         if environ

@@ -5,8 +5,8 @@
 use std::time::{Duration, Instant};
 
 use bmb_probes as probes;
-use probes::run::{Invocation, Limits, Outcome, run};
 use probes::os::signals;
+use probes::run::{Invocation, Limits, Outcome, run};
 use rustix::process::{Signal, getpid, kill_process};
 
 #[test]

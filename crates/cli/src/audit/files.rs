@@ -54,8 +54,9 @@ impl ProjectTree {
                 .iter()
                 .any(|p| probes::project::git::ignored_outside_git(&self.root, p));
         }
-        let canonical_ignored = probes::project::git::ignored(&self.root, &[canonical], GIT_TIMEOUT)
-            .map_or(true, |answers| answers.contains(&true));
+        let canonical_ignored =
+            probes::project::git::ignored(&self.root, &[canonical], GIT_TIMEOUT)
+                .map_or(true, |answers| answers.contains(&true));
         canonical_ignored
             || (spelled != canonical
                 && probes::project::git::ignored(&self.root, &[spelled], GIT_TIMEOUT)

@@ -17,8 +17,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use probes::run::{self, Invocation, Limits, Outcome};
 use probes::remote::ssh::quote_literal;
+use probes::run::{self, Invocation, Limits, Outcome};
 use probes::tmux::{Server, Tmux};
 
 use crate::output::say;

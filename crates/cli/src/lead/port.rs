@@ -7,10 +7,10 @@
 
 use std::path::{Path, PathBuf};
 
-use probes::os::cpu::CpuSampler;
 use probes::fs::meta::{self, FileMeta};
-use probes::os::pid_files::{PidFileCheck, PidFiles};
+use probes::os::cpu::CpuSampler;
 use probes::os::pid::Pid;
+use probes::os::pid_files::{PidFileCheck, PidFiles};
 use probes::os::procfs::ProcessTable;
 use probes::tmux::Tmux;
 use watchdog::PortError;

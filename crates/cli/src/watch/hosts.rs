@@ -11,8 +11,8 @@ use std::time::Duration;
 use probes::agent::claude::PaneProcesses;
 use probes::remote::host::RemoteProbe;
 use probes::remote::procs::AgentMemory;
-use probes::run::Outcome;
 use probes::remote::ssh::{Multiplex, Remote};
+use probes::run::Outcome;
 use probes::tmux::{KnownPane, PaneCapture};
 
 use super::Args;
@@ -353,7 +353,8 @@ impl Hosts {
                 Ok(answer) => answer,
                 Err(_) if awaited.is_empty() => break,
                 Err(_) => {
-                    if probes::os::signals::stop_requested() || std::time::Instant::now() >= wait_until
+                    if probes::os::signals::stop_requested()
+                        || std::time::Instant::now() >= wait_until
                     {
                         break;
                     }

@@ -258,7 +258,8 @@ fn start(
             return crate::exit::code(crate::exit::OK);
         }
         let Some((cli, path)) = config else {
-            if !probes::os::signals::sleep_unless_stopped(Duration::from_secs(watch.args.interval)) {
+            if !probes::os::signals::sleep_unless_stopped(Duration::from_secs(watch.args.interval))
+            {
                 return crate::exit::code(crate::exit::OK);
             }
             continue;

@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use probes::project::git;
+use probes::agent::transcript;
 use probes::os::pid::Pid;
 use probes::os::process::{self, PidFileState};
 use probes::os::procfs::ProcessTable;
-use probes::agent::transcript;
+use probes::project::git;
 use watchdog::worker::{CommitsReading, CpuClocks, PidReading, RememberedPid, WorkerPort};
 
 use super::Settings;

@@ -31,7 +31,12 @@ impl CpuSampler {
             let own = table.get(pid)?.own_ticks;
             Some(own + table.descendants_cpu(p).values().sum::<u64>())
         });
-        self.record(pid, Instant::now(), ticks, crate::os::clock::ticks_per_second())
+        self.record(
+            pid,
+            Instant::now(),
+            ticks,
+            crate::os::clock::ticks_per_second(),
+        )
     }
 
     /// [`Self::sample`] with the reading given: `ticks` is the tree's total

@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::fs::meta::{self, FileMeta};
-use crate::os::pidfd::Liveness;
 use crate::os::pid::Pid;
+use crate::os::pidfd::Liveness;
 use crate::os::process::{self, PidFileState};
 
 /// What a pid file says now.

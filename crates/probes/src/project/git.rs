@@ -190,9 +190,11 @@ pub fn local_base_ref(worktree: &Path) -> Result<String, GitError> {
     let common = common_git_dir(worktree)?;
     // A ref file is one line and packed-refs one line a ref; a FIFO or a
     // device there must not block the worker (crate::fs::file).
-    let loose = |name: &str| crate::fs::file::read_regular_text(&common.join(name), REF_MAX_BYTES).ok();
-    let packed = crate::fs::file::read_regular_text(&common.join("packed-refs"), PACKED_REFS_MAX_BYTES)
-        .unwrap_or_default();
+    let loose =
+        |name: &str| crate::fs::file::read_regular_text(&common.join(name), REF_MAX_BYTES).ok();
+    let packed =
+        crate::fs::file::read_regular_text(&common.join("packed-refs"), PACKED_REFS_MAX_BYTES)
+            .unwrap_or_default();
     let exists = |name: &str| {
         loose(name).is_some_and(|v| !v.trim().is_empty())
             || packed

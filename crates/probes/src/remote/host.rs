@@ -33,8 +33,8 @@
 
 use crate::agent::claude::PaneProcesses;
 use crate::remote::procs::{self, AgentMemory};
-use crate::run::{Captured, CommandFailed, Invocation, Outcome, Session, SessionError};
 use crate::remote::ssh::quote_literal;
+use crate::run::{Captured, CommandFailed, Invocation, Outcome, Session, SessionError};
 use crate::tmux::{self, KnownPane, PaneCapture, Tmux, TmuxError};
 
 /// What one host's round trip read.
@@ -355,11 +355,7 @@ impl Tmux {
                 .map(|_| {
                     Some((
                         None,
-                        procs::pane_processes(
-                            None,
-                            with_session,
-                            processes_failed.as_deref(),
-                        ),
+                        procs::pane_processes(None, with_session, processes_failed.as_deref()),
                     ))
                 })
                 .collect()
@@ -492,12 +488,9 @@ impl Tmux {
                         ),
                     )),
                     // Cut short before it said anything of this pane.
-                    None => processes_failed.as_ref().map(|why| {
-                        (
-                            None,
-                            procs::pane_processes(None, with_session, Some(why)),
-                        )
-                    }),
+                    None => processes_failed
+                        .as_ref()
+                        .map(|why| (None, procs::pane_processes(None, with_session, Some(why)))),
                 })
                 .collect()
         } else {

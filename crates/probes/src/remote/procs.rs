@@ -400,12 +400,7 @@ pub fn remote_panes(
 ) -> Vec<PaneProcesses> {
     let tag = format!("BMB-{}", crate::tmux::fresh_nonce());
     let keyed: Vec<(usize, u32)> = pane_pids.iter().copied().enumerate().collect();
-    let script = script(
-        &tag,
-        &keyed,
-        with_session,
-        &AgentMemory::default(),
-    );
+    let script = script(&tag, &keyed, with_session, &AgentMemory::default());
     let outcome = crate::run::run(&ssh.invocation(&script), limits);
     let text = outcome.success_stdout().map(|out| out.text());
     let mut read = text
@@ -420,9 +415,7 @@ pub fn remote_panes(
         )
     });
     (0..pane_pids.len())
-        .map(|key| {
-            pane_processes(read.remove(&key), with_session, failed.as_deref())
-        })
+        .map(|key| pane_processes(read.remove(&key), with_session, failed.as_deref()))
         .collect()
 }
 
@@ -503,7 +496,10 @@ mod tests {
         while !ready.exists() {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        let start = crate::os::procfs::Stat::of(pid).unwrap().start_ticks().unwrap();
+        let start = crate::os::procfs::Stat::of(pid)
+            .unwrap()
+            .start_ticks()
+            .unwrap();
         let elsewhere = home.path().join("it's elsewhere.json");
         std::fs::write(&elsewhere, "{\"status\":\"idle\"}").unwrap();
         let read = |known: KnownAgent| {
@@ -552,7 +548,10 @@ mod tests {
         let file = home.path().join("s.json");
         std::fs::write(&file, "{\"status\":\"idle\"}").unwrap();
         let me = std::process::id();
-        let start = crate::os::procfs::Stat::of(me).unwrap().start_ticks().unwrap();
+        let start = crate::os::procfs::Stat::of(me)
+            .unwrap()
+            .start_ticks()
+            .unwrap();
         let mut memory = AgentMemory::default();
         memory.learn(
             me,

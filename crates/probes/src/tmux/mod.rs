@@ -1,6 +1,22 @@
 //! The tmux adapter: list panes and sessions, capture many sessions' panes in
 //! two invocations, type a line into a pane; locally or on an ssh alias.
+//!
+//! One job per file: [`client`] the calls and plain questions, [`chain`] the
+//! capture-chain protocol, [`server`] which server and its life, [`error`]
+//! what a call that gave no answer means.
 
+mod chain;
 mod client;
+mod error;
+mod server;
+#[cfg(test)]
+mod tests;
 
-pub use client::*;
+pub(crate) use chain::{
+    CAPTURE_BASE_BYTES, CAPTURE_PER_PANE_BYTES, chain_batches, chain_marker, listed_sessions,
+    marker_format, parse_list, read_chain, wanted_targets,
+};
+pub use chain::{CapturesAndSessions, KnownPane, PaneCapture, fresh_nonce};
+pub use client::{ENTER_AFTER, PaneRow, Tmux};
+pub use error::TmuxError;
+pub use server::Server;

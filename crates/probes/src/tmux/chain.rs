@@ -1,0 +1,413 @@
+//! The capture chain: many sessions' panes read in two invocations (one
+//! `list-panes -a`, then one chained `display-message`/`capture-pane`
+//! command per batch), each capture opened by a marker line carrying an
+//! unpredictable nonce, and the output split back into per-pane captures.
+
+use super::client::Tmux;
+use super::error::TmuxError;
+use crate::run::{Limits, Outcome, run};
+
+/// One captured pane: its text, its first process's pid, and the name of
+/// the process in its terminal's foreground, as tmux reports them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaneCapture {
+    pub text: String,
+    /// `#{pane_id}` (`%N`): the pane that was read, so a key sent after it
+    /// goes to that pane even if another one became active meanwhile.
+    pub pane_id: Option<String>,
+    pub pane_pid: Option<u32>,
+    /// `#{pane_current_command}`: `bash` after the agent exited, `claude` or
+    /// `node` while it runs.
+    pub current_command: Option<String>,
+    /// `#{pane_dead}`: the pane's program ended (the pane stays, remain-on-exit).
+    pub dead: bool,
+    /// `#{pane_in_mode}`: copy mode or another tmux mode has the keys, not the program.
+    pub in_mode: bool,
+    /// `#{synchronize-panes}`: the window copies each key to all its panes.
+    pub synchronized: bool,
+    /// `#{session_activity}`: when a key was last pressed in the session
+    /// (epoch seconds), by a client attached to it; tmux's own `send-keys`
+    /// and the pane's output never move it.
+    pub activity: Option<i64>,
+    /// `#{window_active}` and `#{pane_active}`: the pane a client attached to
+    /// the session types into. Keys pressed while another pane has the focus
+    /// went there.
+    pub focused: bool,
+}
+
+/// A pane a caller has seen before: its id (`%N`) and its first process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownPane {
+    pub id: String,
+    pub pid: Option<u32>,
+}
+
+/// A capture nonce no process can predict: 128 bits from the OS's random
+/// source, in hex. When the source fails (it does not on Linux after boot),
+/// the time and pid are mixed in, and the duplicate-marker check still keeps
+/// each pane's capture its own or an error.
+pub fn fresh_nonce() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes = (now ^ (u128::from(std::process::id()) << 96)).to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A chain is cut before it passes this many bytes of arguments.
+const CHAIN_MAX_BYTES: usize = 10 * 1024;
+/// What one pane adds to a chain besides its target (twice): the commands,
+/// the marker and its format.
+const CHAIN_ENTRY_BYTES: usize = 160;
+
+/// The capture chain's output bound: a base, plus this much per pane.
+pub(crate) const CAPTURE_BASE_BYTES: usize = 8 << 20;
+pub(crate) const CAPTURE_PER_PANE_BYTES: usize = 1 << 20;
+
+impl Tmux {
+    /// Captures the active pane of each session (`capture-pane -p -t '=NAME:'`)
+    /// in two invocations for up to about 60 sessions: `list-panes -a`, then
+    /// one chained command (`;`) for the sessions that exist, each capture
+    /// preceded by a marker line carrying `nonce` so the output can be split
+    /// (tmux caps a command at 16 KiB, so each further batch costs one more).
+    /// Per session: its pane text, or why it could not be captured.
+    ///
+    /// `nonce` must be one no process can predict, fresh per call
+    /// ([`fresh_nonce`]): a pane that printed a marker line could otherwise
+    /// pose as the next pane's capture. A marker seen more than once (a pane
+    /// that read the tmux command line and raced it) makes the panes it could
+    /// belong to errors: a pane's capture is its own or an error.
+    pub fn capture_sessions(
+        &self,
+        sessions: &[String],
+        nonce: &str,
+    ) -> Result<Vec<Result<PaneCapture, TmuxError>>, TmuxError> {
+        let targets: Vec<(String, Option<KnownPane>)> =
+            sessions.iter().map(|s| (s.clone(), None)).collect();
+        self.capture_panes(&targets, nonce)
+    }
+
+    /// As [`Tmux::capture_sessions`], where a session may name the pane to
+    /// read (the one its agent was seen in): that pane while it still belongs
+    /// to the session and still has the same first process (a restarted
+    /// server reuses pane ids), else the session's active pane.
+    pub fn capture_panes(
+        &self,
+        targets: &[(String, Option<KnownPane>)],
+        nonce: &str,
+    ) -> Result<Vec<Result<PaneCapture, TmuxError>>, TmuxError> {
+        self.capture_panes_listed(targets, nonce)
+            .map(|(captures, _)| captures)
+    }
+
+    /// As [`Tmux::capture_panes`], with every session the listing named
+    /// (once each, in its order): what a pattern of sessions is matched
+    /// against, at no cost of its own.
+    pub fn capture_panes_listed(
+        &self,
+        targets: &[(String, Option<KnownPane>)],
+        nonce: &str,
+    ) -> Result<CapturesAndSessions, TmuxError> {
+        // One listing answers both questions: which sessions exist, and
+        // whether a remembered pane still belongs to its session.
+        let panes = self.list_all_panes()?;
+        let mut results = self.no_session_results(targets);
+        let wanted = wanted_targets(targets, &panes);
+        for batch in chain_batches(wanted.iter().map(|(_, target)| target.len())) {
+            self.capture_chain(targets, &wanted[batch], nonce, &mut results);
+        }
+        Ok((results, listed_sessions(&panes)))
+    }
+
+    /// Every target "no such session" until its capture says otherwise.
+    pub(crate) fn no_session_results(
+        &self,
+        targets: &[(String, Option<KnownPane>)],
+    ) -> Vec<Result<PaneCapture, TmuxError>> {
+        let host = self.host();
+        targets
+            .iter()
+            .map(|(session, _)| {
+                Err(TmuxError::NoSession {
+                    session: session.clone(),
+                    host: host.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// One chained invocation capturing `wanted` (indices into `targets`,
+    /// and the tmux target to read for each), its results written into
+    /// `results`.
+    fn capture_chain(
+        &self,
+        targets: &[(String, Option<KnownPane>)],
+        wanted: &[(usize, String)],
+        nonce: &str,
+        results: &mut [Result<PaneCapture, TmuxError>],
+    ) {
+        let markers: Vec<String> = wanted
+            .iter()
+            .map(|(i, _)| chain_marker(nonce, *i))
+            .collect();
+        let formats: Vec<String> = markers.iter().map(|m| marker_format(m)).collect();
+        let mut args: Vec<&str> = Vec::new();
+        for ((_, target), marker) in wanted.iter().zip(&formats) {
+            if !args.is_empty() {
+                args.push(";");
+            }
+            // `-e`: the text with its ink, which tells a CLI's faint
+            // placeholder from a person's draft in the box.
+            args.extend([
+                "display-message",
+                "-p",
+                "-t",
+                target,
+                marker,
+                ";",
+                "capture-pane",
+                "-p",
+                "-e",
+                "-t",
+                target,
+            ]);
+        }
+        let inv = self.command(&args);
+        // Room for every pane, however large: a pane cut short loses its
+        // bottom, which is the part that is read.
+        let limits = Limits {
+            max_output: CAPTURE_BASE_BYTES + wanted.len() * CAPTURE_PER_PANE_BYTES,
+            ..Limits::with_timeout(self.timeout)
+        };
+        let outcome = run(&inv, &limits);
+        let (stdout, failure) = match &outcome {
+            Outcome::Exited {
+                code: Some(0),
+                stdout,
+                ..
+            } if stdout.truncated => (
+                stdout.text(),
+                Some(TmuxError::CaptureCut {
+                    max_output: limits.max_output,
+                }),
+            ),
+            Outcome::Exited {
+                code: Some(0),
+                stdout,
+                ..
+            } => (stdout.text(), None),
+            Outcome::Exited { stdout, .. } | Outcome::TimedOut { stdout, .. } => {
+                (stdout.text(), Some(self.failure(&inv, &outcome, None)))
+            }
+            Outcome::FailedToSpawn { .. } => {
+                (String::new(), Some(self.failure(&inv, &outcome, None)))
+            }
+        };
+        read_chain(targets, wanted, &markers, &stdout, failure, results);
+    }
+
+    /// Every pane of the server: (session name, the pane). A server that is
+    /// not running has none.
+    fn list_all_panes(&self) -> Result<Vec<(String, KnownPane)>, TmuxError> {
+        let inv = self.command(&["list-panes", "-a", "-F", LIST_FORMAT]);
+        match self.call(inv) {
+            Ok(out) => Ok(parse_list(&out)),
+            Err(TmuxError::NoServer { .. }) => Ok(Vec::new()),
+            Err(error) => Err(error),
+        }
+    }
+}
+
+/// `list-panes -a`: each pane's id, first process, whether its window is
+/// its session's current one and it that window's active pane (`11`: what
+/// `=session:` names), and its session.
+pub(crate) const LIST_FORMAT: &str =
+    "#{pane_id} #{pane_pid} #{window_active}#{pane_active} #{session_name}";
+
+/// Per target its capture, and the sessions the listing named.
+pub type CapturesAndSessions = (Vec<Result<PaneCapture, TmuxError>>, Vec<String>);
+
+/// The sessions of a pane listing, once each, in the listing's order.
+pub(crate) fn listed_sessions(panes: &[(String, KnownPane)]) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    panes
+        .iter()
+        .filter(|(session, _)| seen.insert(session.as_str()))
+        .map(|(session, _)| session.clone())
+        .collect()
+}
+
+/// [`LIST_FORMAT`]'s rows: (session, the pane). A line that is not a row
+/// (not starting with a pane id) is none.
+pub(crate) fn parse_list(out: &str) -> Vec<(String, KnownPane)> {
+    out.lines()
+        .filter_map(|line| {
+            let mut fields = line.splitn(4, ' ');
+            let id = fields.next().filter(|id| id.starts_with('%'))?.to_owned();
+            let pid = fields.next()?.parse().ok();
+            let _active = fields.next()?;
+            let session = fields.next()?.to_owned();
+            Some((session, KnownPane { id, pid }))
+        })
+        .collect()
+}
+
+/// The targets whose session exists, each with the tmux target to read:
+/// the remembered pane while it still belongs to its session with the same
+/// first process (a restarted server reuses pane ids), else `=session:`.
+pub(crate) fn wanted_targets(
+    targets: &[(String, Option<KnownPane>)],
+    panes: &[(String, KnownPane)],
+) -> Vec<(usize, String)> {
+    targets
+        .iter()
+        .enumerate()
+        .filter(|(_, (s, _))| panes.iter().any(|(session, _)| session == s))
+        .map(|(i, (s, known))| {
+            let kept = known.as_ref().filter(|known| {
+                panes.iter().any(|(session, pane)| {
+                    session == s
+                        && pane.id == known.id
+                        && (known.pid.is_none() || pane.pid == known.pid)
+                })
+            });
+            (i, kept.map_or_else(|| format!("={s}:"), |k| k.id.clone()))
+        })
+        .collect()
+}
+
+/// tmux refuses a command longer than its message size (16 KiB), so a long
+/// chain is split: the ranges of entries (each naming a target of the given
+/// length, twice) that each chain holds, about 60 short names to a chain.
+pub(crate) fn chain_batches(
+    target_lengths: impl Iterator<Item = usize>,
+) -> Vec<std::ops::Range<usize>> {
+    let mut batches = Vec::new();
+    let mut start = 0;
+    let mut bytes = 0;
+    let mut end = 0;
+    for length in target_lengths {
+        if end > start && bytes >= CHAIN_MAX_BYTES {
+            batches.push(start..end);
+            start = end;
+            bytes = 0;
+        }
+        bytes += 2 * length + CHAIN_ENTRY_BYTES;
+        end += 1;
+    }
+    if end > start {
+        batches.push(start..end);
+    }
+    batches
+}
+
+/// The marker line that opens pane `index`'s capture in a chain.
+pub(crate) fn chain_marker(nonce: &str, index: usize) -> String {
+    format!("BMB-{nonce}-{index}")
+}
+
+/// The `display-message` format printing the marker line. It also carries
+/// the pane's first process (for the second witness), the session's last
+/// key time (is someone typing?) and its foreground command (is the agent
+/// still there?).
+pub(crate) fn marker_format(marker: &str) -> String {
+    format!(
+        "{marker} #{{session_name}} #{{pane_id}} #{{pane_pid}} #{{session_activity}} #{{pane_dead}}#{{pane_in_mode}}#{{synchronize-panes}}#{{window_active}}#{{pane_active}} #{{pane_current_command}}"
+    )
+}
+
+/// Splits one chain's output (`stdout`, and `failure` when the chain gave
+/// no whole answer) into the captures of `wanted` (indices into `targets`),
+/// written into `results`.
+pub(crate) fn read_chain(
+    targets: &[(String, Option<KnownPane>)],
+    wanted: &[(usize, String)],
+    markers: &[String],
+    stdout: &str,
+    failure: Option<TmuxError>,
+    results: &mut [Result<PaneCapture, TmuxError>],
+) {
+    {
+        let mut current: Option<(usize, PaneCapture)> = None;
+        let mut finished = Vec::new();
+        let mut seen = vec![0usize; markers.len()];
+        // Panes that moved to another session between the listing and the capture.
+        let mut moved: Vec<(usize, String)> = Vec::new();
+        for line in stdout.split_inclusive('\n') {
+            let bare = line.trim_end_matches('\n');
+            let marked = markers.iter().enumerate().find_map(|(at, m)| {
+                let rest = bare.strip_prefix(m.as_str())?;
+                (rest.is_empty() || rest.starts_with(' ')).then_some((at, rest))
+            });
+            if let Some((at, rest)) = marked {
+                seen[at] += 1;
+                finished.extend(current.take());
+                let mut fields = rest.trim_start().splitn(6, ' ');
+                let session = fields.next().unwrap_or("");
+                if session != targets[wanted[at].0].0 {
+                    moved.push((wanted[at].0, session.to_string()));
+                }
+                let pane_id = fields
+                    .next()
+                    .filter(|id| id.starts_with('%') && id[1..].bytes().all(|b| b.is_ascii_digit()))
+                    .map(str::to_string);
+                let pane_pid = fields.next().and_then(|pid| pid.parse().ok());
+                let activity = fields.next().and_then(|at| at.parse().ok());
+                // Five flags in one word: pane_dead, pane_in_mode,
+                // synchronize-panes, window_active, pane_active.
+                let flags = fields.next().unwrap_or("").as_bytes();
+                let flag = |at: usize| flags.get(at) == Some(&b'1');
+                let (dead, in_mode, synchronized) = (flag(0), flag(1), flag(2));
+                let focused = flag(3) && flag(4);
+                let current_command = fields
+                    .next()
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_string);
+                current = Some((
+                    wanted[at].0,
+                    PaneCapture {
+                        text: String::new(),
+                        pane_id,
+                        pane_pid,
+                        current_command,
+                        dead,
+                        in_mode,
+                        synchronized,
+                        activity,
+                        focused,
+                    },
+                ));
+            } else if let Some((_, capture)) = current.as_mut() {
+                capture.text.push_str(line);
+            }
+        }
+        // The last capture is complete only if the whole chain succeeded.
+        if failure.is_none() {
+            finished.extend(current.take());
+        }
+        for (index, capture) in finished {
+            results[index] = Ok(capture);
+        }
+        for (index, to) in moved {
+            results[index] = Err(TmuxError::PaneMoved { to });
+        }
+        // A marker printed twice: its own pane and the one before it (whose
+        // text held the copy) cannot be told apart from a forgery.
+        for (at, &count) in seen.iter().enumerate().filter(|&(_, &count)| count > 1) {
+            for suspect in [at.checked_sub(1), Some(at)].into_iter().flatten() {
+                results[wanted[suspect].0] = Err(TmuxError::MarkerRepeated { count });
+            }
+        }
+        if let Some(failure) = failure {
+            for (index, _) in wanted {
+                if results[*index].is_err() {
+                    results[*index] = Err(failure.clone());
+                }
+            }
+        }
+    }
+}
