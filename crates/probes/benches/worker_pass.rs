@@ -13,7 +13,10 @@
 //!
 //! CPU time is this process's plus its reaped children's (getrusage), so a
 //! subprocess's cost is counted where it lands. Printed, never asserted.
-#![allow(clippy::disallowed_methods)] // the agent stand-in is a real child process.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the agent stand-in is a real child process"
+)]
 
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};

@@ -13,7 +13,10 @@
 //!
 //! **Architecture Invariant:** this is the only place in the product that
 //! calls `std::process::Command::new`.
-#![allow(clippy::disallowed_methods)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the one module that starts processes (the invariant above)"
+)]
 
 use std::ffi::{OsStr, OsString};
 use std::io::{Read, Write};
@@ -65,11 +68,13 @@ impl Invocation {
             .env(SHELL_SCRIPT_VAR, script)
     }
 
+    /// Adds one argument, passed as is (no shell).
     pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
         self.args.push(arg.as_ref().to_owned());
         self
     }
 
+    /// Adds arguments, each passed as is (no shell).
     pub fn args<I, S>(mut self, args: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -80,17 +85,20 @@ impl Invocation {
         self
     }
 
+    /// Runs the command in `dir`.
     pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
         self.cwd = Some(dir.as_ref().to_owned());
         self
     }
 
+    /// Sets `key` in the command's environment.
     pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
         self.env
             .push((key.as_ref().to_owned(), Some(value.as_ref().to_owned())));
         self
     }
 
+    /// Takes `key` out of the command's environment.
     pub fn env_remove(mut self, key: impl AsRef<OsStr>) -> Self {
         self.env.push((key.as_ref().to_owned(), None));
         self
@@ -148,6 +156,7 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// The default bounds with another wall clock.
     pub fn with_timeout(timeout: Duration) -> Self {
         Limits {
             timeout,
@@ -168,6 +177,7 @@ impl Limits {
 /// One stream's bytes, at most [`Limits::max_output`] of them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Captured {
+    /// What was kept, from the start.
     pub bytes: Vec<u8>,
     /// More was written than was kept.
     pub truncated: bool,
@@ -186,22 +196,32 @@ impl Captured {
 pub enum Outcome {
     /// The child ended on its own. `code` is `None` when a signal (not ours) ended it.
     Exited {
+        /// The exit code; `None` when a signal ended it.
         code: Option<i32>,
+        /// The signal that ended it, when one did.
         signal: Option<i32>,
+        /// What it wrote to stdout.
         stdout: Captured,
+        /// What it wrote to stderr.
         stderr: Captured,
     },
     /// The wall clock ran out, or the monitor is stopping (SIGTERM, SIGINT):
     /// the whole process group was terminated.
     TimedOut {
+        /// How long it had run.
         after: Duration,
         /// Ended because a stop was requested, not by the clock.
         stopping: bool,
+        /// What it wrote to stdout before it was ended.
         stdout: Captured,
+        /// What it wrote to stderr before it was ended.
         stderr: Captured,
     },
     /// The program could not be started (not found, not executable, ...).
-    FailedToSpawn { error: String },
+    FailedToSpawn {
+        /// Why, as the OS said it.
+        error: String,
+    },
 }
 
 impl Outcome {
@@ -269,6 +289,7 @@ pub struct CommandFailed {
 }
 
 impl CommandFailed {
+    /// What `what` was and how `outcome` ended it, rendered once.
     pub fn new(what: &Invocation, outcome: &Outcome) -> CommandFailed {
         CommandFailed {
             command: what.display(),
@@ -368,6 +389,10 @@ pub fn spawned_by_this_thread() -> u64 {
 /// Run `what` under `limits`. Returns within about `timeout + 2 × grace`
 /// whatever the child does, and leaves no member of its process group behind
 /// on timeout.
+#[expect(
+    unsafe_code,
+    reason = "pre_exec sets the child's parent-death signal; see SAFETY below"
+)]
 pub fn run(what: &Invocation, limits: &Limits) -> Outcome {
     let started = Instant::now();
     let deadline = started + limits.timeout;
@@ -670,6 +695,7 @@ impl Background {
         })
     }
 
+    /// The child's pid (its process group's, too).
     pub fn id(&self) -> u32 {
         self.child.id()
     }
@@ -707,13 +733,13 @@ fn terminate_group(child: &mut Child, group: Pid, grace: Duration) {
 
 /// The environment variable that tags a run's descendants:
 /// `BMB_RUN=<this process's run>.<n>` (see [`this_run`]).
-pub const RUN_TAG_VAR: &str = "BMB_RUN";
+pub(crate) const RUN_TAG_VAR: &str = "BMB_RUN";
 static RUN_TAGS: AtomicU64 = AtomicU64::new(0);
 
 /// This process's run: `<pid>-<start time in clock ticks since boot>`, so
 /// a later process that reuses the pid is another run. Every tag this
 /// process sets begins with it and a `.`.
-pub fn this_run() -> &'static str {
+pub(crate) fn this_run() -> &'static str {
     static RUN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     RUN.get_or_init(|| {
         let pid = std::process::id();
@@ -886,11 +912,20 @@ pub struct Session {
 #[non_exhaustive]
 pub enum SessionError {
     /// The deadline passed first; what came so far.
-    TimedOut { partial: usize },
+    TimedOut {
+        /// How many bytes had come, unanswered.
+        partial: usize,
+    },
     /// The child closed its stdout (it ended) before the marker.
-    Closed { partial: usize },
+    Closed {
+        /// How many bytes had come, unanswered.
+        partial: usize,
+    },
     /// More than the bound arrived without the marker.
-    TooLong { max: usize },
+    TooLong {
+        /// The bound, in bytes.
+        max: usize,
+    },
 }
 
 impl std::fmt::Display for SessionError {
@@ -922,6 +957,10 @@ const SESSION_QUEUE: usize = 64;
 impl Session {
     /// Starts `what` with its three streams piped (`what`'s own stdin bytes,
     /// if any, are the first request).
+    #[expect(
+        unsafe_code,
+        reason = "pre_exec sets the child's parent-death signal; see SAFETY below"
+    )]
     pub fn start(what: &Invocation) -> std::io::Result<Session> {
         let tag = format!(
             "{}.{}",
@@ -1027,6 +1066,7 @@ impl Session {
         Ok(session)
     }
 
+    /// The shell's pid (its process group's, too).
     pub fn id(&self) -> u32 {
         self.child.id()
     }

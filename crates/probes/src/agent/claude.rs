@@ -18,8 +18,11 @@ const MAX_FILE_BYTES: u64 = 64 * 1024;
 /// A session file found for a pane.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionFile {
+    /// The process the file is named after (`sessions/<pid>.json`).
     pub pid: u32,
+    /// Where the file was found, so a caller can name it.
     pub path: PathBuf,
+    /// The file as read, raw: the caller parses it.
     pub text: String,
     /// The process's start time in clock ticks since boot (`/proc/<pid>/stat`
     /// field 22), the unit of the file's `procStart`.
@@ -27,12 +30,12 @@ pub struct SessionFile {
 }
 
 /// The first session file among `pane_pid` and its descendants, if any.
-pub fn find_session_file(pane_pid: u32) -> Option<SessionFile> {
+fn find_session_file(pane_pid: u32) -> Option<SessionFile> {
     find_session_file_in(Path::new("/proc"), pane_pid)
 }
 
 /// As [`find_session_file`], with `/proc` at `proc_root` (tests).
-pub fn find_session_file_in(proc_root: &Path, pane_pid: u32) -> Option<SessionFile> {
+fn find_session_file_in(proc_root: &Path, pane_pid: u32) -> Option<SessionFile> {
     for pid in subtree(proc_root, pane_pid) {
         let Some(dir) = claude_dir_of(proc_root, pid) else {
             continue;
@@ -116,6 +119,7 @@ pub struct PaneProcesses {
     /// `None` when it could not be read (a shell in front of a pane whose
     /// processes could not be read then counts as idle).
     pub foreground: Option<crate::os::procfs::ForegroundProcess>,
+    /// What the search for its session file found (if it was asked for).
     pub session: SessionSearch,
 }
 
@@ -125,6 +129,7 @@ pub enum SessionSearch {
     /// Not looked for (the caller did not ask).
     #[default]
     NotAsked,
+    /// A process of the pane has a session file: the first one found.
     Found(SessionFile),
     /// Looked for, and none of the pane's processes has one.
     None,

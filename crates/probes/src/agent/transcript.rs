@@ -42,7 +42,7 @@ pub fn claude_dir(
 /// The project directory Claude Code uses for `worktree`. A worktree given
 /// through a symlink is also tried by its real path, since the agent's cwd
 /// (and so its slug) is the resolved one.
-pub fn project_dirs(claude_dir: &Path, worktree: &Path) -> Vec<PathBuf> {
+fn project_dirs(claude_dir: &Path, worktree: &Path) -> Vec<PathBuf> {
     let projects = claude_dir.join("projects");
     let mut dirs = vec![projects.join(slug(&worktree.to_string_lossy()))];
     if let Ok(real) = worktree.canonicalize() {
@@ -56,7 +56,7 @@ pub fn project_dirs(claude_dir: &Path, worktree: &Path) -> Vec<PathBuf> {
 
 /// The newest `*.jsonl` mtime under the worktree's project directory
 /// (subagent transcripts in subdirectories count: they are the agent's work too).
-pub fn newest_transcript_mtime(claude_dir: &Path, worktree: &Path) -> Option<SystemTime> {
+fn newest_transcript_mtime(claude_dir: &Path, worktree: &Path) -> Option<SystemTime> {
     project_dirs(claude_dir, worktree)
         .iter()
         .filter_map(|dir| newest_jsonl(dir, 3))

@@ -21,7 +21,10 @@ pub enum ReadError {
     /// Something that is not a regular file: a FIFO, a device, a directory, a socket.
     NotAFile(&'static str),
     /// Larger than the cap: not what this file should hold.
-    TooLarge { cap: u64 },
+    TooLarge {
+        /// The cap it passed, in bytes.
+        cap: u64,
+    },
     /// Any other I/O error (permissions, …).
     Io(String),
 }
@@ -41,7 +44,7 @@ impl std::error::Error for ReadError {}
 
 /// The regular file at `path`, opened for reading without blocking on a FIFO
 /// or a device (which are refused).
-pub fn open_regular(path: &Path) -> Result<File, ReadError> {
+pub(crate) fn open_regular(path: &Path) -> Result<File, ReadError> {
     let file = OpenOptions::new()
         .read(true)
         // A FIFO with no writer would block open(2) itself; a terminal must

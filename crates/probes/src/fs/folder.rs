@@ -67,7 +67,7 @@ pub fn ensure_private_under(root: &Path, dir: &Path) -> Result<(), FolderError> 
 
 /// `lstat(dir)`: a folder, not a symlink, owned by this user, closed to
 /// group and others.
-pub fn check_private(dir: &Path) -> Result<(), FolderError> {
+pub(crate) fn check_private(dir: &Path) -> Result<(), FolderError> {
     let meta = std::fs::symlink_metadata(dir)
         .map_err(|e| FolderError::Failed(format!("cannot read {}: {e}", dir.display())))?;
     let shown = dir.display();

@@ -34,6 +34,7 @@ pub struct Inbox {
 pub struct Message {
     /// The file's name in the inbox.
     pub name: String,
+    /// The message as written, parsed by the caller.
     pub text: String,
 }
 
@@ -42,15 +43,33 @@ pub struct Message {
 #[non_exhaustive]
 pub enum InboxProblem {
     /// `.claimed/` cannot be created: claiming will fail too.
-    Create { dir: PathBuf, error: std::io::Error },
+    Create {
+        /// The `.claimed/` folder.
+        dir: PathBuf,
+        /// Why it could not be made.
+        error: std::io::Error,
+    },
     /// The folder cannot be listed (gone, not a folder, no permission).
-    List { dir: PathBuf, error: std::io::Error },
+    List {
+        /// The inbox folder.
+        dir: PathBuf,
+        /// Why it could not be listed.
+        error: std::io::Error,
+    },
     /// A file could not be renamed into `.claimed/`.
-    Claim { name: String, error: std::io::Error },
+    Claim {
+        /// The file's name in the inbox.
+        name: String,
+        /// Why the rename failed.
+        error: std::io::Error,
+    },
     /// A claimed file could not be read; `aside` says where it went.
     Rejected {
+        /// The file's name in the inbox.
         name: String,
+        /// Why it could not be read.
         why: ReadError,
+        /// Where the unread file was moved, for a person to look at.
         aside: String,
     },
 }

@@ -15,7 +15,7 @@ pub struct Lock {
 }
 
 impl Lock {
-    /// The run ([`crate::run::this_run`]) that held this lock last, as it
+    /// The run (`run::this_run`) that held this lock last, as it
     /// wrote it: whose orphans a restarted monitor ends.
     pub fn previous_run(&self) -> Option<&str> {
         self.previous_run.as_deref()

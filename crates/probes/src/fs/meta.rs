@@ -18,11 +18,26 @@ use crate::fs::file::ReadError;
 #[non_exhaustive]
 pub enum MetaError {
     /// `stat` failed for a reason other than absence (permission, I/O).
-    Stat { path: PathBuf, error: String },
+    Stat {
+        /// The path asked about.
+        path: PathBuf,
+        /// What `stat` said.
+        error: String,
+    },
     /// The file is missing, not a regular file, or cannot be opened.
-    Open { path: PathBuf, error: ReadError },
+    Open {
+        /// The path asked about.
+        path: PathBuf,
+        /// Why it could not be opened.
+        error: ReadError,
+    },
     /// Opened, then reading it failed.
-    Read { path: PathBuf, error: String },
+    Read {
+        /// The path asked about.
+        path: PathBuf,
+        /// What the read said.
+        error: String,
+    },
 }
 
 impl fmt::Display for MetaError {
@@ -48,8 +63,11 @@ pub enum FileMeta {
     /// since the epoch. `regular` is what `test -f` asks: a regular file (a
     /// symlink to one counts, since `stat` follows it); a directory is not.
     Present {
+        /// Its size in bytes (`wc -c`).
         size: u64,
+        /// Its mtime in nanoseconds since the epoch, so a rewrite is seen.
         mtime_ns: i128,
+        /// A regular file (or a symlink to one), what `test -f` asks.
         regular: bool,
     },
 }
@@ -74,9 +92,9 @@ pub fn stat(path: &Path) -> Result<FileMeta, MetaError> {
 }
 
 /// The most lines [`read_head`] ever returns: the seed's "FIRST 5 lines".
-pub const HEAD_MAX_LINES: usize = 5;
+const HEAD_MAX_LINES: usize = 5;
 
-/// Reads at most the first [`HEAD_MAX_LINES`] lines of `path`, and at most
+/// Reads at most the first 5 (`HEAD_MAX_LINES`) lines of `path`, and at most
 /// `max_bytes` bytes of it, whichever ends first. Never reads past either
 /// bound: it reads exactly `max_bytes` at most from the file descriptor.
 /// A line cut by the byte bound is returned as far as it was read; invalid

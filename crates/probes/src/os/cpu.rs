@@ -8,7 +8,7 @@ use crate::os::pid::Pid;
 use crate::os::procfs::ProcessTable;
 
 /// Samples closer together than this measure noise, not work.
-pub const MIN_WINDOW: Duration = Duration::from_millis(500);
+const MIN_WINDOW: Duration = Duration::from_millis(500);
 
 /// The last sample per pid: when, and the tree's CPU ticks then.
 #[derive(Debug, Default)]
@@ -17,6 +17,7 @@ pub struct CpuSampler {
 }
 
 impl CpuSampler {
+    /// An empty sampler: every process's first sample gives no figure.
     pub fn new() -> CpuSampler {
         CpuSampler::default()
     }
@@ -58,7 +59,7 @@ impl CpuSampler {
 }
 
 /// `ticks_after - ticks_before` over `elapsed`, in percent of one core.
-/// `None` for a window under [`MIN_WINDOW`] or ticks that went backwards
+/// `None` for a window under `MIN_WINDOW` (500 ms) or ticks that went backwards
 /// (the pid was reused by a younger tree).
 pub fn percent(
     ticks_before: u64,

@@ -5,7 +5,7 @@
 //! promise.
 //!
 //! What one pass reads is bounded: at most [`PASS_BYTES`] between two
-//! [`Lines::refill`]s, at most [`CALL_TIME`] per [`Lines::available`], and
+//! [`Lines::refill`]s, at most `CALL_TIME` (100 ms) per [`Lines::available`], and
 //! never past a stop request. A source that never runs dry (`< /dev/zero`,
 //! a writer flooding one endless line) costs that much per pass and no more:
 //! the loop gets back to its pass and its stop flag, and once the budget is
@@ -37,7 +37,7 @@ pub struct Lines {
 pub const PASS_BYTES: usize = 8 << 20;
 /// The longest one [`Lines::available`] call reads before it returns what
 /// it has.
-pub const CALL_TIME: Duration = Duration::from_millis(100);
+const CALL_TIME: Duration = Duration::from_millis(100);
 
 /// The longest line kept (a control message is a few hundred bytes); a
 /// longer one is dropped whole and counted, so a line with no end costs
@@ -59,6 +59,7 @@ impl Lines {
         }
     }
 
+    /// Lines from `fd` (a pipe the monitor reads, not this process's stdin).
     pub fn from_fd(fd: OwnedFd) -> Lines {
         Lines {
             file: Some(File::from(fd)),
@@ -86,7 +87,7 @@ impl Lines {
     }
 
     /// Every line that is readable now, in order, without blocking, within
-    /// the pass's budget, [`CALL_TIME`] and a stop request. At end of file
+    /// the pass's budget, `CALL_TIME` and a stop request. At end of file
     /// an unterminated last line is returned too. A line is taken as UTF-8,
     /// invalid bytes replaced.
     pub fn available(&mut self) -> Vec<String> {

@@ -16,8 +16,11 @@ use crate::os::procfs::Stat;
 pub struct Usage {
     /// User and system CPU, in seconds.
     pub cpu_seconds: f64,
+    /// Resident memory in bytes (`process_resident_memory_bytes`).
     pub resident_bytes: u64,
+    /// Virtual memory in bytes (`process_virtual_memory_bytes`).
     pub virtual_bytes: u64,
+    /// File descriptors open now (`process_open_fds`).
     pub open_fds: u64,
     /// The soft open-file limit; `None` when unlimited.
     pub max_fds: Option<u64>,
@@ -97,7 +100,7 @@ pub fn raise_fd_limit() -> io::Result<FdLimit> {
 
 /// Whether `error` is a process (`EMFILE`) or the system (`ENFILE`) out of
 /// file descriptors, and which, in words.
-pub fn out_of_fds(error: &io::Error) -> Option<&'static str> {
+pub(crate) fn out_of_fds(error: &io::Error) -> Option<&'static str> {
     match error.raw_os_error() {
         Some(code) if code == rustix::io::Errno::MFILE.raw_os_error() => {
             Some("this monitor is out of file descriptors")

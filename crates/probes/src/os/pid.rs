@@ -12,6 +12,7 @@ impl Pid {
         (raw > 0 && raw <= i32::MAX as u32).then_some(Pid(raw))
     }
 
+    /// The number, for a syscall or a message.
     pub fn get(self) -> u32 {
         self.0
     }

@@ -16,7 +16,9 @@ use crate::os::process::{self, PidFileState};
 /// What a pid file says now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PidFileCheck {
+    /// The pid it names is alive.
     Alive(u32),
+    /// The pid it names has exited.
     Dead(u32),
     /// Absent or empty: the startup window, never a death.
     NotRecorded,
@@ -33,6 +35,7 @@ pub struct PidFiles {
 }
 
 impl PidFiles {
+    /// No pid file seen yet: each is read on its first check.
     pub fn new() -> PidFiles {
         PidFiles::default()
     }
@@ -104,7 +107,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("pid");
         let mut files = PidFiles::new();
-        #[allow(clippy::disallowed_methods)] // probes may spawn; a child we kill ourselves
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "probes may spawn; a child we kill ourselves"
+        )]
         let mut child = std::process::Command::new("sleep")
             .arg("60")
             .spawn()

@@ -85,7 +85,10 @@ mod tests {
 
     #[test]
     fn a_held_pid_that_exits_is_seen_dead() {
-        #[allow(clippy::disallowed_methods)] // probes may spawn; a child we control
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "probes may spawn; a child we control"
+        )]
         let mut child = std::process::Command::new("sleep")
             .arg("30")
             .spawn()

@@ -36,17 +36,20 @@ fn exists(pid: Pid) -> bool {
 
 /// True when `/proc/<pid>/stat` says the process has exited (`Z` zombie or
 /// `X` dead) but is not yet reaped. Unreadable means "not known to be a zombie".
-pub fn is_zombie(pid: Pid) -> bool {
+fn is_zombie(pid: Pid) -> bool {
     crate::os::procfs::Stat::of(pid.get()).is_some_and(|stat| stat.has_exited())
 }
 
 /// What a pid file says about its process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PidFileState {
+    /// The pid it names is alive.
     Alive(Pid),
+    /// The pid it names has exited (or is a zombie).
     Dead(Pid),
     /// The startup window (or a file no one can act on yet): never "dead".
     NotRecorded {
+        /// Why no process can be named yet, for a person to act on.
         reason: String,
     },
 }
@@ -55,7 +58,7 @@ pub enum PidFileState {
 /// characters, trimmed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum PidError {
+enum PidError {
     Empty,
     /// `-1` signals every process, `-N` a group.
     Negative {
@@ -100,7 +103,7 @@ impl std::error::Error for PidError {}
 
 /// Parse a pid file's contents: surrounding whitespace is ignored; anything
 /// else but a positive decimal number is "not recorded", with the reason.
-pub fn parse_pid(text: &str) -> Result<Pid, PidError> {
+fn parse_pid(text: &str) -> Result<Pid, PidError> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Err(PidError::Empty);
@@ -123,7 +126,7 @@ pub fn parse_pid(text: &str) -> Result<Pid, PidError> {
 }
 
 /// The most a pid file may hold: digits, a sign, whitespace.
-pub const PID_FILE_MAX_BYTES: u64 = 64;
+const PID_FILE_MAX_BYTES: u64 = 64;
 
 /// Read `path` and ask whether its pid lives. Never fails: every problem is a
 /// [`PidFileState::NotRecorded`] reason.
@@ -228,8 +231,10 @@ mod tests {
 
     #[test]
     fn pid_file_answers_alive_then_dead_for_a_real_process() {
-        #[allow(clippy::disallowed_methods)]
-        // probes may spawn; this is the real process under test.
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "probes may spawn; this is the real process under test"
+        )]
         let mut child = std::process::Command::new("sleep")
             .arg("300")
             .spawn()

@@ -136,8 +136,11 @@ impl Stat {
 /// One process as `/proc/<pid>/stat` describes it: what a scan keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcStat {
+    /// The process.
     pub pid: u32,
+    /// Its parent, which puts it in the tree.
     pub ppid: u32,
+    /// The state letter (`R`, `S`, `Z`, ...).
     pub state: u8,
     /// utime + stime: CPU this process itself used, in clock ticks.
     pub own_ticks: u64,
@@ -185,7 +188,7 @@ pub struct ForegroundProcess {
 /// agent's background shells) are its business, not what the pane shows.
 /// `None` when it cannot be read (no such process, no terminal, the leader
 /// gone).
-pub fn foreground_of(pid: u32, follow_through: &[&str]) -> Option<ForegroundProcess> {
+pub(crate) fn foreground_of(pid: u32, follow_through: &[&str]) -> Option<ForegroundProcess> {
     foreground_of_in(Path::new("/proc"), pid, follow_through)
 }
 
@@ -193,11 +196,7 @@ pub fn foreground_of(pid: u32, follow_through: &[&str]) -> Option<ForegroundProc
 const MAX_NESTED_TERMINALS: usize = 4;
 
 /// As [`foreground_of`], with `/proc` at `root` (tests).
-pub fn foreground_of_in(
-    root: &Path,
-    pid: u32,
-    follow_through: &[&str],
-) -> Option<ForegroundProcess> {
+fn foreground_of_in(root: &Path, pid: u32, follow_through: &[&str]) -> Option<ForegroundProcess> {
     let stat = |pid: u32| Stat::read(root, pid);
     let mut at = pid;
     let mut found = None;
@@ -313,6 +312,7 @@ impl ProcessTable {
         Ok(ProcessTable::from_stats(stats))
     }
 
+    /// A table from stats already read (tests and benches build one by hand).
     pub fn from_stats(stats: impl IntoIterator<Item = ProcStat>) -> ProcessTable {
         let mut table = ProcessTable::default();
         for stat in stats {
@@ -322,14 +322,17 @@ impl ProcessTable {
         table
     }
 
+    /// What the scan read for `pid`, if it was there.
     pub fn get(&self, pid: u32) -> Option<&ProcStat> {
         self.processes.get(&pid)
     }
 
+    /// How many processes the scan saw.
     pub fn len(&self) -> usize {
         self.processes.len()
     }
 
+    /// True when the scan saw no process at all.
     pub fn is_empty(&self) -> bool {
         self.processes.is_empty()
     }
@@ -567,7 +570,10 @@ mod tests {
 
     #[test]
     fn a_real_scan_finds_this_process_and_a_child_under_it() {
-        #[allow(clippy::disallowed_methods)] // probes may spawn; a real child to find.
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "probes may spawn; a real child to find"
+        )]
         let mut child = std::process::Command::new("sleep")
             .arg("300")
             .spawn()

@@ -24,17 +24,34 @@ pub enum GitError {
     /// git exited non-zero, timed out, could not start, or printed more than its bound.
     Failed(CommandFailed),
     /// `git rev-list --count` printed something that is not a number.
-    NotACount { printed: String },
+    NotACount {
+        /// What it printed instead.
+        printed: String,
+    },
     /// `origin/HEAD` names a ref that this clone does not have.
-    DanglingOriginHead { target: String },
+    DanglingOriginHead {
+        /// The ref `origin/HEAD` names.
+        target: String,
+    },
     /// Neither `origin/HEAD` nor `origin/main` exists locally: nothing to count against.
     NoBaseRef,
     /// No `.git` in the worktree or any folder above it.
-    NotARepository { worktree: PathBuf },
+    NotARepository {
+        /// The folder the search started from.
+        worktree: PathBuf,
+    },
     /// A `.git` file that cannot be read.
-    UnreadableGitFile { path: PathBuf, error: ReadError },
+    UnreadableGitFile {
+        /// The `.git` file.
+        path: PathBuf,
+        /// Why it could not be read.
+        error: ReadError,
+    },
     /// A `.git` file without a `gitdir: ` line.
-    NoGitdir { path: PathBuf },
+    NoGitdir {
+        /// The `.git` file.
+        path: PathBuf,
+    },
 }
 
 impl fmt::Display for GitError {
@@ -65,7 +82,7 @@ impl fmt::Display for GitError {
 impl std::error::Error for GitError {}
 
 /// The seed's `PLOT_WORKER_RECORD` pattern: Plot's own records in a worktree.
-pub const PLOT_WORKER_RECORD: &str = ".plot-worker.";
+const PLOT_WORKER_RECORD: &str = ".plot-worker.";
 
 /// How long one git call may take before it is killed (with its group).
 pub const GIT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -150,7 +167,7 @@ pub fn audit_fingerprint(project: &Path, timeout: Duration) -> Result<String, Gi
 /// Drop the monitor's own files from a porcelain status, keep the headers
 /// (`# branch.oid` is HEAD: an agent that commits has done something, even
 /// when the status list reads the same either side of the commit).
-pub fn filter_own_records(status: &str) -> String {
+fn filter_own_records(status: &str) -> String {
     status
         .lines()
         .filter(|line| line.starts_with('#') || !line.contains(PLOT_WORKER_RECORD))

@@ -15,7 +15,7 @@
 //! file are read once.
 //!
 //! Then the documents the rules files point to are read, one step deep
-//! ([`pointed_documents`]): a rules file that says "read
+//! (`pointed_documents`): a rules file that says "read
 //! `docs/architecture.md`" states its rules there too.
 //!
 //! The result is probes' own [`RuleFile`] (probes cannot know `watchdog`):
@@ -36,6 +36,7 @@ use crate::fs::file::{self, ReadError};
 pub struct RuleFile {
     /// Relative to the project, `/`-separated (`sub/AGENTS.md`).
     pub path: String,
+    /// The file as read.
     pub text: String,
     /// The rules file that pointed to this document, when it was followed
     /// from one rather than found by its name.
@@ -47,6 +48,7 @@ pub struct RuleFile {
 pub struct Discovery {
     /// The top level first, then each folder's in name order.
     pub files: Vec<RuleFile>,
+    /// What was passed over, with why, so a report can say what it did not read.
     pub skipped: Vec<Skipped>,
 }
 
@@ -65,6 +67,7 @@ impl Discovery {
 pub struct Skipped {
     /// Relative to the project, `/`-separated.
     pub path: String,
+    /// Why it was not read.
     pub why: SkipReason,
 }
 
@@ -81,18 +84,33 @@ pub enum SkipReason {
     /// Another name (a symlink) for a file already read at this path.
     SameFileAs(String),
     /// The cap on files read was reached; this and the rest were not read.
-    FileCap { cap: usize },
+    FileCap {
+        /// The cap that was reached.
+        cap: usize,
+    },
     /// The cap on folders walked was reached; this and the rest were not walked.
-    FolderCap { cap: usize },
+    FolderCap {
+        /// The cap that was reached.
+        cap: usize,
+    },
     /// A folder deeper than the cap on depth.
-    TooDeep { cap: usize },
+    TooDeep {
+        /// The cap that was reached.
+        cap: usize,
+    },
     /// A rules file the project's `.gitignore` ignores (a personal
     /// `CLAUDE.local.md`, say): not the project's stated rules.
     Ignored,
     /// A document a rules file points to that is not in the project.
-    NotFound { from: String },
+    NotFound {
+        /// The rules file that points to it.
+        from: String,
+    },
     /// The cap on documents followed was reached.
-    FollowCap { cap: usize },
+    FollowCap {
+        /// The cap that was reached.
+        cap: usize,
+    },
 }
 
 impl fmt::Display for SkipReason {
@@ -184,7 +202,7 @@ pub fn discover(project: &Path) -> Result<Discovery, DiscoverError> {
 }
 
 /// The project's stated-rule files, within `limits`.
-pub fn discover_with(project: &Path, limits: &Limits) -> Result<Discovery, DiscoverError> {
+fn discover_with(project: &Path, limits: &Limits) -> Result<Discovery, DiscoverError> {
     let meta = fs::metadata(project).map_err(|error| match error.kind() {
         std::io::ErrorKind::NotFound => DiscoverError::Missing,
         _ => DiscoverError::Io(error.to_string()),
@@ -507,7 +525,7 @@ fn normalise(path: &str) -> Option<String> {
 /// A document is markdown or plain text; a
 /// web address, an anchor or a path with a placeholder is not followed. An
 /// architecture document is followed wherever it is named.
-pub fn pointed_documents(text: &str) -> Vec<String> {
+fn pointed_documents(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut fence = false;
     for line in text.lines() {

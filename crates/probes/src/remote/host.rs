@@ -20,7 +20,7 @@
 //! the choice the chain needs (the remembered pane while it is still its
 //! session's with the same first process, else `=session:`) from the listing
 //! it just read, and this side reads the same listing back to tell "no such
-//! session" from a failed capture, with the same rule ([`tmux::wanted_targets`]).
+//! session" from a failed capture, with the same rule (`tmux::wanted_targets`).
 //! The witness reads the pane the listing named (for `=session:`, the
 //! session's current window's active pane); a capture that found another
 //! pane there (the user switched in between) gets no reading
@@ -60,7 +60,9 @@ pub struct HostRead {
 /// through the environment (then taken out of it), never its argv.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemoteProbe {
+    /// The target the probe belongs to, set as `BMB_TARGET`.
     pub target: String,
+    /// The shell command, run with `sh -c` on the host.
     pub command: String,
 }
 
@@ -114,7 +116,10 @@ impl Tmux {
     /// (opened here when it is not). `memory` is the host's known agents,
     /// read and updated; `probe_timeout` bounds each probe on the host. On
     /// this machine it is the capture alone.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one remote round trip takes every part of the cycle's request"
+    )]
     pub fn read_remote_host(
         &self,
         session: &mut HostSession,
@@ -152,7 +157,10 @@ impl Tmux {
 
     /// [`Tmux::read_remote_host`] with the session opened by `open` (given
     /// the remote command): ssh to the host, or a local `sh` in tests.
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one remote round trip takes every part of the cycle's request"
+    )]
     fn read_host_via(
         &self,
         session: &mut HostSession,
@@ -225,7 +233,10 @@ impl Tmux {
     /// One request over the session, opened first when needed: its answer
     /// as the one-call [`Outcome`] the reading expects (the session killed
     /// when the answer failed).
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one remote round trip takes every part of the cycle's request"
+    )]
     fn ask(
         &self,
         host: &mut HostSession,
@@ -675,7 +686,10 @@ fn session_program(tmux: &Tmux, token: &str, probe_timeout: std::time::Duration)
 /// One cycle's request: the listing, a pick per target (`bmb_w`), a chain
 /// per batch (`bmb_chain`), the known agents, the processes, the probes,
 /// then the end marker.
-#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one remote round trip takes every part of the cycle's request"
+)]
 fn host_request(
     targets: &[(String, Option<KnownPane>)],
     batches: &[std::ops::Range<usize>],

@@ -33,8 +33,11 @@ const MAX_FILE_BYTES: usize = 64 * 1024;
 /// A pane's agent as found once: its pid, when it started, its session file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KnownAgent {
+    /// The agent's process.
     pub pid: u32,
+    /// When it started (clock ticks since boot), so a reused pid is not it.
     pub start_ticks: u64,
+    /// Its session file, re-read each cycle.
     pub path: PathBuf,
 }
 
@@ -45,6 +48,7 @@ pub struct AgentMemory {
 }
 
 impl AgentMemory {
+    /// The agent found under the pane whose first process is `root`, if any.
     pub fn get(&self, root: u32) -> Option<&KnownAgent> {
         self.by_root.get(&root)
     }
@@ -272,6 +276,7 @@ pub fn script(
 pub struct PaneReading {
     /// The pane's first process as the script saw it.
     pub root: Option<u32>,
+    /// What runs in the pane's foreground; `None` when it could not be read.
     pub foreground: Option<ForegroundProcess>,
     /// `None` when the script said nothing about a session file for it.
     pub session: Option<SessionSearch>,

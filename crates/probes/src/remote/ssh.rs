@@ -12,6 +12,7 @@ use crate::run::Invocation;
 /// One ssh alias and how to reach it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Remote {
+    /// The `Host` name in the ssh config, passed to ssh as is.
     pub alias: String,
     /// `ssh -F FILE`: ssh reads the passwd home's config, not `$HOME`'s, so tests pass one.
     pub config: Option<String>,
@@ -23,6 +24,7 @@ pub struct Remote {
 }
 
 impl Remote {
+    /// An alias reached over a connection of its own per call, with the default connect timeout.
     pub fn new(alias: impl Into<String>, config: Option<String>) -> Remote {
         Remote {
             alias: alias.into(),
@@ -89,6 +91,7 @@ impl Remote {
 /// its last call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ControlSocket {
+    /// The socket file (`ControlPath`).
     pub path: std::path::PathBuf,
     /// `ControlPersist`: an idle master ends on its own after this, so a
     /// monitor killed before it could close it leaves nothing for long.
@@ -107,7 +110,7 @@ impl ControlSocket {
 
 /// The longest control socket path used: a Unix socket's path holds 107
 /// bytes, and ssh first binds a temporary name 17 bytes longer.
-pub const MAX_CONTROL_PATH: usize = 86;
+const MAX_CONTROL_PATH: usize = 86;
 
 /// This process's master connections: a folder made fresh for this run
 /// (`mkdtemp`, mode 0700, checked with `lstat`), never one a previous run or
@@ -118,7 +121,9 @@ pub const MAX_CONTROL_PATH: usize = 86;
 /// each other's connection.
 #[derive(Debug, Clone)]
 pub struct Multiplex {
+    /// The run's folder that holds the sockets.
     pub dir: std::path::PathBuf,
+    /// `ControlPersist` for every master started from here.
     pub persist: Duration,
     /// The folders passed over before this one, and why (one open to
     /// others, another user's): worth saying, as something may lurk there.
@@ -157,6 +162,7 @@ const RUN_LOCK: &str = "lock";
 pub enum MultiplexError {
     /// Each folder tried, and why it would not do.
     NoFolder {
+        /// Each folder, and why not.
         tried: Vec<(std::path::PathBuf, String)>,
     },
 }
@@ -352,7 +358,7 @@ pub fn quote_literal(word: &str) -> String {
 /// One word for a POSIX shell in double quotes, so that the remote shell (and
 /// only it) expands `$VAR` in it: a `--tmux-bin` such as `$HOME/bin/tmux`
 /// names the remote host's home. Backquotes and backslashes are escaped.
-pub fn quote_expandable(word: &str) -> String {
+pub(crate) fn quote_expandable(word: &str) -> String {
     let mut out = String::with_capacity(word.len() + 2);
     out.push('"');
     for c in word.chars() {
@@ -459,7 +465,7 @@ fn glob_file_name(pattern: &std::path::Path) -> Vec<std::path::PathBuf> {
 }
 
 /// The `Host` aliases of an ssh config, without patterns (`*`, `?`, `!`).
-pub fn host_aliases(config: &str) -> Vec<String> {
+fn host_aliases(config: &str) -> Vec<String> {
     let mut hosts = Vec::new();
     for line in config.lines() {
         let line = line.trim();

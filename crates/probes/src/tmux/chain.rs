@@ -11,10 +11,12 @@ use crate::run::{Limits, Outcome, run};
 /// the process in its terminal's foreground, as tmux reports them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PaneCapture {
+    /// The pane's text with its ink (`capture-pane -p -e`).
     pub text: String,
     /// `#{pane_id}` (`%N`): the pane that was read, so a key sent after it
     /// goes to that pane even if another one became active meanwhile.
     pub pane_id: Option<String>,
+    /// `#{pane_pid}`: the pane's first process.
     pub pane_pid: Option<u32>,
     /// `#{pane_current_command}`: `bash` after the agent exited, `claude` or
     /// `node` while it runs.
@@ -38,7 +40,9 @@ pub struct PaneCapture {
 /// A pane a caller has seen before: its id (`%N`) and its first process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KnownPane {
+    /// `%N`.
     pub id: String,
+    /// Its first process when seen; `None`: any.
     pub pid: Option<u32>,
 }
 

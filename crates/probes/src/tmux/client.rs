@@ -33,15 +33,18 @@ pub const ENTER_AFTER: Duration = Duration::from_millis(500);
 /// A tmux client for one server, with the wall clock each call runs under.
 #[derive(Debug, Clone)]
 pub struct Tmux {
+    /// Which server every call addresses.
     pub server: Server,
     /// The tmux-compatible binary; on a remote host, the remote shell expands it.
     pub program: String,
+    /// The wall clock of each call.
     pub timeout: Duration,
     /// `None`: this machine. `Some`: every call goes through ssh to that alias.
     pub remote: Option<Remote>,
 }
 
 impl Tmux {
+    /// A client of `server` on this machine, `tmux` on the PATH, 5 s per call.
     pub fn new(server: Server) -> Self {
         Tmux {
             server,

@@ -19,7 +19,9 @@ pub enum TmuxError {
     },
     /// The server has no session of that exact name.
     NoSession {
+        /// The exact name asked for.
         session: String,
+        /// The ssh alias the server was asked on; `None` on this machine.
         host: Option<String>,
     },
     /// tmux (or ssh before it) failed some other way, timed out or could not start.
@@ -31,13 +33,25 @@ pub enum TmuxError {
     },
     /// The capture held this call's marker line more than once: a pane
     /// printed it, so its capture cannot be told from a forgery.
-    MarkerRepeated { count: usize },
+    MarkerRepeated {
+        /// How many times the marker line was seen.
+        count: usize,
+    },
     /// The chained capture passed its output bound; the panes after the cut were not read.
-    CaptureCut { max_output: usize },
+    CaptureCut {
+        /// The bound that was passed, in bytes.
+        max_output: usize,
+    },
     /// A `list-panes` row that is not `%N PID DEAD`.
-    UnexpectedRow { line: String },
+    UnexpectedRow {
+        /// The row as tmux printed it.
+        line: String,
+    },
     /// `display-message -p '#{pid}'` printed something that is not a pid.
-    UnexpectedPid { printed: String },
+    UnexpectedPid {
+        /// What tmux printed.
+        printed: String,
+    },
 }
 
 impl fmt::Display for TmuxError {

@@ -1,8 +1,8 @@
 //! The tmux adapter: list panes and sessions, capture many sessions' panes in
 //! two invocations, type a line into a pane; locally or on an ssh alias.
 //!
-//! One job per file: [`client`] the calls and plain questions, [`chain`] the
-//! capture-chain protocol, [`server`] which server and its life, [`error`]
+//! One job per file: `client.rs` the calls and plain questions, `chain.rs` the
+//! capture-chain protocol, `server.rs` which server and its life, `error.rs`
 //! what a call that gave no answer means.
 
 mod chain;
