@@ -517,9 +517,17 @@ mod tests {
         assert_eq!(quote_expandable("a\"b`c\\d"), "\"a\\\"b\\`c\\\\d\"");
     }
 
+    /// Set in the child the test below starts (this test binary again, with
+    /// a `HOME` of its own): that child prints what [`user_config_path`] says.
+    const CONFIG_CHILD: &str = "BMB_TEST_SSH_CONFIG_CHILD";
+
     #[test]
     fn the_user_config_is_under_the_passwd_home_whatever_home_says() {
-        let path = user_config_path().expect("this user has a passwd entry");
+        let said = |path: Option<std::path::PathBuf>| format!("user_config_path={path:?}\n");
+        if std::env::var_os(CONFIG_CHILD).is_some() {
+            print!("{}", said(user_config_path()));
+            return;
+        }
         // getent(1) asks the same NSS databases ssh does.
         let uid = rustix::process::getuid().as_raw();
         let entry = crate::run::run(
@@ -530,7 +538,31 @@ mod tests {
         );
         let line = entry.success_stdout().expect("getent passwd").text();
         let home = line.trim_end().split(':').nth(5).expect("a home field");
-        assert_eq!(path, std::path::Path::new(home).join(".ssh/config"));
+        let expected = std::path::Path::new(home).join(".ssh/config");
+        assert_eq!(user_config_path(), Some(expected.clone()));
+        // The same question under another HOME, in a process of its own
+        // (this test binary running only this test), since this one's
+        // environment is shared by every test thread.
+        let elsewhere = tempfile::tempdir().unwrap();
+        assert_ne!(elsewhere.path(), std::path::Path::new(home));
+        let exe = std::env::current_exe().expect("the test binary");
+        let child = crate::run::run(
+            &crate::run::Invocation::new(exe)
+                .args([
+                    "--exact",
+                    "remote::ssh::tests::the_user_config_is_under_the_passwd_home_whatever_home_says",
+                    "--nocapture",
+                ])
+                .env("HOME", elsewhere.path())
+                .env(CONFIG_CHILD, "1"),
+            &crate::run::Limits::default(),
+        );
+        let out = child.success_stdout().expect("the child test ran").text();
+        assert!(
+            out.contains(&said(Some(expected))),
+            "with HOME={}: {out}",
+            elsewhere.path().display()
+        );
     }
 
     #[test]
