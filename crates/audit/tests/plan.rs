@@ -2,9 +2,7 @@
 //! yields dimensions drawn from its invariants, one per crate section, every
 //! invariant cited at its line.
 
-use bmb_watchdog as watchdog;
-
-use watchdog::audit::plan::plan;
+use bmb_audit::plan::plan;
 
 #[test]
 fn this_repositorys_architecture_md_plans_one_dimension_per_crate_from_its_invariants() {

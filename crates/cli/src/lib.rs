@@ -44,6 +44,10 @@ pub fn state_dir() -> std::path::PathBuf {
 /// The longest duration any flag takes, in seconds (a year).
 pub const MAX_SECS: u64 = watchdog::MAX_DURATION_SECS;
 
+// `--audit-every` takes the same year as every other duration flag; the audit
+// crate keeps its own bound so that it depends on no monitor.
+const _: () = assert!(::audit::cadence::MAX_EVERY_SECS == MAX_SECS);
+
 /// A duration flag in whole seconds, from `min` up to [`MAX_SECS`].
 pub fn secs(min: u64) -> clap::builder::RangedU64ValueParser<u64> {
     clap::value_parser!(u64).range(min..=MAX_SECS)

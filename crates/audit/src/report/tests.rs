@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::audit::cite::RejectReason;
+use crate::cite::RejectReason;
 
 fn finding(severity: Severity, rank: u32, file: &str, line: usize, quote: &str) -> Finding {
     Finding {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use probes::run::{Invocation, Limits, Outcome};
 use watchdog::Clock;
-use watchdog::audit::cadence::{Cadence, Turn};
+use ::audit::cadence::{Cadence, Turn};
 
 use super::{AlertFormat, Args};
 use crate::audit::{files, store};

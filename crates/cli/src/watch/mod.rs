@@ -136,7 +136,7 @@ pub struct Args {
     audit: Vec<std::path::PathBuf>,
     /// How often each --audit project is audited (6h, 90m, 1d). The first audit starts at once,
     /// unless the last one started within this period, even before a restart.
-    #[arg(long, value_name = "PERIOD", value_parser = watchdog::audit::cadence::parse_every, requires = "audit")]
+    #[arg(long, value_name = "PERIOD", value_parser = ::audit::cadence::parse_every, requires = "audit")]
     audit_every: Option<Duration>,
     /// The auditor command of each --audit run (`bmb-monitor audit --agent-cmd`; its default if not given).
     #[arg(long, value_name = "CMD", requires = "audit")]
