@@ -8,6 +8,7 @@
 // Every line goes through `output`, which cannot panic on a closed stream.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod alert;
 pub mod audit;
 pub mod classify_cmd;
 pub mod clock;

@@ -16,8 +16,8 @@ use ::audit::cite;
 use ::audit::plan;
 use ::audit::report::{self, DimensionResult, Outcome, Previous};
 
+use crate::alert::{AlertFormat, run_alert_cmd};
 use crate::output::{print, print_checked, say, usage_error};
-use crate::watch::{AlertFormat, run_alert_cmd};
 
 /// Claude Code in print mode with read-only tools only, checked against the
 /// pinned 2.1.332 (`--help`, and tests/audit_claude.rs against the mock API):

@@ -21,8 +21,8 @@ use probes::run::{self, Invocation, Limits, Outcome};
 use probes::ssh::quote_literal;
 use probes::tmux::{Server, Tmux};
 
+use crate::alert::sanitize_text;
 use crate::output::say;
-use crate::watch::sanitize_text;
 
 mod sandbox;
 mod script;

@@ -14,6 +14,7 @@ use probes::lock::LockError;
 use watchdog::session::DEFAULT_NUDGE_TEXT;
 use watchdog::target::Target;
 
+use crate::alert::{AlertFormat, sanitize_text};
 use crate::output::{print, say, usage_error};
 use crate::server_args::ServerArgs;
 use probes::signals::Wake;
@@ -38,20 +39,10 @@ mod settings;
 mod socket_lock;
 
 use crate::state_dir;
-pub(crate) use alert::run_alert_cmd;
 use alert::send_alert;
-pub use alert::{escape_html, sanitize_text};
 use cycle::Watch;
 use detach::detach;
 use settings::{Settings, TargetSettings};
-
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AlertFormat {
-    /// Plain text, control characters removed.
-    Text,
-    /// HTML-escaped, for HTML funnels such as a chat bot.
-    Html,
-}
 
 /// Where a remote target's probes run (a local target's run here either way).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
