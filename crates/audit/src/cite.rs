@@ -67,7 +67,10 @@ pub trait ProjectFiles {
 
 /// How bad a finding is. Ordered most severe first, so sorting ascending
 /// puts `High` on top.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Severity {
     High,
     Medium,

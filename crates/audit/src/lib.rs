@@ -11,6 +11,8 @@
 //!   trusted.
 //! - [`report`]: what survived, ranked per dimension, marked new, still open
 //!   or gone against the previous audit.
+//! - [`wire`]: the report and the plan as the JSON they are written in,
+//!   serde-derived types of their own with the version of their shape.
 //! - [`cadence`]: when a project's next audit is due beside the poll loop,
 //!   and a late slot skipped while the last audit still runs.
 
@@ -18,3 +20,4 @@ pub mod cadence;
 pub mod cite;
 pub mod plan;
 pub mod report;
+pub mod wire;

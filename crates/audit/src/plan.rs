@@ -328,53 +328,17 @@ impl Plan {
         out
     }
 
-    /// `--plan --json`: `{"dimensions":[{"name","origin","sources","scope",
-    /// "rules":[{"file","line","text","also"}]}],"fallback","repeated","merged",
-    /// "left_out","read","skipped","cost"}`.
+    /// `--plan --json`: the plan as one line of JSON, its
+    /// [`PlanJson`](crate::wire::PlanJson) form.
     pub fn to_json(&self, notes: &Notes) -> String {
-        use serde_json::{Value, json};
-        let place = |file: &str, line: usize| json!({"file": file, "line": line});
-        let dimensions: Vec<Value> = self
-            .dimensions
-            .iter()
-            .map(|dimension| {
-                let rules: Vec<Value> = dimension
-                    .rules
-                    .iter()
-                    .map(|rule| {
-                        let also: Vec<Value> =
-                            rule.also.iter().map(|p| place(&p.file, p.line)).collect();
-                        json!({"file": rule.file, "line": rule.line, "text": rule.text, "also": also})
-                    })
-                    .collect();
-                json!({
-                    "name": dimension.name,
-                    "origin": dimension.origin,
-                    "sources": dimension.sources,
-                    "scope": dimension.scope,
-                    "rules": rules,
-                })
-            })
-            .collect();
-        let cost = self.cost(notes.audit_every);
-        let value = json!({
-            "dimensions": dimensions,
-            "fallback": self.fallback,
-            "repeated": self.repeated,
-            "merged": self.merged.iter().map(|(merged, into)| json!({"merged": merged, "into": into})).collect::<Vec<_>>(),
-            "left_out": self.left_out.iter().map(|left| json!({"name": left.name, "rules": left.rules, "why": left.why})).collect::<Vec<_>>(),
-            "read": notes.read.iter().map(|(path, from)| json!({"path": path, "from": from})).collect::<Vec<_>>(),
-            "skipped": notes.skipped.iter().map(|(path, why)| json!({"path": path, "why": why})).collect::<Vec<_>>(),
-            "cost": {
-                "runs_per_audit": cost.runs_per_audit,
-                "audit_every_secs": cost.audit_every.as_secs(),
-                "audit_every_assumed": cost.assumed,
-                "audits_per_day": round1(cost.audits_per_day),
-                "runs_per_day": round1(cost.runs_per_day),
-            },
-        });
-        value.to_string()
+        serde_json::to_string(&crate::wire::PlanJson::of(self, notes))
+            .expect("the plan's wire type has only string keys and finite numbers")
     }
+}
+
+/// `value` to one decimal, as the cost is said.
+pub(crate) fn round1(value: f64) -> f64 {
+    (value * 10.0).round() / 10.0
 }
 
 impl Cost {
@@ -393,10 +357,6 @@ impl Cost {
             plural_f(self.audits_per_day, "audit"),
         )
     }
-}
-
-fn round1(value: f64) -> f64 {
-    (value * 10.0).round() / 10.0
 }
 
 /// A count that may be fractional (`4`, `3.4`).
@@ -2636,7 +2596,11 @@ design and token rules  [fallback]
             skipped: vec![("CLAUDE.local.md".to_string(), "ignored".to_string())],
             audit_every: Some(Duration::from_secs(86_400)),
         };
-        let json: serde_json::Value = serde_json::from_str(&planned.to_json(&notes)).unwrap();
+        let text = planned.to_json(&notes);
+        // One line, the shape's version first.
+        assert!(text.starts_with(r#"{"version":1,"dimensions":["#), "{text}");
+        assert!(!text.contains('\n'));
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
         // Ranked: the rules that name something in the tree first.
         assert_eq!(json["dimensions"][0]["name"], "Errors and panics");
         assert_eq!(json["dimensions"][1]["name"], "Testing");

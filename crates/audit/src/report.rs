@@ -21,7 +21,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
+
+use crate::wire::{REPORT_VERSION, ReportJson};
 
 use super::cite::{
     Checked, Finding, Holds, Look, ProjectFiles, Rejected, Severity, normalised_quote, one_line,
@@ -97,6 +99,9 @@ pub enum PreviousError {
     /// The value at `at` (a path such as `dimensions[0].findings[2].rank`)
     /// is missing or of the wrong type.
     Malformed { at: String },
+    /// The report is of a newer shape ([`REPORT_VERSION`]) than this crate
+    /// reads: written by a later bmb.
+    Newer { version: u64 },
 }
 
 impl fmt::Display for PreviousError {
@@ -105,6 +110,10 @@ impl fmt::Display for PreviousError {
             PreviousError::Malformed { at } => {
                 write!(f, "the saved audit has no valid `{at}`")
             }
+            PreviousError::Newer { version } => write!(
+                f,
+                "the saved audit is of format version {version}, newer than this bmb reads ({REPORT_VERSION})"
+            ),
         }
     }
 }
@@ -115,7 +124,16 @@ impl Previous {
     /// The previous audit from its report's JSON: the findings of every
     /// dimension (`dimensions[].findings`, and `unconfirmed`, the ones missed
     /// once) and the ones it carried. A finding known twice is kept once.
+    /// A report of a newer [`REPORT_VERSION`] is refused, not misread; one
+    /// without a version is of the first. Read field by field rather than
+    /// through [`ReportJson`]'s derive, so a bad value is named by its path.
     pub fn from_json(value: &Value) -> Result<Previous, PreviousError> {
+        if let Some(version) = value.get("version") {
+            let version = version.as_u64().ok_or_else(|| malformed("version"))?;
+            if version > u64::from(REPORT_VERSION) {
+                return Err(PreviousError::Newer { version });
+            }
+        }
         let mut findings = Vec::new();
         for (d, dimension) in array(value, "dimensions", "dimensions")?.iter().enumerate() {
             let at = format!("dimensions[{d}]");
@@ -227,7 +245,8 @@ fn finding_from_json(value: &Value, at: &str) -> Result<Finding, PreviousError> 
 }
 
 /// Whether a kept finding is news.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Status {
     /// Not in the previous audit (or there was none).
@@ -255,13 +274,15 @@ pub struct Ranked {
 }
 
 /// Why a finding is gone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum GoneWhy {
     /// Its quote is no longer in its file (or the file is no longer one
     /// the audit reads).
+    #[serde(rename = "quote_left")]
     QuoteLeft,
     /// Two audits in a row of its dimension did not report it.
+    #[serde(rename = "unreported_twice")]
     Unreported,
 }
 
@@ -762,90 +783,13 @@ impl Report {
         out
     }
 
-    /// The report as one JSON object; [`Previous::from_json`] reads it back.
-    /// Each dimension keeps `findings`, `unconfirmed`, `gone`, `holds`,
-    /// `rejected` and the rules checked and not apart; `failed` is how its
-    /// auditor failed, or null.
+    /// The report as one JSON object, its [`ReportJson`] form;
+    /// [`Previous::from_json`] reads it back. Each dimension keeps
+    /// `findings`, `unconfirmed`, `gone`, `holds`, `rejected` and the rules
+    /// checked and not apart; `failed` is how its auditor failed, or null.
     pub fn to_json(&self) -> Value {
-        let dimensions: Vec<Value> = self
-            .dimensions
-            .iter()
-            .map(|dimension| {
-                let (failed, kept) = match &dimension.verdict {
-                    Verdict::Failed(how) => (Some(how.as_str()), None),
-                    Verdict::Kept(kept) => (None, Some(kept)),
-                };
-                let kept = kept.cloned().unwrap_or_default();
-                let findings: Vec<Value> = kept
-                    .findings
-                    .iter()
-                    .map(|r| {
-                        let mut object = finding_json(&r.finding);
-                        object.insert("status".into(), r.status.as_str().into());
-                        object.insert("key".into(), key_of(&r.finding).into());
-                        object.insert("also_in".into(), json!(r.also_in));
-                        Value::Object(object)
-                    })
-                    .collect();
-                let unconfirmed: Vec<Value> = kept
-                    .unconfirmed
-                    .iter()
-                    .map(|f| {
-                        let mut object = finding_json(f);
-                        object.insert("missed".into(), 1.into());
-                        Value::Object(object)
-                    })
-                    .collect();
-                let gone: Vec<Value> = kept
-                    .gone
-                    .iter()
-                    .map(|g| {
-                        let mut object = finding_json(&g.finding);
-                        object.insert("why".into(), g.why.as_str().into());
-                        Value::Object(object)
-                    })
-                    .collect();
-                let holds: Vec<Value> = kept
-                    .holds
-                    .iter()
-                    .map(|h| json!({"holds": h.holds, "file": h.file, "line": h.line, "rule": h.rule}))
-                    .collect();
-                let rejected: Vec<Value> = kept
-                    .rejected
-                    .iter()
-                    .map(|r| json!({"line": r.line, "why": r.why.to_string(), "reason": r.why.code()}))
-                    .collect();
-                json!({
-                    "name": dimension.name,
-                    "failed": failed,
-                    "findings": findings,
-                    "unconfirmed": unconfirmed,
-                    "gone": gone,
-                    "holds": holds,
-                    "rejected": rejected,
-                    "ignored_lines": kept.ignored_lines,
-                    "rules_checked": kept.rules_checked,
-                    "rules_unchecked": kept.rules_unchecked,
-                })
-            })
-            .collect();
-        let carried: Vec<Value> = self
-            .carried
-            .iter()
-            .map(|known| {
-                let mut object = finding_json(&known.finding);
-                object.insert("dimension".into(), known.dimension.clone().into());
-                object.insert("missed".into(), known.missed.into());
-                Value::Object(object)
-            })
-            .collect();
-        json!({
-            "project": self.project,
-            "changed_by_auditors": self.changed_by_auditors,
-            "unverified": self.unverified,
-            "dimensions": dimensions,
-            "carried": carried,
-        })
+        serde_json::to_value(ReportJson::of(self))
+            .expect("the report's wire type has only string keys and no fallible field")
     }
 
     /// What is news, for the alert: a headline that names the project and
@@ -936,20 +880,6 @@ fn cap(lines: Vec<String>) -> String {
         out.push_str(line);
     }
     format!("{out}\n{CUT}")
-}
-
-fn finding_json(f: &Finding) -> Map<String, Value> {
-    let mut object = Map::new();
-    object.insert("severity".into(), f.severity.as_str().into());
-    object.insert("rank".into(), f.rank.into());
-    object.insert("claim".into(), f.claim.clone().into());
-    object.insert("file".into(), f.file.clone().into());
-    object.insert("line".into(), f.line.into());
-    object.insert("quote".into(), f.quote.clone().into());
-    object.insert("occurrence".into(), f.occurrence.into());
-    object.insert("rule".into(), f.rule.clone().into());
-    object.insert("rule_text".into(), f.rule_text.clone().into());
-    object
 }
 
 #[cfg(test)]
