@@ -36,7 +36,10 @@ pub enum Turn {
     Start,
     /// Due, but the audit started at `running_since` still runs: this slot
     /// is skipped (never a second audit of one project at once).
-    Skip { running_since: i64 },
+    Skip {
+        /// When the audit that still runs started, in the clock's seconds.
+        running_since: i64,
+    },
 }
 
 impl Cadence {

@@ -16,6 +16,10 @@
 //! - [`cadence`]: when a project's next audit is due beside the poll loop,
 //!   and a late slot skipped while the last audit still runs.
 
+#![warn(missing_docs, unreachable_pub)]
+#![deny(unsafe_code)]
+#![warn(clippy::allow_attributes, clippy::allow_attributes_without_reason)]
+
 pub mod cadence;
 pub mod cite;
 pub mod plan;

@@ -68,6 +68,7 @@ pub const FALLBACKS: [(&str, &str); 4] = [
 /// A place a rule is stated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Place {
+    /// The file, relative to the project, `/`-separated.
     pub file: String,
     /// 1-based.
     pub line: usize,
@@ -105,8 +106,11 @@ pub struct Dimension {
 /// A dimension that is not audited, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeftOut {
+    /// The dimension's name, as `--plan` says it.
     pub name: String,
+    /// How many rules it held: what the audit says nothing of.
     pub rules: usize,
+    /// Why it was left out rather than merged (`over --max-dimensions`, …).
     pub why: String,
 }
 
@@ -197,11 +201,15 @@ const ASSUMED_EVERY: Duration = Duration::from_secs(6 * 3600);
 /// What the plan costs: one agent run per dimension per audit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cost {
+    /// Agent runs per audit: one per dimension.
     pub runs_per_audit: usize,
+    /// The period the daily figures are at: the caller's, or 6h.
     pub audit_every: Duration,
-    /// True when the cadence is [`ASSUMED_EVERY`], not the caller's.
+    /// True when the period is the assumed 6h, not the caller's.
     pub assumed: bool,
+    /// Audits a day at that period.
     pub audits_per_day: f64,
+    /// Agent runs a day at that period: what the plan costs.
     pub runs_per_day: f64,
 }
 

@@ -43,9 +43,11 @@ pub enum Outcome {
 /// One dimension of the plan and what its auditor came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DimensionResult {
+    /// The dimension's name, as the plan has it: the report's section.
     pub name: String,
     /// The dimension's rules, `FILE:LINE` ([`super::cite::rule_ref`]).
     pub rules: Vec<String>,
+    /// What its auditor came to.
     pub outcome: Outcome,
 }
 
@@ -73,7 +75,9 @@ fn key_of(f: &Finding) -> String {
 /// A finding as an audit kept it, with the dimension it belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Known {
+    /// The dimension that kept it: where it is looked for next time.
     pub dimension: String,
+    /// The finding as that audit kept it.
     pub finding: Finding,
     /// How many audits in a row of its dimension did not report it while
     /// its quote stayed in the file (0 or 1: at 2 it is gone).
@@ -81,6 +85,7 @@ pub struct Known {
 }
 
 impl Known {
+    /// Its identity across audits ([`finding_key`]).
     pub fn key(&self) -> String {
         key_of(&self.finding)
     }
@@ -98,10 +103,16 @@ pub struct Previous {
 pub enum PreviousError {
     /// The value at `at` (a path such as `dimensions[0].findings[2].rank`)
     /// is missing or of the wrong type.
-    Malformed { at: String },
+    Malformed {
+        /// The path of the value, from the report's root.
+        at: String,
+    },
     /// The report is of a newer shape ([`REPORT_VERSION`]) than this crate
     /// reads: written by a later bmb.
-    Newer { version: u64 },
+    Newer {
+        /// The version the report says it is of.
+        version: u64,
+    },
 }
 
 impl fmt::Display for PreviousError {
@@ -173,6 +184,7 @@ impl Previous {
         Ok(Previous { findings })
     }
 
+    /// Every finding the previous audit knew, each once.
     pub fn findings(&self) -> &[Known] {
         &self.findings
     }
@@ -256,6 +268,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// The word the JSON report writes for it.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::New => "new",
@@ -267,7 +280,9 @@ impl Status {
 /// A kept finding and whether it is news.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ranked {
+    /// The finding as this audit kept it.
     pub finding: Finding,
+    /// Whether it is news.
     pub status: Status,
     /// The other dimensions that reported it too: one finding, listed once.
     pub also_in: Vec<String>,
@@ -287,6 +302,7 @@ pub enum GoneWhy {
 }
 
 impl GoneWhy {
+    /// The word the JSON report writes for it.
     pub fn as_str(self) -> &'static str {
         match self {
             GoneWhy::QuoteLeft => "quote_left",
@@ -305,7 +321,9 @@ impl GoneWhy {
 /// A finding of the previous audit that is gone, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Gone {
+    /// The finding as the previous audit kept it.
     pub finding: Finding,
+    /// Why it is gone.
     pub why: GoneWhy,
 }
 
@@ -321,8 +339,11 @@ pub struct Kept {
     /// time although their quote is still in the file: neither news nor
     /// gone; gone if the next audit does not report them either.
     pub unconfirmed: Vec<Finding>,
+    /// The rules its auditor found holding, with the line that shows it.
     pub holds: Vec<Holds>,
+    /// Its auditor's items the citation check refused, with why.
     pub rejected: Vec<Rejected>,
+    /// Its auditor's lines that were neither a finding nor a holding rule.
     pub ignored_lines: usize,
     /// The dimension's rules that a kept finding or holding rule is about.
     pub rules_checked: Vec<String>,
@@ -358,16 +379,21 @@ impl Kept {
     }
 }
 
+/// What a dimension's section of the report says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
+    /// Its auditor's output was checked: what survived.
     Kept(Kept),
     /// The auditor failed: how (one line).
     Failed(String),
 }
 
+/// One dimension's section of the report.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DimensionReport {
+    /// The dimension's name, the section's heading.
     pub name: String,
+    /// What the section says.
     pub verdict: Verdict,
 }
 
@@ -382,6 +408,7 @@ pub struct Report {
     /// Why the auditors' writes could not be seen (not a git repository, git
     /// failed): said first, since the read-only check did not run.
     pub unverified: Option<String>,
+    /// One section per dimension of the plan, in its order.
     pub dimensions: Vec<DimensionReport>,
     /// Findings of the previous audit in dimensions not checked this time
     /// (their auditor failed, or the plan left them out): neither news nor
