@@ -1,6 +1,7 @@
 //! `bmb-monitor`: the binary's library. Glue only: parse arguments, wire the
 //! real adapters to the monitors' ports, map errors to exit codes. Every rule
-//! lives in `classify`, `ledger`, `probes` or `watchdog`, where a test drives it.
+//! lives in `classify`, `ledger`, `probes`, `watchdog` or `audit`, where a test
+//! drives it.
 //!
 //! One folder per command, one job per file; `output` is the one way any of
 //! them prints.
