@@ -362,7 +362,7 @@ fn os_crates_in(tree: &str) -> Vec<String> {
     found
 }
 
-/// `watchdog` and `classify` are pure (ARCHITECTURE.md): their normal dependency graph, with the
+/// `watchdog`, `audit` and `classify` are pure (ARCHITECTURE.md): their normal dependency graph, with the
 /// features they ask for alone, reaches no crate that calls the OS.
 #[test]
 #[expect(
@@ -371,7 +371,7 @@ fn os_crates_in(tree: &str) -> Vec<String> {
 )]
 fn the_pure_crates_reach_no_os_crate() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    for package in ["bmb-watchdog", "bmb-classify"] {
+    for package in ["bmb-watchdog", "bmb-audit", "bmb-classify"] {
         let out = std::process::Command::new(&cargo)
             .current_dir(root())
             .args([

@@ -1,6 +1,7 @@
 //! `bmb-monitor`: the binary's library. Glue only: parse arguments, wire the
 //! real adapters to the monitors' ports, map errors to exit codes. Every rule
-//! lives in `classify`, `ledger`, `probes` or `watchdog`, where a test drives it.
+//! lives in `classify`, `ledger`, `probes`, `watchdog` or `audit`, where a test
+//! drives it.
 //!
 //! One folder per command, one job per file; `output` is the one way any of
 //! them prints.
@@ -8,6 +9,7 @@
 // Every line goes through `output`, which cannot panic on a closed stream.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod alert;
 pub mod audit;
 pub mod classify_cmd;
 pub mod clock;
@@ -43,6 +45,10 @@ pub fn state_dir() -> std::path::PathBuf {
 
 /// The longest duration any flag takes, in seconds (a year).
 pub const MAX_SECS: u64 = watchdog::MAX_DURATION_SECS;
+
+// `--audit-every` takes the same year as every other duration flag; the audit
+// crate keeps its own bound so that it depends on no monitor.
+const _: () = assert!(::audit::cadence::MAX_EVERY_SECS == MAX_SECS);
 
 /// A duration flag in whole seconds, from `min` up to [`MAX_SECS`].
 pub fn secs(min: u64) -> clap::builder::RangedU64ValueParser<u64> {

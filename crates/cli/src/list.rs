@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use watchdog::target::Target;
 
+use crate::alert::sanitize_text;
 use crate::output::usage_error;
 use crate::output::{print, say};
 use crate::server_args::ServerArgs;
-use crate::watch::sanitize_text;
 
 #[derive(clap::Args, Debug)]
 pub struct ListArgs {

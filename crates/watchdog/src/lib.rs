@@ -83,7 +83,6 @@
 //! arrives through a port trait, so every branch is driven from tests with
 //! fakes and a fake clock.
 pub mod alerts;
-pub mod audit;
 pub mod board;
 pub mod clock;
 pub mod lead;

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use watchdog::audit::cite::Look;
+use ::audit::cite::Look;
 
 /// A file larger than this is not a source file a citation can point into.
 const MAX_FILE_BYTES: u64 = 8 << 20;
@@ -94,7 +94,7 @@ impl ProjectTree {
     }
 }
 
-impl watchdog::audit::cite::ProjectFiles for ProjectTree {
+impl ::audit::cite::ProjectFiles for ProjectTree {
     fn root(&self) -> &str {
         &self.root_text
     }

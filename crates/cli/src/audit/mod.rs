@@ -12,12 +12,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use watchdog::audit::cite;
-use watchdog::audit::plan;
-use watchdog::audit::report::{self, DimensionResult, Outcome, Previous};
+use ::audit::cite;
+use ::audit::plan;
+use ::audit::report::{self, DimensionResult, Outcome, Previous};
 
+use crate::alert::{AlertFormat, run_alert_cmd};
 use crate::output::{print, print_checked, say, usage_error};
-use crate::watch::{AlertFormat, run_alert_cmd};
 
 /// Claude Code in print mode with read-only tools only, checked against the
 /// pinned 2.1.332 (`--help`, and tests/audit_claude.rs against the mock API):
@@ -42,7 +42,7 @@ pub struct Args {
     #[arg(long)]
     plan: bool,
     /// With --plan: the watcher's --audit-every, for the cost per day (6h when not given).
-    #[arg(long, value_name = "PERIOD", value_parser = watchdog::audit::cadence::parse_every, requires = "plan")]
+    #[arg(long, value_name = "PERIOD", value_parser = ::audit::cadence::parse_every, requires = "plan")]
     audit_every: Option<Duration>,
     /// The auditor: `sh -c CMD` in the project, the prompt on stdin,
     /// BMB_AUDIT_DIMENSION set; it answers in JSON lines (README).

@@ -2,7 +2,7 @@
 //! `file:line`, to be adversarial, and the output contract (README, "The
 //! audit team").
 
-use watchdog::audit::plan::Dimension;
+use ::audit::plan::Dimension;
 
 /// The prompt for one dimension's auditor, given on its stdin.
 pub(super) fn prompt(project: &str, dimension: &Dimension, fallback: bool) -> String {
@@ -18,7 +18,7 @@ pub(super) fn prompt(project: &str, dimension: &Dimension, fallback: bool) -> St
         ));
     }
     let what = if fallback {
-        let looks_for = watchdog::audit::plan::FALLBACKS
+        let looks_for = ::audit::plan::FALLBACKS
             .iter()
             .find(|(name, _)| *name == dimension.name)
             .map_or("", |(_, what)| *what);

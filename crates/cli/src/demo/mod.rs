@@ -21,8 +21,8 @@ use probes::remote::ssh::quote_literal;
 use probes::run::{self, Invocation, Limits, Outcome};
 use probes::tmux::{Server, Tmux};
 
+use crate::alert::sanitize_text;
 use crate::output::say;
-use crate::watch::sanitize_text;
 
 mod sandbox;
 mod script;

@@ -8,11 +8,12 @@ use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use ::audit::cadence::{Cadence, Turn};
 use probes::run::{Invocation, Limits, Outcome};
 use watchdog::Clock;
-use watchdog::audit::cadence::{Cadence, Turn};
 
-use super::{AlertFormat, Args};
+use super::Args;
+use crate::alert::{AlertFormat, sanitize_text};
 use crate::audit::{files, store};
 use crate::clock::SystemClock;
 use crate::output::say;
@@ -218,7 +219,7 @@ fn say_ended(root: &Path, folder: &Path, outcome: &Outcome) {
     // A failure's first line is already in its description.
     let skip = usize::from(report.is_none());
     for line in stderr.lines().filter(|l| !l.trim().is_empty()).skip(skip) {
-        say(crate::watch::sanitize_text(line));
+        say(sanitize_text(line));
     }
 }
 

@@ -14,6 +14,7 @@ use probes::fs::lock::LockError;
 use watchdog::session::DEFAULT_NUDGE_TEXT;
 use watchdog::target::Target;
 
+use crate::alert::{AlertFormat, sanitize_text};
 use crate::output::{print, say, usage_error};
 use crate::server_args::ServerArgs;
 use probes::os::signals::Wake;
@@ -38,20 +39,10 @@ mod settings;
 mod socket_lock;
 
 use crate::state_dir;
-pub(crate) use alert::run_alert_cmd;
 use alert::send_alert;
-pub use alert::{escape_html, sanitize_text};
 use cycle::Watch;
 use detach::detach;
 use settings::{Settings, TargetSettings};
-
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AlertFormat {
-    /// Plain text, control characters removed.
-    Text,
-    /// HTML-escaped, for HTML funnels such as a chat bot.
-    Html,
-}
 
 /// Where a remote target's probes run (a local target's run here either way).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -136,7 +127,7 @@ pub struct Args {
     audit: Vec<std::path::PathBuf>,
     /// How often each --audit project is audited (6h, 90m, 1d). The first audit starts at once,
     /// unless the last one started within this period, even before a restart.
-    #[arg(long, value_name = "PERIOD", value_parser = watchdog::audit::cadence::parse_every, requires = "audit")]
+    #[arg(long, value_name = "PERIOD", value_parser = ::audit::cadence::parse_every, requires = "audit")]
     audit_every: Option<Duration>,
     /// The auditor command of each --audit run (`bmb-monitor audit --agent-cmd`; its default if not given).
     #[arg(long, value_name = "CMD", requires = "audit")]

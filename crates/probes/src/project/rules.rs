@@ -1,7 +1,7 @@
 //! Finding a project's stated rules: the files its agents are told to obey
 //! (CLAUDE.md, AGENTS.md, the agent CLIs' rules files) and its written
 //! invariants (ARCHITECTURE.md), which the audit team turns into dimensions
-//! (`watchdog::audit::plan`).
+//! (`audit::plan`).
 //!
 //! The walk is bounded: it honours the project's `.gitignore` files (and
 //! `.git/info/exclude`) as git does, through ripgrep's matcher (`ignore`); it
@@ -19,7 +19,7 @@
 //! `docs/architecture.md`" states its rules there too.
 //!
 //! The result is probes' own [`RuleFile`] (probes cannot know `watchdog`):
-//! the caller hands `(path, text)` pairs to `watchdog::audit::plan::plan`.
+//! the caller hands `(path, text)` pairs to `audit::plan::plan`.
 
 use std::collections::{HashSet, VecDeque};
 use std::fmt;
@@ -53,7 +53,7 @@ pub struct Discovery {
 }
 
 impl Discovery {
-    /// The files as the `(path, text)` pairs `watchdog::audit::plan::plan` takes.
+    /// The files as the `(path, text)` pairs `audit::plan::plan` takes.
     pub fn pairs(&self) -> Vec<(String, String)> {
         self.files
             .iter()

@@ -2,9 +2,7 @@
 //! yields dimensions drawn from its invariants, one per crate section, every
 //! invariant cited at its line.
 
-use bmb_watchdog as watchdog;
-
-use watchdog::audit::plan::plan;
+use bmb_audit::plan::plan;
 
 #[test]
 fn this_repositorys_architecture_md_plans_one_dimension_per_crate_from_its_invariants() {
@@ -17,7 +15,7 @@ fn this_repositorys_architecture_md_plans_one_dimension_per_crate_from_its_invar
 
     assert!(!planned.fallback);
     let names: Vec<&str> = planned.dimensions.iter().map(|d| d.name.as_str()).collect();
-    for crate_name in ["classify", "probes", "ledger", "watchdog", "cli"] {
+    for crate_name in ["classify", "probes", "ledger", "watchdog", "audit", "cli"] {
         let section = format!("crates/{crate_name} (package bmb-");
         assert!(
             names.iter().any(|name| name.starts_with(&section)),

@@ -37,7 +37,10 @@ pub enum Look {
     /// A text file of the project: its path relative to the root with every
     /// symlink resolved (`/`-separated), and its lines.
     Text {
+        /// The path relative to the root, every symlink resolved, `/`-separated:
+        /// the name a finding keeps, so two aliases of a file are one file.
         canonical: String,
+        /// The file's lines, without their line breaks.
         lines: Vec<String>,
     },
     /// No such (readable, regular) file inside the project.
@@ -67,10 +70,16 @@ pub trait ProjectFiles {
 
 /// How bad a finding is. Ordered most severe first, so sorting ascending
 /// puts `High` on top.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// The auditor's worst: ranked first.
     High,
+    /// Between the two.
     Medium,
+    /// The auditor's least: ranked last.
     Low,
 }
 
@@ -105,12 +114,15 @@ impl fmt::Display for Severity {
 /// `file:line`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
+    /// How bad the auditor says it is: the first key of the ranking.
     pub severity: Severity,
+    /// The auditor's own order within a severity, 1 first: the second key.
     pub rank: u32,
     /// One line, sanitised, at most [`CLAIM_CHARS`] characters.
     pub claim: String,
     /// The canonical path: relative to the root, every symlink resolved.
     pub file: String,
+    /// Where the quote is, 1-based: shown, never part of the identity (lines move).
     pub line: usize,
     /// As the auditor quoted it (it is in the file); shown through
     /// [`visible`].
@@ -134,6 +146,7 @@ pub struct Holds {
     pub holds: String,
     /// The canonical path.
     pub file: String,
+    /// The line that shows it holds, 1-based.
     pub line: usize,
     /// The rule that holds, as for [`Finding::rule`].
     pub rule: Option<String>,
@@ -146,6 +159,7 @@ pub struct Rejected {
     /// [`REJECTED_LINE_CHARS`] characters; for an ignored file, only its
     /// path and line.
     pub line: String,
+    /// What was wrong with it.
     pub why: RejectReason,
 }
 
@@ -157,10 +171,13 @@ pub enum RejectReason {
     /// the root), or holds NUL, a backslash or a control character; the
     /// project's files were not asked.
     PathEscape,
+    /// No readable, regular file of the project at the cited path.
     NoSuchFile,
     /// `line` is not within the file's `lines` (lines count from 1).
     NoSuchLine {
+        /// The line cited.
         line: usize,
+        /// How many lines the file has.
         lines: usize,
     },
     /// The quoted text (whitespace- and Unicode-normalised) is not on the
@@ -173,6 +190,7 @@ pub enum RejectReason {
     Padding,
     /// The field is missing, of the wrong type or out of range.
     MissingField {
+        /// The contract's name for the field.
         field: &'static str,
     },
     /// `severity` is a string, but not `high`, `medium` or `low`.
@@ -266,8 +284,11 @@ impl fmt::Display for RejectReason {
 /// What one auditor's output came to.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Checked {
+    /// The findings whose citation resolved, in the auditor's order.
     pub findings: Vec<Finding>,
+    /// The holding rules whose citation resolved.
     pub holds: Vec<Holds>,
+    /// Every object that did not survive the check, with why.
     pub rejected: Vec<Rejected>,
     /// Non-blank lines that were not an object of the contract's shapes.
     pub ignored_lines: usize,
@@ -450,11 +471,12 @@ const VAGUE_WORDS: [&str; 120] = [
     "also",
 ];
 
-/// A holding line names at least this many things beyond [`VAGUE_WORDS`].
+/// A holding line names at least this many things beyond the vague words
+/// (`the`, `checked`, `fine`, `code`, …) any reason could say.
 pub const MIN_SPECIFIC_WORDS: usize = 3;
 
 /// A claim that contains a rule is still padding when at most this many
-/// words are added to it ("violated: <rule>").
+/// words are added to it (`violated: <rule>`).
 pub const PADDING_EXTRA_WORDS: usize = 4;
 
 /// Read an auditor's stdout: each line that is a contract object becomes a

@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::audit::cite::RejectReason;
+use crate::cite::RejectReason;
 
 fn finding(severity: Severity, rank: u32, file: &str, line: usize, quote: &str) -> Finding {
     Finding {
@@ -384,6 +384,7 @@ fn the_json_keeps_findings_holds_and_rejected_apart_with_their_field_names() {
     assert_eq!(
         report.to_json(),
         json!({
+            "version": 1,
             "changed_by_auditors": null,
             "unverified": null,
             "dimensions": [
@@ -421,6 +422,61 @@ fn the_json_keeps_findings_holds_and_rejected_apart_with_their_field_names() {
             "project": "",
         })
     );
+}
+
+/// The JSON is the wire type's: read back through it, it writes the same
+/// value again, so an embedder that reads `--json` typed loses nothing.
+#[test]
+fn the_report_json_reads_back_as_its_wire_type_whole() {
+    let report = synth(
+        vec![
+            dimension(
+                "Purity",
+                checked(vec![finding(Severity::High, 1, "src/a.rs", 3, "std::fs")]),
+            ),
+            dimension("Docs", Outcome::Failed("timed out".to_string())),
+        ],
+        None,
+        Some("HEAD moved".to_string()),
+    );
+    let json = report.to_json();
+    let wire: crate::wire::ReportJson = serde_json::from_value(json.clone()).unwrap();
+    assert_eq!(wire.version, crate::wire::REPORT_VERSION);
+    assert_eq!(wire.dimensions[0].findings[0].status, Status::New);
+    assert_eq!(serde_json::to_value(&wire).unwrap(), json);
+}
+
+/// A report of a later format is refused, not misread; one from before the
+/// version was written is of the first.
+#[test]
+fn a_saved_audit_of_a_newer_version_is_refused_and_one_without_is_the_first() {
+    let mut saved = synth(
+        vec![dimension(
+            "Purity",
+            checked(vec![finding(Severity::High, 1, "src/a.rs", 3, "std::fs")]),
+        )],
+        None,
+        None,
+    )
+    .to_json();
+    saved["version"] = json!(2);
+    let refused = Previous::from_json(&saved);
+    assert_eq!(refused, Err(PreviousError::Newer { version: 2 }));
+    assert_eq!(
+        refused.unwrap_err().to_string(),
+        "the saved audit is of format version 2, newer than this bmb reads (1)"
+    );
+    saved["version"] = json!("one");
+    assert_eq!(
+        Previous::from_json(&saved),
+        Err(PreviousError::Malformed {
+            at: "version".to_string()
+        })
+    );
+    saved.as_object_mut().unwrap().remove("version");
+    assert_eq!(Previous::from_json(&saved).unwrap().findings().len(), 1);
+    let wire: crate::wire::ReportJson = serde_json::from_value(saved).unwrap();
+    assert_eq!(wire.version, 1);
 }
 
 #[test]

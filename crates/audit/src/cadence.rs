@@ -1,7 +1,7 @@
 //! The audit's own schedule beside the poll loop (seed: "Two layers, two
 //! cadences"): when a project's next audit is due, and what happens to a
-//! slot that comes while the last audit still runs. Times are the
-//! [`Clock`](crate::Clock)'s seconds; the caller keeps the last start across
+//! slot that comes while the last audit still runs. Times are the caller's
+//! clock's seconds since the epoch; the caller keeps the last start across
 //! restarts, so a restarted watcher does not audit at once.
 
 use std::fmt;
@@ -10,6 +10,13 @@ use std::time::Duration;
 /// The shortest period `--audit-every` takes: an audit runs an agent per
 /// dimension, and a period under a second is a typo.
 pub const MIN_EVERY_SECS: u64 = 1;
+
+/// The longest period `--audit-every` takes, in seconds (a year): a longer
+/// one is a mistake, and anything up to it adds to a clock without
+/// overflowing. The same year as every other duration flag of the binary
+/// (`bmb-watchdog`'s `MAX_DURATION_SECS`), which the binary checks at
+/// compile time; kept here so this crate depends on no monitor.
+pub const MAX_EVERY_SECS: u64 = 365 * 24 * 3600;
 
 /// One project's audit schedule.
 #[derive(Debug, Clone)]
@@ -29,7 +36,10 @@ pub enum Turn {
     Start,
     /// Due, but the audit started at `running_since` still runs: this slot
     /// is skipped (never a second audit of one project at once).
-    Skip { running_since: i64 },
+    Skip {
+        /// When the audit that still runs started, in the clock's seconds.
+        running_since: i64,
+    },
 }
 
 impl Cadence {
@@ -87,7 +97,7 @@ pub enum EveryError {
     Unreadable,
     /// A number without a unit: seconds, minutes and hours all look alike.
     NoUnit,
-    /// Under [`MIN_EVERY_SECS`] or over the longest duration any flag takes.
+    /// Under [`MIN_EVERY_SECS`] or over [`MAX_EVERY_SECS`].
     OutOfRange,
 }
 
@@ -101,7 +111,7 @@ impl fmt::Display for EveryError {
             EveryError::OutOfRange => write!(
                 f,
                 "must be from {MIN_EVERY_SECS}s to {} days",
-                crate::MAX_DURATION_SECS / 86_400
+                MAX_EVERY_SECS / 86_400
             ),
         }
     }
@@ -110,7 +120,7 @@ impl fmt::Display for EveryError {
 impl std::error::Error for EveryError {}
 
 /// Reads an audit period: `6h`, `90m`, `1h30m`, `45s`, `2 hours`, `1d` or
-/// ISO 8601 (`PT6H`); from a second to the longest duration any flag takes.
+/// ISO 8601 (`PT6H`); from [`MIN_EVERY_SECS`] to [`MAX_EVERY_SECS`].
 pub fn parse_every(text: &str) -> Result<Duration, EveryError> {
     let text = text.trim();
     if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
@@ -137,7 +147,7 @@ pub fn parse_every(text: &str) -> Result<Duration, EveryError> {
             u64::try_from(duration.as_secs()).map_err(|_| EveryError::OutOfRange)?
         }
     };
-    if !(MIN_EVERY_SECS..=crate::MAX_DURATION_SECS).contains(&secs) {
+    if !(MIN_EVERY_SECS..=MAX_EVERY_SECS).contains(&secs) {
         return Err(EveryError::OutOfRange);
     }
     Ok(Duration::from_secs(secs))

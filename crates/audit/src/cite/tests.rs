@@ -633,7 +633,7 @@ fn a_copy_of_a_rule_in_another_file_is_a_rules_own_line_too() {
         .files
         .insert("AGENTS.md", "# Also here\n- watchdog does no I/O\n");
     let mut rules = rules();
-    rules[0].also.push(crate::audit::plan::Place {
+    rules[0].also.push(crate::plan::Place {
         file: "AGENTS.md".to_string(),
         line: 2,
     });

@@ -21,7 +21,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
+
+use crate::wire::{REPORT_VERSION, ReportJson};
 
 use super::cite::{
     Checked, Finding, Holds, Look, ProjectFiles, Rejected, Severity, normalised_quote, one_line,
@@ -41,9 +43,11 @@ pub enum Outcome {
 /// One dimension of the plan and what its auditor came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DimensionResult {
+    /// The dimension's name, as the plan has it: the report's section.
     pub name: String,
     /// The dimension's rules, `FILE:LINE` ([`super::cite::rule_ref`]).
     pub rules: Vec<String>,
+    /// What its auditor came to.
     pub outcome: Outcome,
 }
 
@@ -71,7 +75,9 @@ fn key_of(f: &Finding) -> String {
 /// A finding as an audit kept it, with the dimension it belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Known {
+    /// The dimension that kept it: where it is looked for next time.
     pub dimension: String,
+    /// The finding as that audit kept it.
     pub finding: Finding,
     /// How many audits in a row of its dimension did not report it while
     /// its quote stayed in the file (0 or 1: at 2 it is gone).
@@ -79,6 +85,7 @@ pub struct Known {
 }
 
 impl Known {
+    /// Its identity across audits ([`finding_key`]).
     pub fn key(&self) -> String {
         key_of(&self.finding)
     }
@@ -96,7 +103,16 @@ pub struct Previous {
 pub enum PreviousError {
     /// The value at `at` (a path such as `dimensions[0].findings[2].rank`)
     /// is missing or of the wrong type.
-    Malformed { at: String },
+    Malformed {
+        /// The path of the value, from the report's root.
+        at: String,
+    },
+    /// The report is of a newer shape ([`REPORT_VERSION`]) than this crate
+    /// reads: written by a later bmb.
+    Newer {
+        /// The version the report says it is of.
+        version: u64,
+    },
 }
 
 impl fmt::Display for PreviousError {
@@ -105,6 +121,10 @@ impl fmt::Display for PreviousError {
             PreviousError::Malformed { at } => {
                 write!(f, "the saved audit has no valid `{at}`")
             }
+            PreviousError::Newer { version } => write!(
+                f,
+                "the saved audit is of format version {version}, newer than this bmb reads ({REPORT_VERSION})"
+            ),
         }
     }
 }
@@ -115,7 +135,16 @@ impl Previous {
     /// The previous audit from its report's JSON: the findings of every
     /// dimension (`dimensions[].findings`, and `unconfirmed`, the ones missed
     /// once) and the ones it carried. A finding known twice is kept once.
+    /// A report of a newer [`REPORT_VERSION`] is refused, not misread; one
+    /// without a version is of the first. Read field by field rather than
+    /// through [`ReportJson`]'s derive, so a bad value is named by its path.
     pub fn from_json(value: &Value) -> Result<Previous, PreviousError> {
+        if let Some(version) = value.get("version") {
+            let version = version.as_u64().ok_or_else(|| malformed("version"))?;
+            if version > u64::from(REPORT_VERSION) {
+                return Err(PreviousError::Newer { version });
+            }
+        }
         let mut findings = Vec::new();
         for (d, dimension) in array(value, "dimensions", "dimensions")?.iter().enumerate() {
             let at = format!("dimensions[{d}]");
@@ -155,6 +184,7 @@ impl Previous {
         Ok(Previous { findings })
     }
 
+    /// Every finding the previous audit knew, each once.
     pub fn findings(&self) -> &[Known] {
         &self.findings
     }
@@ -227,7 +257,8 @@ fn finding_from_json(value: &Value, at: &str) -> Result<Finding, PreviousError> 
 }
 
 /// Whether a kept finding is news.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Status {
     /// Not in the previous audit (or there was none).
@@ -237,6 +268,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// The word the JSON report writes for it.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::New => "new",
@@ -248,24 +280,29 @@ impl Status {
 /// A kept finding and whether it is news.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ranked {
+    /// The finding as this audit kept it.
     pub finding: Finding,
+    /// Whether it is news.
     pub status: Status,
     /// The other dimensions that reported it too: one finding, listed once.
     pub also_in: Vec<String>,
 }
 
 /// Why a finding is gone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum GoneWhy {
     /// Its quote is no longer in its file (or the file is no longer one
     /// the audit reads).
+    #[serde(rename = "quote_left")]
     QuoteLeft,
     /// Two audits in a row of its dimension did not report it.
+    #[serde(rename = "unreported_twice")]
     Unreported,
 }
 
 impl GoneWhy {
+    /// The word the JSON report writes for it.
     pub fn as_str(self) -> &'static str {
         match self {
             GoneWhy::QuoteLeft => "quote_left",
@@ -284,7 +321,9 @@ impl GoneWhy {
 /// A finding of the previous audit that is gone, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Gone {
+    /// The finding as the previous audit kept it.
     pub finding: Finding,
+    /// Why it is gone.
     pub why: GoneWhy,
 }
 
@@ -300,8 +339,11 @@ pub struct Kept {
     /// time although their quote is still in the file: neither news nor
     /// gone; gone if the next audit does not report them either.
     pub unconfirmed: Vec<Finding>,
+    /// The rules its auditor found holding, with the line that shows it.
     pub holds: Vec<Holds>,
+    /// Its auditor's items the citation check refused, with why.
     pub rejected: Vec<Rejected>,
+    /// Its auditor's lines that were neither a finding nor a holding rule.
     pub ignored_lines: usize,
     /// The dimension's rules that a kept finding or holding rule is about.
     pub rules_checked: Vec<String>,
@@ -337,16 +379,21 @@ impl Kept {
     }
 }
 
+/// What a dimension's section of the report says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
+    /// Its auditor's output was checked: what survived.
     Kept(Kept),
     /// The auditor failed: how (one line).
     Failed(String),
 }
 
+/// One dimension's section of the report.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DimensionReport {
+    /// The dimension's name, the section's heading.
     pub name: String,
+    /// What the section says.
     pub verdict: Verdict,
 }
 
@@ -361,6 +408,7 @@ pub struct Report {
     /// Why the auditors' writes could not be seen (not a git repository, git
     /// failed): said first, since the read-only check did not run.
     pub unverified: Option<String>,
+    /// One section per dimension of the plan, in its order.
     pub dimensions: Vec<DimensionReport>,
     /// Findings of the previous audit in dimensions not checked this time
     /// (their auditor failed, or the plan left them out): neither news nor
@@ -762,90 +810,13 @@ impl Report {
         out
     }
 
-    /// The report as one JSON object; [`Previous::from_json`] reads it back.
-    /// Each dimension keeps `findings`, `unconfirmed`, `gone`, `holds`,
-    /// `rejected` and the rules checked and not apart; `failed` is how its
-    /// auditor failed, or null.
+    /// The report as one JSON object, its [`ReportJson`] form;
+    /// [`Previous::from_json`] reads it back. Each dimension keeps
+    /// `findings`, `unconfirmed`, `gone`, `holds`, `rejected` and the rules
+    /// checked and not apart; `failed` is how its auditor failed, or null.
     pub fn to_json(&self) -> Value {
-        let dimensions: Vec<Value> = self
-            .dimensions
-            .iter()
-            .map(|dimension| {
-                let (failed, kept) = match &dimension.verdict {
-                    Verdict::Failed(how) => (Some(how.as_str()), None),
-                    Verdict::Kept(kept) => (None, Some(kept)),
-                };
-                let kept = kept.cloned().unwrap_or_default();
-                let findings: Vec<Value> = kept
-                    .findings
-                    .iter()
-                    .map(|r| {
-                        let mut object = finding_json(&r.finding);
-                        object.insert("status".into(), r.status.as_str().into());
-                        object.insert("key".into(), key_of(&r.finding).into());
-                        object.insert("also_in".into(), json!(r.also_in));
-                        Value::Object(object)
-                    })
-                    .collect();
-                let unconfirmed: Vec<Value> = kept
-                    .unconfirmed
-                    .iter()
-                    .map(|f| {
-                        let mut object = finding_json(f);
-                        object.insert("missed".into(), 1.into());
-                        Value::Object(object)
-                    })
-                    .collect();
-                let gone: Vec<Value> = kept
-                    .gone
-                    .iter()
-                    .map(|g| {
-                        let mut object = finding_json(&g.finding);
-                        object.insert("why".into(), g.why.as_str().into());
-                        Value::Object(object)
-                    })
-                    .collect();
-                let holds: Vec<Value> = kept
-                    .holds
-                    .iter()
-                    .map(|h| json!({"holds": h.holds, "file": h.file, "line": h.line, "rule": h.rule}))
-                    .collect();
-                let rejected: Vec<Value> = kept
-                    .rejected
-                    .iter()
-                    .map(|r| json!({"line": r.line, "why": r.why.to_string(), "reason": r.why.code()}))
-                    .collect();
-                json!({
-                    "name": dimension.name,
-                    "failed": failed,
-                    "findings": findings,
-                    "unconfirmed": unconfirmed,
-                    "gone": gone,
-                    "holds": holds,
-                    "rejected": rejected,
-                    "ignored_lines": kept.ignored_lines,
-                    "rules_checked": kept.rules_checked,
-                    "rules_unchecked": kept.rules_unchecked,
-                })
-            })
-            .collect();
-        let carried: Vec<Value> = self
-            .carried
-            .iter()
-            .map(|known| {
-                let mut object = finding_json(&known.finding);
-                object.insert("dimension".into(), known.dimension.clone().into());
-                object.insert("missed".into(), known.missed.into());
-                Value::Object(object)
-            })
-            .collect();
-        json!({
-            "project": self.project,
-            "changed_by_auditors": self.changed_by_auditors,
-            "unverified": self.unverified,
-            "dimensions": dimensions,
-            "carried": carried,
-        })
+        serde_json::to_value(ReportJson::of(self))
+            .expect("the report's wire type has only string keys and no fallible field")
     }
 
     /// What is news, for the alert: a headline that names the project and
@@ -936,20 +907,6 @@ fn cap(lines: Vec<String>) -> String {
         out.push_str(line);
     }
     format!("{out}\n{CUT}")
-}
-
-fn finding_json(f: &Finding) -> Map<String, Value> {
-    let mut object = Map::new();
-    object.insert("severity".into(), f.severity.as_str().into());
-    object.insert("rank".into(), f.rank.into());
-    object.insert("claim".into(), f.claim.clone().into());
-    object.insert("file".into(), f.file.clone().into());
-    object.insert("line".into(), f.line.into());
-    object.insert("quote".into(), f.quote.clone().into());
-    object.insert("occurrence".into(), f.occurrence.into());
-    object.insert("rule".into(), f.rule.clone().into());
-    object.insert("rule_text".into(), f.rule_text.clone().into());
-    object
 }
 
 #[cfg(test)]

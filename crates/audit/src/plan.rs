@@ -68,6 +68,7 @@ pub const FALLBACKS: [(&str, &str); 4] = [
 /// A place a rule is stated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Place {
+    /// The file, relative to the project, `/`-separated.
     pub file: String,
     /// 1-based.
     pub line: usize,
@@ -105,8 +106,11 @@ pub struct Dimension {
 /// A dimension that is not audited, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeftOut {
+    /// The dimension's name, as `--plan` says it.
     pub name: String,
+    /// How many rules it held: what the audit says nothing of.
     pub rules: usize,
+    /// Why it was left out rather than merged (`over --max-dimensions`, …).
     pub why: String,
 }
 
@@ -197,11 +201,15 @@ const ASSUMED_EVERY: Duration = Duration::from_secs(6 * 3600);
 /// What the plan costs: one agent run per dimension per audit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cost {
+    /// Agent runs per audit: one per dimension.
     pub runs_per_audit: usize,
+    /// The period the daily figures are at: the caller's, or 6h.
     pub audit_every: Duration,
-    /// True when the cadence is [`ASSUMED_EVERY`], not the caller's.
+    /// True when the period is the assumed 6h, not the caller's.
     pub assumed: bool,
+    /// Audits a day at that period.
     pub audits_per_day: f64,
+    /// Agent runs a day at that period: what the plan costs.
     pub runs_per_day: f64,
 }
 
@@ -328,53 +336,17 @@ impl Plan {
         out
     }
 
-    /// `--plan --json`: `{"dimensions":[{"name","origin","sources","scope",
-    /// "rules":[{"file","line","text","also"}]}],"fallback","repeated","merged",
-    /// "left_out","read","skipped","cost"}`.
+    /// `--plan --json`: the plan as one line of JSON, its
+    /// [`PlanJson`](crate::wire::PlanJson) form.
     pub fn to_json(&self, notes: &Notes) -> String {
-        use serde_json::{Value, json};
-        let place = |file: &str, line: usize| json!({"file": file, "line": line});
-        let dimensions: Vec<Value> = self
-            .dimensions
-            .iter()
-            .map(|dimension| {
-                let rules: Vec<Value> = dimension
-                    .rules
-                    .iter()
-                    .map(|rule| {
-                        let also: Vec<Value> =
-                            rule.also.iter().map(|p| place(&p.file, p.line)).collect();
-                        json!({"file": rule.file, "line": rule.line, "text": rule.text, "also": also})
-                    })
-                    .collect();
-                json!({
-                    "name": dimension.name,
-                    "origin": dimension.origin,
-                    "sources": dimension.sources,
-                    "scope": dimension.scope,
-                    "rules": rules,
-                })
-            })
-            .collect();
-        let cost = self.cost(notes.audit_every);
-        let value = json!({
-            "dimensions": dimensions,
-            "fallback": self.fallback,
-            "repeated": self.repeated,
-            "merged": self.merged.iter().map(|(merged, into)| json!({"merged": merged, "into": into})).collect::<Vec<_>>(),
-            "left_out": self.left_out.iter().map(|left| json!({"name": left.name, "rules": left.rules, "why": left.why})).collect::<Vec<_>>(),
-            "read": notes.read.iter().map(|(path, from)| json!({"path": path, "from": from})).collect::<Vec<_>>(),
-            "skipped": notes.skipped.iter().map(|(path, why)| json!({"path": path, "why": why})).collect::<Vec<_>>(),
-            "cost": {
-                "runs_per_audit": cost.runs_per_audit,
-                "audit_every_secs": cost.audit_every.as_secs(),
-                "audit_every_assumed": cost.assumed,
-                "audits_per_day": round1(cost.audits_per_day),
-                "runs_per_day": round1(cost.runs_per_day),
-            },
-        });
-        value.to_string()
+        serde_json::to_string(&crate::wire::PlanJson::of(self, notes))
+            .expect("the plan's wire type has only string keys and finite numbers")
     }
+}
+
+/// `value` to one decimal, as the cost is said.
+pub(crate) fn round1(value: f64) -> f64 {
+    (value * 10.0).round() / 10.0
 }
 
 impl Cost {
@@ -393,10 +365,6 @@ impl Cost {
             plural_f(self.audits_per_day, "audit"),
         )
     }
-}
-
-fn round1(value: f64) -> f64 {
-    (value * 10.0).round() / 10.0
 }
 
 /// A count that may be fractional (`4`, `3.4`).
@@ -2636,7 +2604,11 @@ design and token rules  [fallback]
             skipped: vec![("CLAUDE.local.md".to_string(), "ignored".to_string())],
             audit_every: Some(Duration::from_secs(86_400)),
         };
-        let json: serde_json::Value = serde_json::from_str(&planned.to_json(&notes)).unwrap();
+        let text = planned.to_json(&notes);
+        // One line, the shape's version first.
+        assert!(text.starts_with(r#"{"version":1,"dimensions":["#), "{text}");
+        assert!(!text.contains('\n'));
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
         // Ranked: the rules that name something in the tree first.
         assert_eq!(json["dimensions"][0]["name"], "Errors and panics");
         assert_eq!(json["dimensions"][1]["name"], "Testing");
