@@ -92,6 +92,19 @@ pub fn run(mut args: Args) -> ExitCode {
     if args.watch {
         probes::os::signals::install_stop_handler();
     }
+    // What an answer from there may echo of their credentials (a proxy's
+    // error body quoting the Basic header) is never printed.
+    let asked: Vec<String> = args
+        .endpoints
+        .iter()
+        .filter_map(|e| endpoint_url(e))
+        .chain(args.prometheus.as_deref().and_then(prometheus_url))
+        .collect();
+    let unsecret = |text: String| {
+        asked
+            .iter()
+            .fold(text, |text, url| crate::redact::with_secret_of(url, &text))
+    };
     loop {
         let now = SystemClock.now();
         let mut sources = match &args.prometheus {
@@ -102,7 +115,7 @@ pub fn run(mut args: Args) -> ExitCode {
             sources.extend(read_sources(&args.endpoints, &board_dirs(), now));
         }
         if args.json {
-            print(render_json(&sources, now));
+            print(unsecret(render_json(&sources, now)));
         } else {
             let mut screen = String::new();
             if args.watch {
@@ -132,7 +145,7 @@ pub fn run(mut args: Args) -> ExitCode {
                 screen.push_str(&for_terminal(&line));
                 screen.push('\n');
             }
-            print_raw(&screen);
+            print_raw(&unsecret(screen));
         }
         if !args.watch
             || !probes::os::signals::sleep_unless_stopped(Duration::from_secs(args.interval))
@@ -353,7 +366,10 @@ fn read_prometheus(url: &str, now: i64) -> Vec<Source> {
     read().unwrap_or_else(|why| {
         vec![Source {
             name: crate::redact::urls(&format!("Prometheus {url}")),
-            reading: Reading::Unreachable(crate::redact::urls(&why)),
+            reading: Reading::Unreachable(crate::redact::with_secret_of(
+                &prometheus_url(url).unwrap_or_default(),
+                &why,
+            )),
         }]
     })
 }

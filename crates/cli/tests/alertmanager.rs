@@ -525,3 +525,114 @@ fn the_same_session_on_two_tmux_servers_is_two_alerts_and_answering_one_resolves
         [socket(&second)]
     );
 }
+
+/// A fake Alertmanager that takes the first post whole, hands its body to
+/// the test, and answers nothing until the test sends on the returned
+/// `release` (or drops it).
+fn holding() -> (
+    u16,
+    std::sync::mpsc::Receiver<String>,
+    std::sync::mpsc::Sender<()>,
+) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    let (took, taken) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let Some(Ok(mut stream)) = listener.incoming().next() else {
+            return;
+        };
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+        let mut request = Vec::new();
+        let mut chunk = [0u8; 65536];
+        // The head, then the body its Content-Length says.
+        let whole = |request: &[u8]| {
+            let text = String::from_utf8_lossy(request);
+            let (head, body) = text.split_once("\r\n\r\n")?;
+            let length: usize = head.lines().find_map(|l| {
+                let (name, value) = l.split_once(':')?;
+                name.eq_ignore_ascii_case("content-length")
+                    .then(|| value.trim().parse().ok())?
+            })?;
+            (body.len() >= length).then(|| body.to_string())
+        };
+        let body = loop {
+            match stream.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => request.extend_from_slice(&chunk[..n]),
+            }
+            if let Some(body) = whole(&request) {
+                break body;
+            }
+        };
+        let _ = took.send(body);
+        let _ = released.recv();
+        let _ =
+            stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    });
+    (port, taken, release)
+}
+
+/// Issue 19, item 4: a SIGTERM while Alertmanager held a post waited for
+/// the post's own timeout. The monitor now ends while the post is still
+/// held, and the alert it carried is posted by the next run, with the
+/// start it had: kept, not lost.
+#[test]
+fn a_sigterm_while_alertmanager_holds_a_post_ends_the_monitor_and_the_next_run_posts_it() {
+    let (port, taken, release) = holding();
+    let (tmux, state) = asking();
+    let url = format!("http://127.0.0.1:{port}");
+    let mut monitor = watch(&tmux, &state, &["--alertmanager", &url]);
+    let body = taken
+        .recv_timeout(Duration::from_secs(60))
+        .unwrap_or_else(|_| panic!("no post came: {:?}", monitor.err()));
+    let held: serde_json::Value = serde_json::from_str(&body).expect("a JSON body");
+    let question = held
+        .as_array()
+        .and_then(|alerts| {
+            alerts
+                .iter()
+                .find(|a| a["labels"]["alertname"] == "BmbQuestion")
+        })
+        .cloned()
+        .unwrap_or_else(|| panic!("the question is in the held post: {body}"));
+    monitor.signal(rustix::process::Signal::TERM);
+    let status = monitor.wait_exit(60).expect("it ends on SIGTERM");
+    // Released only now: it ended while the post was held, not at the
+    // post's timeout (which it would have said).
+    drop(release);
+    assert_eq!(status.code(), Some(0), "{:?}", monitor.err());
+    let said: Vec<String> = monitor
+        .err()
+        .into_iter()
+        .filter(|l| l.contains("alertmanager"))
+        .collect();
+    assert!(
+        said.len() == 1 && said[0].contains("a post was cut short by the stop"),
+        "{said:?}"
+    );
+
+    let alertmanager = Alertmanager::start();
+    let mut again = watch(&tmux, &state, &["--alertmanager", &alertmanager.url()]);
+    assert!(
+        wait_until(60, || !ours(&alertmanager, "BmbQuestion").is_empty()),
+        "the next run never posted the question: {:?}",
+        again.err()
+    );
+    let delivered = ours(&alertmanager, "BmbQuestion");
+    let start = |alert: &serde_json::Value| {
+        alert["startsAt"]
+            .as_str()
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+            // Alertmanager keeps milliseconds.
+            .map(|t| t.as_millisecond())
+    };
+    assert!(start(&question).is_some(), "{question}");
+    assert_eq!(
+        start(&delivered[0]),
+        start(&question),
+        "the kept alert, with its start: {delivered:?}"
+    );
+    again.signal(rustix::process::Signal::TERM);
+    assert!(again.wait_exit(30).is_some());
+}

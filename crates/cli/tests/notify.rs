@@ -437,6 +437,99 @@ fn a_watchdog_too_short_for_seventeen_targets_with_per_target_probes_is_refused(
     assert_eq!(notify.count("READY=1"), 1, "{stderr}");
 }
 
+/// Issue 19, item 4: the check left out the alert command, which a cycle
+/// waits for too. A watchdog the capture calls alone fit in is refused once
+/// an alert command is given, and the line says it is the alert commands'.
+#[test]
+fn a_watchdog_too_short_once_the_alert_command_is_counted_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket_path = dir.path().join("notify.sock");
+    let mut notify = NotifySocket::bind(&socket_path);
+    let run = |alert: &str| {
+        // 1 s apart, then two tmux calls of 1 s: 3 s; an alert command's 2 s more is 5.
+        let script = format!(
+            "WATCHDOG_PID=$$ WATCHDOG_USEC=5000000 exec '{}' watch agent --interval 1 \
+             --capture-timeout 1 --probe-timeout 2 {alert} --once",
+            env!("CARGO_BIN_EXE_bmb-monitor"),
+        );
+        Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .env("NOTIFY_SOCKET", &socket_path)
+            .env("XDG_STATE_HOME", dir.path())
+            .env("TMUX_TMPDIR", dir.path())
+            .output()
+            .expect("runs")
+    };
+    let output = run("--alert-cmd cat");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("WatchdogSec (5s)")
+            && stderr
+                .contains("longest cycle (4s: 2 capture call(s) x 1s + the alert commands 2s)"),
+        "{stderr}"
+    );
+    assert_eq!(notify.count("READY=1"), 0, "never ready");
+    let output = run("");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("WatchdogSec"), "{stderr}");
+    assert_eq!(notify.count("READY=1"), 1, "{stderr}");
+}
+
+/// What the check counts holds: a cycle's alert commands share one
+/// `probe_timeout`. The first target's command hangs (once) past it; the
+/// second target's alert is not run that cycle but said to wait, and the
+/// next poll delivers both.
+#[test]
+fn a_cycles_alert_commands_share_one_timeout_and_what_is_left_goes_next_poll() {
+    let tmux = PrivateTmux::new();
+    let state = tempfile::tempdir().expect("tempdir");
+    for name in ["a", "b"] {
+        let received = tmux.dir.path().join(format!("{name}.received"));
+        tmux.replay(name, &capture_path("question-permission-bash"), &received);
+    }
+    let runs = tmux.dir.path().join("runs");
+    let hung = tmux.dir.path().join("hung");
+    let alert = format!(
+        "cat > /dev/null; echo \"$BMB_TARGET\" >> '{runs}'; \
+         if [ \"$BMB_TARGET\" = a ] && [ ! -e '{hung}' ]; then : > '{hung}'; exec sleep 600; fi",
+        runs = runs.display(),
+        hung = hung.display()
+    );
+    let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+    command
+        .arg("watch")
+        .arg("-S")
+        .arg(&tmux.socket)
+        .args(["a", "b", "--interval", "1", "--probe-timeout", "1"])
+        .args(["--alert-cmd", &alert])
+        .env("XDG_STATE_HOME", state.path());
+    let mut monitor = Running::start(command);
+    let ran = || std::fs::read_to_string(&runs).unwrap_or_default();
+    assert!(
+        wait_until(60, || ran().lines().filter(|l| *l == "b").count() == 1
+            && ran().lines().filter(|l| *l == "a").count() == 2),
+        "runs {:?}; stderr {:?}",
+        ran(),
+        monitor.err()
+    );
+    // a's first run (hung), then a again and b: b never ran in the cycle
+    // whose time a used up.
+    assert_eq!(ran(), "a\na\nb\n", "{:?}", monitor.err());
+    let err = monitor.err();
+    let said = |needle: &str| err.iter().filter(|l| l.contains(needle)).count();
+    assert_eq!(
+        said("this cycle's alert commands used their 1 s; the alerts left wait for the next poll"),
+        1,
+        "{err:?}"
+    );
+    assert_eq!(said("bmb-monitor: watch: a: alert command"), 1, "{err:?}");
+    assert_eq!(said("bmb-monitor: watch: b: alert command"), 0, "{err:?}");
+    monitor.signal(Signal::TERM);
+    assert!(monitor.wait_exit(30).is_some_and(|s| s.success()));
+}
+
 /// Issue 19: a notify socket whose reader stops reading fills up, and a
 /// blocking send then held the loop for good, SIGTERM included. Its queue is
 /// filled before the monitor starts: the monitor goes on polling, says the

@@ -18,22 +18,9 @@ use std::path::{Path, PathBuf};
 use bmb_testkit::bin::{Running, wait_until};
 use bmb_testkit::sshd::Sshd;
 use bmb_testkit::tmux::{PrivateTmux, capture_path};
+use bmb_testkit::{entries, processes_mentioning};
 
 const EXE: &str = env!("CARGO_BIN_EXE_bmb-monitor");
-
-/// The names in `dir`, sorted.
-fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
-}
 
 /// A listener at `path` that counts who connects: a planted control socket.
 fn plant(path: &Path) -> UnixListener {
@@ -303,6 +290,29 @@ fn read_pid(path: &Path) -> Option<u32> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
+/// Ends an orphan if the monitor did not (a failing run of a test), by its
+/// pid and start time, so a pid reused since is never hit.
+struct EndOrphan(u32, Option<u64>);
+
+impl EndOrphan {
+    fn of(pid: u32) -> EndOrphan {
+        EndOrphan(
+            pid,
+            probes::os::procfs::Stat::of(pid).and_then(|s| s.start_ticks()),
+        )
+    }
+}
+
+impl Drop for EndOrphan {
+    fn drop(&mut self) {
+        let now = probes::os::procfs::Stat::of(self.0).and_then(|s| s.start_ticks());
+        if running(self.0) && now == self.1 {
+            let pid = rustix::process::Pid::from_raw(self.0 as i32).expect("a pid");
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        }
+    }
+}
+
 /// A `sleep` of the test's own, with `env`, to stand beside the monitor's.
 fn bystander(env: &[(&str, &str)]) -> std::process::Child {
     let mut command = std::process::Command::new("sleep");
@@ -345,20 +355,7 @@ fn a_restarted_watcher_ends_what_its_killed_run_tagged_and_nothing_else() {
         first.err()
     );
     let orphan = read_pid(&orphan_pid).unwrap();
-    // Ends the orphan if the monitor did not (a failing run of this test).
-    // By its pid and start time, so a pid reused since is never hit.
-    let started = |pid: u32| probes::os::procfs::Stat::of(pid).and_then(|s| s.start_ticks());
-    struct EndOrphan(u32, Option<u64>);
-    impl Drop for EndOrphan {
-        fn drop(&mut self) {
-            let now = probes::os::procfs::Stat::of(self.0).and_then(|s| s.start_ticks());
-            if running(self.0) && now == self.1 {
-                let pid = rustix::process::Pid::from_raw(self.0 as i32).expect("a pid");
-                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-            }
-        }
-    }
-    let _end_orphan = EndOrphan(orphan, started(orphan));
+    let _end_orphan = EndOrphan::of(orphan);
     // Not the monitor's: one with no tag, one with another run's tag.
     let mut untagged = bystander(&[]);
     let mut foreign = bystander(&[("BMB_RUN", "1-1.0")]);
@@ -403,25 +400,114 @@ fn a_restarted_watcher_ends_what_its_killed_run_tagged_and_nothing_else() {
     }
 }
 
-/// Pids of live processes whose command line mentions `needle`.
-fn processes_mentioning(needle: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        if String::from_utf8_lossy(&cmdline).contains(needle) && running(pid) {
-            found.push(pid);
-        }
+/// Issue 19, item 6: the audit child gave its auditors a tag of its own
+/// run, not of the watcher's, so a restarted watcher never found what a
+/// `kill -9` of both left: the auditors' own children.
+#[test]
+fn a_restarted_watcher_ends_what_its_killed_runs_auditors_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let project = dir.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    std::fs::write(
+        project.join("CLAUDE.md"),
+        "# Rules\n\n## Testing\n\n- Wait for an event.\n\n## Storage\n\n- Write only in the data folder.\n",
+    )
+    .unwrap();
+    bmb_testkit::git(&project, &["init", "-q"]);
+    bmb_testkit::git(&project, &["add", "."]);
+    bmb_testkit::git(&project, &["commit", "-q", "-m", "start"]);
+    // A slow auditor: its tool (a child of its own) runs on, and the
+    // auditor waits for it.
+    let pids = dir.path().join("pids");
+    let auditor = dir.path().join("auditor.sh");
+    std::fs::write(
+        &auditor,
+        format!(
+            "cat > /dev/null\nsleep 600 &\necho $! >> '{}'\nwait\n",
+            pids.display()
+        ),
+    )
+    .unwrap();
+    let server = PrivateTmux::new();
+    server.session("work", "exec sleep 600");
+    let mut command = bmb_testkit::bin::command(EXE);
+    command
+        .args(["watch", "--interval", "1", "-S"])
+        .arg(&server.socket)
+        .arg("work")
+        .arg("--audit")
+        .arg(&project)
+        .args(["--audit-every", "1h"])
+        .args(["--audit-agent-cmd", &format!("sh {}", auditor.display())])
+        .env("XDG_STATE_HOME", &state);
+    let mut first = Running::start(command);
+    let tools = || -> Vec<u32> {
+        std::fs::read_to_string(&pids)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect()
+    };
+    assert!(
+        wait_until(60, || tools().len() == 2),
+        "both auditors start their tools: {:?}",
+        first.err()
+    );
+    let tools = tools();
+    let _end = tools
+        .iter()
+        .map(|&pid| EndOrphan::of(pid))
+        .collect::<Vec<_>>();
+    let watcher = first.child.id();
+    let audit: Vec<u32> = processes_mentioning(&project.to_string_lossy())
+        .into_iter()
+        .filter(|(pid, line)| {
+            line.contains(" audit ")
+                && probes::os::procfs::Stat::of(*pid).and_then(|s| s.ppid()) == Some(watcher)
+        })
+        .map(|(pid, _)| pid)
+        .collect();
+    assert_eq!(audit.len(), 1, "the watcher's audit child: {audit:?}");
+    let _end_audit = EndOrphan::of(audit[0]);
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+    let pid = rustix::process::Pid::from_raw(audit[0] as i32).expect("a pid");
+    // Gone already, with its parent, or ended now.
+    let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+    assert!(
+        wait_until(20, || !running(audit[0])),
+        "the audit child ends"
+    );
+    // What kill -9 leaves: the auditors' tools, past the audit.
+    assert!(tools.iter().all(|&pid| running(pid)), "{tools:?}");
+
+    let mut command = bmb_testkit::bin::command(EXE);
+    command
+        .args(["watch", "--once", "-S"])
+        .arg(&server.socket)
+        .arg("work")
+        .env("XDG_STATE_HOME", &state);
+    let output = bmb_testkit::bin::run(command, b"", std::time::Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    for &tool in &tools {
+        assert!(
+            wait_until(20, || !running(tool)),
+            "the next run left the auditor's tool {tool} running: {stderr}"
+        );
     }
-    found
+    let said = stderr
+        .lines()
+        .find(|l| l.starts_with("bmb-monitor: watch: ended "))
+        .unwrap_or_default();
+    assert!(
+        said.contains(&format!("its previous run (pid {watcher}) left running: "))
+            && tools
+                .iter()
+                .all(|t| said.split(' ').any(|w| w == t.to_string())),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -458,10 +544,8 @@ fn a_killed_watchers_ssh_master_and_control_folder_are_ended_by_its_next_run() {
     // session rides on it with the socket in its argv.
     let master: Vec<u32> = processes_mentioning(&needle)
         .into_iter()
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|line| String::from_utf8_lossy(&line).contains("[mux]"))
-        })
+        .filter(|(_, line)| line.contains("[mux]"))
+        .map(|(pid, _)| pid)
         .collect();
     assert_eq!(master.len(), 1, "one master: {master:?}");
     first.child.kill().unwrap();

@@ -352,3 +352,118 @@ fn a_bad_or_unreachable_url_with_a_password_is_said_without_it() {
         assert_no_secret("status's stderr", &String::from_utf8_lossy(&output.stderr));
     }
 }
+
+/// A fake Alertmanager, board endpoint and Prometheus behind an auth proxy
+/// that refuses every request and echoes the credentials it was sent in
+/// its answer: the `Authorization` header's value and the password. The
+/// headers' base64 values it was sent, kept.
+fn echoing_proxy() -> (u16, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&sent);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+            let mut request = [0u8; 65536];
+            let n = stream.read(&mut request).unwrap_or(0);
+            let text = String::from_utf8_lossy(&request[..n]).into_owned();
+            let basic = text
+                .lines()
+                .find_map(|l| {
+                    let (name, value) = l.split_once(':')?;
+                    name.eq_ignore_ascii_case("authorization")
+                        .then(|| value.trim().strip_prefix("Basic ").map(str::to_string))?
+                })
+                .unwrap_or_default();
+            seen.lock().unwrap().push(basic.clone());
+            let echo = format!("no entry for Basic {basic} (password {PASSWORD})");
+            let (status, body) = if text.starts_with("POST ") {
+                ("401 Unauthorized", echo)
+            } else if text.starts_with("GET /api/v1/query") {
+                (
+                    "200 OK",
+                    format!(r#"{{"status":"error","error":"{echo}"}}"#),
+                )
+            } else {
+                // A JSON string where the board should be: a parser's error
+                // quotes it.
+                ("200 OK", format!("\"{echo}\""))
+            };
+            let _ = stream.write_all(
+                format!(
+                    "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                )
+                .as_bytes(),
+            );
+        }
+    });
+    (port, sent)
+}
+
+/// Found by the adversarial run: the URL's userinfo was redacted, but an
+/// answer that echoed the credentials (a proxy's error body quoting the
+/// Basic header, or the password) was printed as it came. Every stream of
+/// `watch` and of `status` is searched for the password and the header's
+/// base64, padded or not.
+#[test]
+fn credentials_an_answer_echoes_are_printed_nowhere() {
+    let (port, sent) = echoing_proxy();
+    let url = format!("http://admin:{PASSWORD}@127.0.0.1:{port}");
+    let tmux = PrivateTmux::new();
+    tmux.replay(
+        "agent",
+        &capture_path("question-permission-bash"),
+        &tmux.dir.path().join("agent.received"),
+    );
+    let state = tempfile::tempdir().expect("tempdir");
+    let mut command = bmb_testkit::bin::command(BIN);
+    command
+        .args(["watch", "--once", "-S"])
+        .arg(&tmux.socket)
+        .args(["agent", "--alertmanager", &url])
+        .env("XDG_STATE_HOME", state.path());
+    let watch = bmb_testkit::bin::run(command, b"", Duration::from_secs(60));
+    let mut streams = vec![
+        ("watch's stdout", watch.stdout),
+        ("watch's stderr", watch.stderr.clone()),
+    ];
+    let watch_err = String::from_utf8_lossy(&watch.stderr).into_owned();
+    assert!(
+        watch_err.contains("answered 401 Unauthorized: no entry for Basic *** (password ***)"),
+        "{watch_err}"
+    );
+    for (flag, json) in [
+        ("--endpoint", false),
+        ("--endpoint", true),
+        ("--prometheus", false),
+        ("--prometheus", true),
+    ] {
+        let mut command = bmb_testkit::bin::command(BIN);
+        command.args(["status", flag, &url]);
+        if json {
+            command.arg("--json");
+        }
+        let output = command.output().expect("status runs");
+        let shown = String::from_utf8_lossy(&output.stdout).into_owned();
+        // What it said of the answer is shown, the credentials not.
+        assert!(shown.contains("no entry for Basic ***"), "{flag}: {shown}");
+        streams.push(("status's stdout", output.stdout));
+        streams.push(("status's stderr", output.stderr));
+    }
+    let basics = sent.lock().unwrap().clone();
+    assert!(basics.len() >= 5, "{basics:?}");
+    for basic in &basics {
+        assert!(!basic.is_empty(), "every request carried Basic credentials");
+        for (what, bytes) in &streams {
+            let text = String::from_utf8_lossy(bytes);
+            assert_no_secret(what, &text);
+            assert!(
+                !text.contains(basic.trim_end_matches('=')),
+                "{basic} in {what}: {text}"
+            );
+        }
+    }
+}

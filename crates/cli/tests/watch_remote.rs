@@ -25,6 +25,7 @@ use probes::run::{Invocation, Limits, run};
 
 use bmb_testkit::sshd;
 use bmb_testkit::tmux as private_tmux;
+use bmb_testkit::{entries, processes_mentioning};
 
 use private_tmux::{PrivateTmux, capture_path};
 use sshd::Sshd;
@@ -423,28 +424,6 @@ impl Drop for Mute {
     }
 }
 
-/// Pids of live processes whose command line mentions `needle`.
-fn processes_mentioning(needle: &str) -> Vec<(u32, String)> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if cmdline.contains(needle) {
-            found.push((pid, cmdline));
-        }
-    }
-    found
-}
-
 #[test]
 fn a_host_that_accepts_tcp_and_never_answers_cannot_freeze_the_loop() {
     let dir = tempfile::tempdir().unwrap();
@@ -709,20 +688,6 @@ fn list_skips_an_alias_watch_would_refuse_and_names_it_without_its_escapes() {
         "{:?}",
         ran.stderr
     );
-}
-
-/// The names in `dir`, sorted (the control sockets of a monitor).
-fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
 }
 
 #[test]

@@ -399,11 +399,7 @@ pub fn run(what: &Invocation, limits: &Limits) -> Outcome {
 
     // A tag every descendant inherits, so one that left the process group
     // (`setsid`, a daemon) is still found and ended with the run.
-    let tag = format!(
-        "{}.{}",
-        this_run(),
-        RUN_TAGS.fetch_add(1, Ordering::Relaxed)
-    );
+    let tag = next_tag();
     let mut command = Command::new(&what.program);
     command
         .env(RUN_TAG_VAR, &tag)
@@ -732,9 +728,58 @@ fn terminate_group(child: &mut Child, group: Pid, grace: Duration) {
 }
 
 /// The environment variable that tags a run's descendants:
-/// `BMB_RUN=<this process's run>.<n>` (see [`this_run`]).
+/// `BMB_RUN=<this process's run>.<n>` (see [`this_run`]), after the tag this
+/// process was started with, if any, and a `/`: a command a tagged process
+/// starts (an audit's auditors, under the watcher that started the audit)
+/// carries every run of its family, so the oldest one's next run finds it.
 pub(crate) const RUN_TAG_VAR: &str = "BMB_RUN";
 static RUN_TAGS: AtomicU64 = AtomicU64::new(0);
+
+/// The most of an inherited tag that is carried on: a family deeper than
+/// this (some 30 runs) starts again from this process.
+const MAX_INHERITED_TAG: usize = 1024;
+
+/// The tag for the next command this process starts: the tag it inherited
+/// (when it is one: runs and counters, `/`-separated), a `/`, then
+/// `<this run>.<n>`.
+fn next_tag() -> String {
+    static INHERITED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let inherited = INHERITED.get_or_init(|| {
+        std::env::var(RUN_TAG_VAR).ok().filter(|tag| {
+            !tag.is_empty()
+                && tag.len() <= MAX_INHERITED_TAG
+                && tag
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || b"-./".contains(&b))
+        })
+    });
+    let own = format!(
+        "{}.{}",
+        this_run(),
+        RUN_TAGS.fetch_add(1, Ordering::Relaxed)
+    );
+    match inherited {
+        Some(family) => format!("{family}/{own}"),
+        None => own,
+    }
+}
+
+/// Whether the value of a `BMB_RUN` variable names `run` among its family
+/// (one of its `/`-separated parts is `<run>.<n>`).
+fn tag_names_run(value: &[u8], run: &str) -> bool {
+    value.split(|&b| b == b'/').any(|part| {
+        part.strip_prefix(run.as_bytes())
+            .is_some_and(|rest| rest.first() == Some(&b'.'))
+    })
+}
+
+/// Whether the value of a `BMB_RUN` variable is `tag` or a tag set under it
+/// (a descendant's command's, `tag/…`).
+fn tag_is_or_under(value: &[u8], tag: &str) -> bool {
+    value
+        .strip_prefix(tag.as_bytes())
+        .is_some_and(|rest| rest.is_empty() || rest.first() == Some(&b'/'))
+}
 
 /// This process's run: `<pid>-<start time in clock ticks since boot>`, so
 /// a later process that reuses the pid is another run. Every tag this
@@ -788,7 +833,8 @@ fn under_a_tmux_server(pid: u32) -> bool {
 }
 
 /// Ends (SIGKILL) what an earlier run of `run` left: every process whose
-/// environment carries a tag of that run, unless it is a tmux server or
+/// environment carries a tag of that run (its own, or one set under it by
+/// a process it tagged, such as an audit's auditor), unless it is a tmux server or
 /// runs under one. Nothing while that run's process still lives (a
 /// monitor that let go of a target is not gone), nor for this run. Returns
 /// the pids ended. One scan of `/proc`; a run's processes are ended once
@@ -807,7 +853,7 @@ pub fn end_orphans_of(run: &str) -> Vec<u32> {
         }
         ended.push(run.to_string());
     }
-    let prefix = format!("{RUN_TAG_VAR}={run}.");
+    let var = format!("{RUN_TAG_VAR}=");
     let me = std::process::id();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -828,9 +874,11 @@ pub fn end_orphans_of(run: &str) -> Vec<u32> {
         else {
             continue;
         };
-        let tagged = environ
-            .split(|&b| b == 0)
-            .any(|var| var.starts_with(prefix.as_bytes()));
+        let tagged = environ.split(|&b| b == 0).any(|entry| {
+            entry
+                .strip_prefix(var.as_bytes())
+                .is_some_and(|value| tag_names_run(value, run))
+        });
         let gone = crate::os::procfs::Stat::of(pid).is_none_or(|stat| stat.has_exited());
         if !tagged || gone || under_a_tmux_server(pid) {
             continue;
@@ -845,11 +893,11 @@ pub fn end_orphans_of(run: &str) -> Vec<u32> {
     killed
 }
 
-/// SIGKILL to every process whose environment carries this run's tag: the
-/// descendants that left its process group. One scan of `/proc`, only when a
+/// SIGKILL to every process whose environment carries this run's tag, or a
+/// tag set under it: the descendants that left its process group. One scan of `/proc`, only when a
 /// run left something behind.
 fn kill_tagged(tag: &str) {
-    let wanted = format!("{RUN_TAG_VAR}={tag}");
+    let var = format!("{RUN_TAG_VAR}=");
     let me = std::process::id();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return;
@@ -872,10 +920,11 @@ fn kill_tagged(tag: &str) {
         else {
             continue;
         };
-        if environ
-            .split(|&b| b == 0)
-            .any(|var| var == wanted.as_bytes())
-        {
+        if environ.split(|&b| b == 0).any(|entry| {
+            entry
+                .strip_prefix(var.as_bytes())
+                .is_some_and(|value| tag_is_or_under(value, tag))
+        }) {
             // One that exited since (ESRCH) needs nothing more.
             let _ = kill_process(process, Signal::KILL);
         }
@@ -962,11 +1011,7 @@ impl Session {
         reason = "pre_exec sets the child's parent-death signal; see SAFETY below"
     )]
     pub fn start(what: &Invocation) -> std::io::Result<Session> {
-        let tag = format!(
-            "{}.{}",
-            std::process::id(),
-            RUN_TAGS.fetch_add(1, Ordering::Relaxed)
-        );
+        let tag = next_tag();
         let mut command = Command::new(&what.program);
         command
             .env(RUN_TAG_VAR, &tag)
@@ -1167,6 +1212,28 @@ mod tests {
     /// Still running: neither gone nor a zombie waiting to be reaped.
     fn running(pid: u32) -> bool {
         crate::os::pid::Pid::new(pid).is_some_and(crate::os::process::is_alive)
+    }
+
+    #[test]
+    fn a_tag_names_every_run_of_its_family_and_only_whole_runs() {
+        let tag = b"41-900.3/77-950.0";
+        assert!(
+            tag_names_run(tag, "41-900"),
+            "the run that started the family"
+        );
+        assert!(tag_names_run(tag, "77-950"), "the run that set it");
+        assert!(
+            !tag_names_run(tag, "41-90"),
+            "a run whose name it begins with"
+        );
+        assert!(!tag_names_run(tag, "1-900"));
+        assert!(!tag_names_run(b"41-9000.1", "41-900"));
+        assert!(tag_is_or_under(b"41-900.3", "41-900.3"));
+        assert!(tag_is_or_under(tag, "41-900.3"), "set under it");
+        assert!(
+            !tag_is_or_under(b"41-900.31", "41-900.3"),
+            "another of its run's tags"
+        );
     }
 
     #[test]

@@ -20,6 +20,20 @@ use crate::output::SaidOnce;
 /// Alertmanager delays a poll by this much at most.
 pub(super) const POST_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// How often a post in flight looks at the stop flag: a SIGTERM while
+/// Alertmanager holds the request ends the monitor this soon, the post
+/// left unanswered (what it carried is kept for the next run).
+const STOP_CHECK: Duration = Duration::from_millis(50);
+
+/// Why a post delivered nothing.
+#[derive(Debug, PartialEq, Eq)]
+enum Unsent {
+    /// No 2xx, or no answer: said, and sent again next poll.
+    Failed(String),
+    /// The monitor is stopping: the post was left in flight.
+    Stopped,
+}
+
 /// Tests only: how often a firing alert is re-sent, in seconds, instead of
 /// every poll but at most once a minute (a test cannot wait minutes for a
 /// re-sending). Each sending still holds [`watchdog::alerts::HOLD`].
@@ -347,7 +361,15 @@ impl Alertmanager {
                         .retain(|target, book| settled.contains(target) || !book.is_idle());
                 }
             }
-            Err(why) => {
+            Err(Unsent::Stopped) => crate::output::say(format_args!(
+                "bmb-monitor: watch: alertmanager {}: a post was cut short by the stop; {}",
+                self.shown,
+                match &self.kept {
+                    Some(_) => "what fires is kept, and the next run posts it",
+                    None => "the next run posts what still fires",
+                }
+            )),
+            Err(Unsent::Failed(why)) => {
                 self.failed_posts += 1;
                 self.said.say(
                 (),
@@ -361,41 +383,70 @@ impl Alertmanager {
         }
     }
 
-    fn send(&self, body: &str) -> Result<(), String> {
-        let mut response = self
-            .agent
-            .post(&self.endpoint)
-            .header("Content-Type", "application/json")
-            .send(body)
-            .map_err(|err| match err {
-                ureq::Error::Timeout(_) => format!(
-                    "no answer within {} s (a hung or overloaded Alertmanager)",
-                    POST_TIMEOUT.as_secs()
-                ),
-                ureq::Error::Io(err) => format!("cannot reach it: {err}"),
-                err => err.to_string(),
-            })?;
-        let status = response.status();
-        if status.is_success() {
-            return Ok(());
+    /// One post on a thread of its own, waited for while the monitor is not
+    /// stopping: ureq's own timeout ([`POST_TIMEOUT`]) ends a slow one, a
+    /// stop request ends the wait at once.
+    fn send(&self, body: &str) -> Result<(), Unsent> {
+        let (agent, endpoint, body) = (self.agent.clone(), self.endpoint.clone(), body.to_string());
+        let (answer, answered) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("alertmanager post".to_string())
+            .spawn(move || {
+                let _ = answer.send(post(&agent, &endpoint, &body));
+            });
+        if let Err(err) = thread {
+            return Err(Unsent::Failed(format!("no thread to post from: {err}")));
         }
-        let said = response
-            .body_mut()
-            .with_config()
-            .limit(512)
-            .read_to_string()
-            .unwrap_or_default();
-        let said = sanitize_text(&said).replace('\n', " ");
-        let mut why = format!("answered {status}");
-        if status.is_redirection() {
-            why.push_str(" (a redirect, not followed: the URL must be Alertmanager's own)");
+        loop {
+            match answered.recv_timeout(STOP_CHECK) {
+                Ok(result) => return result.map_err(Unsent::Failed),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if probes::os::signals::stop_requested() {
+                        return Err(Unsent::Stopped);
+                    }
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(Unsent::Failed("the post's thread failed".to_string()));
+                }
+            }
         }
-        if !said.trim().is_empty() {
-            why.push_str(": ");
-            why.push_str(said.trim());
-        }
-        Err(why)
     }
+}
+
+/// `POST endpoint` with `body`: taken on a 2xx, else what was answered.
+fn post(agent: &ureq::Agent, endpoint: &str, body: &str) -> Result<(), String> {
+    let mut response = agent
+        .post(endpoint)
+        .header("Content-Type", "application/json")
+        .send(body)
+        .map_err(|err| match err {
+            ureq::Error::Timeout(_) => format!(
+                "no answer within {} s (a hung or overloaded Alertmanager)",
+                POST_TIMEOUT.as_secs()
+            ),
+            ureq::Error::Io(err) => format!("cannot reach it: {err}"),
+            err => err.to_string(),
+        })?;
+    let status = response.status();
+    if status.is_success() {
+        return Ok(());
+    }
+    let said = response
+        .body_mut()
+        .with_config()
+        .limit(512)
+        .read_to_string()
+        .unwrap_or_default();
+    let said = sanitize_text(&said).replace('\n', " ");
+    let mut why = format!("answered {status}");
+    if status.is_redirection() {
+        why.push_str(" (a redirect, not followed: the URL must be Alertmanager's own)");
+    }
+    if !said.trim().is_empty() {
+        why.push_str(": ");
+        why.push_str(said.trim());
+    }
+    Err(why)
 }
 
 /// What the last watcher of `target` left firing (its kept file in `dir`):
@@ -594,7 +645,7 @@ mod tests {
         let sent = sink.send("[]");
         let said =
             "answered 302 Found (a redirect, not followed: the URL must be Alertmanager's own)";
-        assert_eq!(sent, Err(said.to_string()));
+        assert_eq!(sent, Err(Unsent::Failed(said.to_string())));
         assert_eq!(requests.join().unwrap(), ["POST /api/v2/alerts HTTP/1.1"]);
     }
 }

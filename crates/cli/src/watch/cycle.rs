@@ -205,6 +205,7 @@ impl<'a> Watch<'a> {
             local: &local,
             zones: &probes::os::clock::zone,
         };
+        let mut alert_budget = AlertBudget::new(Duration::from_secs(self.args.probe_timeout));
         for (index, capture) in captures.into_iter().enumerate() {
             if self.discovery.ended(&self.watched[index].target) {
                 // Its session ended: dropped by `discover` below, not polled.
@@ -271,7 +272,7 @@ impl<'a> Watch<'a> {
                 sink.raised(&watched.target, &actions, &watched.monitor);
             }
             for action in actions {
-                if !execute(&self.args, watched, action) {
+                if !execute(&self.args, watched, action, &mut alert_budget) {
                     let sink = if self.args.alert_cmd.is_some() {
                         "alert_cmd"
                     } else {
@@ -325,9 +326,15 @@ fn host_polls<'c>(
         .collect()
 }
 
-/// Carries out one action; false when it was an alert its command failed
-/// to deliver (counted in the metrics).
-pub(super) fn execute(args: &Args, watched: &mut Watched, action: Action) -> bool {
+/// Carries out one action (an alert within this cycle's `alerts` budget);
+/// false when it was an alert its command failed to deliver (counted in the
+/// metrics).
+pub(super) fn execute(
+    args: &Args,
+    watched: &mut Watched,
+    action: Action,
+    alerts: &mut AlertBudget,
+) -> bool {
     match action {
         Action::Record(record) => {
             let result = watched.journal.append(&record);
@@ -358,16 +365,17 @@ pub(super) fn execute(args: &Args, watched: &mut Watched, action: Action) -> boo
             }
         }
         Action::Alert(alert) => {
-            if send_alert(args, &watched.target, &alert) {
+            let sent = send_alert(args, &watched.target, &alert, alerts);
+            if sent == Sent::Delivered {
                 // Delivered: only now is it "sent" across a restart.
-                execute(args, watched, Action::Record(alert.record));
+                execute(args, watched, Action::Record(alert.record), alerts);
             } else {
                 // Nobody got it: the monitor sends it again next poll (and
                 // the journal never said it was sent).
                 for record in watched.monitor.alert_failed(&alert) {
-                    execute(args, watched, Action::Record(record));
+                    execute(args, watched, Action::Record(record), alerts);
                 }
-                return false;
+                return sent == Sent::Deferred;
             }
         }
     }

@@ -39,7 +39,7 @@ mod settings;
 mod socket_lock;
 
 use crate::state_dir;
-use alert::send_alert;
+use alert::{AlertBudget, Sent, send_alert};
 use cycle::Watch;
 use detach::detach;
 use settings::{Settings, TargetSettings};
@@ -292,7 +292,9 @@ fn check_watchdog(args: &Args, targets: &[TargetSettings]) -> Option<String> {
 /// the cycle waits for up to `capture_timeout` (plus `probe_timeout` when
 /// probes ride in it) plus [`hosts::HOST_SLACK`] (the host's grace and its
 /// session's opening), then each host's follow-up read of processes (one
-/// after another), each ending at `capture_timeout`; and the Alertmanager post.
+/// after another), each ending at `capture_timeout`; the cycle's alert
+/// commands, which share one `probe_timeout` ([`alert::AlertBudget`]); and
+/// the Alertmanager post.
 fn longest_cycle(args: &Args, targets: &[TargetSettings]) -> (Duration, String) {
     let (runs, host_probes) = probe::runs(targets);
     let rounds = runs.div_ceil(probe::AT_ONCE) as u64;
@@ -315,7 +317,13 @@ fn longest_cycle(args: &Args, targets: &[TargetSettings]) -> (Duration, String) 
     } else {
         Duration::ZERO
     };
-    let cycle = rounds as u32 * probe + here.max(host_wait) + follow_ups + post;
+    // However many targets alert: they share one `probe_timeout` (AlertBudget).
+    let alerts = if args.alert_cmd.is_some() {
+        probe
+    } else {
+        Duration::ZERO
+    };
+    let cycle = rounds as u32 * probe + here.max(host_wait) + follow_ups + alerts + post;
     let mut parts = Vec::new();
     if runs > 0 {
         parts.push(format!(
@@ -341,6 +349,9 @@ fn longest_cycle(args: &Args, targets: &[TargetSettings]) -> (Duration, String) 
             hosts.len(),
             args.capture_timeout
         ));
+    }
+    if !alerts.is_zero() {
+        parts.push(format!("the alert commands {}s", args.probe_timeout));
     }
     if !post.is_zero() {
         parts.push(format!("the Alertmanager post {}s", post.as_secs()));
@@ -669,6 +680,16 @@ mod tests {
             (
                 10 + 4 + 5 + 10,
                 "the hosts' requests 19s + 1 follow-up read(s) x 10s".to_string()
+            )
+        );
+        // An alert command: one probe timeout for all of a cycle's alerts.
+        let mut alerting: Vec<&str> = timing.to_vec();
+        alerting.extend(["--alert-cmd", "cat", "a", "b", "c"]);
+        assert_eq!(
+            longest(&alerting),
+            (
+                2 * 10 + 4,
+                "2 capture call(s) x 10s + the alert commands 4s".to_string()
             )
         );
         // Both: the longer of this machine's calls and the hosts' wait.

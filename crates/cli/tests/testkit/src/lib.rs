@@ -6,7 +6,8 @@
 //! seccomp fence that forbids process creation on one thread ([`fence`]),
 //! a live agent CLI held in a situation ([`live`]), the real monitor beside
 //! it ([`watcher`]), and `git` in a test's
-//! repository ([`git`]).
+//! repository ([`git`]), and what tests look at in folders and `/proc`
+//! ([`entries`], [`processes_mentioning`]).
 //! Each cleans up exactly what it started, by socket or pid.
 
 pub mod alertmanager;
@@ -38,6 +39,48 @@ pub fn stop_child(child: &mut std::process::Child) {
     }
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// The names in `dir`, sorted; none when it cannot be read (a folder
+/// that is gone).
+pub fn entries(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// The live processes (zombies left out) whose command line mentions
+/// `needle`: each one's pid and command line, its arguments joined by spaces.
+pub fn processes_mentioning(needle: &str) -> Vec<(u32, String)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let live = probes::os::pid::Pid::new(pid).is_some_and(probes::os::process::is_alive);
+        if cmdline.contains(needle) && live {
+            found.push((pid, cmdline));
+        }
+    }
+    found
 }
 
 /// The daemon `command` starts ends with the thread that starts it: if the
