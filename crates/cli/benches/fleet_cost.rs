@@ -3,7 +3,7 @@
 //! no time.
 //!
 //! Two parts: (1) in this process, the board's own bookkeeping per cycle
-//! (`watchdog::board`: observe N reports, end the cycle, the JSON form, the
+//! (`watchdog::session::board`: observe N reports, end the cycle, the JSON form, the
 //! file replaced through a temporary file and a rename), on this thread's CPU
 //! clock; (2) the release binary over N real panes, its CPU per cycle
 //! without `--metrics-listen`, with it and nobody scraping, and with a
@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use bmb_testkit::tmux::PrivateTmux;
 use classify::{State, Work};
 use probes::run::{Background, Invocation};
-use watchdog::board::{Board, Observed};
+use watchdog::session::board::{Board, Observed};
+use watchdog::session::target::Target;
 use watchdog::session::{Done, PollReport};
-use watchdog::target::Target;
 
 fn thread_cpu() -> Duration {
     let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);

@@ -1,14 +1,14 @@
 //! `bmb-monitor status`: the board of every running `watch`, read from what
 //! they publish (their board files on this machine, or their `/board.json`
 //! with `--endpoint`), never by capturing a pane again. What a row says is
-//! decided in `watchdog::board`; this is reading and printing.
+//! decided in `watchdog::session::board`; this is reading and printing.
 
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use watchdog::Clock;
-use watchdog::board::{Board, Freshness, Reading, Sample, Source, freshness, table};
+use watchdog::session::board::{Board, Freshness, Reading, Sample, Source, freshness, table};
 
 use crate::clock::SystemClock;
 use crate::output::{print, print_raw};
@@ -345,9 +345,9 @@ fn prometheus_url(url: &str) -> Option<String> {
 fn read_prometheus(url: &str, now: i64) -> Vec<Source> {
     let read = || -> Result<Vec<Source>, String> {
         let base = prometheus_url(url).ok_or_else(|| "not a URL".to_string())?;
-        let samples = prometheus_query(&base, watchdog::board::BOARD_QUERY)?;
+        let samples = prometheus_query(&base, watchdog::session::board::BOARD_QUERY)?;
         let up = prometheus_query(&base, "up")?;
-        Ok(watchdog::board::from_samples(&samples, &up, now))
+        Ok(watchdog::session::board::from_samples(&samples, &up, now))
     };
     read().unwrap_or_else(|why| {
         vec![Source {

@@ -82,15 +82,10 @@
 //! **Architecture Invariant:** nothing here calls the OS; every observation
 //! arrives through a port trait, so every branch is driven from tests with
 //! fakes and a fake clock.
-pub mod alerts;
 pub mod audit;
-pub mod board;
 pub mod clock;
 pub mod lead;
 pub mod session;
-pub mod target;
-pub mod usage_limit;
-pub mod witness;
 pub mod worker;
 
 pub use clock::Clock;

@@ -13,10 +13,10 @@ use support::{
     Delivery, Harness, Screen, agent_capture, capture, check, front, idle, other_question,
     question, working,
 };
+use watchdog::session::witness::Witness;
 use watchdog::session::{
     Action, DEFAULT_NUDGE_TEXT, Done, Foreground, Refusal, STILL_PANE_PATIENCE, SessionConfig,
 };
-use watchdog::witness::Witness;
 
 /// The default nudge, typed.
 const NUDGE: &str = "S Please continue with the next step of your plan.";

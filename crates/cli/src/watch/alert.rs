@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use probes::run::{self, Invocation, Limits, Outcome};
 use watchdog::session::Alert;
-use watchdog::target::Target;
+use watchdog::session::target::Target;
 
 use super::*;
 use crate::output::{say, say_checked};

@@ -12,7 +12,7 @@ use std::time::Duration;
 use ledger::journal::Journal;
 use probes::lock::LockError;
 use watchdog::session::DEFAULT_NUDGE_TEXT;
-use watchdog::target::Target;
+use watchdog::session::target::Target;
 
 use crate::output::{print, say, usage_error};
 use crate::server_args::ServerArgs;

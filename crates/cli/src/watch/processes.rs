@@ -7,7 +7,7 @@ use std::time::Duration;
 use probes::claude::{SessionSearch, local_pane, remote_panes};
 use probes::run::Limits;
 use probes::tmux::PaneCapture;
-use watchdog::witness::{Witness, session_version};
+use watchdog::session::witness::{Witness, session_version};
 
 use super::*;
 

@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::session::target::Target;
 use crate::session::{Action, Done, PollReport};
-use crate::target::Target;
 
 mod prometheus;
 mod table;

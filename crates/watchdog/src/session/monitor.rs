@@ -14,7 +14,7 @@ use std::hash::{Hash, Hasher};
 use classify::{BoxText, Context, Echo, FailureKind, Profiles, State, UsageLimit, Verdict, Work};
 use jiff::{SignedDuration, Timestamp};
 
-use crate::witness::{Witness, combine};
+use crate::session::witness::{Witness, combine};
 use ledger::session::{EscalationKind, SessionMemory, SessionRecord};
 
 /// The seed's defaults.
@@ -67,7 +67,7 @@ pub struct Observation<'a> {
     pub work: Work,
     /// The progress probe's reading; `None` when absent or unreadable.
     pub progress: Option<u64>,
-    /// The agent's own account of its state, where one was found (`crate::witness`).
+    /// The agent's own account of its state, where one was found (`crate::session::witness`).
     pub witness: Option<&'a Witness>,
     /// What runs in the foreground of the pane's terminal, where it could be read.
     pub foreground: Option<&'a Foreground>,
@@ -912,7 +912,7 @@ impl TargetMonitor {
     }
 
     /// Combines the pane verdict with the agent's own account (see
-    /// `crate::witness` for the rule), counts disagreements, and says a new
+    /// `crate::session::witness` for the rule), counts disagreements, and says a new
     /// one once.
     fn second_witness(
         &mut self,
@@ -1349,7 +1349,7 @@ impl TargetMonitor {
         let at = match anchored {
             Some((reset, _)) => Timestamp::from_second(reset).ok(),
             None => limit.reset.as_deref().zip(now).and_then(|(phrase, now)| {
-                crate::usage_limit::reset_at(phrase, now.local, now.zones)
+                crate::session::usage_limit::reset_at(phrase, now.local, now.zones)
             }),
         };
         if let (Some(at), None) = (at, anchored) {
@@ -1369,7 +1369,7 @@ impl TargetMonitor {
             return LimitHold::Handled;
         };
         if now.local.timestamp() < at + RESET_MARGIN {
-            let until = crate::usage_limit::hhmm(at, now.local);
+            let until = crate::session::usage_limit::hhmm(at, now.local);
             if self.held_said != Some(at) {
                 self.held_said = Some(at);
                 done.push(Done::Held {
@@ -1384,7 +1384,7 @@ impl TargetMonitor {
         if anchored.is_some_and(|(_, nudged)| nudged) {
             let why = format!(
                 "it is still on screen after the reset at {} and one nudge",
-                crate::usage_limit::hhmm(at, now.local)
+                crate::session::usage_limit::hhmm(at, now.local)
             );
             self.escalate_usage_limit(limit, &why, observation.work, actions, done);
             return LimitHold::Handled;
