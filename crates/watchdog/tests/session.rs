@@ -15,7 +15,8 @@ use support::{
 };
 use watchdog::session::witness::Witness;
 use watchdog::session::{
-    Action, DEFAULT_NUDGE_TEXT, Done, Foreground, Refusal, STILL_PANE_PATIENCE, SessionConfig,
+    Action, DEFAULT_NUDGE_TEXT, Done, Foreground, Reason, Refusal, STILL_PANE_PATIENCE,
+    SessionConfig,
 };
 
 /// The default nudge, typed.
@@ -531,7 +532,7 @@ proptest! {
             }
             was_read = state.is_some();
             for alert in &h.alerts[alerts_before..] {
-                let said = (alert.reason, alert.message.clone());
+                let said = (alert.reason.word(), alert.message.clone());
                 prop_assert_ne!(Some(&said), last_alert.as_ref(), "the same alert twice in a row");
                 last_alert = Some(said);
             }
@@ -1481,7 +1482,7 @@ fn run_with_crashes(
                     if fails {
                         journal.extend(m.alert_failed(&alert));
                     } else {
-                        delivered += usize::from(alert.reason == "question");
+                        delivered += usize::from(alert.reason == Reason::Question);
                         journal.push(alert.record);
                     }
                 }

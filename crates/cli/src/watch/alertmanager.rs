@@ -528,7 +528,7 @@ mod tests {
         );
         let alert = watchdog::session::Alert {
             state: classify::State::Question,
-            reason: "question",
+            reason: watchdog::session::Reason::Question,
             message: "QUESTION on box:agent\u{1b}[31m: waiting\n\nDo you want to proceed?\u{7}"
                 .into(),
             latch: watchdog::session::Latch::Escalation(ledger::session::EscalationKind::Question),

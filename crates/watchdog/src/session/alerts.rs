@@ -16,37 +16,11 @@ use ledger::session::{EscalationKind, SessionMemory};
 
 use serde::{Deserialize, Serialize};
 
-use crate::session::{Alert, CAPTURE_FAILURE_PATIENCE, Latch, PollReport, Refusal};
+use crate::session::{Alert, CAPTURE_FAILURE_PATIENCE, Latch, PollReport, Reason, Refusal};
 
-/// The alert name (`alertname`) per cause: the session monitor's reason
-/// word (`BMB_REASON`) and the name an alert manager routes, silences and
-/// groups on. Every reason the monitor gives has one (a unit test checks).
-pub const ALERT_NAMES: &[(&str, &str)] = &[
-    ("question", "BmbQuestion"),
-    ("blocked", "BmbBlocked"),
-    ("escalate_to_human", "BmbBudgetSpent"),
-    ("unreadable", "BmbUnreadableScreen"),
-    ("agent_exited", "BmbAgentGone"),
-    ("relay", "BmbRelayInFront"),
-    ("pane_in_mode", "BmbPaneInMode"),
-    ("synchronized", "BmbPanesSynchronized"),
-    ("capture_failed", "BmbCaptureFailing"),
-    ("failure", "BmbNewFailure"),
-    ("draft", "BmbDraftWaiting"),
-    ("usage_limit", "BmbUsageLimit"),
-];
-
-/// The name of a reason no table row knows (a reason added later without
-/// one): still delivered, under a name that says what it is.
+/// The name of an alert whose cause has no [`Reason`] (an escalation kind
+/// added later without one): still delivered, under a name that says what it is.
 pub const UNNAMED_ALERT: &str = "BmbEscalation";
-
-/// The alert name of a reason word.
-pub fn alert_name(reason: &str) -> &'static str {
-    ALERT_NAMES
-        .iter()
-        .find(|(word, _)| *word == reason)
-        .map_or(UNNAMED_ALERT, |(_, name)| name)
-}
 
 /// The labels every alert of one target carries besides its name and CLI.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -232,7 +206,7 @@ impl AlertBook {
     /// alert stays firing meanwhile). `cli`: the pane's profile, if known.
     pub fn raise(&mut self, alert: &Alert, cli: Option<&str>, now: Timestamp) {
         let cause = Cause::of(&alert.latch);
-        let name = alert_name(alert.reason);
+        let name = alert.reason.alert_name();
         if let Some(entry) = self.firing.get_mut(&cause) {
             entry.raised_now = true;
             if entry.message != alert.message || entry.name != name {
@@ -318,9 +292,9 @@ impl AlertBook {
             if self.firing.contains_key(&cause) || untold {
                 continue;
             }
-            let reason = reason_held(*kind, report.refusal);
+            let name = reason_held(*kind, report.refusal).map_or(UNNAMED_ALERT, Reason::alert_name);
             let message = adopted_message(&self.labels.target, report);
-            let entry = self.entry(alert_name(reason), cli, message, report.state, now);
+            let entry = self.entry(name, cli, message, report.state, now);
             self.firing.insert(cause, entry);
             self.changed = true;
         }
@@ -460,9 +434,9 @@ pub const HOST_UNREACHABLE: &str = "BmbHostUnreachable";
 
 /// A name this build posts, as its own `'static` spelling.
 fn known_name(name: &str) -> Option<&'static str> {
-    ALERT_NAMES
+    Reason::ALL
         .iter()
-        .map(|(_, known)| *known)
+        .map(|reason| reason.alert_name())
         .chain([UNNAMED_ALERT])
         .find(|known| *known == name)
 }
@@ -674,18 +648,19 @@ fn cli_label(cli: Option<&str>) -> String {
         .to_string()
 }
 
-/// The reason word of an escalation the monitor holds, as its report shows it now.
-fn reason_held(kind: EscalationKind, refusal: Option<Refusal>) -> &'static str {
-    match kind {
-        EscalationKind::Question => "question",
-        EscalationKind::Blocked => "blocked",
-        EscalationKind::BudgetSpent => "escalate_to_human",
-        EscalationKind::Unreadable => refusal.map_or("unreadable", Refusal::word),
-        EscalationKind::CaptureFailed => "capture_failed",
-        EscalationKind::Draft => "draft",
-        EscalationKind::UsageLimit => "usage_limit",
-        _ => "",
-    }
+/// The reason of an escalation the monitor holds, as its report shows it
+/// now; `None` for a kind this build has no reason for.
+fn reason_held(kind: EscalationKind, refusal: Option<Refusal>) -> Option<Reason> {
+    Some(match kind {
+        EscalationKind::Question => Reason::Question,
+        EscalationKind::Blocked => Reason::Blocked,
+        EscalationKind::BudgetSpent => Reason::BudgetSpent,
+        EscalationKind::Unreadable => Reason::Refused(refusal.unwrap_or(Refusal::NoInputBox)),
+        EscalationKind::CaptureFailed => Reason::CaptureFailed,
+        EscalationKind::Draft => Reason::Draft,
+        EscalationKind::UsageLimit => Reason::UsageLimit,
+        _ => return None,
+    })
 }
 
 /// The message of an escalation sent before this monitor started: what the
@@ -743,7 +718,7 @@ mod tests {
         }
     }
 
-    fn alert(reason: &'static str, latch: Latch, state: State, message: &str) -> Alert {
+    fn alert(reason: Reason, latch: Latch, state: State, message: &str) -> Alert {
         Alert {
             state,
             reason,
@@ -755,7 +730,7 @@ mod tests {
 
     fn question(message: &str) -> Alert {
         alert(
-            "question",
+            Reason::Question,
             Latch::Escalation(EscalationKind::Question),
             State::Question,
             message,
@@ -791,38 +766,6 @@ mod tests {
     fn deliver(book: &mut AlertBook, now: i64) {
         let postings = book.due(at(now));
         book.delivered(&postings, at(now));
-    }
-
-    #[test]
-    fn every_reason_the_session_monitor_gives_has_its_own_name() {
-        let refusals = [
-            Refusal::NoInputBox,
-            Refusal::AgentExited,
-            Refusal::Relay,
-            Refusal::PaneInMode,
-            Refusal::Synchronized,
-        ];
-        let others = [
-            "question",
-            "blocked",
-            "escalate_to_human",
-            "capture_failed",
-            "failure",
-            "draft",
-            "usage_limit",
-        ];
-        let reasons: Vec<&str> = refusals.iter().map(|r| r.word()).chain(others).collect();
-        let mut names: Vec<&str> = reasons.iter().map(|r| alert_name(r)).collect();
-        assert!(!names.contains(&UNNAMED_ALERT), "{reasons:?} → {names:?}");
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), reasons.len(), "one name per cause");
-        assert_eq!(alert_name("question"), "BmbQuestion");
-        assert_eq!(alert_name("agent_exited"), "BmbAgentGone");
-        assert_eq!(alert_name("unreadable"), "BmbUnreadableScreen");
-        assert_eq!(alert_name("escalate_to_human"), "BmbBudgetSpent");
-        assert_eq!(alert_name("blocked"), "BmbBlocked");
-        assert_eq!(alert_name("something new"), UNNAMED_ALERT);
     }
 
     #[test]
@@ -921,7 +864,7 @@ mod tests {
     fn a_failure_fires_while_its_verdict_holds_and_a_failed_capture_does_not_end_it() {
         let mut book = book();
         let failure = alert(
-            "failure",
+            Reason::Failure,
             Latch::Failure("exit-code".into()),
             State::Stalled,
             "new failure on box:agent (exit-code): Error: Exit code 2",
@@ -978,7 +921,7 @@ mod tests {
         let mut book = book();
         let mem = memory(&[EscalationKind::Blocked]);
         let blocked = alert(
-            "blocked",
+            Reason::Blocked,
             Latch::Escalation(EscalationKind::Blocked),
             State::Blocked,
             "BLOCKED",

@@ -282,7 +282,7 @@ impl Board {
             if let Action::Alert(alert) = action {
                 *row.counts
                     .escalations
-                    .entry(alert.reason.to_string())
+                    .entry(alert.reason.word().to_string())
                     .or_default() += 1;
             }
         }
@@ -453,7 +453,7 @@ pub fn age(seconds: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{Alert, Latch, Refusal};
+    use crate::session::{Alert, Latch, Reason, Refusal};
     use classify::State;
     use ledger::session::{EscalationKind, SessionRecord};
 
@@ -483,7 +483,7 @@ mod tests {
         }
     }
 
-    fn alert(reason: &'static str) -> Action {
+    fn alert(reason: Reason) -> Action {
         let record = SessionRecord::Escalated {
             kind: EscalationKind::Question,
             key: String::new(),
@@ -506,7 +506,7 @@ mod tests {
         assert_eq!(board.targets[0].since, 101);
         assert_eq!(board.targets[0].state.as_deref(), Some("WORKING"));
         let question = report(Some(State::Question), vec![Done::EscalatedQuestion]);
-        board.observe(0, seen(&question, &[alert("question")]), 110);
+        board.observe(0, seen(&question, &[alert(Reason::Question)]), 110);
         let row = &board.targets[0];
         assert_eq!((row.state.as_deref(), row.since), (Some("QUESTION"), 110));
         assert_eq!(row.counts.escalations["question"], 1);
@@ -669,7 +669,7 @@ mod tests {
             board.observe(i, observed, 102);
         }
         let question = report(Some(State::Question), vec![Done::EscalatedQuestion]);
-        board.observe(0, seen(&question, &[alert("question")]), 101);
+        board.observe(0, seen(&question, &[alert(Reason::Question)]), 101);
         board.cycle_done(0.5, 102);
         let mut working = Board::new(43, 100, 1, 5, &targets()[..1]);
         let busy = report(Some(State::Working), vec![]);
@@ -758,7 +758,7 @@ mod tests {
                 " ".repeat(8),
                 " ".repeat(80)
             ));
-            board.observe(i, seen(&polled, &[alert("question")]), 101);
+            board.observe(i, seen(&polled, &[alert(Reason::Question)]), 101);
         }
         board.cycle_done(0.2, 101);
         let lines = table(
@@ -833,7 +833,7 @@ mod tests {
     fn a_board_survives_its_json_form() {
         let mut board = Board::new(42, 100, 1, 5, &targets());
         let question = report(Some(State::Question), vec![Done::EscalatedQuestion]);
-        board.observe(0, seen(&question, &[alert("question")]), 101);
+        board.observe(0, seen(&question, &[alert(Reason::Question)]), 101);
         board.cycle_done(0.3, 101);
         let text = serde_json::to_string(&board).unwrap();
         let back: Board = serde_json::from_str(&text).unwrap();

@@ -21,4 +21,4 @@ pub use foreground::{Foreground, RELAYS, SHELLS, TERMINAL_WRAPPERS, shows_an_age
 pub use monitor::{Now, Observation, TargetMonitor, fingerprint};
 #[cfg(test)]
 pub(crate) use words::sample_report;
-pub use words::{Action, Alert, Done, Latch, PollReport, Refusal, Wait};
+pub use words::{Action, Alert, Done, Latch, PollReport, Reason, Refusal, Wait};

@@ -19,7 +19,7 @@ use super::foreground::refusal_of;
 use super::witness::{Witness, combine};
 use super::{
     Action, Alert, CAPTURE_FAILURE_PATIENCE, Done, Foreground, Latch, PollReport, RESET_MARGIN,
-    Refusal, STILL_PANE_PATIENCE, SessionConfig, Wait, builtin_profiles,
+    Reason, Refusal, STILL_PANE_PATIENCE, SessionConfig, Wait, builtin_profiles,
 };
 
 /// One poll's readings for one target.
@@ -203,7 +203,7 @@ impl TargetMonitor {
         );
         actions.push(Action::Alert(Alert {
             state: State::Stalled,
-            reason: "capture_failed",
+            reason: Reason::CaptureFailed,
             message,
             latch: Latch::Escalation(EscalationKind::CaptureFailed),
             record: latch_record,
@@ -783,7 +783,7 @@ impl TargetMonitor {
         message.push_str(&bottom_lines(pane, 15).join("\n"));
         actions.push(Action::Alert(Alert {
             state,
-            reason: refusal.word(),
+            reason: Reason::Refused(refusal),
             message,
             latch: Latch::Escalation(EscalationKind::Unreadable),
             record: latch_record,
@@ -813,7 +813,7 @@ impl TargetMonitor {
         );
         actions.push(Action::Alert(Alert {
             state: State::Question,
-            reason: "question",
+            reason: Reason::Question,
             message,
             latch: Latch::Escalation(EscalationKind::Question),
             record: latch_record,
@@ -898,7 +898,7 @@ impl TargetMonitor {
         );
         actions.push(Action::Alert(Alert {
             state: State::Stalled,
-            reason: "escalate_to_human",
+            reason: Reason::BudgetSpent,
             message,
             latch: Latch::Escalation(EscalationKind::BudgetSpent),
             record: latch_record,
@@ -945,7 +945,7 @@ impl TargetMonitor {
         self.memory.apply(&latch_record);
         actions.push(Action::Alert(Alert {
             state: State::Stalled,
-            reason: "draft",
+            reason: Reason::Draft,
             message,
             latch: Latch::Escalation(EscalationKind::Draft),
             record: latch_record,
@@ -1051,7 +1051,7 @@ impl TargetMonitor {
         );
         actions.push(Action::Alert(Alert {
             state: State::Stalled,
-            reason: "usage_limit",
+            reason: Reason::UsageLimit,
             message,
             latch: Latch::Escalation(EscalationKind::UsageLimit),
             record: latch_record,
@@ -1161,7 +1161,7 @@ impl TargetMonitor {
         );
         actions.push(Action::Alert(Alert {
             state: State::Blocked,
-            reason: "blocked",
+            reason: Reason::Blocked,
             message,
             latch: Latch::Escalation(EscalationKind::Blocked),
             record: latch_record,
@@ -1193,7 +1193,7 @@ impl TargetMonitor {
             let message = format!("new failure on {} ({signal}): {text}", self.target);
             actions.push(Action::Alert(Alert {
                 state,
-                reason: "failure",
+                reason: Reason::Failure,
                 message,
                 latch: Latch::Failure(signal.clone()),
                 record: latch_record,

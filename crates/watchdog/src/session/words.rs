@@ -57,7 +57,8 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    /// The machine word (`BMB_REASON`, `--json`).
+    /// The machine word (`--json`'s `refusal` and `not_typed_because`;
+    /// `BMB_REASON` through [`Reason::Refused`]).
     pub fn word(self) -> &'static str {
         match self {
             Refusal::NoInputBox => "unreadable",
@@ -66,6 +67,88 @@ impl Refusal {
             Refusal::PaneInMode => "pane_in_mode",
             Refusal::Synchronized => "synchronized",
         }
+    }
+}
+
+/// Why the operator was told: the machine word of an escalation
+/// (`BMB_REASON`, the metrics' `reason` label) and the alert name an alert
+/// manager routes, silences and groups on. Both are worded here only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reason {
+    /// A dialog or question waits for a human (`question`).
+    Question,
+    /// Stopped with nothing left to do (`blocked`).
+    Blocked,
+    /// The nudge budget ran out without progress (`escalate_to_human`).
+    BudgetSpent,
+    /// A stop that must not be typed into, worded by its refusal.
+    Refused(Refusal),
+    /// The pane could not be captured for several polls (`capture_failed`).
+    CaptureFailed,
+    /// New failure text on screen (`failure`).
+    Failure,
+    /// A draft waits in the box of a stop due a nudge (`draft`).
+    Draft,
+    /// A usage limit that cannot be waited out (`usage_limit`).
+    UsageLimit,
+}
+
+impl Reason {
+    /// Every reason the session monitor gives, for what lists them all
+    /// (the alert names a kept alert may carry, the tests).
+    pub const ALL: [Reason; 12] = [
+        Reason::Question,
+        Reason::Blocked,
+        Reason::BudgetSpent,
+        Reason::Refused(Refusal::NoInputBox),
+        Reason::Refused(Refusal::AgentExited),
+        Reason::Refused(Refusal::Relay),
+        Reason::Refused(Refusal::PaneInMode),
+        Reason::Refused(Refusal::Synchronized),
+        Reason::CaptureFailed,
+        Reason::Failure,
+        Reason::Draft,
+        Reason::UsageLimit,
+    ];
+
+    /// The machine word (`BMB_REASON`, the metrics' `reason` label, the
+    /// alert line on stderr).
+    pub fn word(self) -> &'static str {
+        match self {
+            Reason::Question => "question",
+            Reason::Blocked => "blocked",
+            Reason::BudgetSpent => "escalate_to_human",
+            Reason::Refused(refusal) => refusal.word(),
+            Reason::CaptureFailed => "capture_failed",
+            Reason::Failure => "failure",
+            Reason::Draft => "draft",
+            Reason::UsageLimit => "usage_limit",
+        }
+    }
+
+    /// The alert name (`alertname`) an alert manager routes on.
+    pub fn alert_name(self) -> &'static str {
+        match self {
+            Reason::Question => "BmbQuestion",
+            Reason::Blocked => "BmbBlocked",
+            Reason::BudgetSpent => "BmbBudgetSpent",
+            Reason::Refused(Refusal::NoInputBox) => "BmbUnreadableScreen",
+            Reason::Refused(Refusal::AgentExited) => "BmbAgentGone",
+            Reason::Refused(Refusal::Relay) => "BmbRelayInFront",
+            Reason::Refused(Refusal::PaneInMode) => "BmbPaneInMode",
+            Reason::Refused(Refusal::Synchronized) => "BmbPanesSynchronized",
+            Reason::CaptureFailed => "BmbCaptureFailing",
+            Reason::Failure => "BmbNewFailure",
+            Reason::Draft => "BmbDraftWaiting",
+            Reason::UsageLimit => "BmbUsageLimit",
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.word())
     }
 }
 
@@ -217,9 +300,8 @@ pub enum Action {
 pub struct Alert {
     /// The verdict that caused it (`BMB_STATE`).
     pub state: State,
-    /// A short machine word (`BMB_REASON`): `question`, `blocked`,
-    /// `escalate_to_human`, `failure`, `unreadable`, `agent_exited`.
-    pub reason: &'static str,
+    /// Why the operator is told ([`Reason::word`] is `BMB_REASON`).
+    pub reason: Reason,
     /// The message, unsanitised: the sink strips or escapes it for its medium.
     pub message: String,
     /// What the monitor latched when it decided to send this; a delivery
@@ -338,6 +420,59 @@ pub(crate) fn sample_report(target: &str, state: Option<State>) -> PollReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every reason with the word `BMB_REASON` and the metrics have always
+    /// carried (README lists them) and an alert name of its own.
+    #[test]
+    fn every_reason_has_its_word_and_its_own_alert_name() {
+        let cases = [
+            (Reason::Question, "question", "BmbQuestion"),
+            (Reason::Blocked, "blocked", "BmbBlocked"),
+            (Reason::BudgetSpent, "escalate_to_human", "BmbBudgetSpent"),
+            (
+                Reason::Refused(Refusal::NoInputBox),
+                "unreadable",
+                "BmbUnreadableScreen",
+            ),
+            (
+                Reason::Refused(Refusal::AgentExited),
+                "agent_exited",
+                "BmbAgentGone",
+            ),
+            (Reason::Refused(Refusal::Relay), "relay", "BmbRelayInFront"),
+            (
+                Reason::Refused(Refusal::PaneInMode),
+                "pane_in_mode",
+                "BmbPaneInMode",
+            ),
+            (
+                Reason::Refused(Refusal::Synchronized),
+                "synchronized",
+                "BmbPanesSynchronized",
+            ),
+            (Reason::CaptureFailed, "capture_failed", "BmbCaptureFailing"),
+            (Reason::Failure, "failure", "BmbNewFailure"),
+            (Reason::Draft, "draft", "BmbDraftWaiting"),
+            (Reason::UsageLimit, "usage_limit", "BmbUsageLimit"),
+        ];
+        assert_eq!(
+            cases.map(|(reason, _, _)| reason),
+            Reason::ALL,
+            "ALL lists every reason once"
+        );
+        for (reason, word, name) in cases {
+            assert_eq!(
+                (reason.word(), reason.alert_name()),
+                (word, name),
+                "{reason:?}"
+            );
+            assert_eq!(reason.to_string(), word);
+        }
+        let mut names = Reason::ALL.map(Reason::alert_name).to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Reason::ALL.len(), "one alert name per reason");
+    }
 
     /// Every `Done`, worded as the poll line and `--json` have always said it.
     #[test]
