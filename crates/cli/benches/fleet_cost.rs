@@ -81,7 +81,7 @@ fn bookkeeping(dir: &Path, targets: usize, cycles: usize) {
         board.cycle_done(0.01, cycle as i64);
         let observed = thread_cpu();
         let snapshot = board.clone();
-        let json = serde_json::to_string(&snapshot).expect("json");
+        let json = watchdog::session::board::wire::to_json(&snapshot);
         let mut temp = tempfile::NamedTempFile::new_in(dir).expect("temp");
         std::io::Write::write_all(&mut temp, json.as_bytes()).expect("write");
         temp.persist(&path).expect("rename");

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use watchdog::Clock;
-use watchdog::session::board::{Board, Freshness, Reading, Sample, Source, freshness, table};
+use watchdog::session::board::{Board, Freshness, Reading, Sample, Source, freshness, table, wire};
 
 use crate::clock::SystemClock;
 use crate::output::{print, print_raw};
@@ -199,7 +199,7 @@ fn read_board_files(dir: &Path, now: i64) -> Vec<Source> {
                 // The monitor ended between the listing and the read.
                 Err(probes::file::ReadError::Missing) => return None,
                 Err(err) => Reading::Unreachable(format!("cannot read its board: {err}")),
-                Ok(text) => match serde_json::from_str::<Board>(&text) {
+                Ok(text) => match wire::from_json(&text) {
                     Ok(board) => {
                         let alive = probes::process::Pid::new(board.pid)
                             .is_some_and(probes::process::is_alive);
@@ -271,7 +271,7 @@ fn fetch_board(endpoint: &str) -> Result<Board, String> {
         .limit(BOARD_CAP)
         .read_to_string()
         .map_err(|err| err.to_string())?;
-    serde_json::from_str(&text).map_err(|err| format!("{url} answered with no board: {err}"))
+    wire::from_json(&text).map_err(|err| format!("{url} answered with no board: {err}"))
 }
 
 /// Where this machine's watchers of this user keep their boards: under
@@ -423,7 +423,7 @@ fn render_json(sources: &[Source], now: i64) -> String {
                     Freshness::Live => None,
                     Freshness::Stale(why) | Freshness::Gone(why) => Some(why),
                 },
-                "board": board,
+                "board": wire::BoardOut::from(&**board),
             }),
         })
         .collect();

@@ -174,7 +174,7 @@ impl Drop for Fleet {
 }
 
 pub(crate) fn board_json(board: &Board) -> String {
-    serde_json::to_string(board).unwrap_or_else(|_| "{}".to_string())
+    watchdog::session::board::wire::to_json(board)
 }
 
 /// The Prometheus text exposition of one snapshot, `now` being the scrape's

@@ -19,10 +19,13 @@ use crate::session::target::Target;
 use crate::session::{Action, Done, PollReport};
 
 mod prometheus;
+mod reading;
 mod table;
+pub mod wire;
 
 pub use prometheus::{BOARD_QUERY, Sample, from_samples};
-pub use table::{table, tail};
+pub use reading::{Freshness, Reading, Source, freshness};
+pub use table::{age, table, tail};
 
 /// The `host` of a target on this machine's tmux (an ssh alias otherwise).
 pub const LOCAL_HOST: &str = "local";
@@ -32,8 +35,9 @@ pub const LOCAL_HOST: &str = "local";
 /// capture its timeout.
 pub const CYCLE_BUCKETS: [f64; 10] = [0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0];
 
-/// One running monitor's board, as it publishes it after each cycle.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One running monitor's board, as it publishes it after each cycle (its
+/// wire form, with a version, is [`wire`]'s).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Board {
     /// The monitor's process id: a board whose process is gone is stale.
     pub pid: u32,
@@ -386,67 +390,6 @@ pub fn is_action(done: &Done) -> bool {
         | Done::QuestionPending
         | Done::LikelyUiChange { .. }
         | Done::NewFailure { .. } => false,
-    }
-}
-
-/// Whether a board still describes a running monitor.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Freshness {
-    Live,
-    /// Why it does not: its monitor is frozen (no cycle for long); the
-    /// reason is shown on its rows.
-    Stale(String),
-    /// Why it does not: its monitor's process is gone (a `kill -9`): its
-    /// rows are not shown, the board is said once in the summary.
-    Gone(String),
-}
-
-/// A board is stale when its process is gone, or when it has not completed a
-/// cycle for three intervals and a minute (a frozen loop): its rows are kept,
-/// marked, never shown as current.
-pub fn freshness(board: &Board, pid_alive: bool, now: i64) -> Freshness {
-    if !pid_alive {
-        return Freshness::Gone(format!(
-            "monitor pid {} is gone; last cycle {} ago",
-            board.pid,
-            age(now - board.updated)
-        ));
-    }
-    let patience = board.interval_secs.saturating_mul(3).saturating_add(60);
-    let quiet = now.saturating_sub(board.updated);
-    if quiet > 0 && quiet.unsigned_abs() > patience {
-        return Freshness::Stale(format!(
-            "monitor pid {} completed no cycle for {}",
-            board.pid,
-            age(quiet)
-        ));
-    }
-    Freshness::Live
-}
-
-/// One place the board was read from: a monitor's board file or endpoint.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Source {
-    /// The file or the endpoint, for a row that says what failed.
-    pub name: String,
-    pub reading: Reading,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Reading {
-    Board(Box<Board>, Freshness),
-    /// The endpoint or file could not be read: why.
-    Unreachable(String),
-}
-
-/// A duration as a person reads it on a board: `45s`, `3m05s`, `2h03m`, `4d02h`.
-pub fn age(seconds: i64) -> String {
-    let s = seconds.max(0);
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
-        3600..86400 => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
-        _ => format!("{}d{:02}h", s / 86400, s % 86400 / 3600),
     }
 }
 
@@ -835,8 +778,8 @@ mod tests {
         let question = report(Some(State::Question), vec![Done::EscalatedQuestion]);
         board.observe(0, seen(&question, &[alert(Reason::Question)]), 101);
         board.cycle_done(0.3, 101);
-        let text = serde_json::to_string(&board).unwrap();
-        let back: Board = serde_json::from_str(&text).unwrap();
+        let text = wire::to_json(&board);
+        let back = wire::from_json(&text).unwrap();
         assert_eq!(back, board);
     }
 }
