@@ -28,12 +28,16 @@ pub use render::{Handoff, Report, State};
 /// What `stat` says about a path (following symlinks, as `test -f` does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Meta {
+    /// Nothing is there.
     Missing,
     /// Something is there; `regular` is `test -f`: a regular file, or a
     /// symlink to one. A directory is present but is no result.
     Present {
+        /// Bytes, a change of which is progress.
         size: u64,
+        /// Modification time in nanoseconds, a change of which is progress.
         mtime_ns: i128,
+        /// `test -f` holds.
         regular: bool,
     },
 }
@@ -44,9 +48,13 @@ pub enum Meta {
 /// as an error and otherwise treated like "not recorded".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PidCheck {
+    /// The pid it names runs.
     Alive(u32),
+    /// The pid it names is gone: the agent died.
     Dead(u32),
+    /// Absent or empty: the startup window.
     NotRecorded,
+    /// Not a pid, or unreadable: why.
     Invalid(String),
 }
 
@@ -64,6 +72,7 @@ impl Head {
     /// Headers are short; a bound in bytes keeps one giant "line" out too.
     pub const MAX_BYTES: usize = 1024;
 
+    /// The head of a file from its lines, cut to both bounds.
     pub fn new(lines: impl IntoIterator<Item = String>) -> Head {
         let mut budget = Head::MAX_BYTES;
         let mut kept = Vec::new();
@@ -84,6 +93,7 @@ impl Head {
         Head { lines: kept }
     }
 
+    /// The lines kept, at most [`Head::MAX_LINES`].
     pub fn lines(&self) -> &[String] {
         &self.lines
     }
@@ -113,9 +123,13 @@ impl Head {
 /// (the pane's own pid and every descendant), all from one observation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pane {
+    /// The pane's tmux id (`%N`).
     pub id: String,
+    /// The pane's first process.
     pub pid: u32,
+    /// tmux says its program ended (`#{pane_dead}`).
     pub dead: bool,
+    /// The pid and every descendant's, for the sweep's "does this pane hold a registered pid?".
     pub tree: Vec<u32>,
 }
 
@@ -167,7 +181,9 @@ pub enum Output {
 /// After a control message: go on, or exit 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Applied {
+    /// Read the next message.
     Continue,
+    /// A `shutdown` message: stop watching and exit 0.
     Shutdown,
 }
 
@@ -176,7 +192,12 @@ pub enum Applied {
 #[non_exhaustive]
 pub enum ApplyError {
     /// A blind-phase update for an (agent, step) that was never registered.
-    UnknownItem { agent: String, step: String },
+    UnknownItem {
+        /// The agent the update named.
+        agent: String,
+        /// The step the update named.
+        step: String,
+    },
 }
 
 impl fmt::Display for ApplyError {
@@ -288,6 +309,7 @@ pub struct LeadMonitor {
 }
 
 impl LeadMonitor {
+    /// A monitor watching nothing yet, with its settings.
     pub fn new(config: LeadConfig) -> LeadMonitor {
         LeadMonitor {
             config,
@@ -306,6 +328,7 @@ impl LeadMonitor {
         self.items.len()
     }
 
+    /// Whether no item is watched (the loop then only reads control messages).
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
@@ -452,7 +475,7 @@ impl LeadMonitor {
         self.check_timeouts(i, found.condition, port, now, ts, out);
     }
 
-    /// 1. The result file: `test -f`, a regular file (or a symlink to one).
+    /// Step 1, the result file: `test -f`, a regular file (or a symlink to one).
     /// Its own size and mtime count as progress on every pass, so one that
     /// appears and vanishes between two live passes is seen. `None`: the
     /// stat could not answer (said as an error).
@@ -478,7 +501,7 @@ impl LeadMonitor {
         result_meta
     }
 
-    /// 2. The item's condition from its result and, only while there is no
+    /// Step 2, the item's condition from its result and, only while there is no
     /// result, its process's liveness.
     fn condition_of(
         &mut self,
@@ -543,7 +566,7 @@ impl LeadMonitor {
         }
     }
 
-    /// 3. A stall needs all three: alive, no result, and no metadata
+    /// Step 3: a stall needs all three: alive, no result, and no metadata
     /// progress for idle_stall_sec. The watch paths only matter here, so
     /// only a live item pays for their stats.
     fn stall_or_running(
@@ -626,7 +649,7 @@ impl LeadMonitor {
         self.report(i, report, port, ts, out);
     }
 
-    /// 4. Timeout checkpoints, once each and in order, while the agent is
+    /// Step 4, timeout checkpoints, once each and in order, while the agent is
     /// still at work. One pass can cross both (a 9 s timeout, passes at 8 s
     /// and 9 s): the Consultant, told only of the imminent one, must hear
     /// it before the exceeded one, never instead of it.

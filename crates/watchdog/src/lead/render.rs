@@ -9,14 +9,20 @@ use serde::Serialize;
 /// item's state changes, and the events a Lead acknowledges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum State {
+    /// `result_ready`: the result file is there.
     ResultReady,
+    /// `stalled`: alive, no result, no progress for the window.
     Stalled,
+    /// `timeout_imminent`: 90% of the timeout has passed.
     TimeoutImminent,
+    /// `timeout_exceeded`: the timeout has passed.
     TimeoutExceeded,
+    /// `process_died`: the pid file's process is gone with no result.
     ProcessDied,
 }
 
 impl State {
+    /// Every state, in the seed's order.
     pub const ALL: [State; 5] = [
         State::ResultReady,
         State::Stalled,
@@ -51,11 +57,37 @@ impl fmt::Display for State {
 /// A state change of one watch item, in the seed's `state=` vocabulary.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Report {
-    ResultReady { file: String },
-    ProcessDied { pid: u32 },
-    Stalled { idle_sec: u64, cpu_pct: Option<u32> },
-    TimeoutImminent { elapsed: u64, timeout: u64 },
-    TimeoutExceeded { elapsed: u64, timeout: u64 },
+    /// The result file appeared.
+    ResultReady {
+        /// Its path.
+        file: String,
+    },
+    /// The agent's process died with no result.
+    ProcessDied {
+        /// The pid that died.
+        pid: u32,
+    },
+    /// Alive with no result and no progress.
+    Stalled {
+        /// Seconds without progress.
+        idle_sec: u64,
+        /// The agent's CPU use over the measurement, where it was taken.
+        cpu_pct: Option<u32>,
+    },
+    /// 90% of the timeout has passed.
+    TimeoutImminent {
+        /// Seconds since the item started.
+        elapsed: u64,
+        /// The item's timeout in seconds.
+        timeout: u64,
+    },
+    /// The timeout has passed.
+    TimeoutExceeded {
+        /// Seconds since the item started.
+        elapsed: u64,
+        /// The item's timeout in seconds.
+        timeout: u64,
+    },
 }
 
 impl Report {
@@ -104,7 +136,9 @@ pub fn lead_line(agent: &str, step: &str, report: &Report, ts: &str) -> String {
 /// The handoff headers `agent_complete` may carry under `full` reporting.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Handoff {
+    /// The handoff's `type` header, if it has one.
     pub kind: Option<String>,
+    /// The handoff's `status` header, if it has one.
     pub status: Option<String>,
 }
 

@@ -29,6 +29,7 @@ pub struct TargetLabels {
     pub target: String,
     /// The ssh alias, or this machine's name for a local target.
     pub host: String,
+    /// The session name.
     pub session: String,
     /// The tmux server, by the socket file its monitor's state folder is
     /// keyed by: the same session name on two servers is two alerts.
@@ -111,8 +112,11 @@ pub struct Posting {
     pub labels: Vec<(&'static str, String)>,
     /// The escalation's message, unsanitised.
     pub message: String,
+    /// When the alert began firing.
     pub starts_at: Timestamp,
+    /// When an alert manager lets it go unless it is sent again (now, for a resolution).
     pub ends_at: Timestamp,
+    /// Whether this posting resolves the alert.
     pub resolved: bool,
 }
 
@@ -131,6 +135,7 @@ pub struct AlertBook {
 }
 
 impl AlertBook {
+    /// A book for one target's alerts, nothing firing.
     pub fn new(labels: TargetLabels, timing: Timing) -> AlertBook {
         AlertBook {
             labels,
@@ -388,8 +393,11 @@ pub struct Kept {
     /// The failure signal that fires it, for a `BmbNewFailure`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// The alert name it was posted under.
     pub alertname: String,
+    /// Its `cli` label.
     pub cli: String,
+    /// The message it was posted with.
     pub message: String,
     /// RFC 3339, as posted.
     pub starts_at: String,
@@ -444,6 +452,7 @@ fn known_name(name: &str) -> Option<&'static str> {
 /// One host's outage as the host book keeps it across a restart.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeptHost {
+    /// The message it was posted with.
     pub message: String,
     /// RFC 3339, as posted.
     pub starts_at: String,
@@ -476,6 +485,7 @@ pub struct HostBook {
 }
 
 impl HostBook {
+    /// A book for hosts' outages, none yet.
     pub fn new(timing: Timing) -> HostBook {
         HostBook {
             timing,

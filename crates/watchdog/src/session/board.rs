@@ -47,16 +47,22 @@ pub struct Board {
     pub updated: i64,
     /// Seconds between polls.
     pub interval_secs: u64,
+    /// How long the cycles took.
     pub cycles: CycleTimes,
+    /// One row per watched target, in the order given.
     pub targets: Vec<TargetRow>,
+    /// One row per host of those targets.
     pub hosts: Vec<HostRow>,
 }
 
 /// How long the cycles took: a histogram over [`CYCLE_BUCKETS`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CycleTimes {
+    /// Cycles completed.
     pub count: u64,
+    /// Their durations added up.
     pub sum_seconds: f64,
+    /// The last cycle's duration.
     pub last_seconds: f64,
     /// Cycles per bucket (not cumulative), one per bound of
     /// [`CYCLE_BUCKETS`] and a last one for longer cycles.
@@ -70,6 +76,7 @@ pub struct TargetRow {
     pub target: String,
     /// The ssh alias, or [`LOCAL_HOST`].
     pub host: String,
+    /// The session name.
     pub session: String,
     /// The agent CLI last recognised in the pane (a profile name).
     pub cli: Option<String>,
@@ -80,10 +87,13 @@ pub struct TargetRow {
     pub since: i64,
     /// Whether the target was polled at least once.
     pub polled: bool,
+    /// Nudges used of the budget.
     pub nudges_used: u32,
+    /// The nudge budget.
     pub budget: u32,
     /// The verdict's rule and evidence line.
     pub rule: Option<String>,
+    /// The verdict's evidence line.
     pub evidence: Option<String>,
     /// Why the pane could not be read this cycle.
     pub error: Option<String>,
@@ -91,7 +101,9 @@ pub struct TargetRow {
     /// read (no such session there): the host is reachable.
     #[serde(default)]
     pub host_answered: bool,
+    /// What the monitor last did about it, if anything.
     pub last_action: Option<LastAction>,
+    /// Its counters.
     pub counts: TargetCounts,
     /// While a usage limit holds the target: until when (epoch seconds).
     #[serde(default)]
@@ -105,17 +117,21 @@ pub struct LastAction {
     pub what: String,
     /// Epoch seconds.
     pub at: i64,
+    /// The verdict's rule when it was done.
     pub rule: Option<String>,
+    /// The verdict's evidence line when it was done.
     pub evidence: Option<String>,
 }
 
 /// A target's counters since the monitor started.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TargetCounts {
+    /// Nudges typed.
     pub nudges: u64,
     /// Escalations decided, by their reason (`BMB_REASON`). One whose
     /// delivery failed is decided again at the next poll and counted again.
     pub escalations: BTreeMap<String, u64>,
+    /// Times the progress probe advanced and the budget started over.
     pub budget_resets: u64,
     /// Polls whose stop showed no input box the profile knows.
     pub unrecognised: u64,
@@ -124,6 +140,7 @@ pub struct TargetCounts {
 /// One host (an ssh alias or this machine) as the last cycle reached it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HostRow {
+    /// The ssh alias, or [`LOCAL_HOST`].
     pub host: String,
     /// False when no pane of the host could be read in the last cycle and
     /// every one failed the same way (the host's server or its ssh failed,
@@ -133,13 +150,16 @@ pub struct HostRow {
     pub error: Option<String>,
     /// Epoch seconds since which `reachable` holds.
     pub since: i64,
+    /// Captures of its panes that failed.
     pub capture_failures: u64,
+    /// Probe runs (work, progress) for its targets that gave no usable answer.
     pub probe_failures: u64,
 }
 
 /// One target's poll, as the loop hands it over.
 #[derive(Debug, Clone, Copy)]
 pub struct Observed<'a> {
+    /// The poll's report.
     pub report: &'a PollReport,
     /// The actions the monitor decided this poll (before they run).
     pub actions: &'a [Action],

@@ -7,6 +7,7 @@ use classify::Profiles;
 
 /// The seed's defaults.
 pub const DEFAULT_BUDGET: u32 = 5;
+/// The seed's nudge: what is typed into a stalled pane.
 pub const DEFAULT_NUDGE_TEXT: &str = "Please continue with the next step of your plan.";
 /// An unchanged pane is re-decided at least this often, because the work
 /// probe can change without the pane changing.
@@ -25,9 +26,13 @@ pub const RESET_MARGIN: SignedDuration = SignedDuration::from_secs(55);
 pub const CAPTURE_FAILURE_PATIENCE: u32 = 3;
 
 #[derive(Debug, Clone)]
+/// How one target's monitor runs (a config file or the command line sets it).
 pub struct SessionConfig {
+    /// Nudges per stall before it is escalated ([`DEFAULT_BUDGET`]).
     pub budget: u32,
+    /// The text typed into a stalled pane ([`DEFAULT_NUDGE_TEXT`]).
     pub nudge_text: String,
+    /// An unchanged pane is classified afresh at least every this many polls ([`RECLASSIFY_EVERY`]).
     pub reclassify_every: u32,
     /// The profile this pane is always read with (a config file's `profile`
     /// for a CLI whose screen the markers cannot tell apart); `None`: the

@@ -12,6 +12,7 @@ use super::Refusal;
 /// in the foreground process group.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Foreground {
+    /// The name tmux gives the front process (`#{pane_current_command}`).
     pub command: String,
     /// The name `/proc` gives it (`exec -a agentsh bash` is still `bash`).
     pub process: Option<String>,

@@ -27,6 +27,7 @@ use super::{
 pub struct Observation<'a> {
     /// The pane, or why it could not be captured.
     pub capture: Result<&'a str, &'a str>,
+    /// The work probe's reading.
     pub work: Work,
     /// The progress probe's reading; `None` when absent or unreadable.
     pub progress: Option<u64>,
@@ -38,6 +39,7 @@ pub struct Observation<'a> {
     pub cli_version: Option<&'a str>,
     /// The pane that was read (`%N`) and its first process, where tmux said.
     pub pane_id: Option<&'a str>,
+    /// The pane's first process, where tmux said.
     pub pane_pid: Option<u32>,
     /// When a key was last pressed in the pane's session (epoch seconds,
     /// tmux's `#{session_activity}`), where tmux said: a person at the
@@ -163,6 +165,7 @@ impl TargetMonitor {
         }
     }
 
+    /// What the monitor remembers (replayed from and journalled to its ledger).
     pub fn memory(&self) -> &SessionMemory {
         &self.memory
     }

@@ -159,7 +159,12 @@ impl fmt::Display for Reason {
 #[non_exhaustive]
 pub enum Done {
     /// The progress probe advanced: the nudge budget starts over.
-    BudgetReset { from: u64, to: u64 },
+    BudgetReset {
+        /// The high-water mark before.
+        from: u64,
+        /// The reading that passed it.
+        to: u64,
+    },
     /// A person's key in the session: the nudge budget starts over.
     BudgetRenewed,
     /// The pane could not be captured this poll.
@@ -169,45 +174,74 @@ pub enum Done {
     /// The pane and the agent's own account disagree (said once per pair):
     /// what each says, and the state that was taken if it is not the pane's.
     WitnessesDisagree {
+        /// What the pane reads.
         pane: State,
+        /// What the agent's own account says.
         witness: &'static str,
+        /// The state taken, when it is not the pane's.
         so: Option<State>,
     },
     /// The agent still says it is busy, but the pane has not moved for
     /// [`STILL_PANE_PATIENCE`] polls: the pane decides from now on.
-    PaneDecides { witness: &'static str },
+    PaneDecides {
+        /// What the agent's own account still says.
+        witness: &'static str,
+    },
     /// The agent waits for a human, its dialog not drawn yet: not nudged.
     QuestionPending,
     /// A question was relayed to the operator, not answered.
     EscalatedQuestion,
     /// A nudge was typed: the `used`-th of `budget`.
-    Nudged { used: u32, budget: u32 },
+    Nudged {
+        /// Nudges used, this one among them.
+        used: u32,
+        /// The budget.
+        budget: u32,
+    },
     /// The budget ran out without progress: escalated to a human, not nudged.
     EscalatedBudgetSpent,
     /// Nothing is left to do: escalated, never nudged.
     EscalatedBlocked,
     /// A stop that must not be typed into, with why; escalated the first time.
     Refused {
+        /// Why it must not be typed into.
         refusal: Refusal,
+        /// The words for it, on the poll line.
         why: String,
+        /// Whether this poll escalated it (the first time).
         escalated: bool,
     },
     /// The profile read this pane's input box before and cannot now, with
     /// the same program in front: likely a UI change of the CLI (said once).
     LikelyUiChange {
+        /// The profile that read the box before.
         profile: String,
+        /// The CLI's version, where its own files give it.
         version: Option<String>,
     },
     /// New failure text for one signal.
-    NewFailure { kind: FailureKind, text: String },
+    NewFailure {
+        /// The failure signal.
+        kind: FailureKind,
+        /// Its text on screen.
+        text: String,
+    },
     /// A stop that would be nudged, not typed into this poll, and why.
     NotYet(Wait),
     /// A draft waits in the box (a person's, or `own`: this monitor's unsent
     /// nudge): not typed into; escalated the first poll it held still.
-    DraftWaiting { own: bool, escalated: bool },
+    DraftWaiting {
+        /// The draft is this monitor's own unsent nudge.
+        own: bool,
+        /// Whether this poll escalated it.
+        escalated: bool,
+    },
     /// A usage limit holds the stop until its reset (`HH:MM`): neither
     /// nudged nor escalated; said when it starts or changes.
-    Held { until: String },
+    Held {
+        /// The reset, `HH:MM` local.
+        until: String,
+    },
     /// A usage limit whose reset cannot be read, or still on screen after
     /// the reset's one nudge: escalated, not nudged.
     EscalatedUsageLimit,
@@ -297,6 +331,7 @@ pub enum Action {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+/// An escalation for the operator, with the latch it set.
 pub struct Alert {
     /// The verdict that caused it (`BMB_STATE`).
     pub state: State,
@@ -317,6 +352,7 @@ pub struct Alert {
 /// The memory an alert set, one per signal (seed defect 2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Latch {
+    /// An escalation of this kind.
     Escalation(EscalationKind),
     /// A failure signal's name.
     Failure(String),
@@ -325,17 +361,23 @@ pub enum Latch {
 /// One poll's line: every field, every time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PollReport {
+    /// The target as given.
     pub target: String,
     /// `None` when the pane could not be captured.
     pub state: Option<State>,
+    /// The work probe's reading.
     pub work: Work,
+    /// The progress probe's reading, if usable.
     pub progress: Option<u64>,
+    /// Nudges used of the budget after this poll.
     pub nudges_used: u32,
+    /// The nudge budget.
     pub budget: u32,
     /// What was done this poll, in order (each renders to the seed's words).
     pub done: Vec<Done>,
     /// The rule and evidence line of the verdict, for `--json`.
     pub rule: Option<&'static str>,
+    /// The verdict's evidence line.
     pub evidence: Option<String>,
     /// A capture error, given in full only when it differs from the last one.
     pub error: Option<String>,

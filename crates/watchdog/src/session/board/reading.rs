@@ -7,6 +7,7 @@ use super::{Board, age};
 /// Whether a board still describes a running monitor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Freshness {
+    /// Its monitor runs and completes cycles.
     Live,
     /// Why it does not: its monitor is frozen (no cycle for long); the
     /// reason is shown on its rows.
@@ -44,11 +45,14 @@ pub fn freshness(board: &Board, pid_alive: bool, now: i64) -> Freshness {
 pub struct Source {
     /// The file or the endpoint, for a row that says what failed.
     pub name: String,
+    /// The board, or why it could not be read.
     pub reading: Reading,
 }
 
 #[derive(Debug, Clone, PartialEq)]
+/// What one source gave: a board and whether it is current, or why there is none.
 pub enum Reading {
+    /// A board, and whether its monitor still runs.
     Board(Box<Board>, Freshness),
     /// The endpoint or file could not be read: why.
     Unreachable(String),
