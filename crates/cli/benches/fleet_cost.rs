@@ -3,7 +3,7 @@
 //! no time.
 //!
 //! Two parts: (1) in this process, the board's own bookkeeping per cycle
-//! (`watchdog::board`: observe N reports, end the cycle, the JSON form, the
+//! (`watchdog::session::board`: observe N reports, end the cycle, the JSON form, the
 //! file replaced through a temporary file and a rename), on this thread's CPU
 //! clock; (2) the release binary over N real panes, its CPU per cycle
 //! without `--metrics-listen`, with it and nobody scraping, and with a
@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use bmb_testkit::tmux::PrivateTmux;
 use classify::{State, Work};
 use probes::run::{Background, Invocation};
-use watchdog::board::{Board, Observed};
+use watchdog::session::board::{Board, Observed};
+use watchdog::session::target::Target;
 use watchdog::session::{Done, PollReport};
-use watchdog::target::Target;
 
 fn thread_cpu() -> Duration {
     let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
@@ -81,7 +81,7 @@ fn bookkeeping(dir: &Path, targets: usize, cycles: usize) {
         board.cycle_done(0.01, cycle as i64);
         let observed = thread_cpu();
         let snapshot = board.clone();
-        let json = serde_json::to_string(&snapshot).expect("json");
+        let json = watchdog::session::board::wire::to_json(&snapshot);
         let mut temp = tempfile::NamedTempFile::new_in(dir).expect("temp");
         std::io::Write::write_all(&mut temp, json.as_bytes()).expect("write");
         temp.persist(&path).expect("rename");

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use camino::Utf8PathBuf;
 use classify::{Context, Echo, Profile, Verdict, Work};
 use watchdog::session::Foreground;
-use watchdog::witness::{Witness, combine};
+use watchdog::session::witness::{Witness, combine};
 
 use crate::output::say;
 use crate::profiles;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use watchdog::target::Target;
+use watchdog::session::target::Target;
 
 use crate::alert::sanitize_text;
 use crate::output::usage_error;

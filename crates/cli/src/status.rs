@@ -1,14 +1,14 @@
 //! `bmb-monitor status`: the board of every running `watch`, read from what
 //! they publish (their board files on this machine, or their `/board.json`
 //! with `--endpoint`), never by capturing a pane again. What a row says is
-//! decided in `watchdog::board`; this is reading and printing.
+//! decided in `watchdog::session::board`; this is reading and printing.
 
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use watchdog::Clock;
-use watchdog::board::{Board, Freshness, Reading, Sample, Source, freshness, table};
+use watchdog::session::board::{Board, Freshness, Reading, Sample, Source, freshness, table, wire};
 
 use crate::clock::SystemClock;
 use crate::output::{print, print_raw};
@@ -213,7 +213,7 @@ fn read_board_files(dir: &Path, now: i64) -> Vec<Source> {
                 // The monitor ended between the listing and the read.
                 Err(probes::fs::file::ReadError::Missing) => return None,
                 Err(err) => Reading::Unreachable(format!("cannot read its board: {err}")),
-                Ok(text) => match serde_json::from_str::<Board>(&text) {
+                Ok(text) => match wire::from_json(&text) {
                     Ok(board) => {
                         let alive = probes::os::pid::Pid::new(board.pid)
                             .is_some_and(probes::os::process::is_alive);
@@ -285,7 +285,7 @@ fn fetch_board(endpoint: &str) -> Result<Board, String> {
         .limit(BOARD_CAP)
         .read_to_string()
         .map_err(|err| err.to_string())?;
-    serde_json::from_str(&text).map_err(|err| format!("{url} answered with no board: {err}"))
+    wire::from_json(&text).map_err(|err| format!("{url} answered with no board: {err}"))
 }
 
 /// Where this machine's watchers of this user keep their boards: under
@@ -359,9 +359,9 @@ fn prometheus_url(url: &str) -> Option<String> {
 fn read_prometheus(url: &str, now: i64) -> Vec<Source> {
     let read = || -> Result<Vec<Source>, String> {
         let base = prometheus_url(url).ok_or_else(|| "not a URL".to_string())?;
-        let samples = prometheus_query(&base, watchdog::board::BOARD_QUERY)?;
+        let samples = prometheus_query(&base, watchdog::session::board::BOARD_QUERY)?;
         let up = prometheus_query(&base, "up")?;
-        Ok(watchdog::board::from_samples(&samples, &up, now))
+        Ok(watchdog::session::board::from_samples(&samples, &up, now))
     };
     read().unwrap_or_else(|why| {
         vec![Source {
@@ -440,7 +440,7 @@ fn render_json(sources: &[Source], now: i64) -> String {
                     Freshness::Live => None,
                     Freshness::Stale(why) | Freshness::Gone(why) => Some(why),
                 },
-                "board": board,
+                "board": wire::BoardOut::from(&**board),
             }),
         })
         .collect();

@@ -28,12 +28,16 @@ pub use render::{Handoff, Report, State};
 /// What `stat` says about a path (following symlinks, as `test -f` does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Meta {
+    /// Nothing is there.
     Missing,
     /// Something is there; `regular` is `test -f`: a regular file, or a
     /// symlink to one. A directory is present but is no result.
     Present {
+        /// Bytes, a change of which is progress.
         size: u64,
+        /// Modification time in nanoseconds, a change of which is progress.
         mtime_ns: i128,
+        /// `test -f` holds.
         regular: bool,
     },
 }
@@ -44,9 +48,13 @@ pub enum Meta {
 /// as an error and otherwise treated like "not recorded".
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PidCheck {
+    /// The pid it names runs.
     Alive(u32),
+    /// The pid it names is gone: the agent died.
     Dead(u32),
+    /// Absent or empty: the startup window.
     NotRecorded,
+    /// Not a pid, or unreadable: why.
     Invalid(String),
 }
 
@@ -64,6 +72,7 @@ impl Head {
     /// Headers are short; a bound in bytes keeps one giant "line" out too.
     pub const MAX_BYTES: usize = 1024;
 
+    /// The head of a file from its lines, cut to both bounds.
     pub fn new(lines: impl IntoIterator<Item = String>) -> Head {
         let mut budget = Head::MAX_BYTES;
         let mut kept = Vec::new();
@@ -84,6 +93,7 @@ impl Head {
         Head { lines: kept }
     }
 
+    /// The lines kept, at most [`Head::MAX_LINES`].
     pub fn lines(&self) -> &[String] {
         &self.lines
     }
@@ -113,9 +123,13 @@ impl Head {
 /// (the pane's own pid and every descendant), all from one observation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pane {
+    /// The pane's tmux id (`%N`).
     pub id: String,
+    /// The pane's first process.
     pub pid: u32,
+    /// tmux says its program ended (`#{pane_dead}`).
     pub dead: bool,
+    /// The pid and every descendant's, for the sweep's "does this pane hold a registered pid?".
     pub tree: Vec<u32>,
 }
 
@@ -167,7 +181,9 @@ pub enum Output {
 /// After a control message: go on, or exit 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Applied {
+    /// Read the next message.
     Continue,
+    /// A `shutdown` message: stop watching and exit 0.
     Shutdown,
 }
 
@@ -176,7 +192,12 @@ pub enum Applied {
 #[non_exhaustive]
 pub enum ApplyError {
     /// A blind-phase update for an (agent, step) that was never registered.
-    UnknownItem { agent: String, step: String },
+    UnknownItem {
+        /// The agent the update named.
+        agent: String,
+        /// The step the update named.
+        step: String,
+    },
 }
 
 impl fmt::Display for ApplyError {
@@ -191,6 +212,14 @@ impl fmt::Display for ApplyError {
 }
 
 impl std::error::Error for ApplyError {}
+
+/// An item's condition as one pass found it, with the pid that died.
+#[derive(Debug, Clone, Copy)]
+struct Found {
+    condition: Condition,
+    /// The pid the pid file named, when it is dead.
+    died_pid: Option<u32>,
+}
 
 /// The observed condition of an item. `Running` is never reported: it is the
 /// absence of news.
@@ -280,6 +309,7 @@ pub struct LeadMonitor {
 }
 
 impl LeadMonitor {
+    /// A monitor watching nothing yet, with its settings.
     pub fn new(config: LeadConfig) -> LeadMonitor {
         LeadMonitor {
             config,
@@ -298,6 +328,7 @@ impl LeadMonitor {
         self.items.len()
     }
 
+    /// Whether no item is watched (the loop then only reads control messages).
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
@@ -426,6 +457,9 @@ impl LeadMonitor {
         out
     }
 
+    /// One item's pass, in the seed's order: its result file, then (with no
+    /// result) its process and its progress, the change of condition
+    /// reported, then its timeout checkpoints.
     fn check_item(
         &mut self,
         i: usize,
@@ -435,11 +469,25 @@ impl LeadMonitor {
         out: &mut Vec<Output>,
     ) {
         self.items[i].checked = true;
-        // 1. The result file: `test -f`, a regular file (or a symlink to one).
+        let result_meta = self.check_result(i, port, now, out);
+        let found = self.condition_of(i, result_meta, port, now, out);
+        self.report_change(i, found, port, now, ts, out);
+        self.check_timeouts(i, found.condition, port, now, ts, out);
+    }
+
+    /// Step 1, the result file: `test -f`, a regular file (or a symlink to one).
+    /// Its own size and mtime count as progress on every pass, so one that
+    /// appears and vanishes between two live passes is seen. `None`: the
+    /// stat could not answer (said as an error).
+    fn check_result(
+        &mut self,
+        i: usize,
+        port: &mut impl LeadPort,
+        now: i64,
+        out: &mut Vec<Output>,
+    ) -> Option<Meta> {
         let result = port.stat(&self.items[i].item.result_path);
         let result_meta = self.observed_item(i, "result_path", result, out);
-        // The result file's own size and mtime count as progress on every pass,
-        // so one that appears and vanishes between two live passes is seen.
         let tracked = &mut self.items[i];
         if result_meta.is_some() {
             if tracked
@@ -450,9 +498,19 @@ impl LeadMonitor {
             }
             tracked.last_result = result_meta;
         }
+        result_meta
+    }
 
-        // 2. Process liveness, only while there is no result.
-        let mut died_pid = None;
+    /// Step 2, the item's condition from its result and, only while there is no
+    /// result, its process's liveness.
+    fn condition_of(
+        &mut self,
+        i: usize,
+        result_meta: Option<Meta>,
+        port: &mut impl LeadPort,
+        now: i64,
+        out: &mut Vec<Output>,
+    ) -> Found {
         let condition = match result_meta {
             Some(Meta::Present { regular: true, .. }) => {
                 // The sweep asks "does this pane hold a registered pid?": an
@@ -469,107 +527,155 @@ impl LeadMonitor {
             None => self.items[i].condition,
             // A directory (or any non-regular file) is not a result: as missing.
             Some(Meta::Missing) | Some(Meta::Present { regular: false, .. }) => {
-                let check = port.pid_file(&self.items[i].item.pid_file);
-                if let PidCheck::Invalid(why) = &check {
-                    let key = self.item_key(i, "pid_file");
-                    let label = self.item_key(i, "");
-                    let msg = format!("lead: {}: field `pid_file`: {why}", label.trim_end());
-                    self.note_error(key, msg, out);
-                } else if !self.errors.is_empty() {
-                    let key = self.item_key(i, "pid_file");
-                    self.errors.remove(&key);
-                }
-                match check {
-                    PidCheck::Dead(pid) => {
-                        died_pid = Some(pid);
-                        Condition::ProcessDied
-                    }
-                    // 3. A stall needs all three: alive, no result, and no
-                    // metadata progress for idle_stall_sec. The watch paths
-                    // only matter here, so only a live item pays for their stats.
-                    PidCheck::Alive(pid) => {
-                        self.track_progress(i, port, now, out);
-                        let tracked = &mut self.items[i];
-                        tracked.last_pid = Some(pid);
-                        let idle_stall = tracked
-                            .item
-                            .idle_stall_sec
-                            .unwrap_or(self.config.idle_stall_sec);
-                        let idle = now.saturating_sub(tracked.idle_since);
-                        if idle >= idle_stall as i64 {
-                            Condition::Stalled
-                        } else {
-                            // Halfway to a stall: start the CPU measurement the
-                            // stall report will carry.
-                            if idle.saturating_mul(2) >= idle_stall as i64
-                                && tracked.cpu_primed_for != Some(tracked.idle_since)
-                            {
-                                tracked.cpu_primed_for = Some(tracked.idle_since);
-                                let _ = port.cpu_pct(pid);
-                            }
-                            Condition::Running
-                        }
-                    }
-                    PidCheck::NotRecorded | PidCheck::Invalid(_) => Condition::Running,
-                }
+                return self.liveness(i, port, now, out);
             }
         };
+        Found {
+            condition,
+            died_pid: None,
+        }
+    }
 
+    /// With no result: the pid file says whether the agent died, runs, or
+    /// has not recorded itself yet (an unreadable one is said as an error).
+    fn liveness(
+        &mut self,
+        i: usize,
+        port: &mut impl LeadPort,
+        now: i64,
+        out: &mut Vec<Output>,
+    ) -> Found {
+        let check = port.pid_file(&self.items[i].item.pid_file);
+        if let PidCheck::Invalid(why) = &check {
+            let key = self.item_key(i, "pid_file");
+            let label = self.item_key(i, "");
+            let msg = format!("lead: {}: field `pid_file`: {why}", label.trim_end());
+            self.note_error(key, msg, out);
+        } else if !self.errors.is_empty() {
+            let key = self.item_key(i, "pid_file");
+            self.errors.remove(&key);
+        }
+        let (condition, died_pid) = match check {
+            PidCheck::Dead(pid) => (Condition::ProcessDied, Some(pid)),
+            PidCheck::Alive(pid) => (self.stall_or_running(i, pid, port, now, out), None),
+            PidCheck::NotRecorded | PidCheck::Invalid(_) => (Condition::Running, None),
+        };
+        Found {
+            condition,
+            died_pid,
+        }
+    }
+
+    /// Step 3: a stall needs all three: alive, no result, and no metadata
+    /// progress for idle_stall_sec. The watch paths only matter here, so
+    /// only a live item pays for their stats.
+    fn stall_or_running(
+        &mut self,
+        i: usize,
+        pid: u32,
+        port: &mut impl LeadPort,
+        now: i64,
+        out: &mut Vec<Output>,
+    ) -> Condition {
+        self.track_progress(i, port, now, out);
+        let tracked = &mut self.items[i];
+        tracked.last_pid = Some(pid);
+        let idle_stall = tracked
+            .item
+            .idle_stall_sec
+            .unwrap_or(self.config.idle_stall_sec);
+        let idle = now.saturating_sub(tracked.idle_since);
+        if idle >= idle_stall as i64 {
+            return Condition::Stalled;
+        }
+        // Halfway to a stall: start the CPU measurement the stall report will carry.
+        if idle.saturating_mul(2) >= idle_stall as i64
+            && tracked.cpu_primed_for != Some(tracked.idle_since)
+        {
+            tracked.cpu_primed_for = Some(tracked.idle_since);
+            let _ = port.cpu_pct(pid);
+        }
+        Condition::Running
+    }
+
+    /// A change of condition: the earlier report resolved (repeating it
+    /// would cry wolf), and the new state reported once, a stall or a death
+    /// raised for escalation.
+    fn report_change(
+        &mut self,
+        i: usize,
+        found: Found,
+        port: &mut impl LeadPort,
+        now: i64,
+        ts: &str,
+        out: &mut Vec<Output>,
+    ) {
+        let condition = found.condition;
         let tracked = &mut self.items[i];
         let previous = tracked.condition;
         tracked.condition = condition;
         if condition != previous {
-            // The earlier report is no longer true: repeating it would cry wolf.
             let item = &self.items[i].item;
             self.escalations.resolve(&item.agent, &item.step);
         }
         let tracked = &mut self.items[i];
-        if let Some(state) = condition.state()
-            && tracked.last_state != Some(state)
-            && condition != previous
-        {
-            tracked.last_state = Some(state);
-            let report = match condition {
-                Condition::ResultReady => Report::ResultReady {
-                    file: tracked.item.result_path.clone(),
-                },
-                Condition::ProcessDied => Report::ProcessDied {
-                    pid: died_pid.unwrap_or(0),
-                },
-                _ => {
-                    let pid = tracked.last_pid.unwrap_or(0);
-                    let idle_sec = now.saturating_sub(tracked.idle_since).max(0) as u64;
-                    Report::Stalled {
-                        idle_sec,
-                        cpu_pct: port.cpu_pct(pid),
-                    }
-                }
-            };
-            if matches!(condition, Condition::Stalled | Condition::ProcessDied) {
-                let item = &self.items[i].item;
-                self.escalations.raise(state, &item.agent, &item.step, now);
-            }
-            self.report(i, report, port, ts, out);
+        let Some(state) = condition.state() else {
+            return;
+        };
+        if tracked.last_state == Some(state) || condition == previous {
+            return;
         }
+        tracked.last_state = Some(state);
+        let report = match condition {
+            Condition::ResultReady => Report::ResultReady {
+                file: tracked.item.result_path.clone(),
+            },
+            Condition::ProcessDied => Report::ProcessDied {
+                pid: found.died_pid.unwrap_or(0),
+            },
+            _ => {
+                let pid = tracked.last_pid.unwrap_or(0);
+                let idle_sec = now.saturating_sub(tracked.idle_since).max(0) as u64;
+                Report::Stalled {
+                    idle_sec,
+                    cpu_pct: port.cpu_pct(pid),
+                }
+            }
+        };
+        if matches!(condition, Condition::Stalled | Condition::ProcessDied) {
+            let item = &self.items[i].item;
+            self.escalations.raise(state, &item.agent, &item.step, now);
+        }
+        self.report(i, report, port, ts, out);
+    }
 
-        // 4. Timeout checkpoints, once each and in order, while the agent is
-        // still at work. One pass can cross both (a 9 s timeout, passes at 8 s
-        // and 9 s): the Consultant, told only of the imminent one, must hear
-        // it before the exceeded one, never instead of it.
+    /// Step 4, timeout checkpoints, once each and in order, while the agent is
+    /// still at work. One pass can cross both (a 9 s timeout, passes at 8 s
+    /// and 9 s): the Consultant, told only of the imminent one, must hear
+    /// it before the exceeded one, never instead of it.
+    fn check_timeouts(
+        &mut self,
+        i: usize,
+        condition: Condition,
+        port: &mut impl LeadPort,
+        now: i64,
+        ts: &str,
+        out: &mut Vec<Output>,
+    ) {
+        if !matches!(condition, Condition::Running | Condition::Stalled) {
+            return;
+        }
         let tracked = &mut self.items[i];
         let mut reports = Vec::new();
-        if matches!(condition, Condition::Running | Condition::Stalled) {
-            let timeout = tracked.item.timeout_sec;
-            let elapsed = now.saturating_sub(tracked.item.started_at_epoch).max(0) as u64;
-            if elapsed.saturating_mul(10) >= timeout.saturating_mul(9) && !tracked.timeout_warned_90
-            {
-                tracked.timeout_warned_90 = true;
-                reports.push(Report::TimeoutImminent { elapsed, timeout });
-            }
-            if elapsed >= timeout && !tracked.timeout_warned_100 {
-                tracked.timeout_warned_100 = true;
-                reports.push(Report::TimeoutExceeded { elapsed, timeout });
-            }
+        let timeout = tracked.item.timeout_sec;
+        let elapsed = now.saturating_sub(tracked.item.started_at_epoch).max(0) as u64;
+        if elapsed.saturating_mul(10) >= timeout.saturating_mul(9) && !tracked.timeout_warned_90 {
+            tracked.timeout_warned_90 = true;
+            reports.push(Report::TimeoutImminent { elapsed, timeout });
+        }
+        if elapsed >= timeout && !tracked.timeout_warned_100 {
+            tracked.timeout_warned_100 = true;
+            reports.push(Report::TimeoutExceeded { elapsed, timeout });
         }
         for report in reports {
             self.items[i].last_state = Some(report.state());

@@ -82,14 +82,13 @@
 //! **Architecture Invariant:** nothing here calls the OS; every observation
 //! arrives through a port trait, so every branch is driven from tests with
 //! fakes and a fake clock.
-pub mod alerts;
-pub mod board;
+#![warn(missing_docs, unreachable_pub)]
+#![deny(unsafe_code)]
+#![warn(clippy::allow_attributes, clippy::allow_attributes_without_reason)]
+
 pub mod clock;
 pub mod lead;
 pub mod session;
-pub mod target;
-pub mod usage_limit;
-pub mod witness;
 pub mod worker;
 
 pub use clock::Clock;

@@ -30,9 +30,15 @@ pub const STDOUT_PREFIX: &str = "plot-monitor ";
 /// window and must never read as `gone`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PidReading {
+    /// The pid file names a running pid.
     Alive(u32),
+    /// The pid file names a pid that is gone.
     Dead(u32),
-    NotRecorded { reason: String },
+    /// No pid recorded yet (the startup window): why.
+    NotRecorded {
+        /// Why there is none.
+        reason: String,
+    },
 }
 
 mod pid;
@@ -44,8 +50,13 @@ pub type CpuClocks = BTreeMap<u32, u64>;
 /// Commits on the branch that touched a file, or why that cannot be answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommitsReading {
+    /// This many commits.
     Count(u64),
-    Unanswerable { reason: String },
+    /// The question cannot be answered.
+    Unanswerable {
+        /// Why.
+        reason: String,
+    },
 }
 
 /// The questions one pass asks of the machine. Each is one seam, so a test
@@ -69,7 +80,9 @@ pub trait WorkerPort {
 /// Who is being watched and the two numbers that shape the rules.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkerConfig {
+    /// The branch whose commits count.
     pub branch: String,
+    /// The worktree the agent runs in.
     pub worktree: String,
     /// Seconds between passes; appears in the `idle` evidence.
     pub interval: Duration,
@@ -83,10 +96,26 @@ pub struct WorkerConfig {
 /// What one pass saw, before the two-sample rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    Gone { pid: u32 },
-    Quiet { pid: u32 },
-    Busy { why: String },
-    Unknown { why: String },
+    /// The agent's pid is gone.
+    Gone {
+        /// The pid.
+        pid: u32,
+    },
+    /// Quiet past the window with nothing running under it.
+    Quiet {
+        /// The agent's pid.
+        pid: u32,
+    },
+    /// Something runs: why it is busy.
+    Busy {
+        /// What shows it.
+        why: String,
+    },
+    /// The pass could not tell.
+    Unknown {
+        /// What was missing.
+        why: String,
+    },
 }
 
 impl fmt::Display for Verdict {
@@ -106,11 +135,14 @@ impl fmt::Display for Verdict {
 /// The two findings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Finding {
+    /// The agent's pid died.
     Gone,
+    /// The agent went quiet with nothing running under it.
     Idle,
 }
 
 impl Finding {
+    /// The seed's word for it.
     pub fn word(self) -> &'static str {
         match self {
             Finding::Gone => "gone",
@@ -122,9 +154,13 @@ impl Finding {
 /// One published line: `gone`, `idle` or `clear`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
+    /// `gone`, `idle` or `clear`.
     pub finding: &'static str,
+    /// When the finding began, UTC.
     pub since: String,
+    /// What it was read from.
     pub evidence: String,
+    /// When this pass measured it, UTC.
     pub measured_at: String,
     /// The JSON line, fields in the seed's order.
     pub json: String,
@@ -140,7 +176,9 @@ impl Report {
 /// What a pass did: its verdict (for logs) and the report, if anything changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pass {
+    /// What the pass read.
     pub verdict: Verdict,
+    /// The line to publish, when the finding changed.
     pub report: Option<Report>,
     /// Set when `idle` was refused on the commits condition, for logs.
     pub note: Option<String>,
@@ -163,6 +201,7 @@ pub struct WorkerMonitor {
 }
 
 impl WorkerMonitor {
+    /// A monitor that has seen nothing yet.
     pub fn new(config: WorkerConfig) -> Self {
         WorkerMonitor {
             config,
@@ -174,6 +213,7 @@ impl WorkerMonitor {
         }
     }
 
+    /// The settings it runs with.
     pub fn config(&self) -> &WorkerConfig {
         &self.config
     }

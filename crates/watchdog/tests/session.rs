@@ -13,10 +13,11 @@ use support::{
     Delivery, Harness, Screen, agent_capture, capture, check, front, idle, other_question,
     question, working,
 };
+use watchdog::session::witness::Witness;
 use watchdog::session::{
-    Action, DEFAULT_NUDGE_TEXT, Done, Foreground, Refusal, STILL_PANE_PATIENCE, SessionConfig,
+    Action, DEFAULT_NUDGE_TEXT, Done, Foreground, Reason, Refusal, STILL_PANE_PATIENCE,
+    SessionConfig,
 };
-use watchdog::witness::Witness;
 
 /// The default nudge, typed.
 const NUDGE: &str = "S Please continue with the next step of your plan.";
@@ -531,7 +532,7 @@ proptest! {
             }
             was_read = state.is_some();
             for alert in &h.alerts[alerts_before..] {
-                let said = (alert.reason, alert.message.clone());
+                let said = (alert.reason.word(), alert.message.clone());
                 prop_assert_ne!(Some(&said), last_alert.as_ref(), "the same alert twice in a row");
                 last_alert = Some(said);
             }
@@ -1481,7 +1482,7 @@ fn run_with_crashes(
                     if fails {
                         journal.extend(m.alert_failed(&alert));
                     } else {
-                        delivered += usize::from(alert.reason == "question");
+                        delivered += usize::from(alert.reason == Reason::Question);
                         journal.push(alert.record);
                     }
                 }

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use watchdog::session::Alert;
-use watchdog::target::Target;
+use watchdog::session::target::Target;
 
 use super::*;
 use crate::alert::run_alert_cmd;

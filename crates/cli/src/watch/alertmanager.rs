@@ -1,7 +1,7 @@
 //! `--alertmanager URL`: every target's firing escalations posted to
 //! Alertmanager's v2 API (`POST URL/api/v2/alerts`), re-sent while they fire
 //! and resolved when the verdict moves on. What fires and when it ends is
-//! decided in `watchdog::alerts`; this is the HTTP glue. A failing
+//! decided in `watchdog::session::alerts`; this is the HTTP glue. A failing
 //! Alertmanager is said once per change and costs a poll at most
 //! [`POST_TIMEOUT`]; what it did not take is sent again next poll.
 
@@ -9,9 +9,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use jiff::Timestamp;
-use watchdog::alerts::{AlertBook, HostBook, Kept, KeptHost, Posting, TargetLabels, Timing};
+use watchdog::session::alerts::{
+    AlertBook, HostBook, Kept, KeptHost, Posting, TargetLabels, Timing,
+};
+use watchdog::session::target::Target;
 use watchdog::session::{Action, PollReport, TargetMonitor};
-use watchdog::target::Target;
 
 use super::sanitize_text;
 use crate::output::SaidOnce;
@@ -36,7 +38,7 @@ enum Unsent {
 
 /// Tests only: how often a firing alert is re-sent, in seconds, instead of
 /// every poll but at most once a minute (a test cannot wait minutes for a
-/// re-sending). Each sending still holds [`watchdog::alerts::HOLD`].
+/// re-sending). Each sending still holds [`watchdog::session::alerts::HOLD`].
 const REFRESH_ENV: &str = "BMB_MONITOR_ALERT_REFRESH_SECS";
 
 /// The folder in the state folder that keeps what fires across a restart:
@@ -218,7 +220,7 @@ impl Alertmanager {
         let hosts: Vec<(String, Option<String>)> = hosts
             .into_iter()
             .map(|(host, error)| {
-                let host = match host == watchdog::board::LOCAL_HOST {
+                let host = match host == watchdog::session::board::LOCAL_HOST {
                     true => local.clone(),
                     false => host,
                 };
@@ -577,7 +579,7 @@ mod tests {
         );
         let alert = watchdog::session::Alert {
             state: classify::State::Question,
-            reason: "question",
+            reason: watchdog::session::Reason::Question,
             message: "QUESTION on box:agent\u{1b}[31m: waiting\n\nDo you want to proceed?\u{7}"
                 .into(),
             latch: watchdog::session::Latch::Escalation(ledger::session::EscalationKind::Question),

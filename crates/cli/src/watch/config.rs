@@ -16,8 +16,8 @@ use classify::Profiles;
 use serde::Deserialize;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue, ValueDeserializer};
+use watchdog::session::target::Target;
 use watchdog::session::{DEFAULT_BUDGET, DEFAULT_NUDGE_TEXT};
-use watchdog::target::Target;
 
 use super::settings::{SessionPattern, TargetSettings};
 use super::*;

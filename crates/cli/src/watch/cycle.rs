@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use classify::{Work, parse_count};
+use watchdog::session::target::Target;
 use watchdog::session::{Action, Foreground, Now, Observation, TargetMonitor};
-use watchdog::target::Target;
 
 use super::*;
 use crate::output::{SaidOnce, say};
@@ -251,7 +251,7 @@ impl<'a> Watch<'a> {
                     );
             self.fleet.observe(
                 index,
-                watchdog::board::Observed {
+                watchdog::session::board::Observed {
                     report: &report,
                     actions: &actions,
                     cli: watched.monitor.profile(),

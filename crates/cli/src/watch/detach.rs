@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use watchdog::target::Target;
+use watchdog::session::target::Target;
 
 use super::*;
 use crate::output::{print, say};

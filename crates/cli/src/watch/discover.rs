@@ -110,7 +110,7 @@ impl Discovery {
 
     /// A target a pattern found whose session this cycle's listing of its
     /// host no longer has: it ended, and is dropped, not polled.
-    pub(super) fn ended(&self, target: &watchdog::target::Target) -> bool {
+    pub(super) fn ended(&self, target: &watchdog::session::target::Target) -> bool {
         if self.explicit.iter().any(|t| &t.target == target) {
             return false;
         }
@@ -184,7 +184,7 @@ impl Watch<'_> {
                 .patterns
                 .iter()
                 .find(|p| {
-                    watchdog::target::Target::parse(name)
+                    watchdog::session::target::Target::parse(name)
                         .is_ok_and(|t| t.host == p.host && p.matches(&t.session))
                 })
                 .map(SessionPattern::shown)
@@ -199,7 +199,7 @@ impl Watch<'_> {
             ));
         }
         self.sync_masters();
-        let names: Vec<watchdog::target::Target> =
+        let names: Vec<watchdog::session::target::Target> =
             self.watched.iter().map(|w| w.target.clone()).collect();
         self.fleet
             .retarget(&names, self.args.interval, self.args.nudge_budget);

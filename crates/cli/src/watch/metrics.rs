@@ -1,5 +1,5 @@
 //! The fleet's view of `watch`: each cycle's [`Board`] (decided in
-//! `watchdog::board`), published three ways: a file per monitor under
+//! `watchdog::session::board`), published three ways: a file per monitor under
 //! `$XDG_STATE_HOME/bmb-monitor/board/<pid>.json` (replaced atomically each
 //! cycle, removed on exit) that `status` reads, and, with `--metrics-listen`,
 //! `/board.json` and `/metrics` (the Prometheus text format) from a listener
@@ -19,8 +19,8 @@ use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 use watchdog::Clock;
-use watchdog::board::{Board, CYCLE_BUCKETS, Observed};
-use watchdog::target::Target;
+use watchdog::session::board::{Board, CYCLE_BUCKETS, Observed};
+use watchdog::session::target::Target;
 
 use crate::clock::SystemClock;
 use crate::output::say;
@@ -174,7 +174,7 @@ impl Drop for Fleet {
 }
 
 pub(crate) fn board_json(board: &Board) -> String {
-    serde_json::to_string(board).unwrap_or_else(|_| "{}".to_string())
+    watchdog::session::board::wire::to_json(board)
 }
 
 /// The Prometheus text exposition of one snapshot, `now` being the scrape's
@@ -198,14 +198,14 @@ pub(crate) fn exposition(published: Arc<Published>, now: i64) -> String {
 type TargetMetric = (
     &'static str,
     &'static str,
-    fn(&watchdog::board::TargetRow) -> u64,
+    fn(&watchdog::session::board::TargetRow) -> u64,
     MetricType,
 );
 /// A per-host counter: its name, help and value.
 type HostMetric = (
     &'static str,
     &'static str,
-    fn(&watchdog::board::HostRow) -> u64,
+    fn(&watchdog::session::board::HostRow) -> u64,
 );
 
 /// Renders a board snapshot as metrics at scrape time: every series comes

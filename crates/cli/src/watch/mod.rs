@@ -12,7 +12,7 @@ use std::time::Duration;
 use ledger::journal::Journal;
 use probes::fs::lock::LockError;
 use watchdog::session::DEFAULT_NUDGE_TEXT;
-use watchdog::target::Target;
+use watchdog::session::target::Target;
 
 use crate::alert::{AlertFormat, sanitize_text};
 use crate::output::{print, say, usage_error};

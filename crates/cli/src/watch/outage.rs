@@ -2,7 +2,7 @@
 //! than one target fails alike and the host answered none (its sshd or its
 //! tmux server is down), one line says so, and its targets' own error lines are left out while it
 //! lasts (twenty stopped panes were twenty lines); one more line says when
-//! it answers again. The alert side is `watchdog::alerts::HostBook`.
+//! it answers again. The alert side is `watchdog::session::alerts::HostBook`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -29,8 +29,8 @@ impl Outages {
         let mut down_now = BTreeSet::new();
         for (host, polls) in &hosts {
             // One target's own line says as much as a host's would.
-            let failure =
-                watchdog::board::shared_failure(polls.iter().copied()).filter(|_| polls.len() > 1);
+            let failure = watchdog::session::board::shared_failure(polls.iter().copied())
+                .filter(|_| polls.len() > 1);
             let key = host.map(str::to_string);
             let was_down = self.down.contains(&key);
             let name = host.map_or("this machine's tmux server".to_string(), |h| {

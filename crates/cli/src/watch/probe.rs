@@ -272,7 +272,7 @@ pub(super) fn printable_excerpt(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use watchdog::target::Target;
+    use watchdog::session::target::Target;
 
     fn settings(target: &str, work: Option<&str>, on: ProbesOn) -> TargetSettings {
         TargetSettings {

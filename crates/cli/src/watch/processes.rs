@@ -8,7 +8,7 @@ use probes::agent::claude::{SessionSearch, local_pane};
 use probes::remote::procs::remote_panes;
 use probes::run::Limits;
 use probes::tmux::PaneCapture;
-use watchdog::witness::{Witness, session_version};
+use watchdog::session::witness::{Witness, session_version};
 
 use super::*;
 

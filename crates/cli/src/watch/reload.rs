@@ -117,7 +117,7 @@ impl Watch<'_> {
         }
         self.args = std::borrow::Cow::Owned(settings.args);
         self.sync_masters();
-        let names: Vec<watchdog::target::Target> =
+        let names: Vec<watchdog::session::target::Target> =
             self.watched.iter().map(|w| w.target.clone()).collect();
         self.fleet
             .retarget(&names, self.args.interval, self.args.nudge_budget);

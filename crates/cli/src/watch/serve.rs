@@ -621,7 +621,7 @@ mod tests {
     #[test]
     fn a_fresh_connection_takes_the_oldest_slot_when_all_are_held() {
         let published = super::super::metrics::Published {
-            board: watchdog::board::Board::new(1, 0, 30, 5, &[]),
+            board: watchdog::session::board::Board::new(1, 0, 30, 5, &[]),
             json: "{}".to_string(),
             operations: super::super::metrics::Operations::started(0),
         };

@@ -4,7 +4,7 @@
 //! loop reads them in one way whichever form started it.
 
 use watchdog::session::SessionConfig;
-use watchdog::target::Target;
+use watchdog::session::target::Target;
 
 use super::config::Config;
 use super::*;

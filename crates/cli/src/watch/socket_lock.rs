@@ -137,7 +137,7 @@ impl Watch<'_> {
             }
         });
         if !refused.is_empty() {
-            let names: Vec<watchdog::target::Target> =
+            let names: Vec<watchdog::session::target::Target> =
                 self.watched.iter().map(|w| w.target.clone()).collect();
             self.fleet
                 .retarget(&names, self.args.interval, self.args.nudge_budget);

@@ -20,38 +20,52 @@ use super::render::State;
 pub enum ControlError {
     /// Not JSON at all: serde's account of where it broke.
     NotJson {
+        /// serde's message.
         error: String,
     },
     /// JSON, but not an object (an array, a number, …).
     NotAnObject,
+    /// A required field is absent.
     Missing {
+        /// The field's name.
         field: &'static str,
     },
     /// The field holds a value of the wrong type or range; `got` is its JSON, cut at 40 bytes.
     Wrong {
+        /// The field's name.
         field: &'static str,
+        /// What it must hold.
         expected: &'static str,
+        /// What it held, as JSON.
         got: String,
     },
     /// `ack` names an event that is never repeated, so cannot be acknowledged.
     UnknownAck {
+        /// The event named, as JSON.
         got: String,
     },
+    /// `type` names no message the monitor knows.
     UnknownType {
+        /// The type named, as JSON.
         got: String,
     },
+    /// `consultant_reporting` names no level the monitor knows.
     UnknownReporting {
+        /// The level named, as JSON.
         got: String,
     },
     /// `timeout_sec` of 0: every pass would be past it.
     ZeroTimeout,
     /// A path with a NUL byte names no file.
     NulInPath {
+        /// The field's name.
         field: &'static str,
     },
     /// More seconds than [`crate::MAX_DURATION_SECS`].
     TooLong {
+        /// The field's name.
         field: &'static str,
+        /// The seconds it held.
         secs: u64,
     },
     /// None of the keys that tell the message kinds apart.
@@ -130,13 +144,21 @@ pub enum Reporting {
 /// The seed's watch item, plus the two optional extras of issue 4.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WatchItem {
+    /// The agent's name, as on the Lead line.
     pub agent: String,
+    /// The plan step it works on.
     pub step: String,
+    /// The file whose appearance is `result_ready`.
     pub result_path: String,
+    /// The file holding the agent's pid.
     pub pid_file: String,
+    /// Seconds after `started_at_epoch` at which the item times out.
     pub timeout_sec: u64,
+    /// When the agent started, in epoch seconds.
     pub started_at_epoch: i64,
+    /// While set, no handoff header is read (the seed's blind phase).
     pub blind_phase: bool,
+    /// How much `agent_complete` tells the Consultant.
     pub consultant_reporting: Reporting,
     /// Overrides the monitor's `--idle-stall` for this item.
     pub idle_stall_sec: Option<u64>,
@@ -147,7 +169,9 @@ pub struct WatchItem {
 /// The events a Lead can acknowledge: the two that are repeated until it does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AckEvent {
+    /// `stalled`, repeated until acknowledged.
     Stalled,
+    /// `process_died`, repeated until acknowledged.
     ProcessDied,
 }
 
@@ -169,16 +193,25 @@ impl AckEvent {
 /// One parsed control message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Control {
+    /// Start watching an item (`type: watch`).
     Watch(WatchItem),
+    /// Set or clear an item's blind phase.
     BlindPhase {
+        /// The item's agent.
         agent: String,
+        /// The item's step.
         step: String,
+        /// The new blind phase.
         blind_phase: bool,
     },
+    /// The Lead acknowledges a repeated event: it stops repeating.
     Ack {
+        /// The event acknowledged.
         event: AckEvent,
+        /// The agent whose event it was.
         agent: String,
     },
+    /// Stop watching and exit 0.
     Shutdown,
 }
 

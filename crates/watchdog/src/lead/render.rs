@@ -3,18 +3,26 @@
 
 use std::fmt;
 
+use serde::Serialize;
+
 /// The seed's `state=` words, the lead monitor's whole vocabulary: a watch
 /// item's state changes, and the events a Lead acknowledges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum State {
+    /// `result_ready`: the result file is there.
     ResultReady,
+    /// `stalled`: alive, no result, no progress for the window.
     Stalled,
+    /// `timeout_imminent`: 90% of the timeout has passed.
     TimeoutImminent,
+    /// `timeout_exceeded`: the timeout has passed.
     TimeoutExceeded,
+    /// `process_died`: the pid file's process is gone with no result.
     ProcessDied,
 }
 
 impl State {
+    /// Every state, in the seed's order.
     pub const ALL: [State; 5] = [
         State::ResultReady,
         State::Stalled,
@@ -49,11 +57,37 @@ impl fmt::Display for State {
 /// A state change of one watch item, in the seed's `state=` vocabulary.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Report {
-    ResultReady { file: String },
-    ProcessDied { pid: u32 },
-    Stalled { idle_sec: u64, cpu_pct: Option<u32> },
-    TimeoutImminent { elapsed: u64, timeout: u64 },
-    TimeoutExceeded { elapsed: u64, timeout: u64 },
+    /// The result file appeared.
+    ResultReady {
+        /// Its path.
+        file: String,
+    },
+    /// The agent's process died with no result.
+    ProcessDied {
+        /// The pid that died.
+        pid: u32,
+    },
+    /// Alive with no result and no progress.
+    Stalled {
+        /// Seconds without progress.
+        idle_sec: u64,
+        /// The agent's CPU use over the measurement, where it was taken.
+        cpu_pct: Option<u32>,
+    },
+    /// 90% of the timeout has passed.
+    TimeoutImminent {
+        /// Seconds since the item started.
+        elapsed: u64,
+        /// The item's timeout in seconds.
+        timeout: u64,
+    },
+    /// The timeout has passed.
+    TimeoutExceeded {
+        /// Seconds since the item started.
+        elapsed: u64,
+        /// The item's timeout in seconds.
+        timeout: u64,
+    },
 }
 
 impl Report {
@@ -102,13 +136,136 @@ pub fn lead_line(agent: &str, step: &str, report: &Report, ts: &str) -> String {
 /// The handoff headers `agent_complete` may carry under `full` reporting.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Handoff {
+    /// The handoff's `type` header, if it has one.
     pub kind: Option<String>,
+    /// The handoff's `status` header, if it has one.
     pub status: Option<String>,
 }
 
-/// The Consultant's lifecycle event for `report`, if the seed defines one:
-/// `agent_complete`, `monitor_stall`, `monitor_timeout_imminent`. `handoff`
-/// is only ever `Some` when the caller established `full` and no blind phase.
+/// The Consultant's lifecycle events, the seed's wire format: serialised
+/// compact, the tag first and the fields in the seed's order, so the bytes
+/// are the seed's (the golden tests hold them). Not versioned: the seed's
+/// Consultant reads exactly these.
+#[derive(Debug, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum ConsultantEvent<'a> {
+    /// The item's result file is there: `agent_complete`.
+    AgentComplete {
+        /// The plan step.
+        step: &'a str,
+        /// The agent's name.
+        agent: &'a str,
+        /// The result file's path.
+        result: &'a str,
+        /// The handoff headers, only under `full` reporting and no blind phase.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        handoff: Option<HandoffHeaders<'a>>,
+        /// `HH:MM`.
+        ts: &'a str,
+        /// Always `monitor`.
+        source: &'static str,
+    },
+    /// Alive, no result, no progress for the stall window: `monitor_stall`.
+    MonitorStall {
+        /// The plan step.
+        step: &'a str,
+        /// The agent's name.
+        agent: &'a str,
+        /// Seconds without progress.
+        idle_sec: u64,
+        /// The agent's CPU use over the measurement, where it was taken.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cpu_pct: Option<u32>,
+        /// `HH:MM`.
+        ts: &'a str,
+        /// Always `monitor`.
+        source: &'static str,
+    },
+    /// 90% of the item's timeout has passed: `monitor_timeout_imminent`.
+    MonitorTimeoutImminent {
+        /// The plan step.
+        step: &'a str,
+        /// The agent's name.
+        agent: &'a str,
+        /// Seconds since the item started.
+        elapsed_sec: u64,
+        /// The item's timeout, in seconds.
+        timeout_sec: u64,
+        /// `HH:MM`.
+        ts: &'a str,
+        /// Always `monitor`.
+        source: &'static str,
+    },
+}
+
+/// `agent_complete`'s `handoff` object: each header, `null` when absent.
+#[derive(Debug, Serialize)]
+pub struct HandoffHeaders<'a> {
+    /// The handoff's `type` header.
+    #[serde(rename = "type")]
+    pub kind: Option<&'a str>,
+    /// The handoff's `status` header.
+    pub status: Option<&'a str>,
+}
+
+/// Every event this monitor writes comes from it.
+const SOURCE: &str = "monitor";
+
+impl<'a> ConsultantEvent<'a> {
+    /// The Consultant's event for `report`, if the seed defines one:
+    /// `agent_complete`, `monitor_stall`, `monitor_timeout_imminent`.
+    /// `handoff` is only ever `Some` when the caller established `full` and
+    /// no blind phase.
+    pub fn of(
+        agent: &'a str,
+        step: &'a str,
+        report: &'a Report,
+        handoff: Option<&'a Handoff>,
+        ts: &'a str,
+    ) -> Option<ConsultantEvent<'a>> {
+        Some(match report {
+            Report::ResultReady { file } => ConsultantEvent::AgentComplete {
+                step,
+                agent,
+                result: file,
+                handoff: handoff.map(|h| HandoffHeaders {
+                    kind: h.kind.as_deref(),
+                    status: h.status.as_deref(),
+                }),
+                ts,
+                source: SOURCE,
+            },
+            Report::Stalled { idle_sec, cpu_pct } => ConsultantEvent::MonitorStall {
+                step,
+                agent,
+                idle_sec: *idle_sec,
+                cpu_pct: *cpu_pct,
+                ts,
+                source: SOURCE,
+            },
+            Report::TimeoutImminent { elapsed, timeout } => {
+                ConsultantEvent::MonitorTimeoutImminent {
+                    step,
+                    agent,
+                    elapsed_sec: *elapsed,
+                    timeout_sec: *timeout,
+                    ts,
+                    source: SOURCE,
+                }
+            }
+            Report::ProcessDied { .. } | Report::TimeoutExceeded { .. } => return None,
+        })
+    }
+
+    /// The event's line, the seed's bytes.
+    pub fn to_line(&self) -> String {
+        // Strings and numbers only: serialising cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// The Consultant's lifecycle event for `report` as its line, if the seed
+/// defines one (see [`ConsultantEvent::of`]).
 pub fn consultant_event(
     agent: &str,
     step: &str,
@@ -116,46 +273,7 @@ pub fn consultant_event(
     handoff: Option<&Handoff>,
     ts: &str,
 ) -> Option<String> {
-    let head = |event: &str| {
-        format!(
-            "{{\"event\":\"{event}\",\"step\":{},\"agent\":{}",
-            json(step),
-            json(agent)
-        )
-    };
-    let tail = format!(",\"ts\":{},\"source\":\"monitor\"}}", json(ts));
-    match report {
-        Report::ResultReady { file } => {
-            let handoff = handoff
-                .map(|h| {
-                    format!(
-                        ",\"handoff\":{{\"type\":{},\"status\":{}}}",
-                        json_opt(h.kind.as_deref()),
-                        json_opt(h.status.as_deref())
-                    )
-                })
-                .unwrap_or_default();
-            Some(format!(
-                "{},\"result\":{}{handoff}{tail}",
-                head("agent_complete"),
-                json(file)
-            ))
-        }
-        Report::Stalled { idle_sec, cpu_pct } => {
-            let cpu = cpu_pct
-                .map(|c| format!(",\"cpu_pct\":{c}"))
-                .unwrap_or_default();
-            Some(format!(
-                "{},\"idle_sec\":{idle_sec}{cpu}{tail}",
-                head("monitor_stall")
-            ))
-        }
-        Report::TimeoutImminent { elapsed, timeout } => Some(format!(
-            "{},\"elapsed_sec\":{elapsed},\"timeout_sec\":{timeout}{tail}",
-            head("monitor_timeout_imminent")
-        )),
-        Report::ProcessDied { .. } | Report::TimeoutExceeded { .. } => None,
-    }
+    ConsultantEvent::of(agent, step, report, handoff, ts).map(|event| event.to_line())
 }
 
 /// `{"type":"feed_update","source":"monitor","ts":"HH:MM"}`.
@@ -196,10 +314,6 @@ pub fn nudge_repeat(original_event: State, agent: &str, nudge_count: u32, ts: &s
 
 fn json(s: &str) -> String {
     serde_json::Value::from(s).to_string()
-}
-
-fn json_opt(s: Option<&str>) -> String {
-    s.map(json).unwrap_or_else(|| "null".to_owned())
 }
 
 /// A value on the Lead line: control characters are escaped so a hostile

@@ -11,6 +11,7 @@ pub struct RememberedPid {
 }
 
 impl RememberedPid {
+    /// Nothing remembered yet.
     pub fn new() -> RememberedPid {
         RememberedPid::default()
     }

@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
+use bmb_watchdog::session::witness::Witness;
 use bmb_watchdog::session::{
     Action, Alert, Foreground, Now, Observation, PollReport, SessionConfig, TargetMonitor,
 };
-use bmb_watchdog::witness::Witness;
 use classify::Work;
 use ledger::session::{SessionMemory, SessionRecord};
 

@@ -95,6 +95,7 @@ impl Witness {
 /// The pane verdict and the witness together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Combined {
+    /// The state taken.
     pub state: State,
     /// The witness changed the pane's verdict.
     pub overruled: bool,
@@ -102,6 +103,7 @@ pub struct Combined {
     pub disagree: bool,
 }
 
+/// The state taken from the pane's verdict and the witness (the rule in this module's docs).
 pub fn combine(pane: State, witness: &Witness) -> Combined {
     let stop = matches!(pane, State::Stalled | State::Blocked);
     let (state, overruled) = match witness {

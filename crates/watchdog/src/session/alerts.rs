@@ -16,37 +16,11 @@ use ledger::session::{EscalationKind, SessionMemory};
 
 use serde::{Deserialize, Serialize};
 
-use crate::session::{Alert, CAPTURE_FAILURE_PATIENCE, Latch, PollReport, Refusal};
+use crate::session::{Alert, CAPTURE_FAILURE_PATIENCE, Latch, PollReport, Reason, Refusal};
 
-/// The alert name (`alertname`) per cause: the session monitor's reason
-/// word (`BMB_REASON`) and the name an alert manager routes, silences and
-/// groups on. Every reason the monitor gives has one (a unit test checks).
-pub const ALERT_NAMES: &[(&str, &str)] = &[
-    ("question", "BmbQuestion"),
-    ("blocked", "BmbBlocked"),
-    ("escalate_to_human", "BmbBudgetSpent"),
-    ("unreadable", "BmbUnreadableScreen"),
-    ("agent_exited", "BmbAgentGone"),
-    ("relay", "BmbRelayInFront"),
-    ("pane_in_mode", "BmbPaneInMode"),
-    ("synchronized", "BmbPanesSynchronized"),
-    ("capture_failed", "BmbCaptureFailing"),
-    ("failure", "BmbNewFailure"),
-    ("draft", "BmbDraftWaiting"),
-    ("usage_limit", "BmbUsageLimit"),
-];
-
-/// The name of a reason no table row knows (a reason added later without
-/// one): still delivered, under a name that says what it is.
+/// The name of an alert whose cause has no [`Reason`] (an escalation kind
+/// added later without one): still delivered, under a name that says what it is.
 pub const UNNAMED_ALERT: &str = "BmbEscalation";
-
-/// The alert name of a reason word.
-pub fn alert_name(reason: &str) -> &'static str {
-    ALERT_NAMES
-        .iter()
-        .find(|(word, _)| *word == reason)
-        .map_or(UNNAMED_ALERT, |(_, name)| name)
-}
 
 /// The labels every alert of one target carries besides its name and CLI.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,6 +29,7 @@ pub struct TargetLabels {
     pub target: String,
     /// The ssh alias, or this machine's name for a local target.
     pub host: String,
+    /// The session name.
     pub session: String,
     /// The tmux server, by the socket file its monitor's state folder is
     /// keyed by: the same session name on two servers is two alerts.
@@ -137,8 +112,11 @@ pub struct Posting {
     pub labels: Vec<(&'static str, String)>,
     /// The escalation's message, unsanitised.
     pub message: String,
+    /// When the alert began firing.
     pub starts_at: Timestamp,
+    /// When an alert manager lets it go unless it is sent again (now, for a resolution).
     pub ends_at: Timestamp,
+    /// Whether this posting resolves the alert.
     pub resolved: bool,
 }
 
@@ -157,6 +135,7 @@ pub struct AlertBook {
 }
 
 impl AlertBook {
+    /// A book for one target's alerts, nothing firing.
     pub fn new(labels: TargetLabels, timing: Timing) -> AlertBook {
         AlertBook {
             labels,
@@ -232,7 +211,7 @@ impl AlertBook {
     /// alert stays firing meanwhile). `cli`: the pane's profile, if known.
     pub fn raise(&mut self, alert: &Alert, cli: Option<&str>, now: Timestamp) {
         let cause = Cause::of(&alert.latch);
-        let name = alert_name(alert.reason);
+        let name = alert.reason.alert_name();
         if let Some(entry) = self.firing.get_mut(&cause) {
             entry.raised_now = true;
             if entry.message != alert.message || entry.name != name {
@@ -318,9 +297,9 @@ impl AlertBook {
             if self.firing.contains_key(&cause) || untold {
                 continue;
             }
-            let reason = reason_held(*kind, report.refusal);
+            let name = reason_held(*kind, report.refusal).map_or(UNNAMED_ALERT, Reason::alert_name);
             let message = adopted_message(&self.labels.target, report);
-            let entry = self.entry(alert_name(reason), cli, message, report.state, now);
+            let entry = self.entry(name, cli, message, report.state, now);
             self.firing.insert(cause, entry);
             self.changed = true;
         }
@@ -414,8 +393,11 @@ pub struct Kept {
     /// The failure signal that fires it, for a `BmbNewFailure`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// The alert name it was posted under.
     pub alertname: String,
+    /// Its `cli` label.
     pub cli: String,
+    /// The message it was posted with.
     pub message: String,
     /// RFC 3339, as posted.
     pub starts_at: String,
@@ -460,9 +442,9 @@ pub const HOST_UNREACHABLE: &str = "BmbHostUnreachable";
 
 /// A name this build posts, as its own `'static` spelling.
 fn known_name(name: &str) -> Option<&'static str> {
-    ALERT_NAMES
+    Reason::ALL
         .iter()
-        .map(|(_, known)| *known)
+        .map(|reason| reason.alert_name())
         .chain([UNNAMED_ALERT])
         .find(|known| *known == name)
 }
@@ -470,6 +452,7 @@ fn known_name(name: &str) -> Option<&'static str> {
 /// One host's outage as the host book keeps it across a restart.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeptHost {
+    /// The message it was posted with.
     pub message: String,
     /// RFC 3339, as posted.
     pub starts_at: String,
@@ -502,6 +485,7 @@ pub struct HostBook {
 }
 
 impl HostBook {
+    /// A book for hosts' outages, none yet.
     pub fn new(timing: Timing) -> HostBook {
         HostBook {
             timing,
@@ -674,18 +658,19 @@ fn cli_label(cli: Option<&str>) -> String {
         .to_string()
 }
 
-/// The reason word of an escalation the monitor holds, as its report shows it now.
-fn reason_held(kind: EscalationKind, refusal: Option<Refusal>) -> &'static str {
-    match kind {
-        EscalationKind::Question => "question",
-        EscalationKind::Blocked => "blocked",
-        EscalationKind::BudgetSpent => "escalate_to_human",
-        EscalationKind::Unreadable => refusal.map_or("unreadable", Refusal::word),
-        EscalationKind::CaptureFailed => "capture_failed",
-        EscalationKind::Draft => "draft",
-        EscalationKind::UsageLimit => "usage_limit",
-        _ => "",
-    }
+/// The reason of an escalation the monitor holds, as its report shows it
+/// now; `None` for a kind this build has no reason for.
+fn reason_held(kind: EscalationKind, refusal: Option<Refusal>) -> Option<Reason> {
+    Some(match kind {
+        EscalationKind::Question => Reason::Question,
+        EscalationKind::Blocked => Reason::Blocked,
+        EscalationKind::BudgetSpent => Reason::BudgetSpent,
+        EscalationKind::Unreadable => Reason::Refused(refusal.unwrap_or(Refusal::NoInputBox)),
+        EscalationKind::CaptureFailed => Reason::CaptureFailed,
+        EscalationKind::Draft => Reason::Draft,
+        EscalationKind::UsageLimit => Reason::UsageLimit,
+        _ => return None,
+    })
 }
 
 /// The message of an escalation sent before this monitor started: what the
@@ -743,7 +728,7 @@ mod tests {
         }
     }
 
-    fn alert(reason: &'static str, latch: Latch, state: State, message: &str) -> Alert {
+    fn alert(reason: Reason, latch: Latch, state: State, message: &str) -> Alert {
         Alert {
             state,
             reason,
@@ -755,7 +740,7 @@ mod tests {
 
     fn question(message: &str) -> Alert {
         alert(
-            "question",
+            Reason::Question,
             Latch::Escalation(EscalationKind::Question),
             State::Question,
             message,
@@ -791,38 +776,6 @@ mod tests {
     fn deliver(book: &mut AlertBook, now: i64) {
         let postings = book.due(at(now));
         book.delivered(&postings, at(now));
-    }
-
-    #[test]
-    fn every_reason_the_session_monitor_gives_has_its_own_name() {
-        let refusals = [
-            Refusal::NoInputBox,
-            Refusal::AgentExited,
-            Refusal::Relay,
-            Refusal::PaneInMode,
-            Refusal::Synchronized,
-        ];
-        let others = [
-            "question",
-            "blocked",
-            "escalate_to_human",
-            "capture_failed",
-            "failure",
-            "draft",
-            "usage_limit",
-        ];
-        let reasons: Vec<&str> = refusals.iter().map(|r| r.word()).chain(others).collect();
-        let mut names: Vec<&str> = reasons.iter().map(|r| alert_name(r)).collect();
-        assert!(!names.contains(&UNNAMED_ALERT), "{reasons:?} → {names:?}");
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), reasons.len(), "one name per cause");
-        assert_eq!(alert_name("question"), "BmbQuestion");
-        assert_eq!(alert_name("agent_exited"), "BmbAgentGone");
-        assert_eq!(alert_name("unreadable"), "BmbUnreadableScreen");
-        assert_eq!(alert_name("escalate_to_human"), "BmbBudgetSpent");
-        assert_eq!(alert_name("blocked"), "BmbBlocked");
-        assert_eq!(alert_name("something new"), UNNAMED_ALERT);
     }
 
     #[test]
@@ -921,7 +874,7 @@ mod tests {
     fn a_failure_fires_while_its_verdict_holds_and_a_failed_capture_does_not_end_it() {
         let mut book = book();
         let failure = alert(
-            "failure",
+            Reason::Failure,
             Latch::Failure("exit-code".into()),
             State::Stalled,
             "new failure on box:agent (exit-code): Error: Exit code 2",
@@ -978,7 +931,7 @@ mod tests {
         let mut book = book();
         let mem = memory(&[EscalationKind::Blocked]);
         let blocked = alert(
-            "blocked",
+            Reason::Blocked,
             Latch::Escalation(EscalationKind::Blocked),
             State::Blocked,
             "BLOCKED",

@@ -17,6 +17,7 @@ pub const BOARD_QUERY: &str = "{__name__=~\"bmb_watch_target_state|bmb_watch_tar
 pub struct Sample {
     /// Its labels, `__name__` among them.
     pub labels: BTreeMap<String, String>,
+    /// The sample's value.
     pub value: f64,
 }
 

@@ -15,14 +15,17 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::session::target::Target;
 use crate::session::{Action, Done, PollReport};
-use crate::target::Target;
 
 mod prometheus;
+mod reading;
 mod table;
+pub mod wire;
 
 pub use prometheus::{BOARD_QUERY, Sample, from_samples};
-pub use table::{table, tail};
+pub use reading::{Freshness, Reading, Source, freshness};
+pub use table::{age, table, tail};
 
 /// The `host` of a target on this machine's tmux (an ssh alias otherwise).
 pub const LOCAL_HOST: &str = "local";
@@ -32,8 +35,9 @@ pub const LOCAL_HOST: &str = "local";
 /// capture its timeout.
 pub const CYCLE_BUCKETS: [f64; 10] = [0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0];
 
-/// One running monitor's board, as it publishes it after each cycle.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One running monitor's board, as it publishes it after each cycle (its
+/// wire form, with a version, is [`wire`]'s).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Board {
     /// The monitor's process id: a board whose process is gone is stale.
     pub pid: u32,
@@ -43,16 +47,22 @@ pub struct Board {
     pub updated: i64,
     /// Seconds between polls.
     pub interval_secs: u64,
+    /// How long the cycles took.
     pub cycles: CycleTimes,
+    /// One row per watched target, in the order given.
     pub targets: Vec<TargetRow>,
+    /// One row per host of those targets.
     pub hosts: Vec<HostRow>,
 }
 
 /// How long the cycles took: a histogram over [`CYCLE_BUCKETS`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CycleTimes {
+    /// Cycles completed.
     pub count: u64,
+    /// Their durations added up.
     pub sum_seconds: f64,
+    /// The last cycle's duration.
     pub last_seconds: f64,
     /// Cycles per bucket (not cumulative), one per bound of
     /// [`CYCLE_BUCKETS`] and a last one for longer cycles.
@@ -66,6 +76,7 @@ pub struct TargetRow {
     pub target: String,
     /// The ssh alias, or [`LOCAL_HOST`].
     pub host: String,
+    /// The session name.
     pub session: String,
     /// The agent CLI last recognised in the pane (a profile name).
     pub cli: Option<String>,
@@ -76,10 +87,13 @@ pub struct TargetRow {
     pub since: i64,
     /// Whether the target was polled at least once.
     pub polled: bool,
+    /// Nudges used of the budget.
     pub nudges_used: u32,
+    /// The nudge budget.
     pub budget: u32,
     /// The verdict's rule and evidence line.
     pub rule: Option<String>,
+    /// The verdict's evidence line.
     pub evidence: Option<String>,
     /// Why the pane could not be read this cycle.
     pub error: Option<String>,
@@ -87,7 +101,9 @@ pub struct TargetRow {
     /// read (no such session there): the host is reachable.
     #[serde(default)]
     pub host_answered: bool,
+    /// What the monitor last did about it, if anything.
     pub last_action: Option<LastAction>,
+    /// Its counters.
     pub counts: TargetCounts,
     /// While a usage limit holds the target: until when (epoch seconds).
     #[serde(default)]
@@ -101,17 +117,21 @@ pub struct LastAction {
     pub what: String,
     /// Epoch seconds.
     pub at: i64,
+    /// The verdict's rule when it was done.
     pub rule: Option<String>,
+    /// The verdict's evidence line when it was done.
     pub evidence: Option<String>,
 }
 
 /// A target's counters since the monitor started.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TargetCounts {
+    /// Nudges typed.
     pub nudges: u64,
     /// Escalations decided, by their reason (`BMB_REASON`). One whose
     /// delivery failed is decided again at the next poll and counted again.
     pub escalations: BTreeMap<String, u64>,
+    /// Times the progress probe advanced and the budget started over.
     pub budget_resets: u64,
     /// Polls whose stop showed no input box the profile knows.
     pub unrecognised: u64,
@@ -120,6 +140,7 @@ pub struct TargetCounts {
 /// One host (an ssh alias or this machine) as the last cycle reached it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HostRow {
+    /// The ssh alias, or [`LOCAL_HOST`].
     pub host: String,
     /// False when no pane of the host could be read in the last cycle and
     /// every one failed the same way (the host's server or its ssh failed,
@@ -129,13 +150,16 @@ pub struct HostRow {
     pub error: Option<String>,
     /// Epoch seconds since which `reachable` holds.
     pub since: i64,
+    /// Captures of its panes that failed.
     pub capture_failures: u64,
+    /// Probe runs (work, progress) for its targets that gave no usable answer.
     pub probe_failures: u64,
 }
 
 /// One target's poll, as the loop hands it over.
 #[derive(Debug, Clone, Copy)]
 pub struct Observed<'a> {
+    /// The poll's report.
     pub report: &'a PollReport,
     /// The actions the monitor decided this poll (before they run).
     pub actions: &'a [Action],
@@ -282,7 +306,7 @@ impl Board {
             if let Action::Alert(alert) = action {
                 *row.counts
                     .escalations
-                    .entry(alert.reason.to_string())
+                    .entry(alert.reason.word().to_string())
                     .or_default() += 1;
             }
         }
@@ -389,71 +413,10 @@ pub fn is_action(done: &Done) -> bool {
     }
 }
 
-/// Whether a board still describes a running monitor.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Freshness {
-    Live,
-    /// Why it does not: its monitor is frozen (no cycle for long); the
-    /// reason is shown on its rows.
-    Stale(String),
-    /// Why it does not: its monitor's process is gone (a `kill -9`): its
-    /// rows are not shown, the board is said once in the summary.
-    Gone(String),
-}
-
-/// A board is stale when its process is gone, or when it has not completed a
-/// cycle for three intervals and a minute (a frozen loop): its rows are kept,
-/// marked, never shown as current.
-pub fn freshness(board: &Board, pid_alive: bool, now: i64) -> Freshness {
-    if !pid_alive {
-        return Freshness::Gone(format!(
-            "monitor pid {} is gone; last cycle {} ago",
-            board.pid,
-            age(now - board.updated)
-        ));
-    }
-    let patience = board.interval_secs.saturating_mul(3).saturating_add(60);
-    let quiet = now.saturating_sub(board.updated);
-    if quiet > 0 && quiet.unsigned_abs() > patience {
-        return Freshness::Stale(format!(
-            "monitor pid {} completed no cycle for {}",
-            board.pid,
-            age(quiet)
-        ));
-    }
-    Freshness::Live
-}
-
-/// One place the board was read from: a monitor's board file or endpoint.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Source {
-    /// The file or the endpoint, for a row that says what failed.
-    pub name: String,
-    pub reading: Reading,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Reading {
-    Board(Box<Board>, Freshness),
-    /// The endpoint or file could not be read: why.
-    Unreachable(String),
-}
-
-/// A duration as a person reads it on a board: `45s`, `3m05s`, `2h03m`, `4d02h`.
-pub fn age(seconds: i64) -> String {
-    let s = seconds.max(0);
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
-        3600..86400 => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
-        _ => format!("{}d{:02}h", s / 86400, s % 86400 / 3600),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{Alert, Latch, Refusal};
+    use crate::session::{Alert, Latch, Reason, Refusal};
     use classify::State;
     use ledger::session::{EscalationKind, SessionRecord};
 
@@ -483,7 +446,7 @@ mod tests {
         }
     }
 
-    fn alert(reason: &'static str) -> Action {
+    fn alert(reason: Reason) -> Action {
         let record = SessionRecord::Escalated {
             kind: EscalationKind::Question,
             key: String::new(),
@@ -506,7 +469,7 @@ mod tests {
         assert_eq!(board.targets[0].since, 101);
         assert_eq!(board.targets[0].state.as_deref(), Some("WORKING"));
         let question = report(Some(State::Question), vec![Done::EscalatedQuestion]);
-        board.observe(0, seen(&question, &[alert("question")]), 110);
+        board.observe(0, seen(&question, &[alert(Reason::Question)]), 110);
         let row = &board.targets[0];
         assert_eq!((row.state.as_deref(), row.since), (Some("QUESTION"), 110));
         assert_eq!(row.counts.escalations["question"], 1);
@@ -669,7 +632,7 @@ mod tests {
             board.observe(i, observed, 102);
         }
         let question = report(Some(State::Question), vec![Done::EscalatedQuestion]);
-        board.observe(0, seen(&question, &[alert("question")]), 101);
+        board.observe(0, seen(&question, &[alert(Reason::Question)]), 101);
         board.cycle_done(0.5, 102);
         let mut working = Board::new(43, 100, 1, 5, &targets()[..1]);
         let busy = report(Some(State::Working), vec![]);
@@ -758,7 +721,7 @@ mod tests {
                 " ".repeat(8),
                 " ".repeat(80)
             ));
-            board.observe(i, seen(&polled, &[alert("question")]), 101);
+            board.observe(i, seen(&polled, &[alert(Reason::Question)]), 101);
         }
         board.cycle_done(0.2, 101);
         let lines = table(
@@ -833,10 +796,10 @@ mod tests {
     fn a_board_survives_its_json_form() {
         let mut board = Board::new(42, 100, 1, 5, &targets());
         let question = report(Some(State::Question), vec![Done::EscalatedQuestion]);
-        board.observe(0, seen(&question, &[alert("question")]), 101);
+        board.observe(0, seen(&question, &[alert(Reason::Question)]), 101);
         board.cycle_done(0.3, 101);
-        let text = serde_json::to_string(&board).unwrap();
-        let back: Board = serde_json::from_str(&text).unwrap();
+        let text = wire::to_json(&board);
+        let back = wire::from_json(&text).unwrap();
         assert_eq!(back, board);
     }
 }

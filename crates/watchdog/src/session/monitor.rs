@@ -11,63 +11,27 @@ use std::collections::hash_map::DefaultHasher;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
-use classify::{BoxText, Context, Echo, FailureKind, Profiles, State, UsageLimit, Verdict, Work};
-use jiff::{SignedDuration, Timestamp};
-
-use crate::witness::{Witness, combine};
+use classify::{BoxText, Context, Echo, Profiles, State, UsageLimit, Verdict, Work};
+use jiff::Timestamp;
 use ledger::session::{EscalationKind, SessionMemory, SessionRecord};
 
-/// The seed's defaults.
-pub const DEFAULT_BUDGET: u32 = 5;
-pub const DEFAULT_NUDGE_TEXT: &str = "Please continue with the next step of your plan.";
-/// An unchanged pane is re-decided at least this often, because the work
-/// probe can change without the pane changing.
-pub const RECLASSIFY_EVERY: u32 = 5;
-/// Polls of an unchanged pane after which nothing inferred is believed: not
-/// activity read from the transcript's shape, not the session file
-/// overruling a stop (a turn that runs changes the screen).
-pub const STILL_PANE_PATIENCE: u32 = 3;
-/// After a usage limit's reset, how long before its one nudge: the CLI's
-/// clock and this machine's may differ by seconds, and the CLI may continue
-/// by itself (Claude Code 2.1.332 re-sent its turn 50 to 90 s after the
-/// reset, checking every 30 s): then the pane is WORKING and nothing is done.
-pub const RESET_MARGIN: SignedDuration = SignedDuration::from_secs(55);
-/// Polls in a row whose capture failed after which the operator is told
-/// (a server restarting, a host rebooting are a poll or two).
-pub const CAPTURE_FAILURE_PATIENCE: u32 = 3;
-
-#[derive(Debug, Clone)]
-pub struct SessionConfig {
-    pub budget: u32,
-    pub nudge_text: String,
-    pub reclassify_every: u32,
-    /// The profile this pane is always read with (a config file's `profile`
-    /// for a CLI whose screen the markers cannot tell apart); `None`: the
-    /// one whose markers the pane shows, as `auto` picks it. A name no
-    /// profile in force has (a user's profile removed since) reads as `None`.
-    pub profile: Option<String>,
-}
-
-impl Default for SessionConfig {
-    fn default() -> Self {
-        SessionConfig {
-            budget: DEFAULT_BUDGET,
-            nudge_text: DEFAULT_NUDGE_TEXT.to_string(),
-            reclassify_every: RECLASSIFY_EVERY,
-            profile: None,
-        }
-    }
-}
+use super::foreground::refusal_of;
+use super::witness::{Witness, combine};
+use super::{
+    Action, Alert, CAPTURE_FAILURE_PATIENCE, Done, Foreground, Latch, PollReport, RESET_MARGIN,
+    Reason, Refusal, STILL_PANE_PATIENCE, SessionConfig, Wait, builtin_profiles,
+};
 
 /// One poll's readings for one target.
 #[derive(Debug, Clone, Copy)]
 pub struct Observation<'a> {
     /// The pane, or why it could not be captured.
     pub capture: Result<&'a str, &'a str>,
+    /// The work probe's reading.
     pub work: Work,
     /// The progress probe's reading; `None` when absent or unreadable.
     pub progress: Option<u64>,
-    /// The agent's own account of its state, where one was found (`crate::witness`).
+    /// The agent's own account of its state, where one was found (`crate::session::witness`).
     pub witness: Option<&'a Witness>,
     /// What runs in the foreground of the pane's terminal, where it could be read.
     pub foreground: Option<&'a Foreground>,
@@ -75,6 +39,7 @@ pub struct Observation<'a> {
     pub cli_version: Option<&'a str>,
     /// The pane that was read (`%N`) and its first process, where tmux said.
     pub pane_id: Option<&'a str>,
+    /// The pane's first process, where tmux said.
     pub pane_pid: Option<u32>,
     /// When a key was last pressed in the pane's session (epoch seconds,
     /// tmux's `#{session_activity}`), where tmux said: a person at the
@@ -105,424 +70,6 @@ impl fmt::Debug for Now<'_> {
         f.debug_struct("Now")
             .field("local", self.local)
             .finish_non_exhaustive()
-    }
-}
-
-/// Why a stop that would be nudged is not typed into this poll (and is not
-/// escalated for it): someone may be at the keyboard, or the screen has not
-/// held still for a whole interval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wait {
-    /// A new watcher has not seen the screen hold still yet.
-    NewWatcher,
-    /// The screen changed since the last poll (the box among it).
-    ScreenMoved,
-    /// A key was pressed in the session since the last poll.
-    KeyPressed,
-}
-
-impl Wait {
-    /// The machine word (`--json`'s `not_typed_because`).
-    pub fn word(self) -> &'static str {
-        match self {
-            Wait::NewWatcher | Wait::ScreenMoved => "settling",
-            Wait::KeyPressed => "typing",
-        }
-    }
-
-    fn why(self) -> &'static str {
-        match self {
-            Wait::NewWatcher => "a new watcher waits for the screen to hold still one interval",
-            Wait::ScreenMoved => "the screen changed since the last poll",
-            Wait::KeyPressed => "a key was pressed in the session since the last poll",
-        }
-    }
-}
-
-/// The foreground of a pane's terminal: the process tmux names
-/// (`#{pane_current_command}`, from its `argv[0]`) and, where the process
-/// table can be read, its executable's name and whether a child of it runs
-/// in the foreground process group.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Foreground {
-    pub command: String,
-    /// The name `/proc` gives it (`exec -a agentsh bash` is still `bash`).
-    pub process: Option<String>,
-    /// `Some(true)`: a child runs in the foreground group (a wrapper's
-    /// agent). `None`: unknown (its processes were not read).
-    pub running_child: Option<bool>,
-    /// tmux says the pane's program ended (`#{pane_dead}`, remain-on-exit).
-    pub dead: bool,
-    /// tmux says the pane is in copy mode or another mode (`#{pane_in_mode}`).
-    pub in_mode: bool,
-    /// tmux copies the pane's keys to every pane of its window
-    /// (`#{synchronize-panes}`): a nudge would reach them all.
-    pub synchronized: bool,
-    /// The running children of the front process in its group (what a
-    /// wrapper shell waits on: `ssh` under `bash -c 'ssh box; bash'`).
-    pub children_in_front: Vec<String>,
-    /// The terminal wrappers the front process was found behind (`script`).
-    pub outer: Vec<String>,
-}
-
-/// Interactive shells: in the foreground with nothing under them, the agent
-/// that ran in the pane has exited or crashed, whatever its last frame shows.
-pub const SHELLS: &[&str] = &[
-    "bash", "rbash", "zsh", "sh", "dash", "fish", "ksh", "ksh93", "mksh", "pdksh", "tcsh", "csh",
-    "ash", "yash", "posh", "nu", "elvish", "pwsh",
-];
-
-/// Programs that give what they run a terminal of their own and pass the
-/// pane's keys and screen through: the pane shows that inner terminal, so
-/// its foreground is what is judged (an idle shell behind `script` or sudo is
-/// an idle shell).
-pub const TERMINAL_WRAPPERS: &[&str] = &[
-    "script",
-    "sudo",
-    "su",
-    "unbuffer",
-    "poetry",
-    "pipenv",
-    "asciinema",
-    "ttyrec",
-    "expect",
-];
-
-/// Programs that show another terminal's screen and pass keys on to it: what
-/// runs behind them cannot be checked from here, so nothing is typed through
-/// them (watch the inner session itself, `host:session`).
-pub const RELAYS: &[&str] = &[
-    "tmux",
-    "screen",
-    "ssh",
-    "mosh-client",
-    "mosh",
-    "et",
-    "telnet",
-    "sshpass",
-    "autossh",
-];
-
-impl Foreground {
-    /// The names it goes by, without a login shell's `-` or a path.
-    fn names(&self) -> impl Iterator<Item = &str> {
-        std::iter::once(self.command.as_str())
-            .chain(self.process.as_deref())
-            .map(|name| {
-                let name = name.trim_start_matches('-');
-                name.rsplit('/').next().unwrap_or(name)
-            })
-    }
-
-    /// The shell, when one is in the foreground with nothing running in
-    /// front under it: its background or stopped jobs (a suspended agent)
-    /// do not count, a wrapper's agent (`bash -c claude`) does; an unknown
-    /// child count on a shell is read as exited (a keystroke into a shell
-    /// runs as a command).
-    pub fn idle_shell(&self) -> Option<&'static str> {
-        let shell = self
-            .names()
-            .find_map(|name| SHELLS.iter().find(|&&shell| shell == name))?;
-        (self.running_child != Some(true)).then_some(*shell)
-    }
-
-    /// Why the agent is gone, if it is: the pane's program ended, or an idle
-    /// shell is in front.
-    pub fn gone(&self) -> Option<String> {
-        if self.dead {
-            return Some(format!(
-                "the pane's program ({}) ended and its pane is dead",
-                self.command
-            ));
-        }
-        self.idle_shell().map(|shell| {
-            format!("a shell ({shell}) is in the foreground with nothing running under it")
-        })
-    }
-
-    /// The relay in front, if one is: the front program itself, a wrapper
-    /// it was found behind, or what a shell in front waits on (`bash -c 'ssh
-    /// box; bash'`). An agent's own children are its business: an MCP server
-    /// started as `ssh` is no relay of the pane's.
-    pub fn relay(&self) -> Option<&'static str> {
-        let shell_in_front = self.names().any(|name| SHELLS.contains(&name));
-        let waited_on = self
-            .children_in_front
-            .iter()
-            .filter(|_| shell_in_front)
-            .map(String::as_str);
-        self.names()
-            .chain(self.outer.iter().map(String::as_str))
-            .chain(waited_on)
-            .find_map(|name| RELAYS.iter().find(|&&relay| relay == name))
-            .copied()
-    }
-}
-
-/// Why a stop is not typed into: escalated once, never nudged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Refusal {
-    /// No input box the pane's profile knows is on screen.
-    NoInputBox,
-    /// A shell is in the foreground with nothing under it: the agent exited or crashed.
-    AgentExited,
-    /// A relay (ssh, a nested tmux) is in the foreground: the screen behind it cannot be checked.
-    Relay,
-    /// The pane is in copy mode (or another tmux mode), which takes the keys.
-    PaneInMode,
-    /// The window's panes are synchronised: a key would reach every one of them.
-    Synchronized,
-}
-
-impl Refusal {
-    /// The machine word (`BMB_REASON`, `--json`).
-    pub fn word(self) -> &'static str {
-        match self {
-            Refusal::NoInputBox => "unreadable",
-            Refusal::AgentExited => "agent_exited",
-            Refusal::Relay => "relay",
-            Refusal::PaneInMode => "pane_in_mode",
-            Refusal::Synchronized => "synchronized",
-        }
-    }
-}
-
-/// What the monitor did in one poll, in the order it did it. Each is
-/// worded in one place (its `Display`), and the poll line and `--json` carry
-/// those words unchanged.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Done {
-    /// The progress probe advanced: the nudge budget starts over.
-    BudgetReset { from: u64, to: u64 },
-    /// A person's key in the session: the nudge budget starts over.
-    BudgetRenewed,
-    /// The pane could not be captured this poll.
-    CaptureFailed,
-    /// Captures failed for [`CAPTURE_FAILURE_PATIENCE`] polls in a row: the operator was told.
-    EscalatedUnreadablePane,
-    /// The pane and the agent's own account disagree (said once per pair):
-    /// what each says, and the state that was taken if it is not the pane's.
-    WitnessesDisagree {
-        pane: State,
-        witness: &'static str,
-        so: Option<State>,
-    },
-    /// The agent still says it is busy, but the pane has not moved for
-    /// [`STILL_PANE_PATIENCE`] polls: the pane decides from now on.
-    PaneDecides { witness: &'static str },
-    /// The agent waits for a human, its dialog not drawn yet: not nudged.
-    QuestionPending,
-    /// A question was relayed to the operator, not answered.
-    EscalatedQuestion,
-    /// A nudge was typed: the `used`-th of `budget`.
-    Nudged { used: u32, budget: u32 },
-    /// The budget ran out without progress: escalated to a human, not nudged.
-    EscalatedBudgetSpent,
-    /// Nothing is left to do: escalated, never nudged.
-    EscalatedBlocked,
-    /// A stop that must not be typed into, with why; escalated the first time.
-    Refused {
-        refusal: Refusal,
-        why: String,
-        escalated: bool,
-    },
-    /// The profile read this pane's input box before and cannot now, with
-    /// the same program in front: likely a UI change of the CLI (said once).
-    LikelyUiChange {
-        profile: String,
-        version: Option<String>,
-    },
-    /// New failure text for one signal.
-    NewFailure { kind: FailureKind, text: String },
-    /// A stop that would be nudged, not typed into this poll, and why.
-    NotYet(Wait),
-    /// A draft waits in the box (a person's, or `own`: this monitor's unsent
-    /// nudge): not typed into; escalated the first poll it held still.
-    DraftWaiting { own: bool, escalated: bool },
-    /// A usage limit holds the stop until its reset (`HH:MM`): neither
-    /// nudged nor escalated; said when it starts or changes.
-    Held { until: String },
-    /// A usage limit whose reset cannot be read, or still on screen after
-    /// the reset's one nudge: escalated, not nudged.
-    EscalatedUsageLimit,
-}
-
-impl fmt::Display for Done {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Done::BudgetReset { from, to } => {
-                write!(f, "nudge budget reset (progress {from} → {to})")
-            }
-            Done::BudgetRenewed => {
-                f.write_str("nudge budget renewed (a key was pressed in the session)")
-            }
-            Done::CaptureFailed => f.write_str("capture failed"),
-            Done::EscalatedUnreadablePane => f.write_str("escalated: the pane cannot be read"),
-            Done::WitnessesDisagree { pane, witness, so } => {
-                write!(
-                    f,
-                    "witnesses disagree: the pane reads {pane}, Claude Code says {witness}"
-                )?;
-                match so {
-                    Some(state) => write!(f, ", so {state}"),
-                    None => Ok(()),
-                }
-            }
-            Done::PaneDecides { witness } => write!(
-                f,
-                "Claude Code still says {witness} but the pane has not changed in {STILL_PANE_PATIENCE} polls: the pane decides"
-            ),
-            Done::QuestionPending => {
-                f.write_str("question pending (the dialog is not on screen yet), not nudged")
-            }
-            Done::EscalatedQuestion => f.write_str("escalated to the operator, NOT answered"),
-            Done::Nudged { used, budget } => write!(f, "nudged ({used}/{budget})"),
-            Done::EscalatedBudgetSpent | Done::EscalatedBlocked => {
-                f.write_str("not nudged, escalated")
-            }
-            Done::Refused {
-                why,
-                escalated: false,
-                ..
-            } => write!(f, "not nudged ({why})"),
-            Done::Refused {
-                why,
-                escalated: true,
-                ..
-            } => write!(f, "not nudged ({why}), escalated"),
-            Done::LikelyUiChange { profile, version } => {
-                write!(
-                    f,
-                    "likely UI change: the {profile} profile read this pane's input box before and cannot now"
-                )?;
-                match version {
-                    Some(version) => write!(f, " (version {version})"),
-                    None => Ok(()),
-                }
-            }
-            Done::NewFailure { kind, text } => write!(f, "new failure ({}): {text}", kind.name()),
-            Done::NotYet(wait) => write!(f, "not nudged yet ({})", wait.why()),
-            Done::DraftWaiting { own, escalated } => {
-                f.write_str(match own {
-                    false => "not typed into: a draft is waiting in the box",
-                    true => "not typed into: the box holds this monitor's own nudge, not sent",
-                })?;
-                match escalated {
-                    true => f.write_str(", escalated"),
-                    false => Ok(()),
-                }
-            }
-            Done::Held { until } => write!(f, "held until {until} (usage limit)"),
-            Done::EscalatedUsageLimit => f.write_str("usage limit: not nudged, escalated"),
-        }
-    }
-}
-
-/// What the loop must do, in this order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
-    /// Persist this record (the monitor has already applied it to its memory).
-    /// An alert's latch is not one of these: it travels with its [`Alert`].
-    Record(SessionRecord),
-    /// Type this text into the pane, then Enter as a separate call.
-    Send(String),
-    /// Tell the operator through the alert funnel.
-    Alert(Alert),
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Alert {
-    /// The verdict that caused it (`BMB_STATE`).
-    pub state: State,
-    /// A short machine word (`BMB_REASON`): `question`, `blocked`,
-    /// `escalate_to_human`, `failure`, `unreadable`, `agent_exited`.
-    pub reason: &'static str,
-    /// The message, unsanitised: the sink strips or escapes it for its medium.
-    pub message: String,
-    /// What the monitor latched when it decided to send this; a delivery
-    /// that fails is handed back to [`TargetMonitor::alert_failed`].
-    pub latch: Latch,
-    /// The record of that latch, already applied to the monitor's memory:
-    /// the loop journals it only once the alert was delivered, so a crash
-    /// while the alert runs (or one that failed) leaves it due after a
-    /// restart, never "sent" when nobody got it.
-    pub record: SessionRecord,
-}
-
-/// The memory an alert set, one per signal (seed defect 2).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Latch {
-    Escalation(EscalationKind),
-    /// A failure signal's name.
-    Failure(String),
-}
-
-/// One poll's line: every field, every time.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PollReport {
-    pub target: String,
-    /// `None` when the pane could not be captured.
-    pub state: Option<State>,
-    pub work: Work,
-    pub progress: Option<u64>,
-    pub nudges_used: u32,
-    pub budget: u32,
-    /// What was done this poll, in order (each renders to the seed's words).
-    pub done: Vec<Done>,
-    /// The rule and evidence line of the verdict, for `--json`.
-    pub rule: Option<&'static str>,
-    pub evidence: Option<String>,
-    /// A capture error, given in full only when it differs from the last one.
-    pub error: Option<String>,
-    /// The pane's own verdict, before the second witness (equal to `state` without one).
-    pub pane_state: Option<State>,
-    /// The second witness's word (`busy`, `idle`, `waiting`, `none`), if one was asked.
-    pub witness: Option<&'static str>,
-    /// Polls so far where the pane and the witness disagreed.
-    pub disagreements: u64,
-    /// Whether a nudge could be typed this poll: a stop, the live input box
-    /// recognised, the agent still running. `false` when no pane was read.
-    pub typing_safe: bool,
-    /// Why a stop was not typed into, if it was not.
-    pub refusal: Option<Refusal>,
-    /// Polls so far whose stop showed no input box the profile knows.
-    pub unrecognised: u64,
-    /// The pane's profile read its live input box this poll, with nothing
-    /// refusing it: the pane the agent is in, which a caller may keep reading
-    /// when another pane of the session becomes active.
-    pub agent_seen: bool,
-    /// Why a stop that would be nudged was not typed into this poll, though
-    /// nothing refused its screen: `settling`, `typing`, `draft` or `usage_limit`.
-    pub deferred: Option<&'static str>,
-    /// While a usage limit holds the stop: until when (`HH:MM`, local).
-    pub held_until: Option<String>,
-    /// The same instant, in epoch seconds (the board's and the metrics').
-    pub held_until_epoch: Option<i64>,
-}
-
-impl PollReport {
-    /// `MONITOR · <target> · <STATE> · work=N · progress=N · nudges k/B[ · done] · HH:MM:SS`
-    pub fn line(&self, clock: &str) -> String {
-        let state = self.state.map_or("?", State::as_str);
-        let progress = self
-            .progress
-            .map_or_else(|| "?".to_string(), |p| p.to_string());
-        let mut line = format!(
-            "MONITOR · {} · {state} · work={} · progress={progress} · nudges {}/{}",
-            self.target,
-            self.work.display(),
-            self.nudges_used,
-            self.budget
-        );
-        for done in &self.done {
-            line.push_str(" · ");
-            line.push_str(&done.to_string());
-        }
-        line.push_str(" · ");
-        line.push_str(clock);
-        line
     }
 }
 
@@ -618,6 +165,7 @@ impl TargetMonitor {
         }
     }
 
+    /// What the monitor remembers (replayed from and journalled to its ledger).
     pub fn memory(&self) -> &SessionMemory {
         &self.memory
     }
@@ -658,7 +206,7 @@ impl TargetMonitor {
         );
         actions.push(Action::Alert(Alert {
             state: State::Stalled,
-            reason: "capture_failed",
+            reason: Reason::CaptureFailed,
             message,
             latch: Latch::Escalation(EscalationKind::CaptureFailed),
             record: latch_record,
@@ -724,6 +272,10 @@ impl TargetMonitor {
         vec![record]
     }
 
+    /// Decides one poll, in named steps: the pane read (or its failure
+    /// said), judged with the second witness and the foreground, what the
+    /// monitor remembers of it kept, then the state acted on: nothing for
+    /// WORKING, the question relayed, the stop nudged, held or escalated.
     pub fn poll(&mut self, observation: Observation<'_>) -> (PollReport, Vec<Action>) {
         if let Some(witness) = observation.witness {
             self.witnessed_claude = !matches!(witness, Witness::Absent(_));
@@ -731,7 +283,42 @@ impl TargetMonitor {
         let mut actions = Vec::new();
         let mut done = Vec::new();
         self.track_progress(observation.progress, &mut actions, &mut done);
-        let mut report = PollReport {
+        let mut report = self.blank_report(observation);
+        let key_pressed = self.key_pressed(observation);
+        self.renew_budget(key_pressed, &mut actions, &mut done);
+        let Some(pane) = self.read_capture(observation, &mut report, &mut actions, &mut done)
+        else {
+            report.done = done;
+            return (report, actions);
+        };
+        let judged = self.judge(pane, observation, key_pressed, &mut done);
+        self.track_agent_pane(&judged, observation, &mut report, &mut actions);
+        self.report_verdict(&judged, &mut report);
+        self.keep_stop_memory(&judged, observation.activity, &mut actions);
+        match &judged.refused {
+            Some((refusal, why)) => {
+                self.on_refused(
+                    &judged,
+                    (*refusal, why),
+                    observation,
+                    &mut actions,
+                    &mut done,
+                );
+            }
+            None => self.act_on(&judged, observation, &mut report, &mut actions, &mut done),
+        }
+        if self.polls_since_classify == 0 {
+            self.report_new_failures(pane, &mut actions, &mut done);
+        }
+        report.nudges_used = self.memory.nudges_used;
+        report.disagreements = self.disagreements;
+        report.done = done;
+        (report, actions)
+    }
+
+    /// The poll's report before the pane is read: what the probes said.
+    fn blank_report(&self, observation: Observation<'_>) -> PollReport {
+        PollReport {
             target: self.target.clone(),
             state: None,
             work: observation.work,
@@ -753,10 +340,21 @@ impl TargetMonitor {
             deferred: None,
             held_until: None,
             held_until_epoch: None,
-        };
-        let key_pressed = self.key_pressed(observation);
-        self.renew_budget(key_pressed, &mut actions, &mut done);
-        let pane = match observation.capture {
+        }
+    }
+
+    /// The pane's text, or `None` when it could not be captured: the failure
+    /// is said (its error in full once per change, the loop goes on) and,
+    /// past [`CAPTURE_FAILURE_PATIENCE`], escalated; a capture that works
+    /// re-arms that escalation.
+    fn read_capture<'o>(
+        &mut self,
+        observation: Observation<'o>,
+        report: &mut PollReport,
+        actions: &mut Vec<Action>,
+        done: &mut Vec<Done>,
+    ) -> Option<&'o str> {
+        match observation.capture {
             Ok(pane) => {
                 self.last_error = None;
                 self.failed_captures = 0;
@@ -768,26 +366,36 @@ impl TargetMonitor {
                     let record = SessionRecord::Rearmed {
                         kind: EscalationKind::CaptureFailed,
                     };
-                    self.record(record, &mut actions);
+                    self.record(record, actions);
                 }
-                pane
+                Some(pane)
             }
             Err(error) => {
-                // Rendered in full once per change; the loop goes on.
                 if self.last_error.as_deref() != Some(error) {
                     report.error = Some(error.to_string());
                     self.last_error = Some(error.to_string());
                 }
                 done.push(Done::CaptureFailed);
                 self.failed_captures += 1;
-                self.on_capture_failing(error, &mut actions, &mut done);
-                report.done = done;
-                return (report, actions);
+                self.on_capture_failing(error, actions, done);
+                None
             }
-        };
+        }
+    }
+
+    /// The pane's verdict and the state taken from it: the second witness
+    /// heard, an exited agent read as a stop, and why a stop must not be
+    /// typed into, if it must not.
+    fn judge<'o>(
+        &mut self,
+        pane: &'o str,
+        observation: Observation<'o>,
+        key_pressed: bool,
+        done: &mut Vec<Done>,
+    ) -> Judged<'o> {
         let verdict = self.verdict(pane, observation.work);
         self.track_stillness(pane, &verdict);
-        let mut state = self.second_witness(verdict.state, observation.witness, &mut done);
+        let mut state = self.second_witness(verdict.state, observation.witness, done);
         let exited = observation.foreground.and_then(Foreground::gone);
         if exited.is_some() {
             // Whatever the last frame shows (a spinner, a dialog), nothing
@@ -801,19 +409,44 @@ impl TargetMonitor {
         let refused = stop
             .then(|| refusal_of(&verdict, observation.foreground, exited))
             .flatten();
-        let refusal = refused.as_ref().map(|(refusal, _)| *refusal);
-        // Borrowed: a poll that changes nothing allocates nothing for it.
-        let front = observation.foreground.map(|f| f.command.as_str());
-        let seen_with =
-            |seen: &Option<Option<String>>| seen.as_ref().map(|s| s.as_deref()) == Some(front);
-        if verdict.input_box && refusal.is_none() && !seen_with(&self.box_seen) {
-            self.box_seen = Some(front.map(str::to_string));
+        Judged {
+            pane,
+            verdict,
+            state,
+            stop,
+            elsewhere,
+            refused,
+            key_pressed,
+            // Borrowed: a poll that changes nothing allocates nothing for it.
+            front: observation.foreground.map(|f| f.command.as_str()),
+        }
+    }
+
+    /// Whether this pane's input box was last read with `front` in the
+    /// foreground (the same program, so an unreadable box is a UI change).
+    fn box_seen_with(&self, front: Option<&str>) -> bool {
+        self.box_seen.as_ref().map(|s| s.as_deref()) == Some(front)
+    }
+
+    /// Where the agent is: the program in front when its input box was
+    /// read, the count of stops with no box the profile knows, and the pane
+    /// the agent was seen in (forgotten once it left that pane).
+    fn track_agent_pane(
+        &mut self,
+        judged: &Judged<'_>,
+        observation: Observation<'_>,
+        report: &mut PollReport,
+        actions: &mut Vec<Action>,
+    ) {
+        let refusal = judged.refusal();
+        if judged.verdict.input_box && refusal.is_none() && !self.box_seen_with(judged.front) {
+            self.box_seen = Some(judged.front.map(str::to_string));
         }
         if refusal == Some(Refusal::NoInputBox) {
             self.unrecognised += 1;
         }
-        report.typing_safe = stop && refusal.is_none();
-        report.agent_seen = verdict.input_box && !elsewhere;
+        report.typing_safe = judged.stop && refusal.is_none();
+        report.agent_seen = judged.verdict.input_box && !judged.elsewhere;
         let remembered = self
             .memory
             .agent_pane
@@ -823,96 +456,95 @@ impl TargetMonitor {
             let here = (pane.to_string(), observation.pane_pid);
             if report.agent_seen && self.memory.agent_pane.as_ref() != Some(&here) {
                 let (pane, pid) = here;
-                self.record(SessionRecord::AgentPane { pane, pid }, &mut actions);
+                self.record(SessionRecord::AgentPane { pane, pid }, actions);
             } else if remembered == Some(pane)
                 && matches!(refusal, Some(Refusal::AgentExited | Refusal::Relay))
             {
                 // The agent left the pane it was seen in: read the session's
                 // active pane again from the next poll (once this is said).
-                self.record(SessionRecord::AgentPaneForgotten, &mut actions);
+                self.record(SessionRecord::AgentPaneForgotten, actions);
             }
         }
-        report.refusal = refusal;
+    }
+
+    /// The verdict's fields of the report: the state taken and the pane's
+    /// own, the rule and evidence line, and why a stop was refused.
+    fn report_verdict(&self, judged: &Judged<'_>, report: &mut PollReport) {
+        report.refusal = judged.refusal();
         report.unrecognised = self.unrecognised;
-        report.state = Some(state);
-        report.pane_state = Some(verdict.state);
-        report.rule = Some(verdict.rule.name());
-        report.evidence = verdict.evidence.as_ref().map(|e| e.text.clone());
-        self.rearm(state, refusal, &verdict, &mut actions);
+        report.state = Some(judged.state);
+        report.pane_state = Some(judged.verdict.state);
+        report.rule = Some(judged.verdict.rule.name());
+        report.evidence = judged.verdict.evidence.as_ref().map(|e| e.text.clone());
+    }
+
+    /// What outlives the poll: escalations re-armed by another verdict, a
+    /// usage limit gone from the screen, and a stop's screen journalled.
+    fn keep_stop_memory(
+        &mut self,
+        judged: &Judged<'_>,
+        activity: Option<i64>,
+        actions: &mut Vec<Action>,
+    ) {
+        let verdict = &judged.verdict;
+        self.rearm(judged.state, judged.refusal(), verdict, actions);
         // A limit off screen (the CLI continued, or another verdict) is over.
-        let limit_shown = stop && verdict.usage_limit.is_some();
+        let limit_shown = judged.stop && verdict.usage_limit.is_some();
         if !limit_shown && self.memory.limit_seen.is_some() {
-            self.record(SessionRecord::LimitGone, &mut actions);
+            self.record(SessionRecord::LimitGone, actions);
         }
         // The pane's own stop too (a witness's `busy` over it): a working
         // pane, which changes every poll, writes nothing.
-        if stop || matches!(verdict.state, State::Stalled | State::Blocked) {
-            self.remember_stop(observation.activity, &mut actions);
+        if judged.stop || matches!(verdict.state, State::Stalled | State::Blocked) {
+            self.remember_stop(activity, actions);
         }
-        if let Some((refusal, why)) = refused {
-            // A screen the profile read before, unreadable now while the
-            // same program is in front: the CLI changed how it draws.
-            let ui_change = refusal == Refusal::NoInputBox && seen_with(&self.box_seen);
-            self.on_refused(
-                &verdict,
-                (refusal, &why),
-                ui_change,
-                observation,
-                pane,
-                &mut actions,
-                &mut done,
-            );
-            if self.polls_since_classify == 0 {
-                self.report_new_failures(pane, &mut actions, &mut done);
-            }
-            report.nudges_used = self.memory.nudges_used;
-            report.disagreements = self.disagreements;
-            report.done = done;
-            return (report, actions);
-        }
-        match state {
+    }
+
+    /// The seed's rule for the state of a stop nothing refused (or of a
+    /// pane that is no stop): WORKING nothing, QUESTION relayed once,
+    /// STALLED nudged within the budget, BLOCKED escalated once.
+    fn act_on(
+        &mut self,
+        judged: &Judged<'_>,
+        observation: Observation<'_>,
+        report: &mut PollReport,
+        actions: &mut Vec<Action>,
+        done: &mut Vec<Done>,
+    ) {
+        let verdict = &judged.verdict;
+        match judged.state {
             State::Working => {}
             State::Question if verdict.state != State::Question => {
-                if self.unchanged_polls < STILL_PANE_PATIENCE && !waiting_without_a_box(&verdict) {
+                if self.unchanged_polls < STILL_PANE_PATIENCE && !waiting_without_a_box(verdict) {
                     // The agent waits for a human but the dialog is not drawn
                     // yet: never nudged, escalated once its text can be relayed.
                     done.push(Done::QuestionPending);
                 } else {
                     // Still no readable dialog: relay what the screen shows.
                     let shown = Verdict {
-                        dialog: bottom_lines(pane, 15),
+                        dialog: bottom_lines(judged.pane, 15),
                         ..verdict.clone()
                     };
-                    self.on_question(&shown, &mut actions, &mut done);
+                    self.on_question(&shown, actions, done);
                 }
             }
-            State::Question => self.on_question(&verdict, &mut actions, &mut done),
+            State::Question => self.on_question(verdict, actions, done),
             State::Stalled => {
-                let wait = key_pressed.then_some(Wait::KeyPressed).or(self.unsettled());
-                self.on_stalled(
-                    observation,
-                    (&verdict, wait),
-                    &mut report,
-                    &mut actions,
-                    &mut done,
-                );
+                let wait = judged
+                    .key_pressed
+                    .then_some(Wait::KeyPressed)
+                    .or(self.unsettled());
+                self.on_stalled(observation, (verdict, wait), report, actions, done);
                 if report.deferred.is_some() {
                     report.typing_safe = false;
                 }
             }
-            State::Blocked => self.on_blocked(pane, observation.work, &mut actions, &mut done),
+            State::Blocked => self.on_blocked(judged.pane, observation.work, actions, done),
         }
-        if self.polls_since_classify == 0 {
-            self.report_new_failures(pane, &mut actions, &mut done);
-        }
-        report.nudges_used = self.memory.nudges_used;
-        report.disagreements = self.disagreements;
-        report.done = done;
-        (report, actions)
     }
 
     /// Combines the pane verdict with the agent's own account (see
-    /// `crate::witness` for the rule), counts disagreements, and says a new
+    /// `crate::session::witness` for the rule), counts disagreements, and says a new
     /// one once.
     fn second_witness(
         &mut self,
@@ -1096,17 +728,18 @@ impl TargetMonitor {
     /// latch whatever the reason, so a screen that flips between two reasons
     /// is not paged twice) with the screen's bottom lines verbatim (the sink
     /// sanitises them). The state word stays the work probe's, as the seed has it.
-    #[allow(clippy::too_many_arguments)]
     fn on_refused(
         &mut self,
-        verdict: &Verdict,
+        judged: &Judged<'_>,
         (refusal, why): (Refusal, &str),
-        ui_change: bool,
         observation: Observation<'_>,
-        pane: &str,
         actions: &mut Vec<Action>,
         done: &mut Vec<Done>,
     ) {
+        let (verdict, pane) = (&judged.verdict, judged.pane);
+        // A screen the profile read before, unreadable now while the
+        // same program is in front: the CLI changed how it draws.
+        let ui_change = refusal == Refusal::NoInputBox && self.box_seen_with(judged.front);
         let ui_change = ui_change && !self.ui_change_said;
         if ui_change {
             self.ui_change_said = true;
@@ -1153,7 +786,7 @@ impl TargetMonitor {
         message.push_str(&bottom_lines(pane, 15).join("\n"));
         actions.push(Action::Alert(Alert {
             state,
-            reason: refusal.word(),
+            reason: Reason::Refused(refusal),
             message,
             latch: Latch::Escalation(EscalationKind::Unreadable),
             record: latch_record,
@@ -1183,7 +816,7 @@ impl TargetMonitor {
         );
         actions.push(Action::Alert(Alert {
             state: State::Question,
-            reason: "question",
+            reason: Reason::Question,
             message,
             latch: Latch::Escalation(EscalationKind::Question),
             record: latch_record,
@@ -1268,7 +901,7 @@ impl TargetMonitor {
         );
         actions.push(Action::Alert(Alert {
             state: State::Stalled,
-            reason: "escalate_to_human",
+            reason: Reason::BudgetSpent,
             message,
             latch: Latch::Escalation(EscalationKind::BudgetSpent),
             record: latch_record,
@@ -1315,7 +948,7 @@ impl TargetMonitor {
         self.memory.apply(&latch_record);
         actions.push(Action::Alert(Alert {
             state: State::Stalled,
-            reason: "draft",
+            reason: Reason::Draft,
             message,
             latch: Latch::Escalation(EscalationKind::Draft),
             record: latch_record,
@@ -1349,7 +982,7 @@ impl TargetMonitor {
         let at = match anchored {
             Some((reset, _)) => Timestamp::from_second(reset).ok(),
             None => limit.reset.as_deref().zip(now).and_then(|(phrase, now)| {
-                crate::usage_limit::reset_at(phrase, now.local, now.zones)
+                crate::session::usage_limit::reset_at(phrase, now.local, now.zones)
             }),
         };
         if let (Some(at), None) = (at, anchored) {
@@ -1369,7 +1002,7 @@ impl TargetMonitor {
             return LimitHold::Handled;
         };
         if now.local.timestamp() < at + RESET_MARGIN {
-            let until = crate::usage_limit::hhmm(at, now.local);
+            let until = crate::session::usage_limit::hhmm(at, now.local);
             if self.held_said != Some(at) {
                 self.held_said = Some(at);
                 done.push(Done::Held {
@@ -1384,7 +1017,7 @@ impl TargetMonitor {
         if anchored.is_some_and(|(_, nudged)| nudged) {
             let why = format!(
                 "it is still on screen after the reset at {} and one nudge",
-                crate::usage_limit::hhmm(at, now.local)
+                crate::session::usage_limit::hhmm(at, now.local)
             );
             self.escalate_usage_limit(limit, &why, observation.work, actions, done);
             return LimitHold::Handled;
@@ -1421,7 +1054,7 @@ impl TargetMonitor {
         );
         actions.push(Action::Alert(Alert {
             state: State::Stalled,
-            reason: "usage_limit",
+            reason: Reason::UsageLimit,
             message,
             latch: Latch::Escalation(EscalationKind::UsageLimit),
             record: latch_record,
@@ -1531,7 +1164,7 @@ impl TargetMonitor {
         );
         actions.push(Action::Alert(Alert {
             state: State::Blocked,
-            reason: "blocked",
+            reason: Reason::Blocked,
             message,
             latch: Latch::Escalation(EscalationKind::Blocked),
             record: latch_record,
@@ -1563,7 +1196,7 @@ impl TargetMonitor {
             let message = format!("new failure on {} ({signal}): {text}", self.target);
             actions.push(Action::Alert(Alert {
                 state,
-                reason: "failure",
+                reason: Reason::Failure,
                 message,
                 latch: Latch::Failure(signal.clone()),
                 record: latch_record,
@@ -1576,34 +1209,33 @@ impl TargetMonitor {
     }
 }
 
-/// Why a stop must not be typed into, and the words for it, if it must not:
-/// the agent gone from the pane, a relay in front, a tmux mode or
-/// synchronised panes taking the keys, or no input box the profile knows.
-fn refusal_of(
-    verdict: &Verdict,
-    foreground: Option<&Foreground>,
-    exited: Option<String>,
-) -> Option<(Refusal, String)> {
-    if let Some(gone) = exited {
-        return Some((Refusal::AgentExited, format!("the agent exited: {gone}")));
+/// One poll's pane as judged: its verdict, the state taken, and whether
+/// and why a stop must not be typed into.
+struct Judged<'o> {
+    /// The pane's text as captured.
+    pane: &'o str,
+    /// The pane's own verdict, before the second witness.
+    verdict: Verdict,
+    /// The state taken: the verdict, the second witness heard, an exited
+    /// agent read as a stop.
+    state: State,
+    /// Whether `state` is a stop (STALLED or BLOCKED).
+    stop: bool,
+    /// The agent is not (or no longer) what this pane shows.
+    elsewhere: bool,
+    /// Why a stop must not be typed into, and the words for it.
+    refused: Option<(Refusal, String)>,
+    /// A key was pressed in the session since the last poll.
+    key_pressed: bool,
+    /// The program in front (tmux's name for it), where tmux said.
+    front: Option<&'o str>,
+}
+
+impl Judged<'_> {
+    /// Why the stop is refused, without the words.
+    fn refusal(&self) -> Option<Refusal> {
+        self.refused.as_ref().map(|(refusal, _)| *refusal)
     }
-    if let Some(relay) = foreground.and_then(Foreground::relay) {
-        let why = format!(
-            "the pane runs {relay}, which relays a terminal this monitor cannot check (watch that session itself)"
-        );
-        return Some((Refusal::Relay, why));
-    }
-    if foreground.is_some_and(|f| f.in_mode) {
-        let why =
-            "the pane is in a tmux mode (copy mode): keys would go to the mode, not the agent";
-        return Some((Refusal::PaneInMode, why.to_string()));
-    }
-    if foreground.is_some_and(|f| f.synchronized) {
-        let why =
-            "the window's panes are synchronised (synchronize-panes): a key would reach every pane";
-        return Some((Refusal::Synchronized, why.to_string()));
-    }
-    (!verdict.input_box).then(|| (Refusal::NoInputBox, "no input box recognised".to_string()))
 }
 
 /// How many non-blank lines above the box count for whether a stop held
@@ -1652,14 +1284,6 @@ fn waiting_without_a_box(verdict: &Verdict) -> bool {
 /// The one key of a refused stop's escalation, whatever its reason.
 const REFUSED_KEY: &str = "refused";
 
-/// The built-in profiles, shared by every monitor that has no others.
-pub fn builtin_profiles() -> std::sync::Arc<Profiles> {
-    static BUILTIN: std::sync::OnceLock<std::sync::Arc<Profiles>> = std::sync::OnceLock::new();
-    BUILTIN
-        .get_or_init(|| std::sync::Arc::new(Profiles::builtin().clone()))
-        .clone()
-}
-
 /// The last `count` non-blank lines of a pane, top to bottom.
 fn bottom_lines(pane: &str, count: usize) -> Vec<String> {
     let mut lines: Vec<String> = pane
@@ -1700,28 +1324,6 @@ fn question_text(dialog: &str) -> String {
         .join("\n")
 }
 
-/// Whether a pane shows an agent to watch: a profile recognises its screen
-/// and tmux does not say a shell is its foreground program (an agent's last
-/// frame above a shell prompt is an exited agent). At first sight, a target
-/// whose active pane does not is searched for a pane that does.
-pub fn shows_an_agent(text: &str, current_command: Option<&str>, profiles: &Profiles) -> bool {
-    let shell_in_front = current_command.is_some_and(|command| {
-        Foreground {
-            command: command.to_string(),
-            ..Foreground::default()
-        }
-        .idle_shell()
-        .is_some()
-    });
-    !shell_in_front && classify::detect_profile(text, profiles).is_some()
-}
-
-/// Whether a probe command must run once per target: only one that reads
-/// `BMB_TARGET` can answer differently for each; any other runs once a cycle.
-pub fn probe_runs_per_target(command: &str) -> bool {
-    command.contains("BMB_TARGET")
-}
-
 /// A stable key for a text (FNV-1a, so it survives a restart and a
 /// rebuild): a question's, or a target's too long for a file name.
 pub fn fingerprint(text: &str) -> String {
@@ -1731,131 +1333,4 @@ pub fn fingerprint(text: &str) -> String {
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     format!("{hash:016x}")
-}
-
-/// A poll of `target` that read `state` from a permission dialog, for the
-/// tests of what reads a poll's report (the board, the alerts).
-#[cfg(test)]
-pub(crate) fn sample_report(target: &str, state: Option<State>) -> PollReport {
-    PollReport {
-        target: target.into(),
-        state,
-        work: Work::Unknown,
-        progress: None,
-        nudges_used: 0,
-        budget: 5,
-        done: Vec::new(),
-        rule: state.map(|_| "question-dialog"),
-        evidence: state.map(|_| "Do you want to proceed?".to_string()),
-        error: None,
-        pane_state: state,
-        witness: None,
-        disagreements: 0,
-        typing_safe: false,
-        refusal: None,
-        unrecognised: 0,
-        agent_seen: false,
-        deferred: None,
-        held_until: None,
-        held_until_epoch: None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_a_probe_that_reads_its_target_runs_per_target() {
-        assert!(probe_runs_per_target("grep -c . \"todo-$BMB_TARGET\""));
-        assert!(probe_runs_per_target("count ${BMB_TARGET}"));
-        assert!(!probe_runs_per_target("echo 3"));
-    }
-
-    /// Every `Done`, worded as the poll line and `--json` have always said it.
-    #[test]
-    fn each_thing_done_has_the_seeds_words() {
-        let cases = [
-            (
-                Done::BudgetReset { from: 41, to: 42 },
-                "nudge budget reset (progress 41 → 42)",
-            ),
-            (Done::CaptureFailed, "capture failed"),
-            (
-                Done::EscalatedUnreadablePane,
-                "escalated: the pane cannot be read",
-            ),
-            (
-                Done::WitnessesDisagree {
-                    pane: State::Stalled,
-                    witness: "busy",
-                    so: Some(State::Working),
-                },
-                "witnesses disagree: the pane reads STALLED, Claude Code says busy, so WORKING",
-            ),
-            (
-                Done::WitnessesDisagree {
-                    pane: State::Working,
-                    witness: "idle",
-                    so: None,
-                },
-                "witnesses disagree: the pane reads WORKING, Claude Code says idle",
-            ),
-            (
-                Done::PaneDecides { witness: "busy" },
-                "Claude Code still says busy but the pane has not changed in 3 polls: the pane decides",
-            ),
-            (
-                Done::QuestionPending,
-                "question pending (the dialog is not on screen yet), not nudged",
-            ),
-            (
-                Done::EscalatedQuestion,
-                "escalated to the operator, NOT answered",
-            ),
-            (Done::Nudged { used: 2, budget: 5 }, "nudged (2/5)"),
-            (Done::EscalatedBudgetSpent, "not nudged, escalated"),
-            (Done::EscalatedBlocked, "not nudged, escalated"),
-            (
-                Done::Refused {
-                    refusal: Refusal::NoInputBox,
-                    why: "no input box recognised".into(),
-                    escalated: true,
-                },
-                "not nudged (no input box recognised), escalated",
-            ),
-            (
-                Done::Refused {
-                    refusal: Refusal::NoInputBox,
-                    why: "no input box recognised".into(),
-                    escalated: false,
-                },
-                "not nudged (no input box recognised)",
-            ),
-            (
-                Done::LikelyUiChange {
-                    profile: "claude".into(),
-                    version: Some("2.1.332".into()),
-                },
-                "likely UI change: the claude profile read this pane's input box before and cannot now (version 2.1.332)",
-            ),
-            (
-                Done::LikelyUiChange {
-                    profile: "codex".into(),
-                    version: None,
-                },
-                "likely UI change: the codex profile read this pane's input box before and cannot now",
-            ),
-            (
-                Done::NewFailure {
-                    kind: FailureKind::ExitCode,
-                    text: "Error: Exit code 2".into(),
-                },
-                "new failure (exit-code): Error: Exit code 2",
-            ),
-        ];
-        for (done, words) in cases {
-            assert_eq!(done.to_string(), words, "{done:?}");
-        }
-    }
 }

@@ -10,7 +10,9 @@ use std::fmt;
 /// A watched session: on this machine, or on an ssh alias.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Target {
+    /// The ssh alias; `None`: this machine's tmux.
     pub host: Option<String>,
+    /// The tmux session name.
     pub session: String,
 }
 
@@ -31,11 +33,14 @@ pub enum TargetError {
     Host {
         /// The target as given, control characters shown as `?`.
         target: String,
+        /// What is wrong with it.
         problem: NameProblem,
     },
     /// The session name.
     Session {
+        /// The target as given, control characters shown as `?`.
         target: String,
+        /// What is wrong with it.
         problem: NameProblem,
     },
 }
@@ -44,6 +49,7 @@ pub enum TargetError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum NameProblem {
+    /// Nothing was given.
     Empty,
     /// A leading `-` would be read as an option or a flag.
     LeadingDash,
