@@ -64,7 +64,8 @@ mod echo;
 mod explain;
 mod ink;
 mod profile;
-mod rules;
+mod reader;
+mod rule;
 mod signals;
 mod tail;
 mod work;
@@ -72,7 +73,8 @@ mod work;
 pub use echo::Echo;
 pub use explain::explain;
 pub use profile::{Profile, ProfileError, Profiles};
-pub use rules::{Region, RegionKind, Rule, detect_profile};
+pub use reader::detect_profile;
+pub use rule::{Region, RegionKind, Rule};
 pub use signals::{Failure, FailureKind, Signals, signals};
 pub use work::{Work, parse_count};
 
@@ -335,5 +337,5 @@ pub fn classify(pane: &str, work: Work) -> Verdict {
 
 /// Classifies a pane with an explicit context: the profile (or auto) and the echo slices.
 pub fn classify_with(pane: &str, work: Work, context: &Context<'_>) -> Verdict {
-    rules::classify(pane, work, context)
+    reader::classify(pane, work, context)
 }

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use crate::rules::{Reader, matches_opt};
+use crate::reader::{Reader, matches_opt};
 use crate::{Context, Evidence};
 
 /// The current screen's transcript: at most this many lines above the bottom.
