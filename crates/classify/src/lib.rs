@@ -60,6 +60,10 @@
 //! structure needs, so a 10,000-line scrollback costs about what one screen
 //! does.
 
+#![warn(missing_docs, unreachable_pub)]
+#![deny(unsafe_code)]
+#![warn(clippy::allow_attributes, clippy::allow_attributes_without_reason)]
+
 mod echo;
 mod explain;
 mod ink;
@@ -94,6 +98,7 @@ pub enum State {
 }
 
 impl State {
+    /// Every state, in precedence order (the order tables and summaries list them in).
     pub const ALL: [State; 4] = [
         State::Working,
         State::Question,
@@ -149,6 +154,7 @@ impl Evidence {
 /// What the classifier decided, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
+    /// What the pane is doing: what the embedder acts on.
     pub state: State,
     /// The name of the profile that read the pane (`claude`, …).
     pub profile: String,

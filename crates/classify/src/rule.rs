@@ -118,12 +118,15 @@ impl fmt::Display for Rule {
 /// Where a rule looked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Region {
+    /// Which part of the screen it is.
     pub kind: RegionKind,
-    /// Byte offsets of the region's first and last lines in the pane.
+    /// Byte offset of the region's first (top) line in the pane.
     pub first: usize,
+    /// Byte offset of the region's last (bottom) line in the pane.
     pub last: usize,
 }
 
+/// The parts of an agent CLI's screen a rule can read, each where one kind of signal is live.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum RegionKind {
@@ -142,6 +145,7 @@ pub enum RegionKind {
 }
 
 impl RegionKind {
+    /// How `--explain` names the region to a person.
     pub fn name(self) -> &'static str {
         match self {
             RegionKind::LiveRows => "live rows above the input box",
