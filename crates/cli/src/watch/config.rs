@@ -19,7 +19,7 @@ use toml::de::{DeTable, DeValue, ValueDeserializer};
 use watchdog::session::{DEFAULT_BUDGET, DEFAULT_NUDGE_TEXT};
 use watchdog::target::Target;
 
-use super::settings::{SessionPattern, TargetSettings};
+use super::target_settings::{SessionPattern, TargetSettings};
 use super::*;
 
 /// More nudges than this without progress is not a budget but a loop.

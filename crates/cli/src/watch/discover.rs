@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::settings::{SessionPattern, TargetSettings};
+use super::target_settings::{SessionPattern, TargetSettings};
 use super::*;
 use crate::output::say;
 

@@ -36,6 +36,7 @@ mod report;
 mod serve;
 mod settings;
 mod socket_lock;
+mod target_settings;
 
 use crate::state_dir;
 pub(crate) use alert::run_alert_cmd;
@@ -43,7 +44,8 @@ use alert::send_alert;
 pub use alert::{escape_html, sanitize_text};
 use cycle::Watch;
 use detach::detach;
-use settings::{Settings, TargetSettings};
+use settings::Settings;
+use target_settings::TargetSettings;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AlertFormat {
@@ -203,7 +205,7 @@ pub fn run(mut args: Args) -> ExitCode {
 /// with a reload of `config`, when there is one).
 fn start(
     args: std::borrow::Cow<'_, Args>,
-    (targets, patterns): (Vec<TargetSettings>, Vec<settings::SessionPattern>),
+    (targets, patterns): (Vec<TargetSettings>, Vec<target_settings::SessionPattern>),
     config: Option<(&Args, &std::path::Path)>,
 ) -> ExitCode {
     if !args.audit.is_empty() && (args.once || args.detach) {

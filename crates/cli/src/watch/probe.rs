@@ -16,7 +16,7 @@ use classify::parse_count;
 use probes::remote_host::RemoteProbe;
 use probes::run::{self, Invocation, Limits, Outcome};
 
-use super::settings::TargetSettings;
+use super::target_settings::TargetSettings;
 use super::*;
 
 /// Local probe runs at once, at most: a cycle's local probes end within

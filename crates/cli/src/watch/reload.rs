@@ -7,7 +7,8 @@
 use std::path::Path;
 
 use super::cycle::Watched;
-use super::settings::{Settings, TargetSettings};
+use super::settings::Settings;
+use super::target_settings::TargetSettings;
 use super::*;
 use crate::output::say;
 
