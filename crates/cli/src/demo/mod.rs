@@ -12,14 +12,11 @@
 //! socket (and its pid waited for), the socket and the folder removed; Ctrl-C
 //! only sets the stop flag, so the demo stops between steps and cleans up too.
 
-use std::fs;
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use probes::run::{self, Invocation, Limits, Outcome};
 use probes::ssh::quote_literal;
-use probes::tmux::{Server, Tmux};
 
 use crate::output::say;
 use crate::watch::sanitize_text;
@@ -28,7 +25,7 @@ mod sandbox;
 mod script;
 
 use sandbox::Sandbox;
-use script::{ALERT_END, FOUR, NUDGE, STEPS, Step, check, parse_alerts, trim_screen};
+use script::{FOUR, STEPS, check, parse_alerts};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {}

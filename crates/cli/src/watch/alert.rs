@@ -6,7 +6,7 @@ use probes::run::{self, Invocation, Limits, Outcome};
 use watchdog::session::Alert;
 use watchdog::target::Target;
 
-use super::*;
+use super::{AlertFormat, Args};
 use crate::output::{say, say_checked};
 
 /// The alert funnel: `sh -c CMD` with the message on stdin, bounded, never

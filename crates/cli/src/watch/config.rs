@@ -20,7 +20,8 @@ use watchdog::session::{DEFAULT_BUDGET, DEFAULT_NUDGE_TEXT};
 use watchdog::target::Target;
 
 use super::target_settings::{SessionPattern, TargetSettings};
-use super::*;
+use super::{AlertFormat, ProbesOn};
+use crate::server_args::ServerArgs;
 
 /// More nudges than this without progress is not a budget but a loop.
 pub(super) const MAX_NUDGE_BUDGET: i64 = 100;

@@ -4,10 +4,13 @@
 use std::time::Duration;
 
 use classify::{Work, parse_count};
+use ledger::journal::Journal;
 use watchdog::session::{Action, Foreground, Now, Observation, TargetMonitor};
 use watchdog::target::Target;
 
-use super::*;
+use super::Args;
+use super::alert::send_alert;
+use super::target_settings::TargetSettings;
 use crate::output::{SaidOnce, say};
 
 /// One watched target: its monitor, its journal, and the errors last said.
@@ -402,6 +405,7 @@ fn send_nudge(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::watch::settings::Settings;
     use clap::Parser;
     use probes::tmux::{Server, Tmux};
 

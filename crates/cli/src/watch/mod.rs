@@ -9,8 +9,6 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use ledger::journal::Journal;
-use probes::lock::LockError;
 use watchdog::session::DEFAULT_NUDGE_TEXT;
 use watchdog::target::Target;
 
@@ -40,7 +38,6 @@ mod target_settings;
 
 use crate::state_dir;
 pub(crate) use alert::run_alert_cmd;
-use alert::send_alert;
 pub use alert::{escape_html, sanitize_text};
 use cycle::Watch;
 use detach::detach;

@@ -2,10 +2,10 @@
 
 use watchdog::session::PollReport;
 
-use super::*;
 use crate::output::print;
 use watchdog::Clock;
 
+use super::alert::sanitize_text;
 use crate::clock::SystemClock;
 
 /// Which poll lines are printed (`log` in a config file).

@@ -5,9 +5,9 @@
 
 use watchdog::target::Target;
 
+use super::Args;
 use super::config::Config;
 use super::target_settings::{SessionPattern, TargetSettings};
-use super::*;
 
 /// Everything one `watch` process runs with.
 #[derive(Debug)]
