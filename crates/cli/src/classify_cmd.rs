@@ -16,7 +16,7 @@ use crate::output::say;
 use crate::profiles;
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The work probe's raw output (a count of work left); missing or not a
     /// non-negative integer means unknown, which is read as work (fail open).
     #[arg(long, value_name = "RAW", allow_hyphen_values = true)]
@@ -48,7 +48,7 @@ pub struct Args {
     pane_command: Option<String>,
 }
 
-pub fn run(args: Args) -> ExitCode {
+pub(crate) fn run(args: Args) -> ExitCode {
     let profiles = match profiles::load(&args.profile_file) {
         Ok(profiles) => profiles,
         Err(message) => return usage_error(&message),

@@ -7,22 +7,29 @@
 
 // Every line goes through `output`, which cannot panic on a closed stream.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+#![warn(missing_docs, unreachable_pub)]
+#![deny(unsafe_code)]
+#![warn(clippy::allow_attributes, clippy::allow_attributes_without_reason)]
 
-pub mod audit;
-pub mod classify_cmd;
-pub mod clock;
-pub mod demo;
-pub mod exit;
-pub mod lead;
-pub mod list;
+mod audit;
+mod classify_cmd;
+mod clock;
+mod demo;
+mod exit;
+mod lead;
+mod list;
 mod notify;
-pub mod output;
-pub mod profiles;
-pub mod redact;
-pub mod server_args;
-pub mod status;
-pub mod watch;
-pub mod worker;
+mod output;
+mod profiles;
+mod redact;
+mod server_args;
+mod status;
+mod watch;
+mod worker;
+
+// What the integration tests and benches drive directly: the lead pass's real port and clock.
+pub use clock::SystemClock;
+pub use lead::port::RealPort;
 
 use std::process::ExitCode;
 

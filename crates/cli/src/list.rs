@@ -14,7 +14,7 @@ use crate::server_args::ServerArgs;
 use crate::watch::sanitize_text;
 
 #[derive(clap::Args, Debug)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     #[command(flatten)]
     server: ServerArgs,
     /// Print JSON Lines.
@@ -26,7 +26,7 @@ pub struct ListArgs {
 }
 
 /// `list`: local sessions and every ssh alias's, probed in parallel, each bounded.
-pub fn run_list(args: ListArgs) -> ExitCode {
+pub(crate) fn run_list(args: ListArgs) -> ExitCode {
     let timeout = Duration::from_secs(args.timeout);
     let local = args.server.tmux(None, timeout);
     let local_sessions = local.list_sessions().unwrap_or_else(|err| {
@@ -115,7 +115,7 @@ pub fn run_list(args: ListArgs) -> ExitCode {
 }
 
 #[derive(clap::Args, Debug)]
-pub struct StopArgs {
+pub(crate) struct StopArgs {
     /// The watched target whose detached monitor to end.
     #[arg(value_name = "TARGET")]
     target: String,
@@ -124,7 +124,7 @@ pub struct StopArgs {
 }
 
 /// `stop`: ends the detached monitor of one target.
-pub fn run_stop(args: StopArgs) -> ExitCode {
+pub(crate) fn run_stop(args: StopArgs) -> ExitCode {
     let target = match Target::parse(&args.target) {
         Ok(target) => target,
         Err(message) => return usage_error("stop", message),

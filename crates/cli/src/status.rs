@@ -24,7 +24,7 @@ const ENDPOINT_TIMEOUT: Duration = Duration::from_secs(3);
 const GONE_AGE_OUT_SECS: i64 = 600;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
@@ -48,7 +48,7 @@ pub struct Args {
     prometheus: Option<String>,
 }
 
-pub fn run(mut args: Args) -> ExitCode {
+pub(crate) fn run(mut args: Args) -> ExitCode {
     for path in &args.configs {
         match crate::watch::config_endpoint(path) {
             Ok(Some(endpoint)) => args.endpoints.push(endpoint),
@@ -143,7 +143,7 @@ pub fn run(mut args: Args) -> ExitCode {
 
 /// Every board to show: the endpoints' when any are given (a config file's
 /// list of endpoints goes here too), else this machine's board files.
-pub fn read_sources(
+pub(crate) fn read_sources(
     endpoints: &[String],
     board_dirs: &[std::path::PathBuf],
     now: i64,

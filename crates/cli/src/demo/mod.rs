@@ -28,7 +28,7 @@ use sandbox::Sandbox;
 use script::{FOUR, STEPS, check, parse_alerts};
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub(crate) struct Args {}
 
 /// Prints a line; a closed stdout must not stop the demo before it cleans up.
 macro_rules! say {
@@ -40,7 +40,7 @@ macro_rules! say {
 /// The session the scripted agent runs in, and the monitor's target.
 const SESSION: &str = "agent";
 
-pub fn run(_args: Args) -> ExitCode {
+pub(crate) fn run(_args: Args) -> ExitCode {
     probes::signals::install_stop_handler();
     let mut sandbox = match Sandbox::create() {
         Ok(sandbox) => sandbox,

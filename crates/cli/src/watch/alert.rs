@@ -71,11 +71,11 @@ pub(crate) fn run_alert_cmd(
 
 /// No control character or escape sequence reaches a terminal or a chat:
 /// every line as the classifier reads it (escapes and controls removed).
-pub fn sanitize_text(text: &str) -> String {
+pub(crate) fn sanitize_text(text: &str) -> String {
     classify::plain_text(text)
 }
 
-pub fn escape_html(text: &str) -> String {
+pub(crate) fn escape_html(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -38,14 +38,14 @@ mod target_settings;
 
 use crate::state_dir;
 pub(crate) use alert::run_alert_cmd;
-pub use alert::{escape_html, sanitize_text};
+pub(crate) use alert::sanitize_text;
 use cycle::Watch;
 use detach::detach;
 use settings::Settings;
 use target_settings::TargetSettings;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AlertFormat {
+pub(crate) enum AlertFormat {
     /// Plain text, control characters removed.
     Text,
     /// HTML-escaped, for HTML funnels such as a chat bot.
@@ -54,7 +54,7 @@ pub enum AlertFormat {
 
 /// Where a remote target's probes run (a local target's run here either way).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum ProbesOn {
+pub(crate) enum ProbesOn {
     /// On this machine, a process per run (a remote target's `BMB_TARGET` is `host:session`).
     #[default]
     Monitor,
@@ -64,7 +64,7 @@ pub enum ProbesOn {
 
 // Every setting a config file gives conflicts with `--config`: the file says it.
 #[derive(clap::Args, Debug, Clone)]
-pub struct Args {
+pub(crate) struct Args {
     /// Sessions to watch: `session` on this machine, or `host:session` on an ssh alias.
     #[arg(
         value_name = "TARGET",
@@ -157,7 +157,7 @@ pub struct Args {
     log: report::LogMode,
 }
 
-pub fn run(mut args: Args) -> ExitCode {
+pub(crate) fn run(mut args: Args) -> ExitCode {
     if let Some(url) = &args.alertmanager {
         match alertmanager::parse_url(url) {
             Ok(url) => args.alertmanager = Some(url),

@@ -10,7 +10,7 @@ use crate::clock::SystemClock;
 
 /// Which poll lines are printed (`log` in a config file).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum LogMode {
+pub(super) enum LogMode {
     /// The seed's line per target per poll.
     #[default]
     Polls,
