@@ -101,7 +101,14 @@ pub(crate) fn run_list(args: ListArgs) -> ExitCode {
         };
         let monitor = monitored.get(&target);
         let line = if args.json {
-            serde_json::json!({"target": target, "host": host, "session": session, "monitor": monitor}).to_string()
+            // Strings only: serialising cannot fail.
+            serde_json::to_string(&SessionJson {
+                host: host.as_deref(),
+                monitor: monitor.map(String::as_str),
+                session: &session,
+                target: &target,
+            })
+            .unwrap_or_default()
         } else {
             format!(
                 "{}\t{}",
@@ -154,4 +161,19 @@ pub(crate) fn run_stop(args: StopArgs) -> ExitCode {
             crate::exit::code(crate::exit::FAILURE)
         }
     }
+}
+
+/// One line of `list --json`: a session that can be watched. The fields are in alphabetical
+/// order, the order the line has had since before it was a type of its own. No version field:
+/// it is this machine's listing, read where it is printed.
+#[derive(serde::Serialize)]
+struct SessionJson<'a> {
+    /// The ssh alias it was listed on; none for this machine.
+    host: Option<&'a str>,
+    /// The tmux session of the detached monitor watching it, when one is.
+    monitor: Option<&'a str>,
+    /// The tmux session's name.
+    session: &'a str,
+    /// The target `watch` takes for it (`host:session`, or the session alone).
+    target: &'a str,
 }
