@@ -507,10 +507,10 @@ fn crate_modules(src: &Path) -> Vec<(Vec<String>, String)> {
         if module.is_empty() && last == "main.rs" && has_lib {
             continue;
         }
-        if !["lib.rs", "main.rs", "mod.rs"].contains(&last.as_str()) || !module.is_empty() {
-            if last != "mod.rs" && !(module.is_empty() && (last == "lib.rs" || last == "main.rs")) {
-                module.push(last.trim_end_matches(".rs").to_string());
-            }
+        // `mod.rs` is its folder's module, `lib.rs`/`main.rs` at the top the crate's root.
+        let is_root = module.is_empty() && (last == "lib.rs" || last == "main.rs");
+        if last != "mod.rs" && !is_root {
+            module.push(last.trim_end_matches(".rs").to_string());
         }
         let text = fs::read_to_string(&file).expect("a source file");
         modules.push((module, text));

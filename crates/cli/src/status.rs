@@ -403,31 +403,67 @@ fn prometheus_query(base: &str, query: &str) -> Result<Vec<Sample>, String> {
         .collect())
 }
 
+/// The version of `status --json`: the fleet's boards, read from other machines, for tools on
+/// yet others. Raised when a field changes meaning or goes; a new field does not raise it.
+const STATUS_JSON_VERSION: u32 = 1;
+
+/// `status --json`: every source, with its board or why it could not be read.
+#[derive(serde::Serialize)]
+struct StatusJson<'a> {
+    /// [`STATUS_JSON_VERSION`].
+    version: u32,
+    /// When the sources were read (epoch seconds).
+    time: i64,
+    /// Each source, in the order the board lists them.
+    sources: Vec<SourceJson<'a>>,
+}
+
+/// One source of `status --json`: a monitor's board file or endpoint.
+#[derive(serde::Serialize)]
+struct SourceJson<'a> {
+    /// The board file or the endpoint, as the table names it.
+    source: &'a str,
+    /// Whether its board was read.
+    reachable: bool,
+    /// Why it could not be read, when it could not.
+    error: Option<&'a str>,
+    /// Why its board is old (its monitor slow, or gone), when it is.
+    stale: Option<&'a str>,
+    /// The board as the monitor wrote it (the same object as its `/board.json`).
+    board: Option<&'a Board>,
+}
+
 /// One object: each source with its board (or why it could not be read).
 fn render_json(sources: &[Source], now: i64) -> String {
-    let sources: Vec<serde_json::Value> = sources
+    let sources = sources
         .iter()
         .map(|source| match &source.reading {
-            Reading::Unreachable(why) => serde_json::json!({
-                "source": source.name,
-                "reachable": false,
-                "error": why,
-                "stale": null,
-                "board": null,
-            }),
-            Reading::Board(board, fresh) => serde_json::json!({
-                "source": source.name,
-                "reachable": true,
-                "error": null,
-                "stale": match fresh {
+            Reading::Unreachable(why) => SourceJson {
+                source: &source.name,
+                reachable: false,
+                error: Some(why),
+                stale: None,
+                board: None,
+            },
+            Reading::Board(board, fresh) => SourceJson {
+                source: &source.name,
+                reachable: true,
+                error: None,
+                stale: match fresh {
                     Freshness::Live => None,
                     Freshness::Stale(why) | Freshness::Gone(why) => Some(why),
                 },
-                "board": board,
-            }),
+                board: Some(board),
+            },
         })
         .collect();
-    escape_c1(&serde_json::json!({ "time": now, "sources": sources }).to_string())
+    let status = StatusJson {
+        version: STATUS_JSON_VERSION,
+        time: now,
+        sources,
+    };
+    // A board is strings, numbers and lists: serialising it cannot fail.
+    escape_c1(&serde_json::to_string(&status).unwrap_or_default())
 }
 
 /// JSON with DEL and the C1 controls (U+007F to U+009F) escaped as `\uXXXX`
