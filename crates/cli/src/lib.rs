@@ -37,7 +37,7 @@ use clap::{Parser, Subcommand};
 
 /// `$XDG_STATE_HOME/bmb-monitor`, else `~/.local/state/bmb-monitor`: where
 /// every command keeps what it remembers.
-pub fn state_dir() -> std::path::PathBuf {
+pub(crate) fn state_dir() -> std::path::PathBuf {
     use std::path::PathBuf;
     match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
         Some(dir) => PathBuf::from(dir).join("bmb-monitor"),
@@ -49,10 +49,10 @@ pub fn state_dir() -> std::path::PathBuf {
 }
 
 /// The longest duration any flag takes, in seconds (a year).
-pub const MAX_SECS: u64 = watchdog::MAX_DURATION_SECS;
+pub(crate) const MAX_SECS: u64 = watchdog::MAX_DURATION_SECS;
 
 /// A duration flag in whole seconds, from `min` up to [`MAX_SECS`].
-pub fn secs(min: u64) -> clap::builder::RangedU64ValueParser<u64> {
+pub(crate) fn secs(min: u64) -> clap::builder::RangedU64ValueParser<u64> {
     clap::value_parser!(u64).range(min..=MAX_SECS)
 }
 
