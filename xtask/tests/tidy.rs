@@ -3,6 +3,7 @@
 //! and the project's habits about dependencies, checked on every package of
 //! the workspace.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
@@ -487,4 +488,478 @@ fn lexically_normal(path: &Path) -> PathBuf {
         }
     }
     normal
+}
+
+/// Every module of every workspace crate, by its path inside its crate, and its file's text:
+/// `src/lib.rs` (or `main.rs`) is the root (`[]`), `src/watch/mod.rs` is `["watch"]`,
+/// `src/watch/config.rs` is `["watch", "config"]`.
+fn crate_modules(src: &Path) -> Vec<(Vec<String>, String)> {
+    let has_lib = src.join("lib.rs").is_file();
+    let mut modules = Vec::new();
+    for file in rust_files(src) {
+        let under = file.strip_prefix(src).expect("under src");
+        let mut module: Vec<String> = under
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        let last = module.pop().expect("a file name");
+        // The binary beside a library is a crate of its own that reaches the library by its name.
+        if module.is_empty() && last == "main.rs" && has_lib {
+            continue;
+        }
+        // `mod.rs` is its folder's module, `lib.rs`/`main.rs` at the top the crate's root.
+        let is_root = module.is_empty() && (last == "lib.rs" || last == "main.rs");
+        if last != "mod.rs" && !is_root {
+            module.push(last.trim_end_matches(".rs").to_string());
+        }
+        let text = fs::read_to_string(&file).expect("a source file");
+        modules.push((module, text));
+    }
+    modules
+}
+
+/// `text` with its comments, string literals and char literals blanked (a doc comment's
+/// `crate::x` or a message's `super::` is no use of a module); lifetimes are kept.
+fn code_only(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    i += 2;
+                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+            out.push(' ');
+        } else if c == 'r'
+            && (next == Some('"') || next == Some('#'))
+            && !chars
+                .get(i.wrapping_sub(1))
+                .is_some_and(|p| p.is_alphanumeric() || *p == '_')
+        {
+            // A raw string: r"…", r#"…"#, as many hashes as it opened with.
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while chars.get(j) == Some(&'#') {
+                hashes += 1;
+                j += 1;
+            }
+            if chars.get(j) != Some(&'"') {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            j += 1;
+            loop {
+                if j >= chars.len() {
+                    break;
+                }
+                if chars[j] == '"' && (0..hashes).all(|k| chars.get(j + 1 + k) == Some(&'#')) {
+                    j += 1 + hashes;
+                    break;
+                }
+                j += 1;
+            }
+            i = j;
+            out.push_str("\"\"");
+        } else if c == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else if c == '\'' {
+            // A char literal ('x', '\n', '\u{1b}'), not a lifetime ('a).
+            let end = if next == Some('\\') {
+                (i + 2..chars.len().min(i + 12)).find(|&j| chars[j] == '\'')
+            } else if chars.get(i + 2) == Some(&'\'') {
+                Some(i + 2)
+            } else {
+                None
+            };
+            match end {
+                Some(end) => {
+                    out.push_str("' '");
+                    i = end + 1;
+                }
+                None => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// One token of code, as far as paths need: a word, `::`, or one other character.
+fn tokens(code: &str) -> Vec<String> {
+    let chars: Vec<char> = code.chars().collect();
+    let mut tokens = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_alphanumeric() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            tokens.push(chars[start..i].iter().collect());
+        } else if c == ':' && chars.get(i + 1) == Some(&':') {
+            tokens.push("::".to_string());
+            i += 2;
+        } else {
+            if !c.is_whitespace() {
+                tokens.push(c.to_string());
+            }
+            i += 1;
+        }
+    }
+    tokens
+}
+
+/// The paths a path expression starting at `tokens[at]` names, `{…}` groups expanded:
+/// `super::{a, b::{C, D}}` is `super::a`, `super::b::C` and `super::b::D`. Returns them with
+/// the index past the expression.
+fn expand_path(tokens: &[String], mut at: usize) -> (Vec<Vec<String>>, usize) {
+    let mut prefix = Vec::new();
+    loop {
+        match tokens.get(at).map(String::as_str) {
+            Some("{") => {
+                let mut paths = Vec::new();
+                at += 1;
+                loop {
+                    match tokens.get(at).map(String::as_str) {
+                        None => break,
+                        Some("}") => {
+                            at += 1;
+                            break;
+                        }
+                        Some(",") => at += 1,
+                        Some(_) => {
+                            let (inner, past) = expand_path(tokens, at);
+                            paths.extend(inner.into_iter().map(|path| {
+                                let mut whole = prefix.clone();
+                                whole.extend(path);
+                                whole
+                            }));
+                            // A token the path grammar does not know (`as`, `<`): skip it.
+                            at = if past == at { at + 1 } else { past };
+                        }
+                    }
+                }
+                return (paths, at);
+            }
+            Some(word) if word == "*" || word.chars().all(|c| c.is_alphanumeric() || c == '_') => {
+                prefix.push(word.to_string());
+                at += 1;
+                if tokens.get(at).map(String::as_str) == Some("::") {
+                    at += 1;
+                } else {
+                    return (vec![prefix], at);
+                }
+            }
+            _ => {
+                return (
+                    if prefix.is_empty() {
+                        vec![]
+                    } else {
+                        vec![prefix]
+                    },
+                    at,
+                );
+            }
+        }
+    }
+}
+
+/// One use of another module: from which module, to which, and in which file.
+struct ModuleUse {
+    from: Vec<String>,
+    to: Vec<String>,
+}
+
+/// The uses of sibling modules in one crate: for every `crate::…`, `super::…` and `self::…`
+/// path (and a bare `sibling::…` after a `use super::*`), resolved from the module it is
+/// written in (an inline `mod tests { … }` included), the two modules under their deepest
+/// common parent that it crosses between. A module's use of its own ancestors or descendants
+/// is no edge: a parent and its child are one subtree.
+fn module_uses(files: &[(Vec<String>, String)]) -> Vec<ModuleUse> {
+    let mut modules: BTreeSet<Vec<String>> = files.iter().map(|(m, _)| m.clone()).collect();
+    let parsed: Vec<(Vec<String>, Vec<String>)> = files
+        .iter()
+        .map(|(module, text)| (module.clone(), tokens(&code_only(text))))
+        .collect();
+    // Inline modules are modules too (`mod tests {`).
+    for (module, tokens) in &parsed {
+        for (at, token) in tokens.iter().enumerate() {
+            if token == "mod" && tokens.get(at + 2).map(String::as_str) == Some("{") {
+                let mut inline = module.clone();
+                inline.push(tokens[at + 1].clone());
+                modules.insert(inline);
+            }
+        }
+    }
+    let mut uses = Vec::new();
+    for (file_module, tokens) in &parsed {
+        // Unit tests sit beside the code and may reach anything in their crate: a test module's
+        // paths are no edge (`tests.rs`, or a `#[cfg(test)] mod … { … }`).
+        if file_module.last().is_some_and(|name| name == "tests") {
+            continue;
+        }
+        // The inline modules open at each point: (name, brace depth inside it, a test module).
+        let mut inline: Vec<(String, usize, bool)> = Vec::new();
+        let mut depth = 0usize;
+        let mut globbed: Vec<Vec<String>> = Vec::new();
+        let mut paths: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+        let mut at = 0;
+        while at < tokens.len() {
+            let token = tokens[at].as_str();
+            let here = || {
+                let mut m = file_module.clone();
+                m.extend(inline.iter().map(|(name, _, _)| name.clone()));
+                m
+            };
+            let in_test = inline.iter().any(|(_, _, test)| *test);
+            match token {
+                "{" => {
+                    depth += 1;
+                    if at >= 2 && tokens[at - 2] == "mod" {
+                        let attribute: Vec<&str> = tokens[at.saturating_sub(9)..at - 2]
+                            .iter()
+                            .map(String::as_str)
+                            .collect();
+                        let test = attribute == ["#", "[", "cfg", "(", "test", ")", "]"];
+                        inline.push((tokens[at - 1].clone(), depth, test));
+                    }
+                }
+                "}" => {
+                    if inline.last().is_some_and(|(_, d, _)| *d == depth) {
+                        inline.pop();
+                    }
+                    depth = depth.saturating_sub(1);
+                }
+                _ if in_test => {}
+                "crate" | "super" | "self"
+                    if tokens.get(at + 1).map(String::as_str) == Some("::")
+                        && (at == 0 || tokens[at - 1] != "::") =>
+                {
+                    let (expanded, past) = expand_path(tokens, at);
+                    for path in expanded {
+                        let module = here();
+                        let mut resolved = match path[0].as_str() {
+                            "crate" => Vec::new(),
+                            _ => module.clone(),
+                        };
+                        let mut rest = &path[..];
+                        if rest[0] == "crate" || rest[0] == "self" {
+                            rest = &rest[1..];
+                        }
+                        while rest.first().is_some_and(|s| s == "super") {
+                            resolved.pop();
+                            rest = &rest[1..];
+                        }
+                        resolved.extend(rest.iter().cloned());
+                        if resolved.last().is_some_and(|s| s == "*") {
+                            let mut parent = resolved.clone();
+                            parent.pop();
+                            globbed.push(parent);
+                        }
+                        paths.push((module, resolved));
+                    }
+                    at = past.max(at + 1);
+                    continue;
+                }
+                _ => {
+                    // `sibling::…`, named through a glob of its parent.
+                    let is_word = token.chars().all(|c| c.is_alphanumeric() || c == '_');
+                    if is_word
+                        && tokens.get(at + 1).map(String::as_str) == Some("::")
+                        && (at == 0 || tokens[at - 1] != "::")
+                    {
+                        for parent in &globbed {
+                            let mut target = parent.clone();
+                            target.push(token.to_string());
+                            if modules.contains(&target) {
+                                paths.push((here(), target));
+                            }
+                        }
+                    }
+                }
+            }
+            at += 1;
+        }
+        for (from, to) in paths {
+            let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+            if common >= from.len() || common >= to.len() {
+                continue;
+            }
+            let sibling = to[..=common].to_vec();
+            if modules.contains(&sibling) {
+                uses.push(ModuleUse {
+                    from: from[..=common].to_vec(),
+                    to: sibling,
+                });
+            }
+        }
+    }
+    uses
+}
+
+/// The cycles among one crate's modules, each as `crate::a -> crate::b -> crate::a`: every
+/// strongly connected set of sibling modules, shown as one cycle through all of it when there
+/// is one, else named by its members.
+fn module_cycles(crate_name: &str, files: &[(Vec<String>, String)]) -> Vec<String> {
+    let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+    for edge in module_uses(files) {
+        edges.entry(edge.from).or_default().insert(edge.to);
+    }
+    let reaches = |from: &Vec<String>, to: &Vec<String>| {
+        let mut seen = BTreeSet::new();
+        let mut pending = vec![from.clone()];
+        while let Some(node) = pending.pop() {
+            for next in edges.get(&node).into_iter().flatten() {
+                if next == to {
+                    return true;
+                }
+                if seen.insert(next.clone()) {
+                    pending.push(next.clone());
+                }
+            }
+        }
+        false
+    };
+    let name = |module: &Vec<String>| {
+        std::iter::once(crate_name.to_string())
+            .chain(module.iter().cloned())
+            .collect::<Vec<_>>()
+            .join("::")
+    };
+    let nodes: BTreeSet<Vec<String>> = edges.keys().cloned().collect();
+    let mut placed: BTreeSet<Vec<String>> = BTreeSet::new();
+    let mut cycles = Vec::new();
+    for node in &nodes {
+        if placed.contains(node) || !reaches(node, node) {
+            continue;
+        }
+        let members: Vec<Vec<String>> = nodes
+            .iter()
+            .filter(|other| *other == node || (reaches(node, other) && reaches(other, node)))
+            .cloned()
+            .collect();
+        placed.extend(members.iter().cloned());
+        let shown: Vec<String> = members.iter().map(name).collect();
+        cycles.push(if members.len() == 2 {
+            format!("{} <-> {}", shown[0], shown[1])
+        } else {
+            format!("{{{}}} reach each other", shown.join(", "))
+        });
+    }
+    cycles
+}
+
+/// No workspace crate's modules form a cycle (ARCHITECTURE.md: dependencies run one way, inside
+/// a crate as between crates): a module that needs its sibling's vocabulary, while that sibling
+/// needs it back, is one module in two files, or a third module both should use.
+#[test]
+fn no_module_cycles_in_any_workspace_crate() {
+    let mut cycles = Vec::new();
+    let mut modules = 0;
+    for package in packages() {
+        let src = package.dir.join("src");
+        if !src.is_dir() {
+            continue;
+        }
+        let files = crate_modules(&src);
+        modules += files.len();
+        let crate_name = package
+            .dir
+            .file_name()
+            .expect("a folder name")
+            .to_string_lossy()
+            .into_owned();
+        cycles.extend(module_cycles(&crate_name, &files));
+    }
+    assert!(modules > 50, "the crates' modules were found ({modules})");
+    assert!(
+        cycles.is_empty(),
+        "module cycles: {} (move what both need into a module of its own, or join them)",
+        cycles.join("; ")
+    );
+}
+
+/// The check above finds a cycle through `crate::`, `super::` and glob-imported paths, names it,
+/// and takes neither a parent's use of its child, nor a child's of its parent, nor a unit test's
+/// use, nor a path in a comment or a string, for one.
+#[test]
+fn the_module_cycle_check_finds_one_and_only_one() {
+    let files = |list: &[(&str, &str)]| -> Vec<(Vec<String>, String)> {
+        list.iter()
+            .map(|(module, text)| {
+                let module = module
+                    .split("::")
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string);
+                (module.collect(), text.to_string())
+            })
+            .collect()
+    };
+    let tree = files(&[
+        ("", "mod a; mod b; mod c; use a::X; pub fn f() {}"),
+        ("a", "use super::*;\nfn g() -> b::Y { crate::f(); todo!() }"),
+        ("b", "use crate::{c::Z, a::{self, X}};"),
+        (
+            "c",
+            "// use crate::a::X;\nfn h() { let _ = \"super::a\"; let _ = 'x'; }\nfn l<'a>(s: &'a str) -> &'a str { s }\n#[cfg(test)]\nmod tests { use crate::a::X; }",
+        ),
+        ("w", "mod p; mod q; use self::p::P;"),
+        ("w::p", "use super::q::Q;"),
+        (
+            "w::q",
+            "use super::super::w::p::P;\n#[cfg(test)]\nmod tests { use super::Q; }",
+        ),
+    ]);
+    assert_eq!(
+        module_cycles("k", &tree),
+        ["k::a <-> k::b", "k::w::p <-> k::w::q"]
+    );
+    let three = files(&[
+        ("x", "use crate::y::Y;"),
+        ("y", "use crate::z::Z;"),
+        ("z", "use crate::x::X;"),
+    ]);
+    assert_eq!(
+        module_cycles("k", &three),
+        ["{k::x, k::y, k::z} reach each other"]
+    );
+    let acyclic = files(&[
+        ("", "mod a; mod b; use a::X; use b::Y;"),
+        ("a", "use super::*; use crate::b::Y;"),
+        (
+            "b",
+            "use super::Shared;\nmod tests { use super::*; use super::super::b::Y; }",
+        ),
+    ]);
+    assert!(module_cycles("k", &acyclic).is_empty());
 }

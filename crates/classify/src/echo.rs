@@ -29,6 +29,7 @@ pub(crate) static NO_ECHO: Echo = Echo {
 };
 
 impl Echo {
+    /// The ledger of texts already sent into the pane, each recorded as by [`Echo::record`].
     pub fn new<I, S>(sent: I) -> Echo
     where
         I: IntoIterator<Item = S>,
@@ -56,6 +57,7 @@ impl Echo {
         self.texts.push(text);
     }
 
+    /// Nothing was recorded, so no pane text is excluded.
     pub fn is_empty(&self) -> bool {
         self.texts.is_empty()
     }

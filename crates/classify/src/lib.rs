@@ -60,11 +60,16 @@
 //! structure needs, so a 10,000-line scrollback costs about what one screen
 //! does.
 
+#![warn(missing_docs, unreachable_pub)]
+#![deny(unsafe_code)]
+#![warn(clippy::allow_attributes, clippy::allow_attributes_without_reason)]
+
 mod echo;
 mod explain;
 mod ink;
 mod profile;
-mod rules;
+mod reader;
+mod rule;
 mod signals;
 mod tail;
 mod work;
@@ -72,7 +77,8 @@ mod work;
 pub use echo::Echo;
 pub use explain::explain;
 pub use profile::{Profile, ProfileError, Profiles};
-pub use rules::{Region, RegionKind, Rule, detect_profile};
+pub use reader::detect_profile;
+pub use rule::{Region, RegionKind, Rule};
 pub use signals::{Failure, FailureKind, Signals, signals};
 pub use work::{Work, parse_count};
 
@@ -92,6 +98,7 @@ pub enum State {
 }
 
 impl State {
+    /// Every state, in precedence order (the order tables and summaries list them in).
     pub const ALL: [State; 4] = [
         State::Working,
         State::Question,
@@ -147,6 +154,7 @@ impl Evidence {
 /// What the classifier decided, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
+    /// What the pane is doing: what the embedder acts on.
     pub state: State,
     /// The name of the profile that read the pane (`claude`, …).
     pub profile: String,
@@ -335,5 +343,5 @@ pub fn classify(pane: &str, work: Work) -> Verdict {
 
 /// Classifies a pane with an explicit context: the profile (or auto) and the echo slices.
 pub fn classify_with(pane: &str, work: Work, context: &Context<'_>) -> Verdict {
-    rules::classify(pane, work, context)
+    reader::classify(pane, work, context)
 }

@@ -51,8 +51,11 @@ const BUILTIN_SOURCES: &[(&str, &str)] = &[
 /// One agent CLI's markers.
 #[derive(Debug, Clone)]
 pub struct Profile {
+    /// The name a caller chooses it by (`--profile claude`) and a verdict reports.
     pub name: String,
+    /// The agent CLI it reads, as people call it (`Claude Code`).
     pub agent: String,
+    /// The CLI releases its markers were captured from (the profile's `versions` key).
     pub versions: String,
     /// Added by the user ([`Profiles::with`]): where its detection markers
     /// hit at all, `auto` prefers it to a built-in, so a user's profile for a
@@ -143,9 +146,13 @@ pub struct Profile {
 /// Why a profile file was refused: the file, the line, the key, and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProfileError {
+    /// The profile file (or the name it was given as) that holds the fault.
     pub source: String,
+    /// The 1-based line of the fault in that file.
     pub line: usize,
+    /// The key on that line (`spinner`, …), empty when the line has none.
     pub key: String,
+    /// What is wrong with it, as a fragment that reads after the key.
     pub message: String,
 }
 
@@ -408,10 +415,12 @@ impl Profiles {
         Profiles { profiles }
     }
 
+    /// The profile a caller named (`--profile NAME`), if one is called that.
     pub fn get(&self, name: &str) -> Option<&Profile> {
         self.profiles.iter().find(|p| p.name == name)
     }
 
+    /// Every profile's name, in the order `auto` ranks ties: for messages that list the choices.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.profiles.iter().map(|p| p.name.as_str())
     }

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use crate::rules::{Reader, matches_opt};
+use crate::reader::{Reader, matches_opt};
 use crate::{Context, Evidence};
 
 /// The current screen's transcript: at most this many lines above the bottom.
@@ -32,6 +32,7 @@ pub enum FailureKind {
 }
 
 impl FailureKind {
+    /// Every kind, in the order a screen's failures are reported.
     pub const ALL: [FailureKind; 4] = [
         FailureKind::MissingRow,
         FailureKind::IsRed,
@@ -39,6 +40,7 @@ impl FailureKind {
         FailureKind::Traceback,
     ];
 
+    /// A short stable name, for `--json` and snapshots.
     pub fn name(self) -> &'static str {
         match self {
             FailureKind::MissingRow => "missing-row",
@@ -73,10 +75,14 @@ impl FailureKind {
 /// One failure kind's newest line on the screen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
+    /// Which runner failure string it is.
     pub kind: FailureKind,
+    /// The line that carries it, and where it sits in the pane.
     pub evidence: Evidence,
 }
 
+/// What the screen's transcript says beside its state: the failures a runner printed and the
+/// task in progress, for a monitor's report.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Signals {
     /// At most one entry per kind: the bottom-most line of that kind.

@@ -22,12 +22,12 @@ pub(crate) struct Line<'a> {
 }
 
 impl Line<'_> {
-    pub fn is_blank(&self) -> bool {
+    pub(crate) fn is_blank(&self) -> bool {
         self.text.trim().is_empty()
     }
 
     /// Starts with whitespace: an indented continuation, not column-zero chrome.
-    pub fn is_indented(&self) -> bool {
+    pub(crate) fn is_indented(&self) -> bool {
         self.text.starts_with(char::is_whitespace)
     }
 }
@@ -42,7 +42,7 @@ pub(crate) struct Tail<'a> {
 }
 
 impl<'a> Tail<'a> {
-    pub fn new(pane: &'a str) -> Tail<'a> {
+    pub(crate) fn new(pane: &'a str) -> Tail<'a> {
         let mut tail = Tail {
             pane,
             end: pane.len(),
@@ -60,7 +60,7 @@ impl<'a> Tail<'a> {
     }
 
     /// The `i`-th line from the bottom, or `None` above the top of the pane.
-    pub fn get(&mut self, i: usize) -> Option<&Line<'a>> {
+    pub(crate) fn get(&mut self, i: usize) -> Option<&Line<'a>> {
         while self.lines.len() <= i {
             let line = self.split_next()?;
             self.lines.push(line);
@@ -68,7 +68,7 @@ impl<'a> Tail<'a> {
         self.lines.get(i)
     }
 
-    pub fn text(&mut self, i: usize) -> Option<&str> {
+    pub(crate) fn text(&mut self, i: usize) -> Option<&str> {
         self.get(i).map(|line| &*line.text)
     }
 

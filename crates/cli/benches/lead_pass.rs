@@ -13,8 +13,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use bmb_monitor::clock::SystemClock;
-use bmb_monitor::lead::port::RealPort;
+use bmb_monitor::RealPort;
+use bmb_monitor::SystemClock;
 use probes::run::{Invocation, Limits, run};
 use watchdog::lead::{LeadConfig, LeadMonitor, Output, parse_control};
 

@@ -16,7 +16,7 @@ use crate::output::say;
 use crate::profiles;
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The work probe's raw output (a count of work left); missing or not a
     /// non-negative integer means unknown, which is read as work (fail open).
     #[arg(long, value_name = "RAW", allow_hyphen_values = true)]
@@ -48,7 +48,7 @@ pub struct Args {
     pane_command: Option<String>,
 }
 
-pub fn run(args: Args) -> ExitCode {
+pub(crate) fn run(args: Args) -> ExitCode {
     let profiles = match profiles::load(&args.profile_file) {
         Ok(profiles) => profiles,
         Err(message) => return usage_error(&message),
@@ -230,6 +230,78 @@ fn describe_witness(witness: &Witness) -> String {
     }
 }
 
+/// `classify --json`: the verdict and what it rests on, one object. The fields are in
+/// alphabetical order, the order the object has had since before it was a type of its own. No
+/// version field: it is this machine's answer about one capture, read where it is printed.
+#[derive(serde::Serialize)]
+struct VerdictJson<'a> {
+    /// A QUESTION's dialog lines, top to bottom, as shown.
+    dialog: &'a [String],
+    /// With a witness: whether it and the pane disagree.
+    disagree: Option<bool>,
+    /// A person's draft in the input box, as typed.
+    draft: Option<&'a str>,
+    /// The evidence line, numbered from 1.
+    evidence: Option<LineJson<'a>>,
+    /// The profile's live input box (or input line) is on screen.
+    input_box: bool,
+    /// Why a nudge would not be typed, as one word.
+    not_typed_because: Option<&'static str>,
+    /// The pane's own state, before the witness.
+    pane_state: &'static str,
+    /// The profile that read the pane.
+    profile: &'a str,
+    /// The CLI releases that profile was captured from.
+    profile_versions: Option<&'a str>,
+    /// Where the rule looked.
+    region: RegionJson,
+    /// The rule that decided the state.
+    rule: &'static str,
+    /// The state, the witness's word combined with the pane's when there is one.
+    state: &'static str,
+    /// Why a nudge would not be typed, as a sentence.
+    typing_refusal: Option<String>,
+    /// Whether a nudge could be typed into this pane now.
+    typing_safe: bool,
+    /// A stop's usage limit in force.
+    usage_limit: Option<UsageLimitJson<'a>>,
+    /// What the rule means, in one sentence.
+    why: &'static str,
+    /// The second witness (Claude Code's session file), when asked.
+    witness: Option<WitnessJson>,
+    /// The work probe's count.
+    work: Option<u64>,
+}
+
+/// A line of the capture: its 1-based number and text.
+#[derive(serde::Serialize)]
+struct LineJson<'a> {
+    line: usize,
+    text: &'a str,
+}
+
+/// A region of the capture, by kind and 1-based line numbers.
+#[derive(serde::Serialize)]
+struct RegionJson {
+    first_line: usize,
+    kind: &'static str,
+    last_line: usize,
+}
+
+/// A usage-limit line and its reset, as printed.
+#[derive(serde::Serialize)]
+struct UsageLimitJson<'a> {
+    line: &'a str,
+    reset: Option<&'a str>,
+}
+
+/// The second witness: what it says, in a sentence and as its word.
+#[derive(serde::Serialize)]
+struct WitnessJson {
+    says: String,
+    status: &'static str,
+}
+
 fn render_json(
     pane: &str,
     verdict: &Verdict,
@@ -240,40 +312,47 @@ fn render_json(
 ) -> String {
     let lines = line_numbers(pane, verdict);
     let evidence = match (&verdict.evidence, lines.evidence) {
-        (Some(evidence), Some(line)) => serde_json::json!({ "line": line, "text": evidence.text }),
-        _ => serde_json::Value::Null,
+        (Some(evidence), Some(line)) => Some(LineJson {
+            line,
+            text: &evidence.text,
+        }),
+        _ => None,
     };
-    let work = work.count();
     let combined = witness.map(|w| combine(verdict.state, w));
-    let object = serde_json::json!({
-        "state": combined.map_or(verdict.state, |c| c.state).as_str(),
-        "pane_state": verdict.state.as_str(),
-        "witness": witness.map(|w| serde_json::json!({ "status": w.word(), "says": describe_witness(w) })),
-        "disagree": combined.map(|c| c.disagree),
-        "profile": verdict.profile,
-        "profile_versions": profile.map(|p| p.versions.as_str()),
-        "rule": verdict.rule.name(),
-        "why": verdict.rule.describe(),
-        "work": work,
-        "region": {
-            "kind": verdict.region.kind.name(),
-            "first_line": lines.region.0,
-            "last_line": lines.region.1,
+    let object = VerdictJson {
+        state: combined.map_or(verdict.state, |c| c.state).as_str(),
+        pane_state: verdict.state.as_str(),
+        witness: witness.map(|w| WitnessJson {
+            status: w.word(),
+            says: describe_witness(w),
+        }),
+        disagree: combined.map(|c| c.disagree),
+        profile: &verdict.profile,
+        profile_versions: profile.map(|p| p.versions.as_str()),
+        rule: verdict.rule.name(),
+        why: verdict.rule.describe(),
+        work: work.count(),
+        region: RegionJson {
+            kind: verdict.region.kind.name(),
+            first_line: lines.region.0,
+            last_line: lines.region.1,
         },
-        "evidence": evidence,
-        "dialog": verdict.dialog,
-        "input_box": verdict.input_box,
-        "typing_safe": verdict.typing_safe() && typing_refusal(verdict, pane_command).is_none(),
-        "typing_refusal": typing_refusal(verdict, pane_command),
-        "not_typed_because": typing_refusal_word(verdict, pane_command),
-        "draft": match &verdict.box_text {
+        evidence,
+        dialog: &verdict.dialog,
+        input_box: verdict.input_box,
+        typing_safe: verdict.typing_safe() && typing_refusal(verdict, pane_command).is_none(),
+        typing_refusal: typing_refusal(verdict, pane_command),
+        not_typed_because: typing_refusal_word(verdict, pane_command),
+        draft: match &verdict.box_text {
             classify::BoxText::Draft(draft) => Some(draft.as_str()),
             _ => None,
         },
-        "usage_limit": verdict.usage_limit.as_ref().map(|limit| serde_json::json!({
-            "line": limit.line,
-            "reset": limit.reset,
-        })),
-    });
-    format!("{object}\n")
+        usage_limit: verdict.usage_limit.as_ref().map(|limit| UsageLimitJson {
+            line: &limit.line,
+            reset: limit.reset.as_deref(),
+        }),
+    };
+    // Strings, numbers and options only: serialising cannot fail.
+    let json = serde_json::to_string(&object).unwrap_or_default();
+    format!("{json}\n")
 }

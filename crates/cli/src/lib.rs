@@ -8,23 +8,30 @@
 
 // Every line goes through `output`, which cannot panic on a closed stream.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+#![warn(missing_docs, unreachable_pub)]
+#![deny(unsafe_code)]
+#![warn(clippy::allow_attributes, clippy::allow_attributes_without_reason)]
 
 mod alert;
-pub mod audit;
-pub mod classify_cmd;
-pub mod clock;
-pub mod demo;
-pub mod exit;
-pub mod lead;
-pub mod list;
+mod audit;
+mod classify_cmd;
+mod clock;
+mod demo;
+mod exit;
+mod lead;
+mod list;
 mod notify;
-pub mod output;
-pub mod profiles;
-pub mod redact;
-pub mod server_args;
-pub mod status;
-pub mod watch;
-pub mod worker;
+mod output;
+mod profiles;
+mod redact;
+mod server_args;
+mod status;
+mod watch;
+mod worker;
+
+// What the integration tests and benches drive directly: the lead pass's real port and clock.
+pub use clock::SystemClock;
+pub use lead::port::RealPort;
 
 use std::process::ExitCode;
 
@@ -32,7 +39,7 @@ use clap::{Parser, Subcommand};
 
 /// `$XDG_STATE_HOME/bmb-monitor`, else `~/.local/state/bmb-monitor`: where
 /// every command keeps what it remembers.
-pub fn state_dir() -> std::path::PathBuf {
+pub(crate) fn state_dir() -> std::path::PathBuf {
     use std::path::PathBuf;
     match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
         Some(dir) => PathBuf::from(dir).join("bmb-monitor"),
@@ -44,14 +51,14 @@ pub fn state_dir() -> std::path::PathBuf {
 }
 
 /// The longest duration any flag takes, in seconds (a year).
-pub const MAX_SECS: u64 = watchdog::MAX_DURATION_SECS;
+pub(crate) const MAX_SECS: u64 = watchdog::MAX_DURATION_SECS;
 
 // `--audit-every` takes the same year as every other duration flag; the audit
 // crate keeps its own bound so that it depends on no monitor.
 const _: () = assert!(::audit::cadence::MAX_EVERY_SECS == MAX_SECS);
 
 /// A duration flag in whole seconds, from `min` up to [`MAX_SECS`].
-pub fn secs(min: u64) -> clap::builder::RangedU64ValueParser<u64> {
+pub(crate) fn secs(min: u64) -> clap::builder::RangedU64ValueParser<u64> {
     clap::value_parser!(u64).range(min..=MAX_SECS)
 }
 

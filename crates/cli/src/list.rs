@@ -14,7 +14,7 @@ use crate::output::{print, say};
 use crate::server_args::ServerArgs;
 
 #[derive(clap::Args, Debug)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     #[command(flatten)]
     server: ServerArgs,
     /// Print JSON Lines.
@@ -26,7 +26,7 @@ pub struct ListArgs {
 }
 
 /// `list`: local sessions and every ssh alias's, probed in parallel, each bounded.
-pub fn run_list(args: ListArgs) -> ExitCode {
+pub(crate) fn run_list(args: ListArgs) -> ExitCode {
     let timeout = Duration::from_secs(args.timeout);
     let local = args.server.tmux(None, timeout);
     let local_sessions = local.list_sessions().unwrap_or_else(|err| {
@@ -101,7 +101,14 @@ pub fn run_list(args: ListArgs) -> ExitCode {
         };
         let monitor = monitored.get(&target);
         let line = if args.json {
-            serde_json::json!({"target": target, "host": host, "session": session, "monitor": monitor}).to_string()
+            // Strings only: serialising cannot fail.
+            serde_json::to_string(&SessionJson {
+                host: host.as_deref(),
+                monitor: monitor.map(String::as_str),
+                session: &session,
+                target: &target,
+            })
+            .unwrap_or_default()
         } else {
             format!(
                 "{}\t{}",
@@ -115,7 +122,7 @@ pub fn run_list(args: ListArgs) -> ExitCode {
 }
 
 #[derive(clap::Args, Debug)]
-pub struct StopArgs {
+pub(crate) struct StopArgs {
     /// The watched target whose detached monitor to end.
     #[arg(value_name = "TARGET")]
     target: String,
@@ -124,7 +131,7 @@ pub struct StopArgs {
 }
 
 /// `stop`: ends the detached monitor of one target.
-pub fn run_stop(args: StopArgs) -> ExitCode {
+pub(crate) fn run_stop(args: StopArgs) -> ExitCode {
     let target = match Target::parse(&args.target) {
         Ok(target) => target,
         Err(message) => return usage_error("stop", message),
@@ -154,4 +161,19 @@ pub fn run_stop(args: StopArgs) -> ExitCode {
             crate::exit::code(crate::exit::FAILURE)
         }
     }
+}
+
+/// One line of `list --json`: a session that can be watched. The fields are in alphabetical
+/// order, the order the line has had since before it was a type of its own. No version field:
+/// it is this machine's listing, read where it is printed.
+#[derive(serde::Serialize)]
+struct SessionJson<'a> {
+    /// The ssh alias it was listed on; none for this machine.
+    host: Option<&'a str>,
+    /// The tmux session of the detached monitor watching it, when one is.
+    monitor: Option<&'a str>,
+    /// The tmux session's name.
+    session: &'a str,
+    /// The target `watch` takes for it (`host:session`, or the session alone).
+    target: &'a str,
 }

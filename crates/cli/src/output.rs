@@ -10,36 +10,36 @@ use std::hash::Hash;
 use std::io::Write;
 
 /// One line on stderr.
-pub fn say(line: impl Display) {
+pub(crate) fn say(line: impl Display) {
     let _ = say_checked(line);
 }
 
 /// [`say`], for a caller whose line is a delivery (the alert funnel).
-pub fn say_checked(line: impl Display) -> std::io::Result<()> {
+pub(crate) fn say_checked(line: impl Display) -> std::io::Result<()> {
     let mut err = std::io::stderr().lock();
     writeln!(err, "{line}").and_then(|()| err.flush())
 }
 
 /// One line on stdout, flushed, so a reader at the other end of a pipe sees
 /// it at once.
-pub fn print(line: impl Display) {
+pub(crate) fn print(line: impl Display) {
     let _ = print_checked(line);
 }
 
 /// [`print`], for a caller that reports a stdout that stopped working.
-pub fn print_checked(line: impl Display) -> std::io::Result<()> {
+pub(crate) fn print_checked(line: impl Display) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "{line}").and_then(|()| out.flush())
 }
 
 /// Text as it is, on stdout (a verdict with its own line ends).
-pub fn print_raw(text: &str) {
+pub(crate) fn print_raw(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
 /// A usage error: `bmb-monitor: COMMAND: MESSAGE` on stderr, exit 2.
-pub fn usage_error(command: &str, message: impl Display) -> std::process::ExitCode {
+pub(crate) fn usage_error(command: &str, message: impl Display) -> std::process::ExitCode {
     say(format_args!("bmb-monitor: {command}: {message}"));
     crate::exit::code(crate::exit::USAGE)
 }
@@ -48,7 +48,7 @@ pub fn usage_error(command: &str, message: impl Display) -> std::process::ExitCo
 /// one line when it starts failing and one when its failure changes, not one
 /// per pass. [`SaidOnce::clear`] re-arms it once the problem is over.
 #[derive(Debug)]
-pub struct SaidOnce<K> {
+pub(crate) struct SaidOnce<K> {
     said: HashMap<K, String>,
 }
 
@@ -63,7 +63,7 @@ impl<K> Default for SaidOnce<K> {
 impl<K: Hash + Eq> SaidOnce<K> {
     /// True when `message` is news for `key`: not the last thing said about it.
     /// The caller says it; remembering and saying are one call in [`Self::say`].
-    pub fn is_news(&mut self, key: K, message: &str) -> bool {
+    pub(crate) fn is_news(&mut self, key: K, message: &str) -> bool {
         if self.said.get(&key).map(String::as_str) == Some(message) {
             return false;
         }
@@ -72,19 +72,19 @@ impl<K: Hash + Eq> SaidOnce<K> {
     }
 
     /// Says `message` on stderr unless it was the last thing said for `key`.
-    pub fn say(&mut self, key: K, message: &str) {
+    pub(crate) fn say(&mut self, key: K, message: &str) {
         if self.is_news(key, message) {
             say(message);
         }
     }
 
     /// The problem behind `key` is over: its next failure is news again.
-    pub fn clear(&mut self, key: &K) {
+    pub(crate) fn clear(&mut self, key: &K) {
         self.said.remove(key);
     }
 
     /// Whether anything is remembered for `key`.
-    pub fn is_failing(&self, key: &K) -> bool {
+    pub(crate) fn is_failing(&self, key: &K) -> bool {
         self.said.contains_key(key)
     }
 }
@@ -92,7 +92,7 @@ impl<K: Hash + Eq> SaidOnce<K> {
 /// Ends what the last holder of `lock` left running when it was killed
 /// (`kill -9`): the processes its runs tagged (never one it did not tag,
 /// never a tmux server or what runs in one), and says how many.
-pub fn end_orphans(lock: &probes::fs::lock::Lock, command: &str) {
+pub(crate) fn end_orphans(lock: &probes::fs::lock::Lock, command: &str) {
     let Some(run) = lock.previous_run() else {
         return;
     };

@@ -9,7 +9,7 @@ use classify::{Profile, Profiles};
 /// Loads every profile. A malformed file in the user's folder is reported on
 /// stderr and skipped, so the built-ins stay in force; a malformed file named
 /// on the command line is an error the caller turns into exit 2.
-pub fn load(explicit: &[Utf8PathBuf]) -> Result<Profiles, String> {
+pub(crate) fn load(explicit: &[Utf8PathBuf]) -> Result<Profiles, String> {
     let (mut extra, errors) = user_dir_profiles(user_profile_dir().as_deref());
     for message in errors {
         say(format_args!("bmb-monitor: ignoring profile: {message}"));
@@ -23,7 +23,7 @@ pub fn load(explicit: &[Utf8PathBuf]) -> Result<Profiles, String> {
 /// The profiles in force now (the built-ins and the user's folder), the
 /// user's malformed ones left out without a word: the monitor that reads the
 /// folder next says them, once.
-pub fn in_force_quietly() -> Profiles {
+pub(crate) fn in_force_quietly() -> Profiles {
     let (extra, _) = user_dir_profiles(user_profile_dir().as_deref());
     Profiles::with(extra)
 }
@@ -33,7 +33,7 @@ pub fn in_force_quietly() -> Profiles {
 /// fixed profile takes effect without a restart. A malformed file is
 /// reported once per change, with its line and key, and the rest stay in force.
 #[derive(Debug, Default)]
-pub struct UserProfiles {
+pub(crate) struct UserProfiles {
     /// What the folder looked like when last read: each file's name, size
     /// and modification time.
     seen: Option<Vec<(Utf8PathBuf, u64, Option<std::time::SystemTime>)>>,
@@ -44,7 +44,7 @@ pub struct UserProfiles {
 impl UserProfiles {
     /// The profiles, when the folder changed since the last call (the first
     /// call always reads it); `None` when nothing changed.
-    pub fn reload_if_changed(&mut self) -> Option<std::sync::Arc<Profiles>> {
+    pub(crate) fn reload_if_changed(&mut self) -> Option<std::sync::Arc<Profiles>> {
         let dir = user_profile_dir();
         let files = dir.as_deref().map(profile_files).unwrap_or_default();
         let now: Vec<_> = files

@@ -7,7 +7,7 @@
 
 /// `text` with every URL's password (or a lone userinfo, which is a token)
 /// replaced by `***`; the rest of the text, the user name and the host kept.
-pub fn urls(text: &str) -> String {
+pub(crate) fn urls(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("://") {
@@ -40,7 +40,7 @@ pub fn urls(text: &str) -> String {
 /// The secret part of `url`'s userinfo (its password, or the whole userinfo
 /// when it has no `:`), to be kept out of a message that quotes it otherwise
 /// (a client's error text that spells the URL its own way).
-pub fn secret_of(url: &str) -> Option<String> {
+pub(crate) fn secret_of(url: &str) -> Option<String> {
     let after = url.split_once("://")?.1;
     let authority = after.split(['/', '?', '#']).next().unwrap_or("");
     let userinfo = &authority[..authority.rfind('@')?];
@@ -53,7 +53,7 @@ pub fn secret_of(url: &str) -> Option<String> {
 /// client sends of the userinfo (`Authorization: Basic …`, padded or not,
 /// of the userinfo as written and decoded). Longest first, so one that
 /// holds another is replaced whole.
-pub fn secrets_of(url: &str) -> Vec<String> {
+pub(crate) fn secrets_of(url: &str) -> Vec<String> {
     let Some(secret) = secret_of(url) else {
         return Vec::new();
     };
@@ -76,7 +76,7 @@ pub fn secrets_of(url: &str) -> Vec<String> {
 
 /// `text` with `url`'s userinfo redacted wherever it appears, as a URL or
 /// not, in every spelling of [`secrets_of`].
-pub fn with_secret_of(url: &str, text: &str) -> String {
+pub(crate) fn with_secret_of(url: &str, text: &str) -> String {
     let mut text = urls(text);
     for secret in secrets_of(url) {
         text = text.replace(&secret, "***");

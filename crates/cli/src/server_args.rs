@@ -8,7 +8,7 @@ use probes::tmux::{Server, Tmux};
 
 /// Which tmux server, as tmux's own `-L` and `-S` select it; shared by every command that talks to tmux.
 #[derive(clap::Args, Debug, Clone)]
-pub struct SocketArgs {
+pub(crate) struct SocketArgs {
     /// Use the tmux server on socket NAME (as `tmux -L`).
     #[arg(
         short = 'L',
@@ -22,7 +22,7 @@ pub struct SocketArgs {
 }
 
 impl SocketArgs {
-    pub fn server(&self) -> Server {
+    pub(crate) fn server(&self) -> Server {
         match (&self.socket_name, &self.socket_path) {
             (Some(name), _) => Server::Name(name.clone()),
             (None, Some(path)) => Server::Path(path.clone()),
@@ -33,7 +33,7 @@ impl SocketArgs {
 
 /// How the tmux server(s) are reached; shared by `watch`, `list` and `stop`.
 #[derive(clap::Args, Debug, Clone)]
-pub struct ServerArgs {
+pub(crate) struct ServerArgs {
     #[command(flatten)]
     socket: SocketArgs,
     /// A tmux-compatible binary; on a remote host the remote shell expands it (`$HOME/bin/tmux`).
@@ -53,7 +53,7 @@ pub struct ServerArgs {
 
 /// One host's own tmux server and binary (`[hosts.ALIAS]` in a config file).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct HostServer {
+pub(crate) struct HostServer {
     pub socket_name: Option<String>,
     pub socket_path: Option<String>,
     pub tmux_bin: Option<String>,
@@ -61,7 +61,7 @@ pub struct HostServer {
 
 impl ServerArgs {
     /// The server a config file's `[server]` table names, as the flags would.
-    pub fn new(
+    pub(crate) fn new(
         socket_name: Option<String>,
         socket_path: Option<String>,
         tmux_bin: Option<String>,
@@ -80,24 +80,24 @@ impl ServerArgs {
     }
 
     /// Whether no flag chose anything (the default server, `tmux`, ssh's own config).
-    pub fn is_default(&self) -> bool {
+    pub(crate) fn is_default(&self) -> bool {
         self.socket.socket_name.is_none()
             && self.socket.socket_path.is_none()
             && self.tmux_bin == "tmux"
             && self.ssh_config.is_none()
     }
 
-    pub fn server(&self) -> Server {
+    pub(crate) fn server(&self) -> Server {
         self.socket.server()
     }
 
     /// The tmux binary (`--tmux-bin`, `[server] tmux_bin`).
-    pub fn tmux_bin(&self) -> &str {
+    pub(crate) fn tmux_bin(&self) -> &str {
         &self.tmux_bin
     }
 
     /// The tmux client for `host` (`None`: this machine).
-    pub fn tmux(&self, host: Option<&str>, timeout: Duration) -> Tmux {
+    pub(crate) fn tmux(&self, host: Option<&str>, timeout: Duration) -> Tmux {
         let own = host.and_then(|h| self.per_host.get(h));
         let server = match own {
             Some(HostServer {
@@ -120,7 +120,7 @@ impl ServerArgs {
     }
 
     /// An ssh alias, reached with `--ssh-config` when one was given.
-    pub fn remote(&self, alias: &str) -> Remote {
+    pub(crate) fn remote(&self, alias: &str) -> Remote {
         let remote = Remote::new(alias, self.ssh_config.clone());
         match &self.multiplex {
             Some(multiplex) => remote.multiplexed(multiplex),
@@ -128,7 +128,7 @@ impl ServerArgs {
         }
     }
 
-    pub fn forward(&self) -> Vec<String> {
+    pub(crate) fn forward(&self) -> Vec<String> {
         let mut args = Vec::new();
         if let Some(name) = &self.socket.socket_name {
             args.extend(["-L".to_string(), name.clone()]);
@@ -146,20 +146,20 @@ impl ServerArgs {
     /// A key for the state folder that tells tmux servers apart by the
     /// socket file they listen on, however it was spelled (`-L r`, `-S
     /// /tmp/tmux-0/r`): one server, one folder, one lock per target.
-    pub fn state_key(&self) -> String {
+    pub(crate) fn state_key(&self) -> String {
         let socket = self.server().socket_file();
         format!("S-{}", hex(&socket.to_string_lossy()))
     }
 
     /// The server's name for alerts (the `server` label, `BMB_SERVER`): the
     /// socket file its state key is made of, as a person reads it.
-    pub fn identity(&self) -> String {
+    pub(crate) fn identity(&self) -> String {
         self.server().socket_file().to_string_lossy().into_owned()
     }
 
     /// The key this folder had when it went by the spelling (before the
     /// socket file named it), so a monitor upgraded in place keeps its memory.
-    pub fn legacy_state_key(&self) -> String {
+    pub(crate) fn legacy_state_key(&self) -> String {
         match (&self.socket.socket_name, &self.socket.socket_path) {
             (Some(name), _) => format!("L-{}", hex(name)),
             (None, Some(path)) => format!("S-{}", hex(path)),

@@ -24,7 +24,7 @@ const ENDPOINT_TIMEOUT: Duration = Duration::from_secs(3);
 const GONE_AGE_OUT_SECS: i64 = 600;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
@@ -48,7 +48,7 @@ pub struct Args {
     prometheus: Option<String>,
 }
 
-pub fn run(mut args: Args) -> ExitCode {
+pub(crate) fn run(mut args: Args) -> ExitCode {
     for path in &args.configs {
         match crate::watch::config_endpoint(path) {
             Ok(Some(endpoint)) => args.endpoints.push(endpoint),
@@ -157,7 +157,7 @@ pub fn run(mut args: Args) -> ExitCode {
 
 /// Every board to show: the endpoints' when any are given (a config file's
 /// list of endpoints goes here too), else this machine's board files.
-pub fn read_sources(
+pub(crate) fn read_sources(
     endpoints: &[String],
     board_dirs: &[std::path::PathBuf],
     now: i64,
@@ -420,31 +420,67 @@ fn prometheus_query(base: &str, query: &str) -> Result<Vec<Sample>, String> {
         .collect())
 }
 
+/// The version of `status --json`: the fleet's boards, read from other machines, for tools on
+/// yet others. Raised when a field changes meaning or goes; a new field does not raise it.
+const STATUS_JSON_VERSION: u32 = 1;
+
+/// `status --json`: every source, with its board or why it could not be read.
+#[derive(serde::Serialize)]
+struct StatusJson<'a> {
+    /// [`STATUS_JSON_VERSION`].
+    version: u32,
+    /// When the sources were read (epoch seconds).
+    time: i64,
+    /// Each source, in the order the board lists them.
+    sources: Vec<SourceJson<'a>>,
+}
+
+/// One source of `status --json`: a monitor's board file or endpoint.
+#[derive(serde::Serialize)]
+struct SourceJson<'a> {
+    /// The board file or the endpoint, as the table names it.
+    source: &'a str,
+    /// Whether its board was read.
+    reachable: bool,
+    /// Why it could not be read, when it could not.
+    error: Option<&'a str>,
+    /// Why its board is old (its monitor slow, or gone), when it is.
+    stale: Option<&'a str>,
+    /// The board as the monitor wrote it (the same object as its `/board.json`).
+    board: Option<&'a Board>,
+}
+
 /// One object: each source with its board (or why it could not be read).
 fn render_json(sources: &[Source], now: i64) -> String {
-    let sources: Vec<serde_json::Value> = sources
+    let sources = sources
         .iter()
         .map(|source| match &source.reading {
-            Reading::Unreachable(why) => serde_json::json!({
-                "source": source.name,
-                "reachable": false,
-                "error": why,
-                "stale": null,
-                "board": null,
-            }),
-            Reading::Board(board, fresh) => serde_json::json!({
-                "source": source.name,
-                "reachable": true,
-                "error": null,
-                "stale": match fresh {
+            Reading::Unreachable(why) => SourceJson {
+                source: &source.name,
+                reachable: false,
+                error: Some(why),
+                stale: None,
+                board: None,
+            },
+            Reading::Board(board, fresh) => SourceJson {
+                source: &source.name,
+                reachable: true,
+                error: None,
+                stale: match fresh {
                     Freshness::Live => None,
                     Freshness::Stale(why) | Freshness::Gone(why) => Some(why),
                 },
-                "board": wire::BoardOut::from(&**board),
-            }),
+                board: Some(board),
+            },
         })
         .collect();
-    escape_c1(&serde_json::json!({ "time": now, "sources": sources }).to_string())
+    let status = StatusJson {
+        version: STATUS_JSON_VERSION,
+        time: now,
+        sources,
+    };
+    // A board is strings, numbers and lists: serialising it cannot fail.
+    escape_c1(&serde_json::to_string(&status).unwrap_or_default())
 }
 
 /// JSON with DEL and the C1 controls (U+007F to U+009F) escaped as `\uXXXX`

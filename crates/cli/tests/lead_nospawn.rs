@@ -8,8 +8,8 @@ use bmb_testkit::fence as seccomp_fence;
 
 use std::path::Path;
 
-use bmb_monitor::clock::SystemClock;
-use bmb_monitor::lead::port::RealPort;
+use bmb_monitor::RealPort;
+use bmb_monitor::SystemClock;
 use watchdog::lead::{LeadConfig, LeadMonitor, Output, parse_control};
 
 /// A pid that named a process a moment ago and names none now.

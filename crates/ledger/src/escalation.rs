@@ -13,20 +13,26 @@ pub const MAX_REPEATS: u32 = 3;
 pub struct Escalation<E> {
     /// The reported state, e.g. `stalled` or `process_died`.
     pub event: E,
+    /// The agent the report is about.
     pub agent: String,
+    /// The step of that agent's work it was at.
     pub step: String,
     /// Repeats sent so far, 0 to [`MAX_REPEATS`].
     pub nudge_count: u32,
     /// When the report or its latest repeat went out (epoch seconds).
     pub last_sent: i64,
+    /// Someone acknowledged it: no repeat is sent any more.
     pub acked: bool,
 }
 
 /// A repeat that is due now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Repeat<E> {
+    /// The state the first report named, repeated as it was.
     pub event: E,
+    /// The agent it is about.
     pub agent: String,
+    /// The step it was at.
     pub step: String,
     /// 1 for the first repeat, up to [`MAX_REPEATS`].
     pub nudge_count: u32,
@@ -45,6 +51,7 @@ impl<E> Default for EscalationTracker<E> {
 }
 
 impl<E: Clone + PartialEq> EscalationTracker<E> {
+    /// A tracker with nothing open, as a monitor starts.
     pub fn new() -> Self {
         Self::default()
     }

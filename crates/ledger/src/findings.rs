@@ -20,11 +20,24 @@ use std::path::{Path, PathBuf};
 #[non_exhaustive]
 pub enum AppendError {
     /// The line holds a newline, which would split it into two records.
-    NewlineInside { path: PathBuf },
+    NewlineInside {
+        /// The log it was meant for.
+        path: PathBuf,
+    },
     /// The file cannot be opened (or created) for appending.
-    Open { path: PathBuf, error: String },
+    Open {
+        /// The log that would not open.
+        path: PathBuf,
+        /// The OS's reason.
+        error: String,
+    },
     /// The write failed (a full disk, an I/O error).
-    Write { path: PathBuf, error: String },
+    Write {
+        /// The log the write was for.
+        path: PathBuf,
+        /// The OS's reason.
+        error: String,
+    },
 }
 
 impl fmt::Display for AppendError {
@@ -47,16 +60,20 @@ impl fmt::Display for AppendError {
 
 impl std::error::Error for AppendError {}
 
+/// An append-only file of one-line findings (the worker's `gone`/`idle`/`clear`, a journal's
+/// records): each line goes out in one write, so readers never see half of one.
 #[derive(Debug, Clone)]
 pub struct FindingsLog {
     path: PathBuf,
 }
 
 impl FindingsLog {
+    /// The log at `path`; nothing is opened until the first append.
     pub fn new(path: impl Into<PathBuf>) -> Self {
         FindingsLog { path: path.into() }
     }
 
+    /// The file it appends to, for messages.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -30,6 +30,7 @@ pub struct Journal {
 /// What opening a journal found.
 #[derive(Debug)]
 pub struct Opened {
+    /// The journal, ready for the records of this run.
     pub journal: Journal,
     /// The memory its records replay to (empty for a new target).
     pub memory: SessionMemory,
@@ -43,13 +44,25 @@ pub struct Opened {
 pub enum JournalProblem {
     /// The file could not be read at all: the monitor starts fresh.
     Unreadable {
+        /// The journal's file.
         path: PathBuf,
+        /// What the read ran into.
         why: probes::fs::file::ReadError,
     },
     /// One line is not a record (a torn last write, a hand edit): skipped.
-    BadRecord { path: PathBuf, error: String },
+    BadRecord {
+        /// The journal's file.
+        path: PathBuf,
+        /// Why the line is not a record.
+        error: String,
+    },
     /// The long journal could not be rewritten: it is replayed whole next time.
-    NotCompacted { path: PathBuf, why: std::io::Error },
+    NotCompacted {
+        /// The journal's file.
+        path: PathBuf,
+        /// What the rewrite ran into.
+        why: std::io::Error,
+    },
 }
 
 impl fmt::Display for JournalProblem {
@@ -119,6 +132,7 @@ impl Journal {
         self.log.append(&record_line(record))
     }
 
+    /// The journal's file, for messages.
     pub fn path(&self) -> &Path {
         self.log.path()
     }

@@ -20,31 +20,63 @@ pub const ECHO_LEDGER_CAP: usize = 32;
 #[non_exhaustive]
 pub enum SessionRecord {
     /// Text about to be typed into the pane.
-    Sent { text: String },
+    Sent {
+        /// The exact text, for the echo ledger.
+        text: String,
+    },
     /// A nudge was spent: `used` of the budget since progress last advanced.
-    Nudged { used: u32 },
+    Nudged {
+        /// Nudges spent so far, this one included.
+        used: u32,
+    },
     /// The progress probe advanced; the budget starts over.
-    BudgetReset { from: u64, to: u64 },
+    BudgetReset {
+        /// The reading before.
+        from: u64,
+        /// The reading now.
+        to: u64,
+    },
     /// The progress probe's first reading, or one that did not advance.
-    Progress { value: u64 },
+    Progress {
+        /// The reading.
+        value: u64,
+    },
     /// A person pressed a key in the session: a new budget starts (nudges
     /// used back to 0, a spent budget's escalation re-armed), the progress
     /// reading kept.
     BudgetRenewed,
     /// An escalation was sent; `key` names what it was about, so it is sent once.
-    Escalated { kind: EscalationKind, key: String },
+    Escalated {
+        /// What it was about.
+        kind: EscalationKind,
+        /// Which occurrence of that kind (a dialog's text, a reason).
+        key: String,
+    },
     /// The pane showed another verdict: an escalation of this kind may be sent again.
-    Rearmed { kind: EscalationKind },
+    Rearmed {
+        /// The kind whose latch is released.
+        kind: EscalationKind,
+    },
     /// Failure text reported for one signal; never cleared on resume (seed defect 3).
-    FailureReported { signal: String, text: String },
+    FailureReported {
+        /// The failure signal's name (`exit-code`, …).
+        signal: String,
+        /// The line reported.
+        text: String,
+    },
     /// The report of a failure never reached anyone (its alert failed): it is due again.
-    FailureRetracted { signal: String },
+    FailureRetracted {
+        /// The failure signal's name.
+        signal: String,
+    },
     /// The pane (`%N`) the agent was last seen in, and that pane's first
     /// process, read from then on while the pane belongs to the session and
     /// still has that process (a restarted tmux server reuses pane ids),
     /// whichever pane is active.
     AgentPane {
+        /// The pane's tmux id (`%N`).
         pane: String,
+        /// The pane's first process then (absent in journals from before it was kept).
         #[serde(default)]
         pid: Option<u32>,
     },
@@ -55,7 +87,9 @@ pub enum SessionRecord {
     /// as a poll saw them: a restarted monitor that sees the same screen and
     /// no key since knows it held still, as a running one would.
     StopSeen {
+        /// A hash of the stop's screen text.
         hash: u64,
+        /// The session's last key time then (epoch seconds), when tmux gave one.
         #[serde(default)]
         activity: Option<i64>,
     },
@@ -64,8 +98,11 @@ pub enum SessionRecord {
     /// typed: a wait (`try again in 5 hours`) counts from when it was seen,
     /// not from every poll, and a restart neither re-anchors nor re-nudges.
     LimitSeen {
+        /// The limit line's fingerprint.
         line: String,
+        /// When it resets (epoch seconds), as read when first seen.
         reset: i64,
+        /// The one nudge after the reset was typed.
         #[serde(default)]
         nudged: bool,
     },
@@ -79,7 +116,9 @@ pub enum SessionRecord {
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum EscalationKind {
+    /// A QUESTION was relayed to a human.
     Question,
+    /// A BLOCKED stop was reported.
     Blocked,
     /// The nudge budget ran out without progress: `escalate_to_human`.
     BudgetSpent,

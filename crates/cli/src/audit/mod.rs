@@ -30,10 +30,10 @@ use crate::output::{print, print_checked, say, usage_error};
 ///   not loaded, so its hooks (which run shell commands, e.g. at
 ///   SessionStart) do not run; the user's settings (credentials, model) are;
 /// - `--no-session-persistence`: no session file is kept for the audit.
-pub const DEFAULT_AGENT_CMD: &str = "claude -p --tools Read,Grep,Glob --permission-mode dontAsk --setting-sources user --no-session-persistence";
+pub(crate) const DEFAULT_AGENT_CMD: &str = "claude -p --tools Read,Grep,Glob --permission-mode dontAsk --setting-sources user --no-session-persistence";
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// The project to audit (its own rules decide the dimensions).
     #[arg(value_name = "PROJECT_DIR")]
     project: PathBuf,
@@ -101,7 +101,7 @@ fn read_piped_commands(args: &mut Args) -> Result<(), String> {
     Ok(())
 }
 
-pub fn run(mut args: Args) -> ExitCode {
+pub(crate) fn run(mut args: Args) -> ExitCode {
     if args.commands_on_stdin
         && let Err(why) = read_piped_commands(&mut args)
     {

@@ -12,13 +12,12 @@
 //! socket (and its pid waited for), the socket and the folder removed; Ctrl-C
 //! only sets the stop flag, so the demo stops between steps and cleans up too.
 
-use std::fs;
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use probes::remote::ssh::quote_literal;
 use probes::run::{self, Invocation, Limits, Outcome};
+use probes::remote::ssh::quote_literal;
 use probes::tmux::{Server, Tmux};
 
 use crate::alert::sanitize_text;
@@ -28,10 +27,10 @@ mod sandbox;
 mod script;
 
 use sandbox::Sandbox;
-use script::{ALERT_END, FOUR, NUDGE, STEPS, Step, check, parse_alerts, trim_screen};
+use script::{FOUR, STEPS, check, parse_alerts};
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub(crate) struct Args {}
 
 /// Prints a line; a closed stdout must not stop the demo before it cleans up.
 macro_rules! say {
@@ -43,7 +42,7 @@ macro_rules! say {
 /// The session the scripted agent runs in, and the monitor's target.
 const SESSION: &str = "agent";
 
-pub fn run(_args: Args) -> ExitCode {
+pub(crate) fn run(_args: Args) -> ExitCode {
     probes::os::signals::install_stop_handler();
     let mut sandbox = match Sandbox::create() {
         Ok(sandbox) => sandbox,

@@ -1,8 +1,17 @@
 //! The demo's temporary folder and private tmux server, removed on every path.
 
+use std::fs;
 use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
-use super::*;
+use probes::run::{Invocation, Limits};
+use probes::ssh::quote_literal;
+use probes::tmux::{Server, Tmux};
+
+use super::script::{ALERT_END, NUDGE, Step, trim_screen};
+use super::{SESSION, run};
+use crate::output::say;
 
 /// The demo's temporary folder and private tmux server; removed on every path.
 pub(super) struct Sandbox {

@@ -5,7 +5,7 @@
 //! (stdout and the Lead's pane; the Consultant's file and pane; stderr).
 //! Nothing here exits on a runtime error: each is said once and survived.
 
-pub mod port;
+pub(crate) mod port;
 mod sinks;
 
 use sinks::Sinks;
@@ -26,7 +26,7 @@ use crate::clock::SystemClock;
 use port::RealPort;
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Seconds between passes.
     #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = crate::secs(0))]
     interval: u64,
@@ -67,7 +67,7 @@ enum Source {
     Inbox(String),
 }
 
-pub fn run(args: Args) -> ExitCode {
+pub(crate) fn run(args: Args) -> ExitCode {
     probes::os::signals::install_stop_handler();
     if let Err(message) = check_args(&args) {
         return usage_error("lead", message);

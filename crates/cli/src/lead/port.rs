@@ -29,6 +29,9 @@ pub struct RealPort {
 }
 
 impl RealPort {
+    /// The port of a lead pass on this machine: `sweep` is the tmux server and pane whose window
+    /// is swept for stray panes (none outside tmux), `consultant_pane_file` where the
+    /// Consultant's pane id is kept.
     pub fn new(sweep: Option<(Tmux, Option<String>)>, consultant_pane_file: PathBuf) -> RealPort {
         RealPort {
             sweep,

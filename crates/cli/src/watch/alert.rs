@@ -6,8 +6,8 @@ use std::time::Duration;
 use watchdog::session::Alert;
 use watchdog::session::target::Target;
 
-use super::*;
-use crate::alert::run_alert_cmd;
+use super::Args;
+use crate::alert::{run_alert_cmd, sanitize_text};
 use crate::output::{say, say_checked};
 
 /// One cycle's time for its alert commands, all of them together: one

@@ -493,28 +493,56 @@ fn write_whole(dir: &std::path::Path, path: &std::path::Path, text: &str) -> std
     Ok(())
 }
 
+/// One alert of Alertmanager's v2 `POST /api/v2/alerts` body, as its API names the fields.
+/// Fields and labels are in alphabetical order, the order the body has had since before it was
+/// a type of its own.
+#[derive(serde::Serialize)]
+struct AlertJson {
+    /// What a receiver shows: the first line, and the whole message.
+    annotations: AnnotationsJson,
+    /// When the alert stops firing unless posted again (RFC 3339).
+    #[serde(rename = "endsAt")]
+    ends_at: String,
+    /// What identifies the alert (`alertname`, `target`, …), each value sanitised.
+    labels: std::collections::BTreeMap<&'static str, String>,
+    /// When it began firing (RFC 3339).
+    #[serde(rename = "startsAt")]
+    starts_at: String,
+}
+
+/// An alert's annotations: its message, sanitised and capped, and that message's first line.
+#[derive(serde::Serialize)]
+struct AnnotationsJson {
+    description: String,
+    summary: String,
+}
+
 /// Alertmanager's v2 body: an array of alerts, each with its labels, its
 /// annotations (the message sanitised: no escape sequence reaches a chat or
 /// a terminal through a receiver) and its times.
 fn body<'a>(postings: impl Iterator<Item = &'a Posting>) -> String {
-    let alerts: Vec<serde_json::Value> = postings
+    let alerts: Vec<AlertJson> = postings
         .map(|posting| {
-            let labels: serde_json::Map<String, serde_json::Value> = posting
+            let labels = posting
                 .labels
                 .iter()
-                .map(|(name, value)| (name.to_string(), sanitize_text(value).into()))
+                .map(|(name, value)| (*name, sanitize_text(value)))
                 .collect();
             let description = capped(sanitize_text(&posting.message), ANNOTATION_CAP);
             let summary = description.lines().next().unwrap_or("").to_string();
-            serde_json::json!({
-                "labels": labels,
-                "annotations": { "summary": summary, "description": description },
-                "startsAt": posting.starts_at.to_string(),
-                "endsAt": posting.ends_at.to_string(),
-            })
+            AlertJson {
+                labels,
+                annotations: AnnotationsJson {
+                    summary,
+                    description,
+                },
+                starts_at: posting.starts_at.to_string(),
+                ends_at: posting.ends_at.to_string(),
+            }
         })
         .collect();
-    serde_json::Value::Array(alerts).to_string()
+    // Strings only: serialising cannot fail.
+    serde_json::to_string(&alerts).unwrap_or_default()
 }
 
 fn capped(mut text: String, cap: usize) -> String {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use probes::tmux::PaneCapture;
 use watchdog::session::shows_an_agent;
 
-use super::*;
+use super::cycle::Watch;
 
 impl Watch<'_> {
     /// Once per target, when no pane is remembered for it and its active

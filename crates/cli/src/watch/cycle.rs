@@ -5,9 +5,12 @@ use std::time::Duration;
 
 use classify::{Work, parse_count};
 use watchdog::session::target::Target;
+use ledger::journal::Journal;
 use watchdog::session::{Action, Foreground, Now, Observation, TargetMonitor};
 
-use super::*;
+use super::Args;
+use super::alert::send_alert;
+use super::target_settings::TargetSettings;
 use crate::output::{SaidOnce, say};
 
 /// One watched target: its monitor, its journal, and the errors last said.
@@ -410,6 +413,7 @@ fn send_nudge(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::watch::settings::Settings;
     use clap::Parser;
     use probes::tmux::{Server, Tmux};
 

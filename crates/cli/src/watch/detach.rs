@@ -1,10 +1,12 @@
 //! `--detach`: one detached tmux session per target, running this command without it.
 
+use std::process::ExitCode;
 use std::time::Duration;
 
 use watchdog::session::target::Target;
 
-use super::*;
+use super::{AlertFormat, Args, ProbesOn};
+use crate::output::usage_error;
 use crate::output::{print, say};
 
 /// `--detach`: one detached session per target, running this same command without `--detach`.

@@ -7,8 +7,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::settings::{SessionPattern, TargetSettings};
-use super::*;
+use watchdog::target::Target;
+
+use super::cycle::Watch;
+use super::target_settings::{SessionPattern, TargetSettings};
 use crate::output::say;
 
 /// What the patterns found, and what the file names one by one.

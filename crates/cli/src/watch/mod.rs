@@ -37,16 +37,18 @@ mod report;
 mod serve;
 mod settings;
 mod socket_lock;
+mod target_settings;
 
 use crate::state_dir;
 use alert::{AlertBudget, Sent, send_alert};
 use cycle::Watch;
 use detach::detach;
-use settings::{Settings, TargetSettings};
+use settings::Settings;
+use target_settings::TargetSettings;
 
 /// Where a remote target's probes run (a local target's run here either way).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum ProbesOn {
+pub(crate) enum ProbesOn {
     /// On this machine, a process per run (a remote target's `BMB_TARGET` is `host:session`).
     #[default]
     Monitor,
@@ -56,7 +58,7 @@ pub enum ProbesOn {
 
 // Every setting a config file gives conflicts with `--config`: the file says it.
 #[derive(clap::Args, Debug, Clone)]
-pub struct Args {
+pub(crate) struct Args {
     /// Sessions to watch: `session` on this machine, or `host:session` on an ssh alias.
     #[arg(
         value_name = "TARGET",
@@ -149,7 +151,7 @@ pub struct Args {
     log: report::LogMode,
 }
 
-pub fn run(mut args: Args) -> ExitCode {
+pub(crate) fn run(mut args: Args) -> ExitCode {
     if let Some(url) = &args.alertmanager {
         match alertmanager::parse_url(url) {
             Ok(url) => args.alertmanager = Some(url),
@@ -194,7 +196,7 @@ pub fn run(mut args: Args) -> ExitCode {
 /// with a reload of `config`, when there is one).
 fn start(
     args: std::borrow::Cow<'_, Args>,
-    (targets, patterns): (Vec<TargetSettings>, Vec<settings::SessionPattern>),
+    (targets, patterns): (Vec<TargetSettings>, Vec<target_settings::SessionPattern>),
     config: Option<(&Args, &std::path::Path)>,
 ) -> ExitCode {
     if !args.audit.is_empty() && (args.once || args.detach) {

@@ -16,8 +16,10 @@ use classify::parse_count;
 use probes::remote::host::RemoteProbe;
 use probes::run::{self, Invocation, Limits, Outcome};
 
-use super::settings::TargetSettings;
-use super::*;
+use super::ProbesOn;
+use super::alert::sanitize_text;
+use super::cycle::Watch;
+use super::target_settings::TargetSettings;
 
 /// Local probe runs at once, at most: a cycle's local probes end within
 /// `ceil(runs / AT_ONCE)` probe timeouts.

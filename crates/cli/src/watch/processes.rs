@@ -10,7 +10,7 @@ use probes::run::Limits;
 use probes::tmux::PaneCapture;
 use watchdog::session::witness::{Witness, session_version};
 
-use super::*;
+use super::cycle::Watch;
 
 impl Watch<'_> {
     /// Read directly on this machine; on a remote host, in the capture's

@@ -6,9 +6,13 @@
 
 use std::path::Path;
 
+use ledger::journal::Journal;
+use probes::lock::LockError;
+
+use super::cycle::Watch;
 use super::cycle::Watched;
-use super::settings::{Settings, TargetSettings};
-use super::*;
+use super::settings::Settings;
+use super::target_settings::TargetSettings;
 use crate::output::say;
 
 impl Watched {

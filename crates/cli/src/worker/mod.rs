@@ -23,7 +23,7 @@ use watchdog::worker::{PidReading, Verdict, WorkerMonitor};
 const PID_POLL: Duration = Duration::from_millis(200);
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Take one sample and exit (a test affordance: one pass can never say `idle`).
     #[arg(long)]
     once: bool,
@@ -54,7 +54,7 @@ pub struct Args {
     verbose: bool,
 }
 
-pub fn run(args: Args) -> ExitCode {
+pub(crate) fn run(args: Args) -> ExitCode {
     probes::os::signals::install_stop_handler();
     let settings = match settings(args) {
         Ok(settings) => settings,
