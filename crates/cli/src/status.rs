@@ -447,7 +447,7 @@ struct SourceJson<'a> {
     /// Why its board is old (its monitor slow, or gone), when it is.
     stale: Option<&'a str>,
     /// The board as the monitor wrote it (the same object as its `/board.json`).
-    board: Option<&'a Board>,
+    board: Option<wire::BoardOut<'a>>,
 }
 
 /// One object: each source with its board (or why it could not be read).
@@ -470,7 +470,7 @@ fn render_json(sources: &[Source], now: i64) -> String {
                     Freshness::Live => None,
                     Freshness::Stale(why) | Freshness::Gone(why) => Some(why),
                 },
-                board: Some(board),
+                board: Some(wire::BoardOut::from(&**board)),
             },
         })
         .collect();

@@ -17,8 +17,6 @@ use std::time::Duration;
 
 use probes::remote::ssh::quote_literal;
 use probes::run::{self, Invocation, Limits, Outcome};
-use probes::remote::ssh::quote_literal;
-use probes::tmux::{Server, Tmux};
 
 use crate::alert::sanitize_text;
 use crate::output::say;

@@ -9,7 +9,7 @@ use ledger::journal::Journal;
 use watchdog::session::{Action, Foreground, Now, Observation, TargetMonitor};
 
 use super::Args;
-use super::alert::send_alert;
+use super::alert::{AlertBudget, Sent, send_alert};
 use super::target_settings::TargetSettings;
 use crate::output::{SaidOnce, say};
 

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use watchdog::target::Target;
+use watchdog::session::target::Target;
 
 use super::cycle::Watch;
 use super::target_settings::{SessionPattern, TargetSettings};

@@ -9,8 +9,6 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use ledger::journal::Journal;
-use probes::fs::lock::LockError;
 use watchdog::session::DEFAULT_NUDGE_TEXT;
 use watchdog::session::target::Target;
 
@@ -40,7 +38,6 @@ mod socket_lock;
 mod target_settings;
 
 use crate::state_dir;
-use alert::{AlertBudget, Sent, send_alert};
 use cycle::Watch;
 use detach::detach;
 use settings::Settings;

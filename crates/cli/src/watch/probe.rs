@@ -17,7 +17,7 @@ use probes::remote::host::RemoteProbe;
 use probes::run::{self, Invocation, Limits, Outcome};
 
 use super::ProbesOn;
-use super::alert::sanitize_text;
+use crate::alert::sanitize_text;
 use super::cycle::Watch;
 use super::target_settings::TargetSettings;
 

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use ledger::journal::Journal;
-use probes::lock::LockError;
+use probes::fs::lock::LockError;
 
 use super::cycle::Watch;
 use super::cycle::Watched;

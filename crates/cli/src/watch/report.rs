@@ -5,7 +5,7 @@ use watchdog::session::PollReport;
 use crate::output::print;
 use watchdog::Clock;
 
-use super::alert::sanitize_text;
+use crate::alert::sanitize_text;
 use crate::clock::SystemClock;
 
 /// Which poll lines are printed (`log` in a config file).

@@ -3,7 +3,6 @@
 //! process-wide ones spelled as the flags spell them, so the rest of the
 //! loop reads them in one way whichever form started it.
 
-use watchdog::session::SessionConfig;
 use watchdog::session::target::Target;
 
 use super::Args;

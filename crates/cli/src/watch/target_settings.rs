@@ -4,7 +4,7 @@
 //! (`settings.rs`) build, so neither module needs the other's.
 
 use watchdog::session::SessionConfig;
-use watchdog::target::Target;
+use watchdog::session::target::Target;
 
 use super::ProbesOn;
 
