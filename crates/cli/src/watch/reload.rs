@@ -14,7 +14,8 @@ use crate::output::say;
 impl Watched {
     /// Loads the target's memory from its journal in `dir` and takes its
     /// lock: a target another monitor watches on this server is refused (two
-    /// would each spend the nudge budget).
+    /// would each spend the nudge budget), and so is one whose journal is
+    /// there but cannot be read (its memory would be lost).
     pub(super) fn open(dir: &Path, settings: TargetSettings) -> Result<Watched, String> {
         let target = settings.target.clone();
         let key = target.file_key();
@@ -36,7 +37,11 @@ impl Watched {
                 None
             }
         };
-        let opened = Journal::open(dir.join(format!("{key}.jsonl")));
+        // Unreadable is refused, not started fresh: a fresh memory would
+        // spend the budget again and re-send every alert (and its appends
+        // would be replayed after the old records at the next start).
+        let opened = Journal::open(dir.join(format!("{key}.jsonl")))
+            .map_err(|problem| format!("{target}: {problem}"))?;
         for problem in &opened.problems {
             say(format_args!("bmb-monitor: watch: {problem}"));
         }
