@@ -987,6 +987,79 @@ fn a_pattern_of_sessions_watches_each_match_a_new_one_next_cycle_and_drops_one_t
     );
 }
 
+/// Issue 21: targets a pattern finds count against the open-file limit as
+/// the file's own do up front. Under a limit of 100 (soft and hard: none to
+/// raise to), 14 matching sessions are more than it holds: the shortage is
+/// said once, the sessions that fit are watched, and none fails for want of
+/// a descriptor.
+#[test]
+fn a_pattern_finding_more_sessions_than_the_fd_limit_holds_is_said_once_and_nothing_fails() {
+    let world = World::new();
+    let sessions: Vec<String> = (0..14).map(|i| format!("agent-{i:02}")).collect();
+    for session in &sessions {
+        world.replay(session, "working-bash-sleep");
+    }
+    let config = world.write(
+        "fleet.toml",
+        &format!(
+            "{}\n[defaults]\ninterval = 1\n\n[[targets]]\nsessions = \"agent-*\"\n",
+            world.server()
+        ),
+    );
+    let mut command = bmb_testkit::bin::command("prlimit");
+    command
+        .arg("--nofile=100:100")
+        .arg(env!("CARGO_BIN_EXE_bmb-monitor"))
+        .args(["watch", "--config", config.to_str().expect("utf-8")])
+        .env("XDG_STATE_HOME", world.state.path())
+        .env("XDG_CONFIG_HOME", world.profiles.path());
+    let running = Running::start(command);
+    let polls = |session: &str| {
+        running
+            .out()
+            .iter()
+            .filter(|l| l.starts_with(&format!("MONITOR · {session} · ")))
+            .count()
+    };
+    let said = |running: &Running| {
+        running
+            .err()
+            .iter()
+            .filter(|l| l.contains("open-file limit of 100") && l.contains("not watched until it is raised"))
+            .count()
+    };
+    // Three cycles of whatever is watched.
+    assert!(
+        wait_until(60, || said(&running) == 1
+            && sessions.iter().any(|s| polls(s) >= 3)),
+        "{:?}\n{:?}",
+        running.out(),
+        running.err()
+    );
+    let watched: Vec<&String> = sessions.iter().filter(|s| polls(s) > 0).collect();
+    assert!(
+        !watched.is_empty() && watched.len() < sessions.len(),
+        "watched {watched:?}"
+    );
+    let err = running.err();
+    assert_eq!(said(&running), 1, "{err:?}");
+    assert!(
+        !err.iter().any(|l| l.contains("Too many open files")
+            || l.contains("out of file descriptors")
+            || l.contains("cannot read saved state")),
+        "{err:?}"
+    );
+    assert!(
+        running
+            .out()
+            .iter()
+            .filter(|l| l.starts_with("MONITOR · agent-"))
+            .all(|l| !l.contains("failed")),
+        "{:?}",
+        running.out()
+    );
+}
+
 fn walk_names(dir: &Path) -> Vec<String> {
     let mut names = Vec::new();
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
