@@ -1497,10 +1497,14 @@ fn a_journal_that_cannot_be_read_is_named_and_the_target_not_watched_fresh() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains(&journal.display().to_string()) && stderr.contains("cannot read saved state"),
+        stderr.contains(&journal.display().to_string())
+            && stderr.contains("cannot read saved state"),
         "{stderr}"
     );
-    assert!(!stdout(&output).contains("escalated"), "re-paged over an unreadable journal");
+    assert!(
+        !stdout(&output).contains("escalated"),
+        "re-paged over an unreadable journal"
+    );
     assert_eq!(world.read("alerts").lines().count(), 1);
     // Readable again, it is the memory it was: still no second page.
     std::fs::remove_file(&journal).unwrap();

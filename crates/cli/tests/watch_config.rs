@@ -1025,7 +1025,9 @@ fn a_pattern_finding_more_sessions_than_the_fd_limit_holds_is_said_once_and_noth
         running
             .err()
             .iter()
-            .filter(|l| l.contains("open-file limit of 100") && l.contains("not watched until it is raised"))
+            .filter(|l| {
+                l.contains("open-file limit of 100") && l.contains("not watched until it is raised")
+            })
             .count()
     };
     // Three cycles of whatever is watched.

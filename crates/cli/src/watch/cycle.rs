@@ -97,7 +97,13 @@ impl<'a> Watch<'a> {
             )),
         }
         let names: Vec<Target> = targets.iter().map(|t| t.target.clone()).collect();
-        let fleet = super::metrics::Fleet::new(&names, args.interval, args.nudge_budget, state_dir);
+        let fleet = super::metrics::Fleet::new(
+            &names,
+            args.interval,
+            args.nudge_budget,
+            state_dir,
+            args.server.identity(),
+        );
         let mut watched = Vec::new();
         for settings in targets {
             watched.push(Watched::open(&dir, settings)?);
