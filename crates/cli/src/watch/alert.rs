@@ -11,7 +11,13 @@ use crate::output::{say, say_checked};
 
 /// The alert funnel: `sh -c CMD` with the message on stdin, bounded, never
 /// fatal. Whether it was delivered (without `--alert-cmd`, stderr is the funnel).
-pub(super) fn send_alert(args: &Args, target: &Target, alert: &Alert) -> bool {
+/// `own`: the target's own tmux server, when its `[[targets]]` table names one.
+pub(super) fn send_alert(
+    args: &Args,
+    target: &Target,
+    own: Option<&probes::tmux::Server>,
+    alert: &Alert,
+) -> bool {
     let Some(command) = &args.alert_cmd else {
         // stderr is the funnel: an alert it could not take (a full disk, a
         // closed pipe) was not delivered, and is sent again next poll.
@@ -27,7 +33,10 @@ pub(super) fn send_alert(args: &Args, target: &Target, alert: &Alert) -> bool {
         ("BMB_STATE", alert.state.as_str().to_string()),
         ("BMB_REASON", alert.reason.to_string()),
         // Two servers' sessions of one name are two targets to a funnel too.
-        ("BMB_SERVER", args.server.identity()),
+        (
+            "BMB_SERVER",
+            own.map_or_else(|| args.server.identity(), crate::server_args::identity_of),
+        ),
     ];
     let sent = run_alert_cmd(
         command,

@@ -97,7 +97,7 @@ impl<'a> Watch<'a> {
             )),
         }
         let names: Vec<Target> = targets.iter().map(|t| t.target.clone()).collect();
-        let fleet = super::metrics::Fleet::new(
+        let mut fleet = super::metrics::Fleet::new(
             &names,
             args.interval,
             args.nudge_budget,
@@ -108,6 +108,9 @@ impl<'a> Watch<'a> {
         for settings in targets {
             watched.push(Watched::open(&dir, settings)?);
         }
+        fleet.own_servers = super::reload::own_servers(&watched);
+        let names: Vec<Target> = watched.iter().map(|w| w.target.clone()).collect();
+        fleet.retarget(&names, args.interval, args.nudge_budget);
         let alertmanager = args.alertmanager.as_deref().map(|url| {
             super::alertmanager::Alertmanager::new(
                 url,
@@ -348,8 +351,9 @@ pub(super) fn execute(args: &Args, watched: &mut Watched, action: Action) -> boo
             watched.journal_error = error;
         }
         Action::Send(text) => {
-            let tmux = args.server.tmux(
+            let tmux = args.server.tmux_on(
                 watched.target.host.as_deref(),
+                watched.settings.server.as_ref(),
                 Duration::from_secs(args.capture_timeout),
             );
             let pane = watched
@@ -364,7 +368,12 @@ pub(super) fn execute(args: &Args, watched: &mut Watched, action: Action) -> boo
             }
         }
         Action::Alert(alert) => {
-            if send_alert(args, &watched.target, &alert) {
+            if send_alert(
+                args,
+                &watched.target,
+                watched.settings.server.as_ref(),
+                &alert,
+            ) {
                 // Delivered: only now is it "sent" across a restart.
                 execute(args, watched, Action::Record(alert.record));
             } else {

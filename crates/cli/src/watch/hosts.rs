@@ -175,7 +175,7 @@ pub(super) type Group<'g> = (Option<&'g str>, Vec<usize>);
 
 /// A host's answer as the cycle reads it: per target, its capture (or why
 /// not) and whether the host answered.
-fn captures_of(
+pub(super) fn captures_of(
     read: &probes::remote_host::HostRead,
     count: usize,
 ) -> Vec<(Result<PaneCapture, String>, bool)> {

@@ -47,14 +47,21 @@ pub(super) struct Fleet {
     cycle_started: Option<Instant>,
     /// Deliveries and reloads, published with the board.
     pub(super) operations: Operations,
-    /// The tmux server's name for alerts, on every row.
+    /// The tmux server's name for alerts, on every row but `own_servers`'.
     server: String,
+    /// The targets on a server of their own (`socket_path` in their
+    /// `[[targets]]` table), with that server's name.
+    pub(super) own_servers: Vec<(Target, String)>,
 }
 
-/// Every row of `board` is on `server`.
-fn label_servers(board: &mut Board, server: &str) {
+/// Every row of `board` is on `server`, but the `own` ones on theirs.
+fn label_servers(board: &mut Board, server: &str, own: &[(Target, String)]) {
     for row in &mut board.targets {
-        row.server = Some(server.to_string());
+        let mine = own
+            .iter()
+            .find(|(target, _)| target.to_string() == row.target)
+            .map_or(server, |(_, name)| name.as_str());
+        row.server = Some(mine.to_string());
     }
 }
 
@@ -75,7 +82,7 @@ impl Fleet {
             budget,
             targets,
         );
-        label_servers(&mut board, &server);
+        label_servers(&mut board, &server, &[]);
         let dir = state_dir.join("board");
         let file = match probes::folder::ensure_private_under(state_dir, &dir) {
             Ok(()) => Some(dir.join(format!("{}.json", std::process::id()))),
@@ -100,6 +107,7 @@ impl Fleet {
             cycle_started: None,
             operations,
             server,
+            own_servers: Vec::new(),
         }
     }
 
@@ -107,7 +115,7 @@ impl Fleet {
     pub(super) fn retarget(&mut self, targets: &[Target], interval: u64, budget: u32) {
         self.board
             .retarget(targets, interval, budget, SystemClock.now());
-        label_servers(&mut self.board, &self.server);
+        label_servers(&mut self.board, &self.server, &self.own_servers);
     }
 
     /// The listener's handle on each cycle's snapshot.
@@ -671,7 +679,7 @@ mod tests {
             Target::parse("box1:b").unwrap(),
         ];
         let mut board = Board::new(9, 1000, 1, 5, &targets);
-        label_servers(&mut board, "/tmp/tmux-0/a");
+        label_servers(&mut board, "/tmp/tmux-0/a", &[]);
         let report = PollReport {
             target: "agent".into(),
             state: Some(State::Question),

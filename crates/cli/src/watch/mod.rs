@@ -493,6 +493,20 @@ fn files_named(path: &std::path::Path, settings: &Settings) -> Vec<String> {
             ));
         }
     }
+    // A target's own server, as [server]'s.
+    for target in &settings.targets {
+        if let Some(probes::tmux::Server::Path(socket)) = &target.server
+            && let Some(folder) = std::path::Path::new(socket).parent()
+            && !folder.as_os_str().is_empty()
+            && !folder.is_dir()
+        {
+            missing.push(format!(
+                "bmb-monitor: watch: {shown}: target {}: socket_path: its folder {} does not exist",
+                target.target,
+                folder.display()
+            ));
+        }
+    }
     missing
 }
 

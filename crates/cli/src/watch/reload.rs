@@ -18,6 +18,27 @@ impl Watched {
     /// there but cannot be read (its memory would be lost).
     pub(super) fn open(dir: &Path, settings: TargetSettings) -> Result<Watched, String> {
         let target = settings.target.clone();
+        // A target on a tmux server of its own keeps its memory and lock in
+        // that server's folder, beside its monitors' (`-S` that server).
+        let own_dir;
+        let dir = match &settings.server {
+            Some(server) => {
+                let sessions = dir.parent().unwrap_or(dir);
+                own_dir = sessions.join(crate::server_args::state_key_of(server));
+                let root = sessions.parent().unwrap_or(sessions);
+                match probes::folder::ensure_private_under(root, &own_dir) {
+                    Ok(()) => {}
+                    Err(probes::folder::FolderError::Refused(why)) => {
+                        return Err(format!("{target}: the state folder will not do: {why}"));
+                    }
+                    Err(err) => say(format_args!(
+                        "bmb-monitor: watch: {target}: {err}; state will not survive a restart"
+                    )),
+                }
+                own_dir.as_path()
+            }
+            None => dir,
+        };
         let key = target.file_key();
         let lock = match probes::lock::try_lock(&dir.join(format!("{key}.lock"))) {
             Ok(lock) => {
@@ -183,6 +204,18 @@ impl Watch<'_> {
         for watched in before.into_iter().flatten() {
             reloaded.removed.push(watched.target.to_string());
         }
+        self.fleet.own_servers = own_servers(&self.watched);
         reloaded
     }
+}
+
+/// The targets on a tmux server of their own, with its name for the board.
+pub(super) fn own_servers(watched: &[Watched]) -> Vec<(watchdog::target::Target, String)> {
+    watched
+        .iter()
+        .filter_map(|w| {
+            let server = w.settings.server.as_ref()?;
+            Some((w.target.clone(), crate::server_args::identity_of(server)))
+        })
+        .collect()
 }

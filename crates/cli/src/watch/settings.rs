@@ -14,6 +14,9 @@ use super::*;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct TargetSettings {
     pub(super) target: Target,
+    /// Its own tmux server (`socket_name`/`socket_path` in its `[[targets]]`
+    /// table, a local target only); `None`: the one `[server]` or `-L`/`-S` names.
+    pub(super) server: Option<probes::tmux::Server>,
     pub(super) work_probe: Option<String>,
     pub(super) progress_probe: Option<String>,
     pub(super) nudge_budget: u32,
@@ -130,6 +133,7 @@ impl Settings {
             }
             targets.push(TargetSettings {
                 target,
+                server: None,
                 work_probe: args.work_probe.clone(),
                 progress_probe: args.progress_probe.clone(),
                 nudge_budget: args.nudge_budget,
