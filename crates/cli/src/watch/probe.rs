@@ -284,6 +284,7 @@ mod tests {
     fn settings(target: &str, work: Option<&str>, on: ProbesOn) -> TargetSettings {
         TargetSettings {
             target: Target::parse(target).unwrap(),
+            server: None,
             work_probe: work.map(str::to_string),
             progress_probe: None,
             nudge_budget: 5,
