@@ -199,7 +199,7 @@ mod tests {
             "mkfifo {}",
             made.describe()
         );
-        let problem = Journal::open(&path).err().expect("a FIFO is no journal");
+        let problem = Journal::open(&path).expect_err("a FIFO is no journal");
         assert!(
             matches!(problem, JournalProblem::Unreadable { .. }),
             "{problem:?}"
@@ -222,18 +222,23 @@ mod tests {
             .unwrap();
         // A child under a low open-file limit, which it spends before it
         // opens the journal: its open(2) fails with EMFILE.
-        let out = std::process::Command::new("prlimit")
-            .arg("--nofile=64:64")
-            .arg(std::env::current_exe().unwrap())
-            .args(["--exact", "journal::tests::open_in_child", "--nocapture"])
-            .env("BMB_JOURNAL_CHILD", &path)
-            .output()
-            .unwrap();
-        let said = String::from_utf8_lossy(&out.stdout);
+        let ran = probes::run::run(
+            &probes::run::Invocation::new("prlimit")
+                .arg("--nofile=64:64")
+                .arg(std::env::current_exe().unwrap())
+                .arg("--exact")
+                .arg("journal::tests::open_in_child")
+                .arg("--nocapture")
+                .env("BMB_JOURNAL_CHILD", path.to_str().unwrap()),
+            &probes::run::Limits::with_timeout(std::time::Duration::from_secs(60)),
+        );
+        let said = ran
+            .success_stdout()
+            .map(|o| o.text())
+            .unwrap_or_else(|| panic!("{}", ran.describe()));
         assert!(
             said.contains("CHILD: cannot read saved state") && said.contains("open files"),
-            "{said}{}",
-            String::from_utf8_lossy(&out.stderr)
+            "{said}"
         );
         assert_eq!(Journal::open(&path).unwrap().memory.nudges_used, 4);
     }
