@@ -135,6 +135,9 @@ impl<'a> Watch<'a> {
             logged: super::report::Logged::default(),
             discovery: super::discover::Discovery::default(),
         };
+        if let Some(sink) = &mut watch.alertmanager {
+            sink.own_servers = super::reload::own_servers(&watch.watched);
+        }
         super::socket_lock::sweep(&watch.state_dir);
         if let Some(refused) = watch.guard_socket().into_iter().next() {
             return Err(refused);

@@ -140,6 +140,9 @@ impl Watch<'_> {
                     Some(&self.state_dir),
                 )
             });
+            if let Some(sink) = &mut self.alertmanager {
+                sink.own_servers = own_servers(&self.watched);
+            }
         }
         self.args = std::borrow::Cow::Owned(settings.args);
         self.sync_masters();
@@ -205,6 +208,9 @@ impl Watch<'_> {
             reloaded.removed.push(watched.target.to_string());
         }
         self.fleet.own_servers = own_servers(&self.watched);
+        if let Some(sink) = &mut self.alertmanager {
+            sink.own_servers = own_servers(&self.watched);
+        }
         reloaded
     }
 }
