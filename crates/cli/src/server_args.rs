@@ -147,16 +147,37 @@ impl ServerArgs {
     /// socket file they listen on, however it was spelled (`-L r`, `-S
     /// /tmp/tmux-0/r`): one server, one folder, one lock per target.
     pub(crate) fn state_key(&self) -> String {
-        let socket = self.server().socket_file();
-        format!("S-{}", hex(&socket.to_string_lossy()))
+        state_key_of(&self.server())
     }
 
     /// The server's name for alerts (the `server` label, `BMB_SERVER`): the
     /// socket file its state key is made of, as a person reads it.
     pub(crate) fn identity(&self) -> String {
-        self.server().socket_file().to_string_lossy().into_owned()
+        identity_of(&self.server())
     }
 
+    /// The tmux client for a target on `host` that may name a server of its
+    /// own (`socket_name`/`socket_path` in its `[[targets]]` table).
+    pub(crate) fn tmux_on(&self, host: Option<&str>, own: Option<&Server>, timeout: Duration) -> Tmux {
+        let mut tmux = self.tmux(host, timeout);
+        if let Some(server) = own {
+            tmux.server = server.clone();
+        }
+        tmux
+    }
+}
+
+/// [`ServerArgs::state_key`] of any server: its socket file, in hex.
+pub(crate) fn state_key_of(server: &Server) -> String {
+    format!("S-{}", hex(&server.socket_file().to_string_lossy()))
+}
+
+/// [`ServerArgs::identity`] of any server: its socket file.
+pub(crate) fn identity_of(server: &Server) -> String {
+    server.socket_file().to_string_lossy().into_owned()
+}
+
+impl ServerArgs {
     /// The key this folder had when it went by the spelling (before the
     /// socket file named it), so a monitor upgraded in place keeps its memory.
     pub(crate) fn legacy_state_key(&self) -> String {

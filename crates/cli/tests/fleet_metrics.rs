@@ -472,6 +472,80 @@ fn the_board_of_100_targets_fits_an_80x24_pane_urgent_rows_first() {
     assert_eq!(shown + hidden, 99 + 1 + 1, "{screen}");
 }
 
+/// Issue 21: two tmux servers, each with a session `agent`, each watched by
+/// its own monitor: `status` shows two rows a person tells apart (the
+/// server beside the name, as the alerts' `server` label says it), and the
+/// JSON says each row's server.
+#[test]
+fn status_tells_two_servers_sessions_of_one_name_apart() {
+    let world = World::new();
+    let other = PrivateTmux::new();
+    world.replay("agent", "question-permission-bash");
+    other.replay(
+        "agent",
+        &capture_path("working-bash-sleep"),
+        &other.dir.path().join("agent.received"),
+    );
+    let _first = world.watch(&["agent"]);
+    let other_socket = other.socket.to_string_lossy().into_owned();
+    let _second =
+        Running::start(world.command(&["watch", "-S", &other_socket, "--interval", "1", "agent"]));
+    let ours = world.board_dir().to_string_lossy().into_owned();
+    let ours_only = |status: &serde_json::Value| -> Vec<serde_json::Value> {
+        status["sources"]
+            .as_array()
+            .expect("sources")
+            .iter()
+            .filter(|s| s["source"].as_str().unwrap_or("").starts_with(&ours))
+            .flat_map(|s| {
+                s["board"]["targets"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .collect()
+    };
+    let mut rows = Vec::new();
+    assert!(
+        wait_until(30, || {
+            let output = world
+                .command(&["status", "--json"])
+                .output()
+                .expect("status");
+            rows = serde_json::from_str(String::from_utf8_lossy(&output.stdout).trim())
+                .map(|s| ours_only(&s))
+                .unwrap_or_default();
+            rows.len() == 2 && rows.iter().all(|r| r["state"].is_string())
+        }),
+        "{rows:?}"
+    );
+    let mut servers: Vec<&str> = rows
+        .iter()
+        .map(|r| r["server"].as_str().unwrap_or(""))
+        .collect();
+    servers.sort_unstable();
+    let mut expected = vec![
+        world.tmux.socket.to_str().expect("utf-8"),
+        other_socket.as_str(),
+    ];
+    expected.sort_unstable();
+    assert_eq!(servers, expected, "{rows:?}");
+    let output = world.command(&["status"]).output().expect("status");
+    let table = String::from_utf8_lossy(&output.stdout);
+    for (socket, state) in [
+        (world.tmux.socket.to_str().expect("utf-8"), "QUESTION"),
+        (other_socket.as_str(), "WORKING"),
+    ] {
+        let label = format!("agent [{socket}]");
+        assert!(
+            table
+                .lines()
+                .any(|l| l.starts_with(&label) && l.contains(state)),
+            "no row {label} {state}:\n{table}"
+        );
+    }
+}
+
 #[test]
 fn status_reads_this_machines_boards_marks_a_dead_monitors_stale_and_a_monitor_takes_its_board_away()
  {

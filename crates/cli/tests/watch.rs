@@ -1470,6 +1470,52 @@ fn a_journal_ending_in_a_torn_multibyte_write_keeps_every_whole_record() {
     assert!(stderr.contains("that record is skipped"), "{stderr}");
 }
 
+/// Issue 21: a journal that is there but cannot be read (out of
+/// descriptors, a FIFO in its place) is never taken for none: starting
+/// fresh would page the question again and spend the budget again.
+#[test]
+fn a_journal_that_cannot_be_read_is_named_and_the_target_not_watched_fresh() {
+    let world = World::new();
+    world.replay("asks", "question-ask-single");
+    let alert = world.alert_cmd();
+    let text = stdout(&world.watch_once(&["asks", "--alert-cmd", &alert]));
+    assert!(text.contains("escalated to the operator"), "{text}");
+    let journal = walk(world.state.path())
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .expect("the target's journal");
+    let kept = journal.with_extension("kept");
+    std::fs::rename(&journal, &kept).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&journal)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let output = world
+        .command(&["asks", "--alert-cmd", &alert])
+        .arg("--once")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&journal.display().to_string())
+            && stderr.contains("cannot read saved state"),
+        "{stderr}"
+    );
+    assert!(
+        !stdout(&output).contains("escalated"),
+        "re-paged over an unreadable journal"
+    );
+    assert_eq!(world.read("alerts").lines().count(), 1);
+    // Readable again, it is the memory it was: still no second page.
+    std::fs::remove_file(&journal).unwrap();
+    std::fs::rename(&kept, &journal).unwrap();
+    let text = stdout(&world.watch_once(&["asks", "--alert-cmd", &alert]));
+    assert!(!text.contains("escalated"), "{text}");
+    assert_eq!(world.read("alerts").lines().count(), 1);
+}
+
 /// Every file under `dir`.
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();

@@ -127,7 +127,7 @@ fn every_malformed_line_is_named_by_its_line_and_key() {
         (
             format!("{ONE_TARGET}nudge_txt = \"go\"\n"),
             &[
-                "3: targets[0].nudge_txt: unknown key (expected one of: target, sessions, host, work_probe, progress_probe, nudge_budget, nudge_text, profile, probes_on)",
+                "3: targets[0].nudge_txt: unknown key (expected one of: target, sessions, host, socket_name, socket_path, work_probe, progress_probe, nudge_budget, nudge_text, profile, probes_on)",
             ],
         ),
         (
@@ -405,7 +405,7 @@ fn the_readmes_example_config_checks() {
     assert_eq!(output.status.code(), Some(1), "{example}\n{err}");
     assert_eq!(
         text(&output.stdout),
-        "ok: 4 targets, 1 pattern of sessions\n"
+        "ok: 5 targets, 1 pattern of sessions\n"
     );
     let unreached: Vec<&str> = err
         .lines()
@@ -984,6 +984,167 @@ fn a_pattern_of_sessions_watches_each_match_a_new_one_next_cycle_and_drops_one_t
     assert!(
         journals.iter().any(|n| n == "agent-2.jsonl"),
         "{journals:?}"
+    );
+}
+
+/// Issue 21: targets a pattern finds count against the open-file limit as
+/// the file's own do up front. Under a limit of 100 (soft and hard: none to
+/// raise to), 14 matching sessions are more than it holds: the shortage is
+/// said once, the sessions that fit are watched, and none fails for want of
+/// a descriptor.
+#[test]
+fn a_pattern_finding_more_sessions_than_the_fd_limit_holds_is_said_once_and_nothing_fails() {
+    let world = World::new();
+    let sessions: Vec<String> = (0..14).map(|i| format!("agent-{i:02}")).collect();
+    for session in &sessions {
+        world.replay(session, "working-bash-sleep");
+    }
+    let config = world.write(
+        "fleet.toml",
+        &format!(
+            "{}\n[defaults]\ninterval = 1\n\n[[targets]]\nsessions = \"agent-*\"\n",
+            world.server()
+        ),
+    );
+    let mut command = bmb_testkit::bin::command("prlimit");
+    command
+        .arg("--nofile=100:100")
+        .arg(env!("CARGO_BIN_EXE_bmb-monitor"))
+        .args(["watch", "--config", config.to_str().expect("utf-8")])
+        .env("XDG_STATE_HOME", world.state.path())
+        .env("XDG_CONFIG_HOME", world.profiles.path());
+    let running = Running::start(command);
+    let polls = |session: &str| {
+        running
+            .out()
+            .iter()
+            .filter(|l| l.starts_with(&format!("MONITOR · {session} · ")))
+            .count()
+    };
+    let said = |running: &Running| {
+        running
+            .err()
+            .iter()
+            .filter(|l| {
+                l.contains("open-file limit of 100") && l.contains("not watched until it is raised")
+            })
+            .count()
+    };
+    // Three cycles of whatever is watched.
+    assert!(
+        wait_until(60, || said(&running) == 1
+            && sessions.iter().any(|s| polls(s) >= 3)),
+        "{:?}\n{:?}",
+        running.out(),
+        running.err()
+    );
+    let watched: Vec<&String> = sessions.iter().filter(|s| polls(s) > 0).collect();
+    assert!(
+        !watched.is_empty() && watched.len() < sessions.len(),
+        "watched {watched:?}"
+    );
+    let err = running.err();
+    assert_eq!(said(&running), 1, "{err:?}");
+    assert!(
+        !err.iter().any(|l| l.contains("Too many open files")
+            || l.contains("out of file descriptors")
+            || l.contains("cannot read saved state")),
+        "{err:?}"
+    );
+    assert!(
+        running
+            .out()
+            .iter()
+            .filter(|l| l.starts_with("MONITOR · agent-"))
+            .all(|l| !l.contains("failed")),
+        "{:?}",
+        running.out()
+    );
+}
+
+/// Issue 21, item 12: a target may name a tmux server of its own (its
+/// `[[targets]]` table's `socket_path`, as `-S`): read there, alerted with
+/// that server's name, its memory and lock in that server's folder (so a
+/// monitor of that server sees it watched); mistakes named by `--check`.
+#[test]
+fn a_target_on_a_tmux_server_of_its_own_is_read_there_and_locked_as_that_servers() {
+    let world = World::new();
+    world.replay("agent", "working-bash-sleep");
+    let other = PrivateTmux::new();
+    other.replay(
+        "asks",
+        &capture_path("question-permission-bash"),
+        &other.dir.path().join("asks.received"),
+    );
+    let alert = world
+        .alert_cmd()
+        .replace("$BMB_REASON", "$BMB_REASON $BMB_SERVER");
+    let config = world.write(
+        "fleet.toml",
+        &format!(
+            "{}\n[defaults]\ninterval = 1\n\n[sinks]\nalert_cmd = '''{alert}'''\n\n\
+             [[targets]]\ntarget = \"agent\"\n\n\
+             [[targets]]\ntarget = \"asks\"\nsocket_path = '{}'\n",
+            world.server(),
+            other.socket.display()
+        ),
+    );
+    let file = config.to_str().expect("utf-8");
+    let checked = world.run(&["--config", file, "--check"]);
+    assert_eq!(
+        text(&checked.stdout),
+        "ok: 2 targets\n",
+        "{}",
+        text(&checked.stderr)
+    );
+    let running = Running::start(world.command(&["--config", file]));
+    let other_socket = other.socket.to_string_lossy().into_owned();
+    assert!(
+        wait_until(30, || world.read("alerts").contains("asks question")),
+        "{:?}\n{:?}",
+        running.out(),
+        running.err()
+    );
+    assert_eq!(
+        world.read("alerts").lines().collect::<Vec<_>>(),
+        [format!("asks question {other_socket}")]
+    );
+    assert!(
+        wait_until(30, || running
+            .out()
+            .iter()
+            .any(|l| l.starts_with("MONITOR · agent · WORKING"))),
+        "{:?}",
+        running.out()
+    );
+    // A monitor of that server finds the target taken.
+    let second = world.run(&["-S", &other_socket, "asks", "--once"]);
+    assert_eq!(second.status.code(), Some(2), "{}", text(&second.stderr));
+    assert!(
+        text(&second.stderr).contains("asks is already watched by another bmb-monitor"),
+        "{}",
+        text(&second.stderr)
+    );
+    drop(running);
+    // --check names a target's own socket whose folder is missing.
+    let missing =
+        world.check("[[targets]]\ntarget = \"a\"\nsocket_path = \"/nonexistent/dir/sock\"\n");
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        text(&missing.stderr)
+            .contains("target a: socket_path: its folder /nonexistent/dir does not exist"),
+        "{}",
+        text(&missing.stderr)
+    );
+    check(
+        "[[targets]]\ntarget = \"a\"\nsocket_name = \"x\"\nsocket_path = \"/tmp/y\"\n\n\
+         [[targets]]\ntarget = \"box:b\"\nsocket_name = \"x\"\n\n\
+         [[targets]]\nsessions = \"agent-*\"\nsocket_path = \"/tmp/y\"\n",
+        &[
+            "4: targets[0].socket_path: give socket_name or socket_path, not both (as -L and -S)",
+            "8: targets[1].socket_name: a target's own tmux server is for a session on this machine; a host's server goes in its [hosts.ALIAS] table",
+            "12: targets[2].socket_path: a pattern's sessions are on the server [server] names (or the host's [hosts.ALIAS] table); a target's own server goes with target = \"session\"",
+        ],
     );
 }
 

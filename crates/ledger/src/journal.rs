@@ -1,10 +1,12 @@
 //! The session monitor's journal on disk: one [`SessionRecord`] per line,
 //! appended as it happens, replayed at start, and compacted when it grows.
 //!
-//! Nothing here loses memory silently: a journal that cannot be read, a
-//! record that does not parse, a compaction that fails, each is a
-//! [`JournalProblem`] for the caller to say, and the monitor starts with
-//! whatever could be read.
+//! Nothing here loses memory silently: a record that does not parse, a
+//! compaction that fails, each is a [`JournalProblem`] for the caller to
+//! say, and the monitor starts with whatever could be read. A journal that
+//! is there but cannot be read (out of file descriptors, a FIFO, no
+//! permission) is no journal opened at all: starting fresh over it would
+//! spend the nudge budget again and re-send every alert.
 
 use std::fmt;
 use std::io::Write;
@@ -42,7 +44,8 @@ pub struct Opened {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum JournalProblem {
-    /// The file could not be read at all: the monitor starts fresh.
+    /// The file is there (or may be) but could not be read: no memory is
+    /// made up in its place ([`Journal::open`] gives none).
     Unreadable {
         /// The journal's file.
         path: PathBuf,
@@ -70,7 +73,8 @@ impl fmt::Display for JournalProblem {
         match self {
             JournalProblem::Unreadable { path, why } => write!(
                 f,
-                "cannot read saved state {}: it {why}; starting fresh",
+                "cannot read saved state {}: it {why}; not watched until it can be read \
+                 (starting without it would spend the nudges again and re-send the alerts)",
                 path.display()
             ),
             JournalProblem::BadRecord { path, error } => {
@@ -88,7 +92,9 @@ impl fmt::Display for JournalProblem {
 impl Journal {
     /// Reads the journal at `path` (none yet is a fresh memory), replays it,
     /// and compacts it when it is longer than [`COMPACT_AFTER_RECORDS`].
-    pub fn open(path: impl Into<PathBuf>) -> Opened {
+    /// One that exists but cannot be read is [`JournalProblem::Unreadable`],
+    /// never an empty memory.
+    pub fn open(path: impl Into<PathBuf>) -> Result<Opened, JournalProblem> {
         let path = path.into();
         let mut problems = Vec::new();
         let memory = match probes::fs::file::read_regular_text(&path, MAX_BYTES) {
@@ -110,21 +116,15 @@ impl Journal {
                 memory
             }
             Err(probes::fs::file::ReadError::Missing) => SessionMemory::default(),
-            Err(why) => {
-                problems.push(JournalProblem::Unreadable {
-                    path: path.clone(),
-                    why,
-                });
-                SessionMemory::default()
-            }
+            Err(why) => return Err(JournalProblem::Unreadable { path, why }),
         };
-        Opened {
+        Ok(Opened {
             journal: Journal {
                 log: FindingsLog::new(path),
             },
             memory,
             problems,
-        }
+        })
     }
 
     /// Appends one record as one line, in one write.
@@ -174,14 +174,14 @@ mod tests {
     fn a_new_target_starts_fresh_and_its_records_replay_at_the_next_open() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
-        let opened = Journal::open(&path);
+        let opened = Journal::open(&path).unwrap();
         assert!(opened.problems.is_empty(), "{:?}", opened.problems);
         assert_eq!(opened.memory, SessionMemory::default());
         opened
             .journal
             .append(&SessionRecord::Nudged { used: 2 })
             .unwrap();
-        assert_eq!(Journal::open(&path).memory.nudges_used, 2);
+        assert_eq!(Journal::open(&path).unwrap().memory.nudges_used, 2);
     }
 
     #[test]
@@ -190,7 +190,7 @@ mod tests {
         let path = dir.path().join("t.jsonl");
         let good = record_line(&SessionRecord::Nudged { used: 3 });
         std::fs::write(&path, format!("{{\"record\":\"nudged\"\n{good}\n")).unwrap();
-        let opened = Journal::open(&path);
+        let opened = Journal::open(&path).unwrap();
         assert_eq!(opened.memory.nudges_used, 3);
         assert_eq!(opened.problems.len(), 1);
         let said = opened.problems[0].to_string();
@@ -201,7 +201,7 @@ mod tests {
     }
 
     #[test]
-    fn a_fifo_at_the_journal_is_named_and_the_monitor_starts_fresh() {
+    fn a_fifo_at_the_journal_is_named_and_no_fresh_memory_is_made_up() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
         let made = probes::run::run(
@@ -213,24 +213,71 @@ mod tests {
             "mkfifo {}",
             made.describe()
         );
-        let opened = Journal::open(&path);
-        assert_eq!(opened.memory, SessionMemory::default());
+        let problem = Journal::open(&path).expect_err("a FIFO is no journal");
         assert!(
-            matches!(
-                opened.problems.as_slice(),
-                [JournalProblem::Unreadable { .. }]
-            ),
-            "{:?}",
-            opened.problems
+            matches!(problem, JournalProblem::Unreadable { .. }),
+            "{problem:?}"
         );
-        assert!(opened.problems[0].to_string().ends_with("starting fresh"));
+        let said = problem.to_string();
+        assert!(
+            said.contains(&path.display().to_string()) && said.contains("not watched until"),
+            "{said}"
+        );
+    }
+
+    #[test]
+    fn a_journal_unreadable_for_lack_of_descriptors_is_an_error_not_a_fresh_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        Journal::open(&path)
+            .unwrap()
+            .journal
+            .append(&SessionRecord::Nudged { used: 4 })
+            .unwrap();
+        // A child under a low open-file limit, which it spends before it
+        // opens the journal: its open(2) fails with EMFILE.
+        let ran = probes::run::run(
+            &probes::run::Invocation::new("prlimit")
+                .arg("--nofile=64:64")
+                .arg(std::env::current_exe().unwrap())
+                .arg("--exact")
+                .arg("journal::tests::open_in_child")
+                .arg("--nocapture")
+                .env("BMB_JOURNAL_CHILD", path.to_str().unwrap()),
+            &probes::run::Limits::with_timeout(std::time::Duration::from_secs(60)),
+        );
+        let said = ran
+            .success_stdout()
+            .map(|o| o.text())
+            .unwrap_or_else(|| panic!("{}", ran.describe()));
+        assert!(
+            said.contains("CHILD: cannot read saved state") && said.contains("open files"),
+            "{said}"
+        );
+        assert_eq!(Journal::open(&path).unwrap().memory.nudges_used, 4);
+    }
+
+    /// Run by the test above, in a child under a spent open-file limit.
+    #[test]
+    fn open_in_child() {
+        if let Some(path) = std::env::var_os("BMB_JOURNAL_CHILD") {
+            let mut spent = Vec::new();
+            while let Ok(file) = std::fs::File::open("/dev/null") {
+                spent.push(file);
+                assert!(spent.len() < 100, "the open-file limit was not applied");
+            }
+            match Journal::open(PathBuf::from(path)) {
+                Ok(opened) => println!("CHILD: opened, {} nudges", opened.memory.nudges_used),
+                Err(problem) => println!("CHILD: {problem}"),
+            }
+        }
     }
 
     #[test]
     fn a_long_journal_is_compacted_to_the_records_that_replay_to_the_same_memory() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
-        let journal = Journal::open(&path).journal;
+        let journal = Journal::open(&path).unwrap().journal;
         for used in 0..=COMPACT_AFTER_RECORDS as u32 {
             journal.append(&SessionRecord::Nudged { used }).unwrap();
         }
@@ -240,10 +287,10 @@ mod tests {
                 key: "k".to_string(),
             })
             .unwrap();
-        let before = Journal::open(&path);
+        let before = Journal::open(&path).unwrap();
         assert!(before.problems.is_empty(), "{:?}", before.problems);
         assert_eq!(lines(&path), 2, "compacted to one Nudged and one Escalated");
-        let after = Journal::open(&path);
+        let after = Journal::open(&path).unwrap();
         assert_eq!(after.memory, before.memory);
         assert_eq!(after.memory.nudges_used, COMPACT_AFTER_RECORDS as u32);
     }
@@ -252,13 +299,13 @@ mod tests {
     fn a_journal_that_cannot_be_rewritten_is_kept_whole_and_said() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
-        let journal = Journal::open(&path).journal;
+        let journal = Journal::open(&path).unwrap().journal;
         for used in 0..=COMPACT_AFTER_RECORDS as u32 {
             journal.append(&SessionRecord::Nudged { used }).unwrap();
         }
         // The compaction's temporary file cannot be created: a folder is in its way.
         std::fs::create_dir(path.with_extension("jsonl.compact")).unwrap();
-        let opened = Journal::open(&path);
+        let opened = Journal::open(&path).unwrap();
         assert!(matches!(
             opened.problems.as_slice(),
             [JournalProblem::NotCompacted { .. }]

@@ -62,10 +62,12 @@ pub(super) enum Sent {
 
 /// The alert funnel: `sh -c CMD` with the message on stdin, bounded (by
 /// `budget`), never fatal. Whether it was delivered (without `--alert-cmd`,
-/// stderr is the funnel).
+/// stderr is the funnel). `own`: the target's own tmux server, when its
+/// `[[targets]]` table names one.
 pub(super) fn send_alert(
     args: &Args,
     target: &Target,
+    own: Option<&probes::tmux::Server>,
     alert: &Alert,
     budget: &mut AlertBudget,
 ) -> Sent {
@@ -91,7 +93,10 @@ pub(super) fn send_alert(
         ("BMB_STATE", alert.state.as_str().to_string()),
         ("BMB_REASON", alert.reason.to_string()),
         // Two servers' sessions of one name are two targets to a funnel too.
-        ("BMB_SERVER", args.server.identity()),
+        (
+            "BMB_SERVER",
+            own.map_or_else(|| args.server.identity(), crate::server_args::identity_of),
+        ),
     ];
     let sent = run_alert_cmd(command, &env, &alert.message, args.alert_format, timeout);
     match &sent {

@@ -89,6 +89,8 @@ pub(super) struct Alertmanager {
     local_host: String,
     /// The `server` label: the tmux server ([`crate::server_args::ServerArgs::identity`]).
     server: String,
+    /// The targets on a tmux server of their own, with its `server` label.
+    pub(super) own_servers: Vec<(Target, String)>,
     books: BTreeMap<Target, AlertBook>,
     /// The targets settled since the last post; any other book's target is no longer watched.
     settled: BTreeSet<Target>,
@@ -152,6 +154,7 @@ impl Alertmanager {
             timing,
             local_host: local_host_name(),
             server,
+            own_servers: Vec::new(),
             books: BTreeMap::new(),
             settled: BTreeSet::new(),
             said: SaidOnce::default(),
@@ -267,14 +270,19 @@ impl Alertmanager {
             local_host,
             timing,
             server,
+            own_servers,
             ..
         } = self;
         books.entry(target.clone()).or_insert_with(|| {
+            let server = own_servers
+                .iter()
+                .find(|(t, _)| t == target)
+                .map_or_else(|| server.clone(), |(_, own)| own.clone());
             let labels = TargetLabels {
                 target: target.to_string(),
                 host: target.host.clone().unwrap_or_else(|| local_host.clone()),
                 session: target.session.clone(),
-                server: server.clone(),
+                server,
             };
             let mut book = AlertBook::new(labels, *timing);
             if let Some(dir) = kept {

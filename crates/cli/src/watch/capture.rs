@@ -33,8 +33,9 @@ impl Watch<'_> {
             if shows_an_agent(&shown.text, shown.current_command.as_deref(), &profiles) {
                 continue;
             }
-            let tmux = self.args.server.tmux(
+            let tmux = self.args.server.tmux_on(
                 watched.target.host.as_deref(),
+                watched.settings.server.as_ref(),
                 Duration::from_secs(self.args.capture_timeout),
             );
             let Ok(panes) = tmux.session_panes(&watched.target.session) else {
@@ -76,7 +77,16 @@ impl Watch<'_> {
         probes: &BTreeMap<String, Vec<probes::remote::host::RemoteProbe>>,
     ) -> Vec<Result<PaneCapture, String>> {
         let mut by_host: BTreeMap<Option<&str>, Vec<usize>> = BTreeMap::new();
+        // Targets on a tmux server of their own: two calls per server, here.
+        let mut by_server: Vec<(&probes::tmux::Server, Vec<usize>)> = Vec::new();
         for (index, watched) in self.watched.iter().enumerate() {
+            if let Some(server) = &watched.settings.server {
+                match by_server.iter_mut().find(|(s, _)| *s == server) {
+                    Some((_, indices)) => indices.push(index),
+                    None => by_server.push((server, vec![index])),
+                }
+                continue;
+            }
             by_host
                 .entry(watched.target.host.as_deref())
                 .or_default()
@@ -102,7 +112,28 @@ impl Watch<'_> {
             by_host.entry(host).or_default();
         }
         let groups: Vec<super::hosts::Group<'_>> = by_host.into_iter().collect();
-        let captures = self.hosts.capture(&self.args, &groups, &targets, probes);
+        let mut captures = self.hosts.capture(&self.args, &groups, &targets, probes);
+        let timeout = Duration::from_secs(self.args.capture_timeout);
+        for (server, indices) in by_server {
+            let tmux = self.args.server.tmux_on(None, Some(server), timeout);
+            let asked: Vec<(String, Option<probes::tmux::KnownPane>)> =
+                indices.iter().map(|&i| targets[i].clone()).collect();
+            let nonce = probes::tmux::fresh_nonce();
+            let read = probes::remote::host::HostRead {
+                captures: tmux.capture_panes(&asked, &nonce),
+                processes: vec![None; asked.len()],
+                probes: Vec::new(),
+                sessions: None,
+            };
+            for (&index, (capture, answered)) in indices
+                .iter()
+                .zip(super::hosts::captures_of(&read, indices.len()))
+            {
+                captures[index] = capture;
+                self.hosts.answered[index] = answered;
+                self.hosts.polled[index] = true;
+            }
+        }
         self.discovery.cycle_started();
         for (host, sessions) in std::mem::take(&mut self.hosts.listed) {
             self.discovery.learn(host.as_deref(), sessions);

@@ -335,12 +335,14 @@ impl<'s> Checker<'s, '_> {
             let Some(table) = self.table(item, &path) else {
                 continue;
             };
-            let mut known = vec!["target", "sessions", "host"];
+            let mut known = vec!["target", "sessions", "host", "socket_name", "socket_path"];
             known.extend(PER_TARGET);
             let fields = self.keys(table, &path, &known);
             let own = self.layer(&fields, &path);
+            let server = self.target_server(&fields, &path);
             let settings = |target: Target| TargetSettings {
                 target,
+                server: server.clone(),
                 work_probe: own
                     .work_probe
                     .clone()
@@ -390,11 +392,29 @@ impl<'s> Checker<'s, '_> {
                         );
                     }
                     if let Some(target) = self.target(value, &join(&path, "target"), &targets) {
+                        if target.host.is_some()
+                            && let Some((key, value)) = own_socket(&fields)
+                        {
+                            self.mistake(
+                                value.span(),
+                                &join(&path, key),
+                                "a target's own tmux server is for a session on this machine; \
+                                 a host's server goes in its [hosts.ALIAS] table",
+                            );
+                        }
                         let line = self.line(&value.span());
                         targets.push((settings(target), line));
                     }
                 }
                 (None, Some(value)) => {
+                    if let Some((key, value)) = own_socket(&fields) {
+                        self.mistake(
+                            value.span(),
+                            &join(&path, key),
+                            "a pattern's sessions are on the server [server] names (or the host's \
+                             [hosts.ALIAS] table); a target's own server goes with target = \"session\"",
+                        );
+                    }
                     let host = fields
                         .get("host")
                         .and_then(|h| self.string(h, &join(&path, "host")));
@@ -422,6 +442,46 @@ impl<'s> Checker<'s, '_> {
             targets.into_iter().map(|(settings, _)| settings).collect(),
             patterns.into_iter().map(|(pattern, _)| pattern).collect(),
         )
+    }
+
+    /// A `[[targets]]` table's own tmux server (`socket_name` as `-L`, or
+    /// `socket_path` as `-S`, not both); `None`: the one `[server]` names.
+    fn target_server(
+        &mut self,
+        fields: &std::collections::BTreeMap<&'static str, &Value<'s>>,
+        path: &str,
+    ) -> Option<probes::tmux::Server> {
+        let text = |this: &mut Self, key: &str| -> Option<String> {
+            let value = fields.get(key)?;
+            let key = join(path, key);
+            let text = this.string(value, &key)?;
+            if text.is_empty() {
+                this.mistake(
+                    value.span(),
+                    &key,
+                    "empty: leave the key out for [server]'s",
+                );
+                return None;
+            }
+            Some(text)
+        };
+        let name = text(self, "socket_name");
+        let socket = text(self, "socket_path");
+        match (name, socket) {
+            (Some(_), Some(_)) => {
+                if let Some(value) = fields.get("socket_path") {
+                    self.mistake(
+                        value.span(),
+                        &join(path, "socket_path"),
+                        "give socket_name or socket_path, not both (as -L and -S)",
+                    );
+                }
+                None
+            }
+            (Some(name), None) => Some(probes::tmux::Server::Name(name)),
+            (None, Some(socket)) => Some(probes::tmux::Server::Path(socket)),
+            (None, None) => None,
+        }
     }
 
     /// A pattern of sessions (`*`, `?`) on a host (`None`: this machine),
@@ -831,6 +891,15 @@ impl<'s> Checker<'s, '_> {
         }
         hosts
     }
+}
+
+/// The `[[targets]]` table's own server key, when it has one.
+fn own_socket<'f, 's>(
+    fields: &std::collections::BTreeMap<&'static str, &'f Value<'s>>,
+) -> Option<(&'static str, &'f Value<'s>)> {
+    ["socket_name", "socket_path"]
+        .into_iter()
+        .find_map(|key| fields.get(key).map(|value| (key, *value)))
 }
 
 fn join(path: &str, key: &str) -> String {

@@ -100,11 +100,20 @@ impl<'a> Watch<'a> {
             )),
         }
         let names: Vec<Target> = targets.iter().map(|t| t.target.clone()).collect();
-        let fleet = super::metrics::Fleet::new(&names, args.interval, args.nudge_budget, state_dir);
+        let mut fleet = super::metrics::Fleet::new(
+            &names,
+            args.interval,
+            args.nudge_budget,
+            state_dir,
+            args.server.identity(),
+        );
         let mut watched = Vec::new();
         for settings in targets {
             watched.push(Watched::open(&dir, settings)?);
         }
+        fleet.own_servers = super::reload::own_servers(&watched);
+        let names: Vec<Target> = watched.iter().map(|w| w.target.clone()).collect();
+        fleet.retarget(&names, args.interval, args.nudge_budget);
         let alertmanager = args.alertmanager.as_deref().map(|url| {
             super::alertmanager::Alertmanager::new(
                 url,
@@ -129,6 +138,9 @@ impl<'a> Watch<'a> {
             logged: super::report::Logged::default(),
             discovery: super::discover::Discovery::default(),
         };
+        if let Some(sink) = &mut watch.alertmanager {
+            sink.own_servers = super::reload::own_servers(&watch.watched);
+        }
         super::socket_lock::sweep(&watch.state_dir);
         if let Some(refused) = watch.guard_socket().into_iter().next() {
             return Err(refused);
@@ -352,8 +364,9 @@ pub(super) fn execute(
             watched.journal_error = error;
         }
         Action::Send(text) => {
-            let tmux = args.server.tmux(
+            let tmux = args.server.tmux_on(
                 watched.target.host.as_deref(),
+                watched.settings.server.as_ref(),
                 Duration::from_secs(args.capture_timeout),
             );
             let pane = watched
@@ -368,7 +381,13 @@ pub(super) fn execute(
             }
         }
         Action::Alert(alert) => {
-            let sent = send_alert(args, &watched.target, &alert, alerts);
+            let sent = send_alert(
+                args,
+                &watched.target,
+                watched.settings.server.as_ref(),
+                &alert,
+                alerts,
+            );
             if sent == Sent::Delivered {
                 // Delivered: only now is it "sent" across a restart.
                 execute(args, watched, Action::Record(alert.record), alerts);

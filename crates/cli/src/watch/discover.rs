@@ -28,6 +28,9 @@ pub(super) struct Discovery {
     /// Sessions a pattern matched whose names the command line would refuse
     /// as a target, said once each and never watched.
     skipped: BTreeSet<String>,
+    /// The open-file limit holds fewer targets than the patterns find: said
+    /// once, until it holds them all again.
+    short_of_fds: bool,
 }
 
 /// A session a pattern found, as a target the command line would take, or
@@ -163,6 +166,74 @@ impl Watch<'_> {
         self.discover();
     }
 
+    /// Of `wanted`, the targets the open-file limit holds ([`super::fd_need`],
+    /// the check made up front for the file's own targets): every target the
+    /// file names and every one already watched, then new sessions while
+    /// they fit. A session left out is not opened, so no capture, probe or
+    /// lock fails for want of a descriptor; the shortage is said once.
+    fn within_fd_limit(&mut self, wanted: Vec<TargetSettings>) -> Vec<TargetSettings> {
+        let Some(limit) = probes::os::own::usage().and_then(|u| u.max_fds) else {
+            return wanted;
+        };
+        let explicit = self.discovery.explicit.len();
+        let (mut count, mut local) = (0, 0);
+        let mut hosts: BTreeSet<&str> = BTreeSet::new();
+        let mut kept = vec![false; wanted.len()];
+        for (index, settings) in wanted.iter().enumerate() {
+            let target = &settings.target;
+            if index < explicit || self.watched.iter().any(|w| &w.target == target) {
+                kept[index] = true;
+                count += 1;
+                local += usize::from(target.host.is_none());
+                hosts.extend(target.host.as_deref());
+            }
+        }
+        for (index, settings) in wanted.iter().enumerate() {
+            if kept[index] {
+                continue;
+            }
+            let target = &settings.target;
+            let new_host = target.host.as_deref().filter(|h| !hosts.contains(h));
+            let need = super::fd_need(
+                count + 1,
+                local + usize::from(target.host.is_none()),
+                hosts.len() + usize::from(new_host.is_some()),
+            );
+            if need <= limit {
+                kept[index] = true;
+                count += 1;
+                local += usize::from(target.host.is_none());
+                hosts.extend(new_host);
+            }
+        }
+        let left_out = kept.iter().filter(|k| !**k).count();
+        if left_out == 0 {
+            self.discovery.short_of_fds = false;
+        } else if !self.discovery.short_of_fds {
+            self.discovery.short_of_fds = true;
+            say(format_args!(
+                "bmb-monitor: watch: the file and its patterns of sessions name {} targets, but the open-file limit of {limit} \
+                 holds {count}: {left_out} session(s) not watched until it is raised \
+                 (LimitNOFILE= in the unit, `ulimit -Hn`; about {} open files for all of them)",
+                wanted.len(),
+                super::fd_need(
+                    wanted.len(),
+                    wanted.iter().filter(|t| t.target.host.is_none()).count(),
+                    wanted
+                        .iter()
+                        .filter_map(|t| t.target.host.as_deref())
+                        .collect::<BTreeSet<_>>()
+                        .len()
+                )
+            ));
+        }
+        wanted
+            .into_iter()
+            .zip(kept)
+            .filter_map(|(settings, kept)| kept.then_some(settings))
+            .collect()
+    }
+
     /// After a cycle: the targets the patterns now name, said when they
     /// change (`watching gpu3:agent-3 (sessions gpu3:agent-*)`, `gpu3:agent-2
     /// ended: no longer watched`).
@@ -170,7 +241,7 @@ impl Watch<'_> {
         if !self.discovery.has_patterns() {
             return;
         }
-        let wanted = self.discovery.expand();
+        let wanted = self.within_fd_limit(self.discovery.expand());
         let same = wanted.len() == self.watched.len()
             && wanted
                 .iter()

@@ -175,7 +175,7 @@ pub(super) type Group<'g> = (Option<&'g str>, Vec<usize>);
 
 /// A host's answer as the cycle reads it: per target, its capture (or why
 /// not) and whether the host answered.
-fn captures_of(
+pub(super) fn captures_of(
     read: &probes::remote::host::HostRead,
     count: usize,
 ) -> Vec<(Result<PaneCapture, String>, bool)> {
@@ -280,7 +280,7 @@ impl Hosts {
         self.probes.clear();
         let probe_timeout = Duration::from_secs(args.probe_timeout);
         let mut awaited: Vec<String> = Vec::new();
-        let mut with_probes = false;
+        let mut probe_rounds = 0;
         for (host, indices) in groups {
             let Some(host) = host else { continue };
             let tmux = args.server.tmux(Some(host), timeout);
@@ -291,7 +291,7 @@ impl Hosts {
                 continue;
             }
             let asked_probes = probes.get(*host).cloned().unwrap_or_default();
-            let has_probes = !asked_probes.is_empty();
+            let rounds = probes::remote::host::probe_rounds(asked_probes.len());
             let job = Job {
                 tmux,
                 targets: asked,
@@ -306,21 +306,16 @@ impl Hosts {
                 worker.busy = Some(cycle);
                 if !worker.late {
                     awaited.push(host.to_string());
-                    with_probes |= has_probes;
+                    probe_rounds = probe_rounds.max(rounds);
                 }
             }
         }
         // Each host's own deadline (its probes' too, when some ride in its
-        // request), with room for its session to open: counted from now,
-        // while this machine's panes are read, not after.
-        let wait_until = std::time::Instant::now()
-            + timeout
-            + if with_probes {
-                probe_timeout
-            } else {
-                Duration::ZERO
-            }
-            + HOST_SLACK;
+        // request: a deadline per round of PROBES_AT_ONCE), with room for
+        // its session to open: counted from now, while this machine's panes
+        // are read, not after.
+        let wait_until =
+            std::time::Instant::now() + timeout + probe_timeout * probe_rounds + HOST_SLACK;
         for (host, indices) in groups {
             if host.is_some() {
                 continue;

@@ -47,17 +47,42 @@ pub(super) struct Fleet {
     cycle_started: Option<Instant>,
     /// Deliveries and reloads, published with the board.
     pub(super) operations: Operations,
+    /// The tmux server's name for alerts, on every row but `own_servers`'.
+    server: String,
+    /// The targets on a server of their own (`socket_path` in their
+    /// `[[targets]]` table), with that server's name.
+    pub(super) own_servers: Vec<(Target, String)>,
+}
+
+/// Every row of `board` is on `server`, but the `own` ones on theirs.
+fn label_servers(board: &mut Board, server: &str, own: &[(Target, String)]) {
+    for row in &mut board.targets {
+        let mine = own
+            .iter()
+            .find(|(target, _)| target.to_string() == row.target)
+            .map_or(server, |(_, name)| name.as_str());
+        row.server = Some(mine.to_string());
+    }
 }
 
 impl Fleet {
-    pub(super) fn new(targets: &[Target], interval: u64, budget: u32, state_dir: &Path) -> Fleet {
-        let board = Board::new(
+    /// `server`: the tmux server's name for alerts (its socket file), which
+    /// each row carries so two servers' same-named sessions are told apart.
+    pub(super) fn new(
+        targets: &[Target],
+        interval: u64,
+        budget: u32,
+        state_dir: &Path,
+        server: String,
+    ) -> Fleet {
+        let mut board = Board::new(
             std::process::id(),
             SystemClock.now(),
             interval,
             budget,
             targets,
         );
+        label_servers(&mut board, &server, &[]);
         let dir = state_dir.join("board");
         let file = match probes::fs::folder::ensure_private_under(state_dir, &dir) {
             Ok(()) => Some(dir.join(format!("{}.json", std::process::id()))),
@@ -81,6 +106,8 @@ impl Fleet {
             file_error: None,
             cycle_started: None,
             operations,
+            server,
+            own_servers: Vec::new(),
         }
     }
 
@@ -88,6 +115,7 @@ impl Fleet {
     pub(super) fn retarget(&mut self, targets: &[Target], interval: u64, budget: u32) {
         self.board
             .retarget(targets, interval, budget, SystemClock.now());
+        label_servers(&mut self.board, &self.server, &self.own_servers);
     }
 
     /// The listener's handle on each cycle's snapshot.
@@ -234,6 +262,7 @@ impl Collector for BoardCollector {
                         ("target", row.target.as_str()),
                         ("host", row.host.as_str()),
                         ("session", row.session.as_str()),
+                        ("server", row.server.as_deref().unwrap_or("")),
                         ("cli", row.cli.as_deref().unwrap_or("")),
                         ("state", state.as_str()),
                     ];
@@ -254,6 +283,7 @@ impl Collector for BoardCollector {
                     ("target", row.target.as_str()),
                     ("host", row.host.as_str()),
                     ("session", row.session.as_str()),
+                    ("server", row.server.as_deref().unwrap_or("")),
                     ("cli", row.cli.as_deref().unwrap_or("")),
                 ];
                 let seconds = self.now.saturating_sub(row.since).max(0);
@@ -303,6 +333,7 @@ impl Collector for BoardCollector {
                     ("target", row.target.as_str()),
                     ("host", row.host.as_str()),
                     ("session", row.session.as_str()),
+                    ("server", row.server.as_deref().unwrap_or("")),
                 ];
                 let mut family = metric.encode_family(&labels)?;
                 match kind {
@@ -326,6 +357,7 @@ impl Collector for BoardCollector {
                         ("target", row.target.as_str()),
                         ("host", row.host.as_str()),
                         ("session", row.session.as_str()),
+                        ("server", row.server.as_deref().unwrap_or("")),
                         ("reason", reason.as_str()),
                     ];
                     metric
@@ -647,6 +679,7 @@ mod tests {
             Target::parse("box1:b").unwrap(),
         ];
         let mut board = Board::new(9, 1000, 1, 5, &targets);
+        label_servers(&mut board, "/tmp/tmux-0/a", &[]);
         let report = PollReport {
             target: "agent".into(),
             state: Some(State::Question),
@@ -681,13 +714,14 @@ mod tests {
         board.cycle_done(0.2, 1001);
         let text = exposition(published(&board), 1031);
         let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
-        let agent = r#"target="agent",host="local",session="agent",cli="claude""#;
+        let agent =
+            r#"target="agent",host="local",session="agent",server="/tmp/tmux-0/a",cli="claude""#;
         for expected in [
             format!(r#"bmb_watch_target_state{{{agent},state="QUESTION"}} 1"#),
             format!(r#"bmb_watch_target_state{{{agent},state="WORKING"}} 0"#),
             format!(r#"bmb_watch_target_state_seconds{{{agent}}} 30"#),
-            r#"bmb_watch_unrecognised_screens_total{target="agent",host="local",session="agent"} 2"#.into(),
-            r#"bmb_watch_nudges_total{target="box1:b",host="box1",session="b"} 0"#.into(),
+            r#"bmb_watch_unrecognised_screens_total{target="agent",host="local",session="agent",server="/tmp/tmux-0/a"} 2"#.into(),
+            r#"bmb_watch_nudges_total{target="box1:b",host="box1",session="b",server="/tmp/tmux-0/a"} 0"#.into(),
             r#"bmb_watch_probe_failures_total{host="local"} 1"#.into(),
             r#"bmb_watch_host_up{host="box1"} 1"#.into(),
             r#"bmb_watch_cycle_duration_seconds_bucket{le="0.25"} 1"#.into(),

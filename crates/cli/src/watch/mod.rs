@@ -288,14 +288,14 @@ fn check_watchdog(args: &Args, targets: &[TargetSettings]) -> Option<String> {
 /// a per-target command runs once per target, a shared one once per cycle,
 /// work and progress in the same rounds); then the panes: this machine's
 /// two tmux calls and, beside them, each remote host's one request, which
-/// the cycle waits for up to `capture_timeout` (plus `probe_timeout` when
-/// probes ride in it) plus [`hosts::HOST_SLACK`] (the host's grace and its
+/// the cycle waits for up to `capture_timeout` (plus a `probe_timeout` per
+/// round of 8 probes riding in it) plus [`hosts::HOST_SLACK`] (the host's grace and its
 /// session's opening), then each host's follow-up read of processes (one
 /// after another), each ending at `capture_timeout`; the cycle's alert
 /// commands, which share one `probe_timeout` ([`alert::AlertBudget`]); and
 /// the Alertmanager post.
 fn longest_cycle(args: &Args, targets: &[TargetSettings]) -> (Duration, String) {
-    let (runs, host_probes) = probe::runs(targets);
+    let (runs, host_rounds) = probe::runs(targets);
     let rounds = runs.div_ceil(probe::AT_ONCE) as u64;
     let hosts: std::collections::BTreeSet<&str> = targets
         .iter()
@@ -308,7 +308,7 @@ fn longest_cycle(args: &Args, targets: &[TargetSettings]) -> (Duration, String) 
     let host_wait = if hosts.is_empty() {
         Duration::ZERO
     } else {
-        capture + if host_probes { probe } else { Duration::ZERO } + hosts::HOST_SLACK
+        capture + probe * host_rounds + hosts::HOST_SLACK
     };
     let follow_ups = hosts.len() as u32 * capture;
     let post = if args.alertmanager.is_some() {
@@ -491,6 +491,20 @@ fn files_named(path: &std::path::Path, settings: &Settings) -> Vec<String> {
         {
             missing.push(format!(
                 "bmb-monitor: watch: {shown}: server.socket_path: its folder {} does not exist",
+                folder.display()
+            ));
+        }
+    }
+    // A target's own server, as [server]'s.
+    for target in &settings.targets {
+        if let Some(probes::tmux::Server::Path(socket)) = &target.server
+            && let Some(folder) = std::path::Path::new(socket).parent()
+            && !folder.as_os_str().is_empty()
+            && !folder.is_dir()
+        {
+            missing.push(format!(
+                "bmb-monitor: watch: {shown}: target {}: socket_path: its folder {} does not exist",
+                target.target,
                 folder.display()
             ));
         }

@@ -139,10 +139,17 @@ pub(super) fn plan(targets: &[&TargetSettings]) -> Plan {
 }
 
 /// How many probe runs a cycle over `targets` makes on this machine, and
-/// whether any rides in a host's request: the watchdog's sum.
-pub(super) fn runs(targets: &[TargetSettings]) -> (usize, bool) {
+/// the most rounds of probes one host's request holds (a probe deadline
+/// each, [`probes::remote::host::PROBES_AT_ONCE`] at once): the watchdog's sum.
+pub(super) fn runs(targets: &[TargetSettings]) -> (usize, u32) {
     let plan = plan(&targets.iter().collect::<Vec<_>>());
-    (plan.local.len(), !plan.remote.is_empty())
+    let rounds = plan
+        .remote
+        .values()
+        .map(|probes| probes::remote::host::probe_rounds(probes.len()))
+        .max()
+        .unwrap_or(0);
+    (plan.local.len(), rounds)
 }
 
 impl Watch<'_> {
@@ -279,6 +286,7 @@ mod tests {
     fn settings(target: &str, work: Option<&str>, on: ProbesOn) -> TargetSettings {
         TargetSettings {
             target: Target::parse(target).unwrap(),
+            server: None,
             work_probe: work.map(str::to_string),
             progress_probe: None,
             nudge_budget: 5,
@@ -327,6 +335,6 @@ mod tests {
                 &Source::None,
             ]
         );
-        assert_eq!(runs(&targets), (2, true));
+        assert_eq!(runs(&targets), (2, 1));
     }
 }

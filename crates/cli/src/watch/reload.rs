@@ -18,9 +18,31 @@ use crate::output::say;
 impl Watched {
     /// Loads the target's memory from its journal in `dir` and takes its
     /// lock: a target another monitor watches on this server is refused (two
-    /// would each spend the nudge budget).
+    /// would each spend the nudge budget), and so is one whose journal is
+    /// there but cannot be read (its memory would be lost).
     pub(super) fn open(dir: &Path, settings: TargetSettings) -> Result<Watched, String> {
         let target = settings.target.clone();
+        // A target on a tmux server of its own keeps its memory and lock in
+        // that server's folder, beside its monitors' (`-S` that server).
+        let own_dir;
+        let dir = match &settings.server {
+            Some(server) => {
+                let sessions = dir.parent().unwrap_or(dir);
+                own_dir = sessions.join(crate::server_args::state_key_of(server));
+                let root = sessions.parent().unwrap_or(sessions);
+                match probes::fs::folder::ensure_private_under(root, &own_dir) {
+                    Ok(()) => {}
+                    Err(probes::fs::folder::FolderError::Refused(why)) => {
+                        return Err(format!("{target}: the state folder will not do: {why}"));
+                    }
+                    Err(err) => say(format_args!(
+                        "bmb-monitor: watch: {target}: {err}; state will not survive a restart"
+                    )),
+                }
+                own_dir.as_path()
+            }
+            None => dir,
+        };
         let key = target.file_key();
         let lock = match probes::fs::lock::try_lock(&dir.join(format!("{key}.lock"))) {
             Ok(lock) => {
@@ -40,7 +62,11 @@ impl Watched {
                 None
             }
         };
-        let opened = Journal::open(dir.join(format!("{key}.jsonl")));
+        // Unreadable is refused, not started fresh: a fresh memory would
+        // spend the budget again and re-send every alert (and its appends
+        // would be replayed after the old records at the next start).
+        let opened = Journal::open(dir.join(format!("{key}.jsonl")))
+            .map_err(|problem| format!("{target}: {problem}"))?;
         for problem in &opened.problems {
             say(format_args!("bmb-monitor: watch: {problem}"));
         }
@@ -118,6 +144,9 @@ impl Watch<'_> {
                     Some(&self.state_dir),
                 )
             });
+            if let Some(sink) = &mut self.alertmanager {
+                sink.own_servers = own_servers(&self.watched);
+            }
         }
         self.args = std::borrow::Cow::Owned(settings.args);
         self.sync_masters();
@@ -182,6 +211,21 @@ impl Watch<'_> {
         for watched in before.into_iter().flatten() {
             reloaded.removed.push(watched.target.to_string());
         }
+        self.fleet.own_servers = own_servers(&self.watched);
+        if let Some(sink) = &mut self.alertmanager {
+            sink.own_servers = own_servers(&self.watched);
+        }
         reloaded
     }
+}
+
+/// The targets on a tmux server of their own, with its name for the board.
+pub(super) fn own_servers(watched: &[Watched]) -> Vec<(watchdog::session::target::Target, String)> {
+    watched
+        .iter()
+        .filter_map(|w| {
+            let server = w.settings.server.as_ref()?;
+            Some((w.target.clone(), crate::server_args::identity_of(server)))
+        })
+        .collect()
 }

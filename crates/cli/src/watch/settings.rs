@@ -34,6 +34,7 @@ impl Settings {
             }
             targets.push(TargetSettings {
                 target,
+                server: None,
                 work_probe: args.work_probe.clone(),
                 progress_probe: args.progress_probe.clone(),
                 nudge_budget: args.nudge_budget,

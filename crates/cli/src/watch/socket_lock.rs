@@ -77,13 +77,19 @@ impl Watch<'_> {
         if self.watched.iter().all(|w| w.target.host.is_some()) {
             return Vec::new();
         }
-        let Some(id) = socket_id(&self.args.server.server().socket_file()) else {
-            return Vec::new();
-        };
+        let shared = socket_id(&self.args.server.server().socket_file());
         let folder = folder(&self.state_dir);
         let mut refused = Vec::new();
         let mut made = None;
         self.watched.retain_mut(|watched| {
+            // A target on a server of its own is locked under that socket.
+            let id = match &watched.settings.server {
+                Some(own) => socket_id(&own.socket_file()),
+                None => shared,
+            };
+            let Some(id) = id else {
+                return true;
+            };
             if watched.target.host.is_some() || watched.socket.tried == Some(id) {
                 return true;
             }

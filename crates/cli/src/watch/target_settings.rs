@@ -13,6 +13,9 @@ use super::ProbesOn;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct TargetSettings {
     pub(super) target: Target,
+    /// Its own tmux server (`socket_name`/`socket_path` in its `[[targets]]`
+    /// table, a local target only); `None`: the one `[server]` or `-L`/`-S` names.
+    pub(super) server: Option<probes::tmux::Server>,
     pub(super) work_probe: Option<String>,
     pub(super) progress_probe: Option<String>,
     pub(super) nudge_budget: u32,

@@ -189,11 +189,7 @@ impl Tmux {
         let grace = std::time::Duration::from_secs(3);
         let deadline = std::time::Instant::now()
             + self.timeout
-            + if probes.is_empty() {
-                std::time::Duration::ZERO
-            } else {
-                probe_timeout
-            }
+            + probe_timeout * probe_rounds(probes.len())
             + grace;
         let outcome = self.ask(
             session,
@@ -703,7 +699,10 @@ fn host_request(
     use std::fmt::Write as _;
     // The probes first, side by side, and waited for before the panes are
     // read: the screen acted on is the freshest the request can give.
-    let mut request = format!("bmb_pl= bmb_plimit={}\n", probe_timeout.as_secs().max(1));
+    let mut request = format!(
+        "bmb_pl= bmb_pr= bmb_pn=0 bmb_pmax={PROBES_AT_ONCE} bmb_plimit={}\n",
+        probe_timeout.as_secs().max(1)
+    );
     for (index, probe) in probes.iter().enumerate() {
         let _ = writeln!(
             request,
@@ -762,6 +761,16 @@ fn host_request(
 /// other. Probes run side by side (`bmb_probe`), each under its deadline,
 /// before the listing, waited for by `bmb_pwait`; `bmb_end` prints their
 /// answers and closes the answer.
+/// How many probes run at once on a host (as on the monitor's machine):
+/// more wait for the oldest to end, so a request costs
+/// `ceil(probes / PROBES_AT_ONCE)` probe deadlines at most.
+pub const PROBES_AT_ONCE: usize = 8;
+
+/// How many probe deadlines in a row `probes` probes on one host can take.
+pub fn probe_rounds(probes: usize) -> u32 {
+    u32::try_from(probes.div_ceil(PROBES_AT_ONCE)).unwrap_or(u32::MAX)
+}
+
 const SESSION_FUNCTIONS: &str = r#"bmb_deadline() {
   bmb_dl=$1
   shift
@@ -850,19 +859,30 @@ bmb_chain() {
   printf '\n%s %s\n' "BMB-$bmb_nonce-END" "$bmb_rc"
 }
 bmb_probe() {
+  # At most $bmb_pmax at once, as on the monitor's machine: the oldest is
+  # waited for before one more starts.
+  if [ "$bmb_pn" -ge "$bmb_pmax" ]; then
+    bmb_x=${bmb_pl# }
+    bmb_x=${bmb_x%% *}
+    bmb_pl=${bmb_pl#" $bmb_x"}
+    bmb_k=${bmb_x%%:*} bmb_j=${bmb_x#*:}
+    wait "$bmb_j"
+    bmb_pr="$bmb_pr $bmb_k:$?"
+    bmb_pn=$((bmb_pn - 1))
+  fi
+  bmb_pn=$((bmb_pn + 1))
   ( trap - EXIT; BMB_TARGET=$2 BMB_SH_SCRIPT=$3; export BMB_TARGET BMB_SH_SCRIPT
     bmb_deadline "$bmb_plimit" sh -c '__bmb_sh_script=$BMB_SH_SCRIPT; unset BMB_SH_SCRIPT; eval "$__bmb_sh_script"'
   ) >"$bmb_dir/p$1" 2>/dev/null </dev/null &
   bmb_pl="$bmb_pl $1:$!"
 }
 bmb_pwait() {
-  bmb_pr=
   for bmb_x in $bmb_pl; do
     bmb_k=${bmb_x%%:*} bmb_j=${bmb_x#*:}
     wait "$bmb_j"
     bmb_pr="$bmb_pr $bmb_k:$?"
   done
-  bmb_pl=
+  bmb_pl= bmb_pn=0
 }
 bmb_end() {
   for bmb_x in $bmb_pr; do
@@ -1161,6 +1181,57 @@ mod tests {
         );
         assert!(again.captures.is_ok_and(|c| c[0].is_ok()));
         session.close();
+    }
+
+    /// As on the monitor's machine, a host runs at most [`PROBES_AT_ONCE`]
+    /// probes at once: each marks itself running while it runs and says how
+    /// many were marked, which never exceeds the bound; every one answers.
+    #[test]
+    fn a_hosts_probes_run_at_most_eight_at_once_and_all_answer() {
+        let server = private(&[("one", "echo this-is-one; exec sleep 600")]);
+        let targets = [target("one", None)];
+        let scratch = tempfile::tempdir().unwrap();
+        let running = scratch.path().join("running");
+        std::fs::create_dir(&running).unwrap();
+        let command = format!(
+            "d='{}'; : > \"$d/$BMB_TARGET\"; ls \"$d\" | wc -l; sleep 0.3; rm \"$d/$BMB_TARGET\"",
+            running.display()
+        );
+        let probes: Vec<RemoteProbe> = (0..20)
+            .map(|i| RemoteProbe {
+                target: format!("t{i}"),
+                command: command.clone(),
+            })
+            .collect();
+        let remote = as_remote(&server.tmux);
+        let nonce = crate::tmux::fresh_nonce();
+        let mut session = HostSession::default();
+        let read = remote.read_host_via(
+            &mut session,
+            &targets,
+            &nonce,
+            false,
+            &mut AgentMemory::default(),
+            &probes,
+            Duration::from_secs(20),
+            &local_sh,
+        );
+        session.close();
+        assert_eq!(read.probes.len(), 20);
+        let counts: Vec<usize> = read
+            .probes
+            .iter()
+            .map(|p| {
+                p.success_stdout()
+                    .and_then(|o| o.text().trim().parse().ok())
+                    .unwrap_or_else(|| panic!("{p:?}"))
+            })
+            .collect();
+        assert!(
+            counts.iter().all(|&n| (1..=PROBES_AT_ONCE).contains(&n)),
+            "{counts:?}"
+        );
+        assert!(read.captures.is_ok_and(|c| c[0].is_ok()));
     }
 
     #[test]

@@ -108,6 +108,11 @@ pub struct TargetRow {
     /// While a usage limit holds the target: until when (epoch seconds).
     #[serde(default)]
     pub held_until: Option<i64>,
+    /// The tmux server the target is on (its socket file, as alerts' `server`
+    /// label says it): two servers' sessions of one name are two rows a
+    /// person tells apart. `None` on a board from before it was said.
+    #[serde(default)]
+    pub server: Option<String>,
 }
 
 /// What the monitor last did about a target, and on what grounds.
@@ -209,6 +214,7 @@ impl Board {
                     last_action: None,
                     counts: TargetCounts::default(),
                     held_until: None,
+                    server: None,
                 }
             })
             .collect();

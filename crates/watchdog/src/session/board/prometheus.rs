@@ -61,13 +61,17 @@ pub fn from_samples(samples: &[Sample], up: &[Sample], now: i64) -> Vec<Source> 
             }
             name => {
                 let target = sample.label("target");
-                let row = match board.targets.iter_mut().position(|t| t.target == target) {
-                    Some(at) => &mut board.targets[at],
-                    None => {
-                        board.targets.push(row(sample, now));
-                        board.targets.last_mut().expect("just pushed")
-                    }
-                };
+                let server = sample.label("server");
+                let row =
+                    match board.targets.iter_mut().position(|t| {
+                        t.target == target && t.server.as_deref().unwrap_or("") == server
+                    }) {
+                        Some(at) => &mut board.targets[at],
+                        None => {
+                            board.targets.push(row(sample, now));
+                            board.targets.last_mut().expect("just pushed")
+                        }
+                    };
                 match name {
                     "bmb_watch_target_state" if sample.value >= 1.0 => {
                         row.state = Some(sample.label("state").to_string());
@@ -85,7 +89,9 @@ pub fn from_samples(samples: &[Sample], up: &[Sample], now: i64) -> Vec<Source> 
         }
     }
     for board in boards.values_mut() {
-        board.targets.sort_by(|a, b| a.target.cmp(&b.target));
+        board
+            .targets
+            .sort_by(|a, b| (&a.target, &a.server).cmp(&(&b.target, &b.server)));
         // A host down since its targets went unread.
         for host in board.hosts.iter_mut().filter(|h| !h.reachable) {
             if let Some(since) = board
@@ -165,6 +171,9 @@ fn row(sample: &Sample, now: i64) -> TargetRow {
         last_action: None,
         counts: TargetCounts::default(),
         held_until: None,
+        server: Some(sample.label("server"))
+            .filter(|s| !s.is_empty())
+            .map(str::to_string),
     }
 }
 
@@ -180,6 +189,47 @@ mod tests {
                 .collect(),
             value,
         }
+    }
+
+    #[test]
+    fn two_servers_sessions_of_one_name_are_two_rows_each_with_its_server() {
+        let mut samples = Vec::new();
+        for (server, state) in [("/tmp/tmux-0/a", "QUESTION"), ("/tmp/tmux-0/b", "WORKING")] {
+            samples.push(sample(
+                &[
+                    ("job", "bmb"),
+                    ("instance", "box:9184"),
+                    ("__name__", "bmb_watch_target_state"),
+                    ("target", "agent"),
+                    ("host", "local"),
+                    ("session", "agent"),
+                    ("server", server),
+                    ("state", state),
+                ],
+                1.0,
+            ));
+        }
+        let sources = from_samples(&samples, &[], 1000);
+        let Reading::Board(board, _) = &sources[0].reading else {
+            panic!("{sources:#?}")
+        };
+        let rows: Vec<(Option<&str>, Option<&str>)> = board
+            .targets
+            .iter()
+            .map(|t| (t.server.as_deref(), t.state.as_deref()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (Some("/tmp/tmux-0/a"), Some("QUESTION")),
+                (Some("/tmp/tmux-0/b"), Some("WORKING"))
+            ]
+        );
+        let table = crate::session::board::table(&sources, 1000, None).join("\n");
+        assert!(
+            table.contains("agent [a]") && table.contains("agent [b]"),
+            "{table}"
+        );
     }
 
     #[test]

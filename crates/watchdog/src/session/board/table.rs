@@ -5,6 +5,7 @@
 //! to the terminal's width. What a cell says is decided here; the cells'
 //! own text comes from the board and is made printable first.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use super::{Board, Freshness, HostRow, Reading, Source};
@@ -112,6 +113,7 @@ impl Summary {
 pub fn table(sources: &[Source], now: i64, width: Option<usize>) -> Vec<String> {
     let mut summary = Summary::default();
     let mut rows: Vec<Row> = Vec::new();
+    let servers = Servers::of(sources);
     for source in sources {
         match &source.reading {
             Reading::Unreachable(why) => {
@@ -137,7 +139,7 @@ pub fn table(sources: &[Source], now: i64, width: Option<usize>) -> Vec<String> 
                 ));
             }
             Reading::Board(board, freshness) => {
-                board_rows(board, freshness, now, &mut summary, &mut rows);
+                board_rows(board, freshness, now, &servers, &mut summary, &mut rows);
             }
         }
     }
@@ -152,10 +154,67 @@ pub fn table(sources: &[Source], now: i64, width: Option<usize>) -> Vec<String> 
     lines
 }
 
+/// The targets whose name two tmux servers share (two watchers, or one
+/// watching two servers, each with a session `agent`), and how each of
+/// their servers is shown beside it: its socket file's name (`[a]`), or the
+/// whole path when two of them share that name too.
+struct Servers {
+    shown: BTreeMap<(String, String), String>,
+}
+
+impl Servers {
+    fn of(sources: &[Source]) -> Servers {
+        let mut by_target: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for source in sources {
+            if let Reading::Board(board, freshness) = &source.reading
+                && !matches!(freshness, Freshness::Gone(_))
+            {
+                for row in &board.targets {
+                    by_target
+                        .entry(&row.target)
+                        .or_default()
+                        .insert(row.server.as_deref().unwrap_or(""));
+                }
+            }
+        }
+        let mut shown = BTreeMap::new();
+        for (target, servers) in by_target.into_iter().filter(|(_, s)| s.len() > 1) {
+            let short = |server: &str| -> String {
+                match server.rsplit('/').next() {
+                    Some(name) if !name.is_empty() => name.to_string(),
+                    _ if server.is_empty() => "?".to_string(),
+                    _ => server.to_string(),
+                }
+            };
+            let names: BTreeSet<String> = servers.iter().map(|s| short(s)).collect();
+            let whole = names.len() < servers.len();
+            for server in servers {
+                let label = if whole {
+                    server.to_string()
+                } else {
+                    short(server)
+                };
+                shown.insert((target.to_string(), server.to_string()), label);
+            }
+        }
+        Servers { shown }
+    }
+
+    /// The TARGET cell: the target, and its server when another has one of that name.
+    fn cell(&self, row: &super::TargetRow) -> String {
+        let key = (row.target.clone(), row.server.clone().unwrap_or_default());
+        match self.shown.get(&key) {
+            Some(server) => format!("{} [{server}]", row.target),
+            None => row.target.clone(),
+        }
+    }
+}
+
 fn board_rows(
     board: &Board,
     freshness: &Freshness,
     now: i64,
+    servers: &Servers,
     summary: &mut Summary,
     rows: &mut Vec<Row>,
 ) {
@@ -246,7 +305,7 @@ fn board_rows(
         rows.push(Row {
             urgency,
             cells: [
-                row.target.clone(),
+                servers.cell(row),
                 row.cli.clone().unwrap_or_else(|| "?".into()),
                 state,
                 if row.polled {
