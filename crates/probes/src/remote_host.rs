@@ -828,7 +828,7 @@ bmb_begin() {
     case $bmb_i in ''|*[!0-9]*) continue ;; esac
     eval "bmb_seen=\${bmb_n_$bmb_s+1}"
     if [ -z "$bmb_seen" ]; then
-      bmb_name=${bmb_row#* * * * }
+      bmb_name=${bmb_row#"$1 $2 $3 $4 "}
       eval "bmb_n_$bmb_s=\$bmb_name"
       bmb_sids="$bmb_sids $bmb_s"
       bmb_vars="$bmb_vars bmb_n_$bmb_s bmb_a_$bmb_s"
