@@ -70,11 +70,16 @@ fn mentioning_ticks(needle: &str, skip: &[u32]) -> (usize, u64) {
 /// A pane that shows the working screen, then (its process playing the
 /// agent, `HOME` = `home`) writes a new count under it every second, as a
 /// live spinner does: its screen changes between any two cycles. Fork-free
-/// (`read -t 1` on its terminal, where nobody types, is the wait), so the
+/// after its start (`read -t 1` on a FIFO it holds open both ways, which
+/// nobody writes, is the wait; on the terminal it returned at once), so the
 /// ticking itself loads the machine little. Returns the pane's pid.
 fn ticking_agent(server: &PrivateTmux, name: &str, home: &Path) -> u32 {
     let capture = bmb_testkit::tmux::capture_path("working-bash-sleep");
-    let tick = "i=0; while :; do i=$((i+1)); printf \"\\r  tick %s \" \"$i\"; read -r -t 1 _; done";
+    let fifo = home.with_extension("tick");
+    let tick = format!(
+        "mkfifo {0:?} && exec 3<>{0:?} && i=0 && while :; do i=$((i+1)); printf \"\\r  tick %s \" \"$i\"; read -r -t 1 -u 3 _; done",
+        fifo
+    );
     server.session(
         name,
         &format!(

@@ -1015,7 +1015,8 @@ mod tests {
         // A UTF-8 locale, where bash counts characters unless told otherwise.
         let bash = |command: &str| local_sh(command).env("LC_ALL", "C.UTF-8");
         let sh = |command: &str| sh_only(command).env("LC_ALL", "C.UTF-8");
-        let shells: [(&dyn Fn(&str) -> Invocation, &str); 2] = [(&bash, "bash"), (&sh, "sh")];
+        type Open<'o> = &'o dyn Fn(&str) -> Invocation;
+        let shells: [(Open, &str); 2] = [(&bash, "bash"), (&sh, "sh")];
         for (open, shell) in shells {
             let mut session = HostSession::default();
             for cycle in 0..3 {

@@ -555,23 +555,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let program = dir.path().join("a) (b) c");
         std::fs::copy("/bin/sleep", &program).unwrap();
-        // Ended even when an assertion fails.
-        struct Kill(std::process::Child);
-        impl Drop for Kill {
-            fn drop(&mut self) {
-                let _ = self.0.kill();
-                let _ = self.0.wait();
-            }
-        }
-        let child = Kill(
-            std::process::Command::new(&program)
-                .arg("600")
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .unwrap(),
-        );
-        let pid = child.0.id();
+        // Ended on drop, even when an assertion fails.
+        let child =
+            crate::run::Background::start(&crate::run::Invocation::new(&program).arg("600"), None)
+                .unwrap();
+        let pid = child.id();
         let stat = crate::procfs::Stat::of(pid).expect("its stat");
         // Its state may change between two readings; the name and start do not.
         let want = format!("{}|{}\n", stat.comm(), stat.start_ticks().unwrap());
