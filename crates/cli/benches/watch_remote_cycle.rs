@@ -67,6 +67,39 @@ fn mentioning_ticks(needle: &str, skip: &[u32]) -> (usize, u64) {
     (count, total)
 }
 
+/// A pane that shows the working screen, then (its process playing the
+/// agent, `HOME` = `home`) writes a new count under it every second, as a
+/// live spinner does: its screen changes between any two cycles. Fork-free
+/// after its start (`read -t 1` on a FIFO it holds open both ways, which
+/// nobody writes, is the wait; on the terminal it returned at once), so the
+/// ticking itself loads the machine little. Returns the pane's pid.
+fn ticking_agent(server: &PrivateTmux, name: &str, home: &Path) -> u32 {
+    let capture = bmb_testkit::tmux::capture_path("working-bash-sleep");
+    let fifo = home.with_extension("tick");
+    let tick = format!(
+        "mkfifo {0:?} && exec 3<>{0:?} && i=0 && while :; do i=$((i+1)); printf \"\\r  tick %s \" \"$i\"; read -r -t 1 -u 3 _; done",
+        fifo
+    );
+    server.session(
+        name,
+        &format!(
+            "cat '{}'; exec env HOME='{}' bash -c '{tick}'",
+            capture.display(),
+            home.display()
+        ),
+    );
+    server.wait_for(name, |pane| pane.contains("tick "));
+    let target = format!("={name}:");
+    String::from_utf8_lossy(
+        &server
+            .tmux(&["display-message", "-p", "-t", &target, "#{pane_pid}"])
+            .stdout,
+    )
+    .trim()
+    .parse()
+    .expect("pane pid")
+}
+
 #[derive(Default, Clone, Copy)]
 struct Sample {
     monitor: u64,
@@ -87,6 +120,7 @@ fn measure(
     session_files: bool,
     cycles: usize,
     server_per_host: bool,
+    ticking: bool,
 ) {
     let dir = tempfile::tempdir().expect("tempdir");
     // One tmux server for all, or (`server_per_host`) one per host, so that
@@ -97,7 +131,11 @@ fn measure(
         let key = if server_per_host { *host } else { "" };
         let server = servers.entry(key).or_default();
         let home = dir.path().join(format!("home-{session}"));
-        let (pid, _) = server.fake_agent(session, "working-bash-sleep", &home);
+        let pid = if ticking {
+            ticking_agent(server, session, &home)
+        } else {
+            server.fake_agent(session, "working-bash-sleep", &home).0
+        };
         if session_files {
             write_session_file(&home, pid, "busy", "", 0);
         }
@@ -241,13 +279,17 @@ fn main() {
         // with `[hosts.ALIAS]` in `--config`); otherwise one for all, so
         // each host lists every host's panes.
         let per_host = std::env::var_os("BMB_SERVER_PER_HOST").is_some();
+        // `BMB_TICKING=1`: every pane's screen changes every second
+        // (`ticking_agent`), instead of the still working screens.
+        let ticking = std::env::var_os("BMB_TICKING").is_some();
         let label = format!(
-            "{hosts} hosts x {panes} panes{}",
+            "{hosts} hosts x {panes} panes{}{}",
             if per_host {
                 ", a tmux server per host"
             } else {
                 ""
-            }
+            },
+            if ticking { ", ticking" } else { "" }
         );
         measure(
             &label,
@@ -258,6 +300,7 @@ fn main() {
             true,
             cycles,
             per_host,
+            ticking,
         );
         return;
     }
@@ -275,6 +318,7 @@ fn main() {
             targets,
             session_files,
             cycles,
+            false,
             false,
         );
     }

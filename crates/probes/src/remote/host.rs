@@ -249,7 +249,7 @@ impl Tmux {
         if host.session.is_none() {
             host.token = crate::tmux::fresh_nonce();
             let program = session_program(self, &host.token, probe_timeout);
-            let command = format!("exec sh -c {}", quote_literal(&program));
+            let command = session_command(&program);
             match Session::start(&open(&command)) {
                 Ok(session) => {
                     host.session = Some(session);
@@ -267,7 +267,14 @@ impl Tmux {
                 error: "ssh: no session".to_string(),
             };
         };
-        session.send(format!("{request}BMB-RUN-{}\n", host.token).into_bytes());
+        session.send(
+            format!(
+                "BMB-LEN-{}\n{request}BMB-RUN-{}\n",
+                request.len(),
+                host.token
+            )
+            .into_bytes(),
+        );
         let done = format!("\nBMB-{nonce}-DONE\n");
         let started = std::time::Instant::now();
         let answer = session.read_until(done.as_bytes(), deadline, bound);
@@ -656,9 +663,30 @@ fn read_probes(
         .collect()
 }
 
+/// The remote command that runs `program`: under `bash` where there is
+/// one, else `sh`. dash's `read` takes one byte per system call, whatever
+/// it reads; bash's reads a regular file (the listing, `/proc/<pid>/stat`,
+/// a session file) in blocks and seeks back, and a counted request off the
+/// channel in blocks (`read -N`): at 100 panes the remote shell's cost was
+/// mostly those one-byte reads (PERFORMANCE.md). The script is POSIX sh and
+/// runs alike under either; `BASH_ENV` is dropped so no startup file runs.
+fn session_command(program: &str) -> String {
+    format!(
+        "exec sh -c {} sh {}",
+        quote_literal(BOOT),
+        quote_literal(program)
+    )
+}
+
+/// [`session_command`]'s first shell: bash with the program when there is one.
+const BOOT: &str = "if [ -z \"${BASH_VERSION-}\" ] && command -v bash >/dev/null 2>&1; then unset BASH_ENV; exec bash -c \"$1\" bash; fi; eval \"$1\"";
+
 /// The remote loop: the functions once, then one request after another
-/// from fd 3 (the ssh channel) up to `BMB-RUN-<token>`, each run by `eval`;
-/// commands it starts read `/dev/null`. EOF ends it.
+/// from fd 3 (the ssh channel), each `BMB-LEN-<bytes>`, the request, and
+/// `BMB-RUN-<token>`, run by `eval`; commands it starts read `/dev/null`.
+/// bash 5 reads the request as one count of bytes (under the C locale, so
+/// a count of bytes, not of characters); another shell line by line. EOF
+/// ends it.
 fn session_program(tmux: &Tmux, token: &str, probe_timeout: std::time::Duration) -> String {
     let limit = tmux.timeout.as_secs().max(1);
     format!(
@@ -669,7 +697,14 @@ fn session_program(tmux: &Tmux, token: &str, probe_timeout: std::time::Duration)
          if command -v timeout >/dev/null 2>&1; then bmb_to=1; else bmb_to=; fi\n\
          bmb_ifs=$IFS\nbmb_dir=$(mktemp -d 2>/dev/null) || {{ bmb_dir=/tmp/bmb-session-$$; mkdir -m 700 \"$bmb_dir\" || exit 1; }}\n\
          trap 'rm -rf \"$bmb_dir\"' EXIT\ntrap 'exit 1' HUP TERM PIPE\n\
-         while :; do\n  bmb_req=\n  while IFS= read -r bmb_l <&3; do\n    [ \"$bmb_l\" = BMB-RUN-{token} ] && break\n    bmb_req=\"$bmb_req$bmb_l\n\"\n  done\n  [ \"$bmb_l\" = BMB-RUN-{token} ] || exit 0\n  eval \"$bmb_req\"\ndone\n",
+         case ${{BASH_VERSINFO-0}} in [5-9]|[1-9][0-9]) bmb_bash=1 ;; *) bmb_bash= ;; esac\n\
+         while :; do\n  bmb_req=\n  IFS= read -r bmb_l <&3 || exit 0\n  bmb_len=${{bmb_l#BMB-LEN-}}\n  case $bmb_l in BMB-LEN-*) ;; *) exit 0 ;; esac\n\
+           case $bmb_len in ''|*[!0-9]*) exit 0 ;; esac\n\
+           if [ -n \"$bmb_bash\" ] && [ \"$bmb_len\" -gt 0 ]; then\n\
+             bmb_lc=${{LC_ALL-}} bmb_lcset=${{LC_ALL+1}}\n    LC_ALL=C\n    IFS= read -r -N \"$bmb_len\" bmb_req <&3\n\
+             if [ -n \"$bmb_lcset\" ]; then LC_ALL=$bmb_lc; else unset LC_ALL; fi\n    IFS= read -r bmb_l <&3\n\
+           else\n    while IFS= read -r bmb_l <&3; do\n      [ \"$bmb_l\" = BMB-RUN-{token} ] && break\n      bmb_req=\"$bmb_req$bmb_l\n\"\n    done\n  fi\n\
+           [ \"$bmb_l\" = BMB-RUN-{token} ] || exit 0\n  eval \"$bmb_req\"\ndone\n",
         functions = procs::functions(),
         session = SESSION_FUNCTIONS,
         tmux = tmux.remote_line(&[]),
@@ -809,7 +844,7 @@ bmb_begin() {
     case $bmb_i in ''|*[!0-9]*) continue ;; esac
     eval "bmb_seen=\${bmb_n_$bmb_s+1}"
     if [ -z "$bmb_seen" ]; then
-      bmb_name=${bmb_row#* * * * }
+      bmb_name=${bmb_row#"$1 $2 $3 $4 "}
       eval "bmb_n_$bmb_s=\$bmb_name"
       bmb_sids="$bmb_sids $bmb_s"
       bmb_vars="$bmb_vars bmb_n_$bmb_s bmb_a_$bmb_s"
@@ -982,6 +1017,71 @@ mod tests {
             Duration::from_secs(5),
             &local_sh,
         )
+    }
+
+    /// The session as on a host without bash: the program under `sh`.
+    fn sh_only(command: &str) -> Invocation {
+        local_sh(&command.replacen(&quote_literal(BOOT), &quote_literal("eval \"$1\""), 1))
+    }
+
+    #[test]
+    fn a_session_answers_alike_under_bash_and_under_sh_alone() {
+        let server = private(&[
+            ("one", "echo this-is-one; exec sleep 600"),
+            ("zwei", "echo this-is-zwei; exec sleep 600"),
+        ]);
+        wait_drawn(&server.tmux, "one", "this-is-one");
+        wait_drawn(&server.tmux, "zwei", "this-is-zwei");
+        let targets = [target("one", None), target("zwei", None)];
+        // Bytes that are not characters of their own, in the request: bash
+        // reads the request by its count of bytes.
+        let probes = [RemoteProbe {
+            target: "zwei".to_string(),
+            command: "echo gr\u{fc}n \u{2014} $BMB_TARGET".to_string(),
+        }];
+        // A UTF-8 locale, where bash counts characters unless told otherwise.
+        let bash = |command: &str| local_sh(command).env("LC_ALL", "C.UTF-8");
+        let sh = |command: &str| sh_only(command).env("LC_ALL", "C.UTF-8");
+        type Open<'o> = &'o dyn Fn(&str) -> Invocation;
+        let shells: [(Open, &str); 2] = [(&bash, "bash"), (&sh, "sh")];
+        for (open, shell) in shells {
+            let mut session = HostSession::default();
+            for cycle in 0..3 {
+                let nonce = crate::tmux::fresh_nonce();
+                let read = as_remote(&server.tmux).read_host_via(
+                    &mut session,
+                    &targets,
+                    &nonce,
+                    true,
+                    &mut AgentMemory::default(),
+                    &probes,
+                    Duration::from_secs(5),
+                    open,
+                );
+                assert!(
+                    matches!(&read.probes[..], [Outcome::Exited { code: Some(0), stdout, .. }] if stdout.text() == "gr\u{fc}n \u{2014} zwei\n"),
+                    "{shell}, cycle {cycle}: {:?}",
+                    read.probes
+                );
+                let captures = read.captures.expect("answered");
+                for (capture, text) in captures.iter().zip(["this-is-one", "this-is-zwei"]) {
+                    assert!(
+                        capture.as_ref().is_ok_and(|c| c.text.contains(text)),
+                        "{shell}, cycle {cycle}: {capture:?}"
+                    );
+                }
+                for processes in &read.processes {
+                    let (_, processes) = processes.as_ref().expect("read");
+                    let front = processes.foreground.as_ref().expect("a foreground");
+                    assert_eq!(front.comm, "sleep", "{shell}, cycle {cycle}");
+                }
+            }
+            let pid = session.pid().expect("open");
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap();
+            assert_eq!(comm.trim(), shell, "the shell the session runs");
+            assert_eq!(session.opened, 1, "{shell}: one session for three cycles");
+            session.close();
+        }
     }
 
     fn target(session: &str, known: Option<KnownPane>) -> (String, Option<KnownPane>) {

@@ -110,7 +110,8 @@ impl AgentMemory {
 }
 
 /// The shell functions: `bmb_stat` (one stat line into `st_*`, the fields
-/// counted after the LAST `)` as `procfs::Stat` counts them), `bmb_children`,
+/// counted after the LAST `)` as `procfs::Stat` counts them, the name
+/// between the first `(` and that `)`), `bmb_children`,
 /// `bmb_fg` (the old `remote_foreground_script`'s reading), `bmb_session`
 /// (print a session file, bounded), `bmb_walk` (a pane's tree, breadth
 /// first), `bmb_find` (the first process of a walked tree with a session
@@ -120,9 +121,16 @@ const FUNCTIONS: &str = r#"bmb_stat() {
   st_line= st_state= st_pgrp= st_tpgid= st_start= st_comm=
   { IFS= read -r st_line < "/proc/$1/stat"; } 2>/dev/null
   case $st_line in *\)*) ;; *) return 1 ;; esac
-  st_comm=${st_line#*\(}
-  st_comm=${st_comm%\)*}
-  set -- ${st_line##*\)}
+  # Split at each `)` rather than `${st_line##*\)}`: a longest match
+  # of a leading `*` is quadratic in the line in dash and bash alike.
+  st_ifs=$IFS
+  IFS=')'
+  set -- $st_line
+  IFS=$st_ifs
+  [ $# -ge 2 ] || return 1
+  st_comm=${1#*\(}
+  while [ $# -gt 2 ]; do shift; st_comm="$st_comm)$1"; done
+  set -- $2
   [ $# -ge 20 ] || return 1
   st_state=$1 st_pgrp=$3 st_tpgid=$6
   shift 19
@@ -583,6 +591,29 @@ mod tests {
             (me, file, "{\"status\":\"idle\"}".to_string())
         );
         assert_eq!(found.start_ticks, Some(start));
+    }
+
+    #[test]
+    fn a_stat_line_whose_name_holds_parentheses_reads_as_procfs_reads_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = dir.path().join("a) (b) c");
+        std::fs::copy("/bin/sleep", &program).unwrap();
+        // Ended on drop, even when an assertion fails.
+        let child =
+            crate::run::Background::start(&crate::run::Invocation::new(&program).arg("600"), None)
+                .unwrap();
+        let pid = child.id();
+        let stat = crate::os::procfs::Stat::of(pid).expect("its stat");
+        // Its state may change between two readings; the name and start do not.
+        let want = format!("{}|{}\n", stat.comm(), stat.start_ticks().unwrap());
+        assert_eq!(stat.comm(), "a) (b) c");
+        for shell in ["dash", "bash"] {
+            let body = format!(
+                "set -f\n{}bmb_stat {pid} && printf '%s|%s\\n' \"$st_comm\" \"$st_start\"\n",
+                functions()
+            );
+            assert_eq!(sh(shell, &body, dir.path()), want, "{shell}");
+        }
     }
 
     #[test]
