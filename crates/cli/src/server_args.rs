@@ -158,7 +158,12 @@ impl ServerArgs {
 
     /// The tmux client for a target on `host` that may name a server of its
     /// own (`socket_name`/`socket_path` in its `[[targets]]` table).
-    pub(crate) fn tmux_on(&self, host: Option<&str>, own: Option<&Server>, timeout: Duration) -> Tmux {
+    pub(crate) fn tmux_on(
+        &self,
+        host: Option<&str>,
+        own: Option<&Server>,
+        timeout: Duration,
+    ) -> Tmux {
         let mut tmux = self.tmux(host, timeout);
         if let Some(server) = own {
             tmux.server = server.clone();

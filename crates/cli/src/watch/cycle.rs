@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use classify::{Work, parse_count};
-use watchdog::session::target::Target;
 use ledger::journal::Journal;
+use watchdog::session::target::Target;
 use watchdog::session::{Action, Foreground, Now, Observation, TargetMonitor};
 
 use super::Args;

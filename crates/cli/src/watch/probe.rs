@@ -17,9 +17,9 @@ use probes::remote::host::RemoteProbe;
 use probes::run::{self, Invocation, Limits, Outcome};
 
 use super::ProbesOn;
-use crate::alert::sanitize_text;
 use super::cycle::Watch;
 use super::target_settings::TargetSettings;
+use crate::alert::sanitize_text;
 
 /// Local probe runs at once, at most: a cycle's local probes end within
 /// `ceil(runs / AT_ONCE)` probe timeouts.

@@ -789,7 +789,7 @@ fn host_request(
 /// its `=session:` pane's first process, `bmb_q_<pane>` a pane's session
 /// and first process): each target's pick is then a lookup, linear in
 /// panes. `bmb_w INDEX HINT ID PID SESSION` picks, as
-/// [`tmux::wanted_targets`] does (the remembered pane while it is still its
+/// `tmux::wanted_targets` does (the remembered pane while it is still its
 /// session's with the same first process, else `=session:`), and adds the
 /// pane to the chain; `bmb_chain` runs it. `bmb_run` is every tmux call,
 /// under the remote deadline; after one that ran out the request starts no
