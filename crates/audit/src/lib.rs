@@ -12,7 +12,8 @@
 //! - [`report`]: what survived, ranked per dimension, marked new, still open
 //!   or gone against the previous audit.
 //! - [`wire`]: the report and the plan as the JSON they are written in,
-//!   serde-derived types of their own with the version of their shape.
+//!   serde-derived types of their own with the version of their shape, and
+//!   the saved report read back as the previous audit.
 //! - [`cadence`]: when a project's next audit is due beside the poll loop,
 //!   and a late slot skipped while the last audit still runs.
 //!

@@ -335,13 +335,6 @@ impl Plan {
         out.push_str(&format!("\n{}\n", cost.line()));
         out
     }
-
-    /// `--plan --json`: the plan as one line of JSON, its
-    /// [`PlanJson`](crate::wire::PlanJson) form.
-    pub fn to_json(&self, notes: &Notes) -> String {
-        serde_json::to_string(&crate::wire::PlanJson::of(self, notes))
-            .expect("the plan's wire type has only string keys and finite numbers")
-    }
 }
 
 /// `value` to one decimal, as the cost is said.

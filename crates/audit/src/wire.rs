@@ -12,12 +12,19 @@
 //! reader can do without is added with its default and no new version; a
 //! field that changes meaning or goes moves the version, and a reader
 //! refuses a version newer than its own rather than misread it.
+//!
+//! [`Report::to_json`] and [`Plan::to_json`] write them;
+//! [`Previous::from_json`] reads a saved report back as the previous audit,
+//! refusing it with a [`PreviousError`] that says what is wrong.
+
+use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::cite::{Finding, Severity};
 use crate::plan::{Notes, Plan, round1};
-use crate::report::{GoneWhy, Report, Status, Verdict, finding_key};
+use crate::report::{GoneWhy, Known, Previous, Report, Status, Verdict, finding_key};
 
 /// The version of [`ReportJson`]'s shape this crate writes and reads.
 /// Reports from before the field was written have none and read as 1.
@@ -476,6 +483,178 @@ impl PlanJson {
             },
         }
     }
+}
+
+impl Report {
+    /// The report as one JSON object, its [`ReportJson`] form;
+    /// [`Previous::from_json`] reads it back. Each dimension keeps
+    /// `findings`, `unconfirmed`, `gone`, `holds`, `rejected` and the rules
+    /// checked and not apart; `failed` is how its auditor failed, or null.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(ReportJson::of(self))
+            .expect("the report's wire type has only string keys and no fallible field")
+    }
+}
+
+impl Plan {
+    /// `--plan --json`: the plan as one line of JSON, its
+    /// [`PlanJson`] form.
+    pub fn to_json(&self, notes: &Notes) -> String {
+        serde_json::to_string(&PlanJson::of(self, notes))
+            .expect("the plan's wire type has only string keys and finite numbers")
+    }
+}
+
+/// Why a saved report could not be read back as the previous audit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PreviousError {
+    /// The value at `at` (a path such as `dimensions[0].findings[2].rank`)
+    /// is missing or of the wrong type.
+    Malformed {
+        /// The path of the value, from the report's root.
+        at: String,
+    },
+    /// The report is of a newer shape ([`REPORT_VERSION`]) than this crate
+    /// reads: written by a later bmb.
+    Newer {
+        /// The version the report says it is of.
+        version: u64,
+    },
+}
+
+impl fmt::Display for PreviousError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PreviousError::Malformed { at } => {
+                write!(f, "the saved audit has no valid `{at}`")
+            }
+            PreviousError::Newer { version } => write!(
+                f,
+                "the saved audit is of format version {version}, newer than this bmb reads ({REPORT_VERSION})"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PreviousError {}
+
+impl Previous {
+    /// The previous audit from its report's JSON: the findings of every
+    /// dimension (`dimensions[].findings`, and `unconfirmed`, the ones missed
+    /// once) and the ones it carried. A finding known twice is kept once.
+    /// A report of a newer [`REPORT_VERSION`] is refused, not misread; one
+    /// without a version is of the first. Read field by field rather than
+    /// through [`ReportJson`]'s derive, so a bad value is named by its path.
+    pub fn from_json(value: &Value) -> Result<Previous, PreviousError> {
+        if let Some(version) = value.get("version") {
+            let version = version.as_u64().ok_or_else(|| malformed("version"))?;
+            if version > u64::from(REPORT_VERSION) {
+                return Err(PreviousError::Newer { version });
+            }
+        }
+        let mut findings = Vec::new();
+        for (d, dimension) in array(value, "dimensions", "dimensions")?.iter().enumerate() {
+            let at = format!("dimensions[{d}]");
+            let name = text(dimension, "name", &at)?;
+            let kept = array(dimension, "findings", &format!("{at}.findings"))?;
+            for (i, finding) in kept.iter().enumerate() {
+                findings.push(Known {
+                    dimension: name.to_string(),
+                    finding: finding_from_json(finding, &format!("{at}.findings[{i}]"))?,
+                    missed: 0,
+                });
+            }
+            // Absent in reports of before it was kept.
+            let unconfirmed = dimension
+                .get("unconfirmed")
+                .and_then(Value::as_array)
+                .map_or(&[][..], Vec::as_slice);
+            for (i, finding) in unconfirmed.iter().enumerate() {
+                let at = format!("{at}.unconfirmed[{i}]");
+                findings.push(Known {
+                    dimension: name.to_string(),
+                    finding: finding_from_json(finding, &at)?,
+                    missed: missed(finding, &at)?.max(1),
+                });
+            }
+        }
+        for (i, known) in array(value, "carried", "carried")?.iter().enumerate() {
+            let at = format!("carried[{i}]");
+            findings.push(Known {
+                dimension: text(known, "dimension", &at)?.to_string(),
+                finding: finding_from_json(known, &at)?,
+                missed: missed(known, &at)?,
+            });
+        }
+        Ok(Previous::of(findings))
+    }
+}
+
+fn malformed(at: &str) -> PreviousError {
+    PreviousError::Malformed { at: at.to_string() }
+}
+
+fn array<'a>(value: &'a Value, field: &str, at: &str) -> Result<&'a Vec<Value>, PreviousError> {
+    value
+        .get(field)
+        .and_then(Value::as_array)
+        .ok_or_else(|| malformed(at))
+}
+
+fn text<'a>(value: &'a Value, field: &str, at: &str) -> Result<&'a str, PreviousError> {
+    value
+        .get(field)
+        .and_then(Value::as_str)
+        .ok_or_else(|| malformed(&format!("{at}.{field}")))
+}
+
+fn number(value: &Value, field: &str, at: &str) -> Result<u64, PreviousError> {
+    value
+        .get(field)
+        .and_then(Value::as_u64)
+        .ok_or_else(|| malformed(&format!("{at}.{field}")))
+}
+
+fn missed(value: &Value, at: &str) -> Result<u32, PreviousError> {
+    match value.get("missed") {
+        None => Ok(0),
+        Some(_) => u32::try_from(number(value, "missed", at)?)
+            .map_err(|_| malformed(&format!("{at}.missed"))),
+    }
+}
+
+fn finding_from_json(value: &Value, at: &str) -> Result<Finding, PreviousError> {
+    let severity = Severity::parse(text(value, "severity", at)?)
+        .ok_or_else(|| malformed(&format!("{at}.severity")))?;
+    let rank =
+        u32::try_from(number(value, "rank", at)?).map_err(|_| malformed(&format!("{at}.rank")))?;
+    let line = usize::try_from(number(value, "line", at)?)
+        .map_err(|_| malformed(&format!("{at}.line")))?;
+    // Both absent in reports of before they were kept: the first match, no rule.
+    let occurrence = match value.get("occurrence") {
+        None => 1,
+        Some(_) => usize::try_from(number(value, "occurrence", at)?)
+            .map_err(|_| malformed(&format!("{at}.occurrence")))?,
+    };
+    let optional = |field: &str| match value.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text.clone())),
+        Some(_) => Err(malformed(&format!("{at}.{field}"))),
+    };
+    let rule = optional("rule")?;
+    let rule_text = optional("rule_text")?;
+    Ok(Finding {
+        severity,
+        rank,
+        claim: text(value, "claim", at)?.to_string(),
+        file: text(value, "file", at)?.to_string(),
+        line,
+        quote: text(value, "quote", at)?.to_string(),
+        occurrence,
+        rule,
+        rule_text,
+    })
 }
 
 #[cfg(test)]

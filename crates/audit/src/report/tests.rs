@@ -4,7 +4,8 @@
 use serde_json::json;
 
 use super::*;
-use crate::cite::RejectReason;
+use crate::cite::{RejectReason, Severity};
+use crate::wire::PreviousError;
 
 fn finding(severity: Severity, rank: u32, file: &str, line: usize, quote: &str) -> Finding {
     Finding {
