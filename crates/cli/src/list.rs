@@ -45,9 +45,9 @@ pub(crate) fn run_list(args: ListArgs) -> ExitCode {
         .ssh_config
         .clone()
         .map(PathBuf::from)
-        .or_else(probes::remote::ssh::user_config_path);
+        .or_else(probes::ssh::user_config_path);
     let all_aliases = config_path
-        .map(|path| probes::remote::ssh::host_aliases_in(&path))
+        .map(|path| probes::ssh::host_aliases_in(&path))
         .unwrap_or_default();
     // An alias `watch` would refuse as a host is not listed, and is named
     // without the characters that made it unsafe.

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use probes::remote::ssh::Remote;
+use probes::ssh::Remote;
 use probes::tmux::{Server, Tmux};
 
 /// Which tmux server, as tmux's own `-L` and `-S` select it; shared by every command that talks to tmux.
@@ -44,7 +44,7 @@ pub(crate) struct ServerArgs {
     pub ssh_config: Option<String>,
     /// Set by `watch`: every call to an alias rides on one master connection.
     #[arg(skip)]
-    pub multiplex: Option<probes::remote::ssh::Multiplex>,
+    pub multiplex: Option<probes::ssh::Multiplex>,
     /// A config file's `[hosts.ALIAS]` tables: that host's tmux server and
     /// binary, instead of the ones above.
     #[arg(skip)]

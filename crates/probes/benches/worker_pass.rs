@@ -23,7 +23,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use bmb_probes as probes;
 use probes::agent::transcript;
-use probes::os::process::{self, PidFileState};
+use probes::fs::pid_file::{PidFileState, read_pid_file};
 use probes::os::procfs::ProcessTable;
 use probes::project::git;
 use probes::run::{Invocation, Limits, run};
@@ -59,7 +59,7 @@ fn sh(dir: &Path, script: &str) {
 
 fn ours(worktree: &Path, pid_file: &Path, claude: &Path) -> u32 {
     let mut subprocesses = 0;
-    let PidFileState::Alive(pid) = process::read_pid_file(pid_file) else {
+    let PidFileState::Alive(pid) = read_pid_file(pid_file) else {
         panic!("the agent should be alive");
     };
     let quiet = transcript::quiet_seconds(claude, worktree, SystemTime::now());

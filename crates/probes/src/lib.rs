@@ -37,4 +37,5 @@ pub mod os;
 pub mod project;
 pub mod remote;
 pub mod run;
+pub mod ssh;
 pub mod tmux;

@@ -31,6 +31,8 @@ use std::time::{Duration, Instant};
 use rustix::process::{Pid, Signal, kill_process, kill_process_group};
 use wait_timeout::ChildExt;
 
+use crate::os::run_id;
+
 /// What to run: a program and its arguments, never a string a shell splits
 /// (use [`Invocation::shell`] when a shell is the point, as for a user's probe).
 #[derive(Debug, Clone)]
@@ -728,7 +730,7 @@ fn terminate_group(child: &mut Child, group: Pid, grace: Duration) {
 }
 
 /// The environment variable that tags a run's descendants:
-/// `BMB_RUN=<this process's run>.<n>` (see [`this_run`]), after the tag this
+/// `BMB_RUN=<this process's run>.<n>` (see [`run_id::this_run`]), after the tag this
 /// process was started with, if any, and a `/`: a command a tagged process
 /// starts (an audit's auditors, under the watcher that started the audit)
 /// carries every run of its family, so the oldest one's next run finds it.
@@ -755,7 +757,7 @@ fn next_tag() -> String {
     });
     let own = format!(
         "{}.{}",
-        this_run(),
+        run_id::this_run(),
         RUN_TAGS.fetch_add(1, Ordering::Relaxed)
     );
     match inherited {
@@ -779,32 +781,6 @@ fn tag_is_or_under(value: &[u8], tag: &str) -> bool {
     value
         .strip_prefix(tag.as_bytes())
         .is_some_and(|rest| rest.is_empty() || rest.first() == Some(&b'/'))
-}
-
-/// This process's run: `<pid>-<start time in clock ticks since boot>`, so
-/// a later process that reuses the pid is another run. Every tag this
-/// process sets begins with it and a `.`.
-pub(crate) fn this_run() -> &'static str {
-    static RUN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    RUN.get_or_init(|| {
-        let pid = std::process::id();
-        let start = crate::os::procfs::Stat::of(pid)
-            .and_then(|stat| stat.start_ticks())
-            .unwrap_or(0);
-        format!("{pid}-{start}")
-    })
-}
-
-/// Whether the process of `run` (as [`this_run`] names it) still runs.
-fn run_is_alive(run: &str) -> bool {
-    let Some((pid, start)) = run.split_once('-') else {
-        return false;
-    };
-    let (Ok(pid), Ok(start)) = (pid.parse::<u32>(), start.parse::<u64>()) else {
-        return false;
-    };
-    crate::os::procfs::Stat::of(pid)
-        .is_some_and(|stat| !stat.has_exited() && stat.start_ticks() == Some(start))
 }
 
 /// A tmux server, or a process in one of its panes (tmux names its server
@@ -841,7 +817,7 @@ fn under_a_tmux_server(pid: u32) -> bool {
 /// per process, however many of its locks name it.
 pub fn end_orphans_of(run: &str) -> Vec<u32> {
     static ENDED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    if run.is_empty() || run == this_run() || run_is_alive(run) {
+    if run.is_empty() || run == run_id::this_run() || run_id::run_is_alive(run) {
         return Vec::new();
     }
     {

@@ -15,8 +15,8 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use probes::remote::ssh::quote_literal;
 use probes::run::{self, Invocation, Limits, Outcome};
+use probes::ssh::quote_literal;
 
 use crate::alert::sanitize_text;
 use crate::output::say;

@@ -5,8 +5,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use probes::remote::ssh::quote_literal;
 use probes::run::{Invocation, Limits};
+use probes::ssh::quote_literal;
 use probes::tmux::{Server, Tmux};
 
 use super::script::{ALERT_END, NUDGE, Step, trim_screen};

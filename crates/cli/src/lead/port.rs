@@ -8,9 +8,9 @@
 use std::path::{Path, PathBuf};
 
 use probes::fs::meta::{self, FileMeta};
+use probes::fs::pid_files::{PidFileCheck, PidFiles};
 use probes::os::cpu::CpuSampler;
 use probes::os::pid::Pid;
-use probes::os::pid_files::{PidFileCheck, PidFiles};
 use probes::os::procfs::ProcessTable;
 use probes::tmux::Tmux;
 use watchdog::PortError;

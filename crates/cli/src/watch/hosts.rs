@@ -11,8 +11,8 @@ use std::time::Duration;
 use probes::agent::claude::PaneProcesses;
 use probes::remote::host::RemoteProbe;
 use probes::remote::procs::AgentMemory;
-use probes::remote::ssh::{Multiplex, Remote};
 use probes::run::Outcome;
+use probes::ssh::{Multiplex, Remote};
 use probes::tmux::{KnownPane, PaneCapture};
 
 use super::Args;

@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use probes::agent::transcript;
+use probes::fs::pid_file::{self, PidFileState};
 use probes::os::pid::Pid;
-use probes::os::process::{self, PidFileState};
+use probes::os::process;
 use probes::os::procfs::ProcessTable;
 use probes::project::git;
 use watchdog::worker::{CommitsReading, CpuClocks, PidReading, RememberedPid, WorkerPort};
@@ -28,7 +29,7 @@ impl PidWatch {
                     .to_owned(),
             };
         };
-        let file = match process::read_pid_file(path) {
+        let file = match pid_file::read_pid_file(path) {
             PidFileState::Alive(pid) => PidReading::Alive(pid.get()),
             PidFileState::Dead(pid) => PidReading::Dead(pid.get()),
             PidFileState::NotRecorded { reason } => PidReading::NotRecorded { reason },

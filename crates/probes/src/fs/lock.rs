@@ -15,7 +15,7 @@ pub struct Lock {
 }
 
 impl Lock {
-    /// The run (`run::this_run`) that held this lock last, as it
+    /// The run (`os::run_id::this_run`) that held this lock last, as it
     /// wrote it: whose orphans a restarted monitor ends.
     pub fn previous_run(&self) -> Option<&str> {
         self.previous_run.as_deref()
@@ -115,7 +115,7 @@ fn try_lock_once(path: &Path) -> Result<Lock, LockError> {
         file,
         "{}\nrun {}\n",
         std::process::id(),
-        crate::run::this_run()
+        crate::os::run_id::this_run()
     );
     Ok(Lock {
         file,
@@ -184,7 +184,7 @@ mod tests {
         assert_eq!(first.previous_run(), None);
         drop(first);
         let again = try_lock(&path).unwrap();
-        assert_eq!(again.previous_run(), Some(crate::run::this_run()));
+        assert_eq!(again.previous_run(), Some(crate::os::run_id::this_run()));
         again.remove();
         assert!(!path.exists());
         let second = try_lock(&path).unwrap();

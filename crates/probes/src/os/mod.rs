@@ -1,5 +1,5 @@
 //! What the kernel says about processes, this process and its
-//! surroundings: liveness and pid files, the `/proc` scan, CPU samples,
+//! surroundings: liveness, this process's run, the `/proc` scan, CPU samples,
 //! signals, the clock, stdin lines, the terminal and the user.
 
 pub mod clock;
@@ -7,10 +7,10 @@ pub mod cpu;
 pub mod input;
 pub mod own;
 pub mod pid;
-pub mod pid_files;
-mod pidfd;
+pub(crate) mod pidfd;
 pub mod process;
 pub mod procfs;
+pub(crate) mod run_id;
 pub mod signals;
 pub mod terminal;
 pub mod user;

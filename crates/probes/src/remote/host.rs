@@ -33,8 +33,8 @@
 
 use crate::agent::claude::PaneProcesses;
 use crate::remote::procs::{self, AgentMemory};
-use crate::remote::ssh::quote_literal;
 use crate::run::{Captured, CommandFailed, Invocation, Outcome, Session, SessionError};
+use crate::ssh::quote_literal;
 use crate::tmux::{self, KnownPane, PaneCapture, Tmux, TmuxError};
 
 /// What one host's round trip read.
@@ -948,7 +948,7 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::*;
-    use crate::remote::ssh::Remote;
+    use crate::ssh::Remote;
     use crate::tmux::Server;
 
     /// A private tmux server in a temporary folder, ended on drop.

@@ -1,6 +1,5 @@
-//! Remote hosts by ssh alias: the connection and its quoting, the host's
-//! long-lived shell session, and its panes' processes read remotely.
+//! Remote hosts by ssh alias (over [`crate::ssh`]): the host's long-lived
+//! shell session, and its panes' processes read remotely.
 
 pub mod host;
 pub mod procs;
-pub mod ssh;

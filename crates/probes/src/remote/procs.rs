@@ -23,7 +23,7 @@ use std::path::PathBuf;
 
 use crate::agent::claude::{PaneProcesses, SessionFile, SessionSearch};
 use crate::os::procfs::ForegroundProcess;
-use crate::remote::ssh::quote_literal;
+use crate::ssh::quote_literal;
 
 /// A pane's tree is small; this bounds a pathological one.
 const MAX_PROCESSES: usize = 256;
@@ -406,7 +406,7 @@ pub fn pane_processes(
 /// cycle reads its panes' processes in the capture's own call
 /// ([`crate::remote::host`]); this is for a pane read outside it.
 pub fn remote_panes(
-    ssh: &crate::remote::ssh::Remote,
+    ssh: &crate::ssh::Remote,
     pane_pids: &[u32],
     with_session: bool,
     limits: &crate::run::Limits,
@@ -691,7 +691,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("ssh_config");
         std::fs::write(&config, "Host nowhere\n  HostName 127.0.0.1\n  Port 1\n").unwrap();
-        let ssh = crate::remote::ssh::Remote {
+        let ssh = crate::ssh::Remote {
             alias: "nowhere".to_string(),
             config: Some(config.to_string_lossy().into_owned()),
             connect_timeout: std::time::Duration::from_secs(2),

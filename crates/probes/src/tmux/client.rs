@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use super::error::TmuxError;
 use super::server::Server;
-use crate::remote::ssh::{Remote, quote_expandable, quote_literal};
 use crate::run::{Invocation, Limits, Outcome, run};
+use crate::ssh::{Remote, quote_expandable, quote_literal};
 /// One row of `list-panes -F '#{pane_id} #{pane_pid} #{pane_dead}'`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PaneRow {

@@ -2,12 +2,14 @@
 //! two invocations, type a line into a pane; locally or on an ssh alias.
 //!
 //! One job per file: `client.rs` the calls and plain questions, `chain.rs` the
-//! capture-chain protocol, `server.rs` which server and its life, `error.rs`
+//! capture-chain protocol, `server.rs` which server, `life.rs` a server's
+//! life (a private one started, sessions and panes made and ended), `error.rs`
 //! what a call that gave no answer means.
 
 mod chain;
 mod client;
 mod error;
+mod life;
 mod server;
 #[cfg(test)]
 mod tests;

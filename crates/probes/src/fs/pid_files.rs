@@ -9,9 +9,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::fs::meta::{self, FileMeta};
+use crate::fs::pid_file::{self, PidFileState};
 use crate::os::pid::Pid;
 use crate::os::pidfd::Liveness;
-use crate::os::process::{self, PidFileState};
 
 /// What a pid file says now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,7 +58,7 @@ impl PidFiles {
                 },
                 other => other.clone(),
             },
-            _ => match process::read_pid_file(path) {
+            _ => match pid_file::read_pid_file(path) {
                 PidFileState::Alive(pid) => PidFileCheck::Alive(pid.get()),
                 PidFileState::Dead(pid) => PidFileCheck::Dead(pid.get()),
                 PidFileState::NotRecorded { reason } => PidFileCheck::Invalid(reason),

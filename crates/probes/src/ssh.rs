@@ -550,7 +550,7 @@ mod tests {
             &crate::run::Invocation::new(exe)
                 .args([
                     "--exact",
-                    "remote::ssh::tests::the_user_config_is_under_the_passwd_home_whatever_home_says",
+                    "ssh::tests::the_user_config_is_under_the_passwd_home_whatever_home_says",
                     "--nocapture",
                 ])
                 .env("HOME", elsewhere.path())
