@@ -108,6 +108,43 @@ pub(crate) fn end_orphans(lock: &probes::fs::lock::Lock, command: &str) {
     }
 }
 
+/// JSON with DEL and the C1 controls (U+007F to U+009F) escaped as `\uXXXX`
+/// too, and every character [`hides_or_reorders`] names: serde_json escapes
+/// only the C0 ones, and a hostile endpoint's board could put U+009B (a
+/// one-character CSI) or a right-to-left override in front of a terminal that
+/// reads `status --json` or `audit --json`. They stand only inside strings, so the JSON means the same.
+pub(crate) fn escape_c1(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if ('\u{7f}'..='\u{9f}').contains(&c) || hides_or_reorders(c) {
+            for unit in c.encode_utf16(&mut [0u16; 2]) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Bidi embeddings, overrides, isolates and marks (a right-to-left override
+/// makes `evil` read backwards), zero-width and invisible format characters,
+/// the line and paragraph separators, and the tag characters.
+pub(crate) fn hides_or_reorders(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ad}'
+            | '\u{61c}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{e0000}'..='\u{e007f}'
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::SaidOnce;
@@ -128,5 +165,23 @@ mod tests {
             said.is_news("stdout", "disk full"),
             "news again after it cleared"
         );
+    }
+
+    /// Found by a review (issue 19): C1 controls and DEL from a hostile
+    /// endpoint reached `status --json` verbatim.
+    #[test]
+    fn json_escapes_del_and_the_c1_controls_and_means_the_same() {
+        let text = "a\u{9b}31mb\u{85}c\u{7f}d é";
+        let json = super::escape_c1(&serde_json::json!({ "s": text }).to_string());
+        assert!(
+            !json.chars().any(|c| ('\u{7f}'..='\u{9f}').contains(&c)),
+            "{json}"
+        );
+        assert!(
+            json.contains("\\u009b") && json.contains("\\u0085") && json.contains("\\u007f"),
+            "{json}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(back["s"], text);
     }
 }

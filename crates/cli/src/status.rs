@@ -11,7 +11,7 @@ use watchdog::Clock;
 use watchdog::session::board::{Board, Freshness, Reading, Sample, Source, freshness, table, wire};
 
 use crate::clock::SystemClock;
-use crate::output::{print, print_raw};
+use crate::output::{escape_c1, hides_or_reorders, print, print_raw};
 
 /// The largest board file or answer read (a monitor of thousands of targets
 /// fits; anything larger is not a board).
@@ -483,25 +483,6 @@ fn render_json(sources: &[Source], now: i64) -> String {
     escape_c1(&serde_json::to_string(&status).unwrap_or_default())
 }
 
-/// JSON with DEL and the C1 controls (U+007F to U+009F) escaped as `\uXXXX`
-/// too, and every character [`hides_or_reorders`] names: serde_json escapes
-/// only the C0 ones, and a hostile endpoint's board could put U+009B (a
-/// one-character CSI) or a right-to-left override in front of a terminal that
-/// reads `status --json`. They stand only inside strings, so the JSON means the same.
-pub(crate) fn escape_c1(json: &str) -> String {
-    let mut out = String::with_capacity(json.len());
-    for c in json.chars() {
-        if ('\u{7f}'..='\u{9f}').contains(&c) || hides_or_reorders(c) {
-            for unit in c.encode_utf16(&mut [0u16; 2]) {
-                out.push_str(&format!("\\u{unit:04x}"));
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// A table line as it may reach a terminal: every field came from a board
 /// (an endpoint's, possibly hostile), so besides the control characters
 /// (ESC, C1, DEL) every character that reorders, hides or breaks text is
@@ -518,44 +499,8 @@ fn for_terminal(line: &str) -> String {
         .collect()
 }
 
-/// Bidi embeddings, overrides, isolates and marks (a right-to-left override
-/// makes `evil` read backwards), zero-width and invisible format characters,
-/// the line and paragraph separators, and the tag characters.
-fn hides_or_reorders(c: char) -> bool {
-    matches!(
-        c,
-        '\u{ad}'
-            | '\u{61c}'
-            | '\u{180e}'
-            | '\u{200b}'..='\u{200f}'
-            | '\u{2028}'..='\u{202e}'
-            | '\u{2060}'..='\u{206f}'
-            | '\u{feff}'
-            | '\u{fff9}'..='\u{fffb}'
-            | '\u{e0000}'..='\u{e007f}'
-    )
-}
-
 #[cfg(test)]
 mod tests {
-    /// Found by a review (issue 19): C1 controls and DEL from a hostile
-    /// endpoint reached `status --json` verbatim.
-    #[test]
-    fn json_escapes_del_and_the_c1_controls_and_means_the_same() {
-        let text = "a\u{9b}31mb\u{85}c\u{7f}d é";
-        let json = super::escape_c1(&serde_json::json!({ "s": text }).to_string());
-        assert!(
-            !json.chars().any(|c| ('\u{7f}'..='\u{9f}').contains(&c)),
-            "{json}"
-        );
-        assert!(
-            json.contains("\\u009b") && json.contains("\\u0085") && json.contains("\\u007f"),
-            "{json}"
-        );
-        let back: serde_json::Value = serde_json::from_str(&json).unwrap();
-        assert_eq!(back["s"], text);
-    }
-
     /// Found by a review (issue 19): the table let a hostile endpoint's
     /// right-to-left override and line separator through to the terminal.
     #[test]
@@ -566,7 +511,9 @@ mod tests {
             ),
             "ag?tne?[2J x?y?z? ?é?"
         );
-        let json = super::escape_c1(&serde_json::json!({ "s": "a\u{202e}b\u{e0041}" }).to_string());
+        let json = crate::output::escape_c1(
+            &serde_json::json!({ "s": "a\u{202e}b\u{e0041}" }).to_string(),
+        );
         assert_eq!(json, r#"{"s":"a\u202eb\udb40\udc41"}"#);
         let back: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(back["s"], "a\u{202e}b\u{e0041}");

@@ -17,7 +17,7 @@ use ::audit::plan;
 use ::audit::report::{self, DimensionResult, Outcome, Previous};
 
 use crate::alert::{AlertFormat, run_alert_cmd};
-use crate::output::{print, print_checked, say, usage_error};
+use crate::output::{escape_c1, print, print_checked, say, usage_error};
 
 /// Claude Code in print mode with read-only tools only, checked against the
 /// pinned 2.1.332 (`--help`, and tests/audit_claude.rs against the mock API):
@@ -261,7 +261,7 @@ pub(crate) fn run(mut args: Args) -> ExitCode {
     }
     let printed = if args.json {
         // No C1 control reaches a terminal from a quote (serde_json escapes C0 only).
-        print_checked(crate::status::escape_c1(&json.to_string()))
+        print_checked(escape_c1(&json.to_string()))
     } else {
         print_checked(markdown.trim_end())
     };

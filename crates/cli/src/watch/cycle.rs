@@ -8,6 +8,10 @@ use ledger::journal::Journal;
 use watchdog::session::target::Target;
 use watchdog::session::{Action, Foreground, Now, Observation, TargetMonitor};
 
+mod discover;
+mod reload;
+mod socket;
+
 use super::Args;
 use super::alert::{AlertBudget, Sent, send_alert};
 use super::target_settings::TargetSettings;
@@ -111,7 +115,7 @@ impl<'a> Watch<'a> {
         for settings in targets {
             watched.push(Watched::open(&dir, settings)?);
         }
-        fleet.own_servers = super::reload::own_servers(&watched);
+        fleet.own_servers = reload::own_servers(&watched);
         let names: Vec<Target> = watched.iter().map(|w| w.target.clone()).collect();
         fleet.retarget(&names, args.interval, args.nudge_budget);
         let alertmanager = args.alertmanager.as_deref().map(|url| {
@@ -139,7 +143,7 @@ impl<'a> Watch<'a> {
             discovery: super::discover::Discovery::default(),
         };
         if let Some(sink) = &mut watch.alertmanager {
-            sink.own_servers = super::reload::own_servers(&watch.watched);
+            sink.own_servers = reload::own_servers(&watch.watched);
         }
         super::socket_lock::sweep(&watch.state_dir);
         if let Some(refused) = watch.guard_socket().into_iter().next() {

@@ -500,7 +500,7 @@ impl Operations {
     /// long it took when this machine ran it.
     pub(super) fn probe_ran(
         &mut self,
-        kind: super::probe::Kind,
+        kind: super::probe_kind::Kind,
         runs_on: &'static str,
         took: Option<std::time::Duration>,
     ) {

@@ -18,37 +18,13 @@ use probes::run::{self, Invocation, Limits, Outcome};
 
 use super::ProbesOn;
 use super::cycle::Watch;
+use super::probe_kind::Kind;
 use super::target_settings::TargetSettings;
 use crate::alert::sanitize_text;
 
 /// Local probe runs at once, at most: a cycle's local probes end within
 /// `ceil(runs / AT_ONCE)` probe timeouts.
 pub(super) const AT_ONCE: usize = 8;
-
-/// The two probes a target may have.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Kind {
-    Work,
-    Progress,
-}
-
-impl Kind {
-    const BOTH: [Kind; 2] = [Kind::Work, Kind::Progress];
-
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Kind::Work => "work",
-            Kind::Progress => "progress",
-        }
-    }
-
-    fn command(self, settings: &TargetSettings) -> Option<&str> {
-        match self {
-            Kind::Work => settings.work_probe.as_deref(),
-            Kind::Progress => settings.progress_probe.as_deref(),
-        }
-    }
-}
 
 /// Where one target's probe of one kind gets its answer this cycle.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,10 +14,7 @@
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use probes::fs::lock::{Lock, LockError};
-
-use super::cycle::Watch;
-use crate::output::say;
+use probes::fs::lock::Lock;
 
 /// The socket file's identity: its device and inode.
 pub(super) type SocketId = (u64, u64);
@@ -26,8 +23,9 @@ pub(super) type SocketId = (u64, u64);
 #[derive(Debug, Default)]
 pub(super) struct SocketGuard {
     /// The identity last tried (held or not): not tried again until it changes.
-    tried: Option<SocketId>,
-    _lock: Option<Lock>,
+    pub(super) tried: Option<SocketId>,
+    /// The lock held under that identity, if it was taken.
+    pub(super) _lock: Option<Lock>,
 }
 
 /// The identity of the socket file `path` names (following symlinks), if
@@ -40,11 +38,12 @@ pub(super) fn socket_id(path: &Path) -> Option<SocketId> {
 }
 
 /// `<state>/session/by-socket`: beside the servers' folders, shared by them.
-fn folder(server_dir: &Path) -> PathBuf {
+pub(super) fn folder(server_dir: &Path) -> PathBuf {
     server_dir.parent().unwrap_or(server_dir).join("by-socket")
 }
 
-fn lock_path(folder: &Path, id: SocketId, key: &str) -> PathBuf {
+/// The lock file of the target `key` under the socket identity `id`, in `folder`.
+pub(super) fn lock_path(folder: &Path, id: SocketId, key: &str) -> PathBuf {
     folder.join(format!(
         "{:x}.{:x}.{}.lock",
         id.0,
@@ -66,88 +65,5 @@ pub(super) fn sweep(server_dir: &Path) {
         if let Ok(free) = probes::fs::lock::try_lock(&entry.path()) {
             free.remove();
         }
-    }
-}
-
-impl Watch<'_> {
-    /// Takes each local target's lock under the socket's identity where it
-    /// changed since last tried; returns the refusals (another monitor holds
-    /// the same socket file's target), those targets no longer watched.
-    pub(super) fn guard_socket(&mut self) -> Vec<String> {
-        if self.watched.iter().all(|w| w.target.host.is_some()) {
-            return Vec::new();
-        }
-        let shared = socket_id(&self.args.server.server().socket_file());
-        let folder = folder(&self.state_dir);
-        let mut refused = Vec::new();
-        let mut made = None;
-        self.watched.retain_mut(|watched| {
-            // A target on a server of its own is locked under that socket.
-            let id = match &watched.settings.server {
-                Some(own) => socket_id(&own.socket_file()),
-                None => shared,
-            };
-            let Some(id) = id else {
-                return true;
-            };
-            if watched.target.host.is_some() || watched.socket.tried == Some(id) {
-                return true;
-            }
-            // The old socket's lock goes: that server is gone.
-            watched.socket = SocketGuard {
-                tried: Some(id),
-                _lock: None,
-            };
-            let made = made.get_or_insert_with(|| probes::fs::folder::ensure_private(&folder));
-            match made {
-                // Open to others: a lock there proves nothing, as the
-                // state folder's would not (refused the same way).
-                Err(probes::fs::folder::FolderError::Refused(why)) => {
-                    refused.push(format!(
-                        "{}: the lock folder will not do: {why}",
-                        watched.target
-                    ));
-                    return false;
-                }
-                Err(err) => {
-                    say(format_args!(
-                        "bmb-monitor: watch: {}: {err}; not guarded against a monitor that reaches its socket by another path",
-                        watched.target
-                    ));
-                    return true;
-                }
-                Ok(()) => {}
-            }
-            let path = lock_path(&folder, id, &watched.target.file_key());
-            match probes::fs::lock::try_lock(&path) {
-                Ok(lock) => {
-                    watched.socket._lock = Some(lock);
-                    true
-                }
-                Err(LockError::Held(pid)) => {
-                    let by = pid.map_or_else(String::new, |pid| format!(" (pid {pid})"));
-                    refused.push(format!(
-                        "{} is already watched by another bmb-monitor{by} on this server \
-                         (the same tmux socket file, by another path)",
-                        watched.target
-                    ));
-                    false
-                }
-                Err(LockError::Failed(why)) => {
-                    say(format_args!(
-                        "bmb-monitor: watch: {}: {why}; not guarded against a monitor that reaches its socket by another path",
-                        watched.target
-                    ));
-                    true
-                }
-            }
-        });
-        if !refused.is_empty() {
-            let names: Vec<watchdog::session::target::Target> =
-                self.watched.iter().map(|w| w.target.clone()).collect();
-            self.fleet
-                .retarget(&names, self.args.interval, self.args.nudge_budget);
-        }
-        refused
     }
 }

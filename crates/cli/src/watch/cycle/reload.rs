@@ -9,11 +9,10 @@ use std::path::Path;
 use ledger::journal::Journal;
 use probes::fs::lock::LockError;
 
-use super::cycle::Watch;
-use super::cycle::Watched;
-use super::settings::Settings;
-use super::target_settings::TargetSettings;
+use super::{Watch, Watched};
 use crate::output::say;
+use crate::watch::settings::Settings;
+use crate::watch::target_settings::TargetSettings;
 
 impl Watched {
     /// Loads the target's memory from its journal in `dir` and takes its
@@ -92,11 +91,11 @@ impl Watched {
 
 /// What a reload changed, as it is said.
 #[derive(Debug, Default)]
-pub(super) struct Reloaded {
-    pub(super) added: Vec<String>,
-    pub(super) removed: Vec<String>,
+pub(in crate::watch) struct Reloaded {
+    pub(in crate::watch) added: Vec<String>,
+    pub(in crate::watch) removed: Vec<String>,
     /// Targets that stay with other settings (probes, budget, nudge, profile).
-    pub(super) changed: Vec<String>,
+    pub(in crate::watch) changed: Vec<String>,
 }
 
 impl Watch<'_> {
@@ -105,7 +104,7 @@ impl Watch<'_> {
     /// later reload tries again); the tmux server cannot change under a
     /// running monitor (its targets' memory lives in that server's folder),
     /// so a new `[server]` is said and the old one kept.
-    pub(super) fn reload(&mut self, mut settings: Settings) -> Reloaded {
+    pub(in crate::watch) fn reload(&mut self, mut settings: Settings) -> Reloaded {
         if settings.args.metrics_listen != self.args.metrics_listen {
             say(
                 "bmb-monitor: watch: the config file names another metrics address; \
@@ -137,7 +136,7 @@ impl Watch<'_> {
                 old.retire();
             }
             self.alertmanager = settings.args.alertmanager.as_deref().map(|url| {
-                super::alertmanager::Alertmanager::new(
+                crate::watch::alertmanager::Alertmanager::new(
                     url,
                     std::time::Duration::from_secs(settings.args.interval),
                     self.args.server.identity(),
