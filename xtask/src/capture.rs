@@ -8,7 +8,10 @@
 //! This is a developer chore, not product code, so it spawns its tools directly (the product's rule
 //! that every subprocess goes through `crates/probes` does not apply to xtask).
 
-#![allow(clippy::disallowed_methods)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "xtask runs the capture tools and CLIs itself, not through the product's probes"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -27,14 +30,14 @@ npm's `latest` is the newest release whose engines allow Node 20). --color sets 
 --tag appends -TAG to the case names (a second rendering beside the first); --no-background-color sets
 Gemini CLI's `ui.useBackgroundColor: false`. Needs tmux, python3 and npm.";
 
-pub fn workspace_root() -> PathBuf {
+pub(crate) fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-pub fn have(tool: &str, arg: &str) -> bool {
+pub(crate) fn have(tool: &str, arg: &str) -> bool {
     Command::new(tool)
         .arg(arg)
         .stdout(std::process::Stdio::null())
@@ -71,7 +74,7 @@ fn check_args(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-pub fn run(args: &[String]) -> ExitCode {
+pub(crate) fn run(args: &[String]) -> ExitCode {
     if args.iter().any(|a| a == "-h" || a == "--help") {
         println!("{USAGE}");
         return ExitCode::SUCCESS;
@@ -118,7 +121,7 @@ pub fn run(args: &[String]) -> ExitCode {
 
 /// The capture driver of an agent (a script in xtask/capture/) and its arguments: `args` are the
 /// driver flags without `--agent` (scenarios_agents.py drives two CLIs and takes `--agent` itself).
-pub fn driver(agent: &str, args: &[String]) -> Option<(String, Vec<String>)> {
+pub(crate) fn driver(agent: &str, args: &[String]) -> Option<(String, Vec<String>)> {
     match agent {
         "claude" => Some(("scenarios.py".to_string(), args.to_vec())),
         "opencode" | "aider" => Some((format!("scenarios_{agent}.py"), args.to_vec())),
@@ -132,7 +135,7 @@ pub fn driver(agent: &str, args: &[String]) -> Option<(String, Vec<String>)> {
 }
 
 /// `python3 xtask/capture/<script>` run from the workspace root, writing no bytecode.
-pub fn python(script: &str) -> Command {
+pub(crate) fn python(script: &str) -> Command {
     let root = workspace_root();
     let mut command = Command::new("python3");
     command

@@ -12,7 +12,10 @@
 //!
 //! A developer chore: it spawns its tools directly, as capture.rs does.
 
-#![allow(clippy::disallowed_methods)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "xtask runs the capture tools and CLIs itself, not through the product's probes"
+)]
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write as _};
@@ -616,7 +619,7 @@ impl Drift {
     }
 }
 
-pub fn run(args: &[String]) -> ExitCode {
+pub(crate) fn run(args: &[String]) -> ExitCode {
     let args = match parse_args(args) {
         Ok(args) if args.help => {
             println!("{USAGE}");

@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 use classify::{Context, Echo, Profiles, State, Work};
 
 /// The capture modes a case may hold; each is classified on its own.
-pub const CAPTURE_FILES: [&str; 3] = ["plain.txt", "ansi.txt", "scrollback.txt"];
+pub(crate) const CAPTURE_FILES: [&str; 3] = ["plain.txt", "ansi.txt", "scrollback.txt"];
 const REQUIRED_KEYS: [&str; 6] = ["expect", "agent", "version", "size", "source", "captured"];
 
 /// One capture folder and its `meta`.
 #[derive(Debug)]
-pub struct Case {
+pub(crate) struct Case {
     pub dir: PathBuf,
     pub name: String,
     pub expect: State,
@@ -102,7 +102,7 @@ impl Case {
     }
 
     /// The capture files present, with their text (decoded lossily, as the monitor does).
-    pub fn captures(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn captures(&self) -> Vec<(&'static str, String)> {
         CAPTURE_FILES
             .iter()
             .filter_map(|&file| {
@@ -114,7 +114,7 @@ impl Case {
 }
 
 /// Every case under `root` (`testdata/panes`), sorted by path.
-pub fn load_cases(root: &Path) -> Result<Vec<Case>, Vec<String>> {
+pub(crate) fn load_cases(root: &Path) -> Result<Vec<Case>, Vec<String>> {
     let mut dirs = Vec::new();
     let agents =
         std::fs::read_dir(root).map_err(|err| vec![format!("{}: {err}", root.display())])?;
@@ -126,7 +126,7 @@ pub fn load_cases(root: &Path) -> Result<Vec<Case>, Vec<String>> {
 
 /// The cases directly under `dir` (a capture driver's `--out`), sorted by path, and what could not
 /// be loaded (an unreadable folder or `meta`), one line each.
-pub fn load_cases_in(dir: &Path) -> (Vec<Case>, Vec<String>) {
+pub(crate) fn load_cases_in(dir: &Path) -> (Vec<Case>, Vec<String>) {
     if let Err(err) = std::fs::read_dir(dir) {
         return (Vec::new(), vec![format!("{}: {err}", dir.display())]);
     }
@@ -168,7 +168,7 @@ fn load_each(mut dirs: Vec<PathBuf>) -> (Vec<Case>, Vec<String>) {
 
 /// What a replay found.
 #[derive(Debug, Default)]
-pub struct Report {
+pub(crate) struct Report {
     /// Per profile: (expected, got) → count.
     pub matrix: BTreeMap<String, BTreeMap<(State, State), usize>>,
     pub failures: Vec<String>,
@@ -183,13 +183,13 @@ pub struct Report {
     pub snapshots_written: usize,
 }
 
-pub fn testdata_root() -> PathBuf {
+pub(crate) fn testdata_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/panes")
 }
 
 /// What happens to the `--explain` snapshots (`explain.txt`) during a replay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Snapshots {
+pub(crate) enum Snapshots {
     /// A missing or different snapshot is a failure (`cargo xtask golden`).
     Check,
     /// Rewrite the snapshots that differ (`UPDATE_EXPECT=1`).
@@ -199,7 +199,7 @@ pub enum Snapshots {
 }
 
 /// Replays the corpus. With `update`, rewrites the `--explain` snapshots.
-pub fn replay(root: &Path, update: bool) -> Report {
+pub(crate) fn replay(root: &Path, update: bool) -> Report {
     let snapshots = if update {
         Snapshots::Update
     } else {
@@ -209,7 +209,7 @@ pub fn replay(root: &Path, update: bool) -> Report {
 }
 
 /// Classifies every capture of the loaded cases, as the monitor would with `--profile auto`.
-pub fn replay_cases(cases: Result<Vec<Case>, Vec<String>>, snapshots: Snapshots) -> Report {
+pub(crate) fn replay_cases(cases: Result<Vec<Case>, Vec<String>>, snapshots: Snapshots) -> Report {
     let mut report = Report::default();
     let cases = match cases {
         Ok(cases) => cases,
@@ -338,7 +338,7 @@ fn check_snapshot(case: &Case, explained: &str, update: bool, report: &mut Repor
 }
 
 /// The golden replay's report: the matrices, the totals, every mismatch.
-pub fn render(report: &Report) -> String {
+pub(crate) fn render(report: &Report) -> String {
     let mut out = render_matrices(report);
     let _ = writeln!(
         out,
@@ -359,7 +359,7 @@ pub fn render(report: &Report) -> String {
 }
 
 /// One `MISMATCH …` line per failure: the case and file, expected and classified state, the rule, the evidence line.
-pub fn render_failures(report: &Report) -> String {
+pub(crate) fn render_failures(report: &Report) -> String {
     let mut out = String::new();
     for failure in &report.failures {
         let _ = writeln!(out, "MISMATCH {failure}");
@@ -368,7 +368,7 @@ pub fn render_failures(report: &Report) -> String {
 }
 
 /// The confusion matrix of each profile, expected states down, verdicts across.
-pub fn render_matrices(report: &Report) -> String {
+pub(crate) fn render_matrices(report: &Report) -> String {
     let mut out = String::new();
     for (profile, cells) in &report.matrix {
         let _ = writeln!(

@@ -73,10 +73,6 @@
 //! assert_eq!(kept["dimensions"][0]["findings"][0]["status"], "new");
 //! ```
 
-#![warn(missing_docs, unreachable_pub)]
-#![deny(unsafe_code)]
-#![warn(clippy::allow_attributes, clippy::allow_attributes_without_reason)]
-
 pub mod cadence;
 pub mod cite;
 pub mod plan;

@@ -60,10 +60,6 @@
 //! structure needs, so a 10,000-line scrollback costs about what one screen
 //! does.
 
-#![warn(missing_docs, unreachable_pub)]
-#![deny(unsafe_code)]
-#![warn(clippy::allow_attributes, clippy::allow_attributes_without_reason)]
-
 mod echo;
 mod explain;
 mod ink;

@@ -110,7 +110,10 @@ struct Sample {
 }
 
 /// Watches `targets` at `--interval 1` for `cycles` cycles after the first.
-#[allow(clippy::too_many_arguments)] // a bench harness: each is one knob of the scenario
+#[expect(
+    clippy::too_many_arguments,
+    reason = "a bench harness: each is one knob of the scenario"
+)]
 fn measure(
     label: &str,
     bin: &str,

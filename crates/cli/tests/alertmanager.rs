@@ -3,7 +3,6 @@
 //! Alertmanager (Debian's `prometheus-alertmanager`) on 127.0.0.1, read back
 //! through its own API as an operator's tools would read it.
 // These tests start the binary, tmux, Alertmanager and fake servers; that is their point.
-#![allow(clippy::disallowed_methods)]
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

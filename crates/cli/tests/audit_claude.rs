@@ -5,7 +5,10 @@
 //! the planted bad citations and the generic "holds", and the project is left
 //! as it was.
 // These tests start python3 (the mock) and keep its pipes open.
-#![allow(clippy::disallowed_methods)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "a test starts the real binary and the processes around it itself, not through the product's probes"
+)]
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};

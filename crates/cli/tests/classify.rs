@@ -1,6 +1,5 @@
 //! `bmb-monitor classify` as a user runs it: the real binary, a pane on stdin.
 // These tests start the binary under test; that is their whole point.
-#![allow(clippy::disallowed_methods)]
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -7,7 +7,6 @@
 //! Nothing here asserts a duration; the hang guard only ends a stuck test.
 
 // These tests must start the real binary (which starts tmux through probes::run).
-#![allow(clippy::disallowed_methods)]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -4,7 +4,10 @@
 //! rules, a real Alertmanager with the shipped routing and inhibition, and
 //! a webhook receiver counting the pages a person would get.
 // These tests start the binary, tmux, sshd, Prometheus and Alertmanager; that is their point.
-#![allow(clippy::disallowed_methods)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "a test starts the real binary and the processes around it itself, not through the product's probes"
+)]
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,10 @@
 //! hold up, and `bmb-monitor status` read back from a real tmux pane as a
 //! person sees it, with an unreachable host and an unreachable endpoint.
 // These tests start the binary, tmux, ssh and Prometheus; that is their point.
-#![allow(clippy::disallowed_methods)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "a test starts the real binary and the processes around it itself, not through the product's probes"
+)]
 
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};

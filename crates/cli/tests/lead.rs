@@ -53,7 +53,10 @@ struct Sleeper(Child);
 
 impl Sleeper {
     // A real agent stand-in: a process the test owns and kills by its pid.
-    #[allow(clippy::disallowed_methods)]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a test starts the real binary and the processes around it itself, not through the product's probes"
+    )]
     fn start() -> Sleeper {
         Sleeper(
             std::process::Command::new("sleep")
@@ -772,7 +775,10 @@ struct Spinner(Child);
 
 impl Spinner {
     // A real process that burns a core, owned and killed by this test.
-    #[allow(clippy::disallowed_methods)]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a test starts the real binary and the processes around it itself, not through the product's probes"
+    )]
     fn start() -> Spinner {
         Spinner(
             std::process::Command::new("sh")

@@ -14,7 +14,10 @@ use watchdog::lead::{LeadConfig, LeadMonitor, Output, parse_control};
 
 /// A pid that named a process a moment ago and names none now.
 // A real process must be started and reaped to get a really dead pid.
-#[allow(clippy::disallowed_methods)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a test starts the real binary and the processes around it itself, not through the product's probes"
+)]
 fn dead_pid() -> u32 {
     let mut child = std::process::Command::new("true").spawn().unwrap();
     let pid = child.id();
@@ -65,7 +68,7 @@ fn a_pass_over_1000_items_creates_no_process() {
         seccomp_fence::forbid_process_creation_on_this_thread();
         // The fence holds: spawning from this thread fails.
         // (The one place here that tries to start a process, on purpose.)
-        #[allow(clippy::disallowed_methods)]
+        #[expect(clippy::disallowed_methods, reason = "a test starts the real binary and the processes around it itself, not through the product's probes")]
         let attempt = std::process::Command::new("true").status();
         assert!(attempt.is_err(), "the seccomp fence let a process start");
         monitor.pass(&mut port, &SystemClock)

@@ -15,7 +15,10 @@ fn read(path: &Path) -> String {
 
 // The Lead stand-in must stay running while the test kills it, which
 // `probes::run` (run to completion) cannot do.
-#[allow(clippy::disallowed_methods)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a test starts the real binary and the processes around it itself, not through the product's probes"
+)]
 #[test]
 fn when_the_lead_is_gone_the_monitor_makes_a_final_pass_and_exits_0() {
     // This process adopts its orphaned descendants: the monitor, once its

@@ -4,7 +4,6 @@
 //! (xtask/capture/live_agents.py). A person's draft in the box is never typed
 //! over; the CLI's own placeholder is an empty box.
 // These tests start python3, the real agent CLI and the monitor binary.
-#![allow(clippy::disallowed_methods)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

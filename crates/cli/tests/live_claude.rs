@@ -3,7 +3,10 @@
 //! the loopback mock of the Messages API (xtask/capture/live.py). The pane and
 //! Claude Code's own session file must tell the same story.
 // These tests start python3, the real agent CLI and the monitor binary.
-#![allow(clippy::disallowed_methods)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "a test starts the real binary and the processes around it itself, not through the product's probes"
+)]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -4,7 +4,10 @@
 //! per completed cycle, so none while a capture hangs; `STOPPING=1` on the
 //! way out.
 // These tests start the binary and tmux, and signal the tmux server; that is their point.
-#![allow(clippy::disallowed_methods)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "a test starts the real binary and the processes around it itself, not through the product's probes"
+)]
 
 use std::os::unix::net::UnixDatagram;
 use std::path::Path;

@@ -6,7 +6,10 @@
 //! is; the process, build, delivery and reload metrics are there, sane, and
 //! `promtool check metrics` finds nothing to say about them.
 // These tests start the binary, tmux and promtool; that is their point.
-#![allow(clippy::disallowed_methods)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "a test starts the real binary and the processes around it itself, not through the product's probes"
+)]
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -193,6 +196,10 @@ fn watch_many(
         .args(extra)
         .env("XDG_STATE_HOME", state);
     // SAFETY: setrlimit(2) is async-signal-safe and nothing here allocates.
+    #[expect(
+        unsafe_code,
+        reason = "std's `pre_exec` is the only hook between fork and exec, where the child's limit is set"
+    )]
     unsafe {
         command.pre_exec(move || {
             rustix::process::setrlimit(

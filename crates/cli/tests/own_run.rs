@@ -9,7 +9,10 @@
 
 // The harnesses start tmux, sshd and the monitor as children of the test,
 // which `probes::run` (run to completion) cannot do.
-#![allow(clippy::disallowed_methods)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "a test starts the real binary and the processes around it itself, not through the product's probes"
+)]
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::net::UnixListener;

@@ -9,7 +9,10 @@
 //! Nothing here measures time: wall clocks are hang guards only.
 
 // These tests start the binary, tmux, sshd and promtool; that is their point.
-#![allow(clippy::disallowed_methods)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "a test starts the real binary and the processes around it itself, not through the product's probes"
+)]
 
 use std::io::Write;
 use std::path::Path;

@@ -5,7 +5,6 @@
 //! about (the command, the file) are there, every line of it is a line of
 //! the capture, and the transcript above the dialog is not.
 // These tests start the binary and tmux; that is their point.
-#![allow(clippy::disallowed_methods)]
 
 use std::path::{Path, PathBuf};
 

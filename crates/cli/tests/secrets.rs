@@ -6,7 +6,6 @@
 //! searched for them. The real binary, a private tmux server, a real git
 //! project for the audit.
 // These tests start the binary, tmux and a fake Alertmanager; that is their point.
-#![allow(clippy::disallowed_methods)]
 
 use std::collections::HashMap;
 use std::io::{Read, Write};

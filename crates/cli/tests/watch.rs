@@ -2,7 +2,10 @@
 //! test, panes replaying real Claude Code captures and recording every key
 //! they receive, real probe and alert commands.
 // These tests start the binary, tmux and shell probes; that is their point.
-#![allow(clippy::disallowed_methods)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "a test starts the real binary and the processes around it itself, not through the product's probes"
+)]
 
 use bmb_testkit::tmux as private_tmux;
 

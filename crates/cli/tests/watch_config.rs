@@ -2,7 +2,10 @@
 //! files, a private tmux server per test, and SIGHUP sent to the running
 //! monitor by its pid.
 // These tests start the binary, tmux and shell commands; that is their point.
-#![allow(clippy::disallowed_methods)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "a test starts the real binary and the processes around it itself, not through the product's probes"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

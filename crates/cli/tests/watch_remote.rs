@@ -11,7 +11,6 @@
 // The shared harnesses start tmux and sshd as children of the test (a
 // private server, a daemon that must outlive one call), which `probes::run`
 // cannot do; this file's own commands go through `probes::run`.
-#![allow(clippy::disallowed_methods)]
 
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};

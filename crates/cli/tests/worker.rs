@@ -10,7 +10,10 @@
 
 // These tests must start real processes (git, the agent, the monitor binary);
 // the product's own subprocesses all go through `probes::run`.
-#![allow(clippy::disallowed_methods)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "a test starts the real binary and the processes around it itself, not through the product's probes"
+)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

@@ -59,9 +59,6 @@
 //! # }
 //! ```
 
-#![warn(missing_docs, unreachable_pub)]
-#![deny(unsafe_code)]
-#![warn(clippy::allow_attributes, clippy::allow_attributes_without_reason)]
 pub mod escalation;
 pub mod findings;
 #[cfg(feature = "journal")]

@@ -82,9 +82,6 @@
 //! **Architecture Invariant:** nothing here calls the OS; every observation
 //! arrives through a port trait, so every branch is driven from tests with
 //! fakes and a fake clock.
-#![warn(missing_docs, unreachable_pub)]
-#![deny(unsafe_code)]
-#![warn(clippy::allow_attributes, clippy::allow_attributes_without_reason)]
 
 pub mod clock;
 pub mod lead;

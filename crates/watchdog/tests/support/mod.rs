@@ -12,7 +12,7 @@ use classify::Work;
 use ledger::session::{SessionMemory, SessionRecord};
 
 /// A real capture from `testdata/panes/<agent>/<case>/plain.txt`.
-pub fn agent_capture(agent: &str, case: &str) -> String {
+pub(crate) fn agent_capture(agent: &str, case: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../testdata/panes")
         .join(agent)
@@ -21,19 +21,19 @@ pub fn agent_capture(agent: &str, case: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()))
 }
 
-pub fn capture(case: &str) -> String {
+pub(crate) fn capture(case: &str) -> String {
     agent_capture("claude", case)
 }
-pub fn idle() -> String {
+pub(crate) fn idle() -> String {
     capture("idle-after-text-answer")
 }
-pub fn question() -> String {
+pub(crate) fn question() -> String {
     capture("question-permission-bash")
 }
-pub fn other_question() -> String {
+pub(crate) fn other_question() -> String {
     capture("question-ask-single")
 }
-pub fn working() -> String {
+pub(crate) fn working() -> String {
     capture("working-bash-sleep")
 }
 
@@ -47,7 +47,7 @@ enum Capture {
 /// What the machine shows on one poll: the pane (or why it could not be
 /// captured), the probes, and what the pane's processes tell.
 #[derive(Debug, Clone)]
-pub struct Screen {
+pub(crate) struct Screen {
     capture: Capture,
     work: Work,
     progress: Option<u64>,
@@ -64,7 +64,7 @@ pub struct Screen {
 
 impl Screen {
     /// `pane` on screen, the work probe unanswered, no progress probe.
-    pub fn pane(pane: &str) -> Screen {
+    pub(crate) fn pane(pane: &str) -> Screen {
         Screen {
             capture: Capture::Pane(pane.to_string()),
             work: Work::Unknown,
@@ -78,62 +78,62 @@ impl Screen {
         }
     }
     /// The capture failed with `error`.
-    pub fn failed(error: &str) -> Screen {
+    pub(crate) fn failed(error: &str) -> Screen {
         Screen {
             capture: Capture::Failed(error.to_string()),
             ..Screen::pane("")
         }
     }
-    pub fn work(self, work: Work) -> Screen {
+    pub(crate) fn work(self, work: Work) -> Screen {
         Screen { work, ..self }
     }
-    pub fn progress(self, progress: u64) -> Screen {
+    pub(crate) fn progress(self, progress: u64) -> Screen {
         Screen {
             progress: Some(progress),
             ..self
         }
     }
-    pub fn witness(self, witness: Witness) -> Screen {
+    pub(crate) fn witness(self, witness: Witness) -> Screen {
         Screen {
             witness: Some(witness),
             ..self
         }
     }
-    pub fn front(self, foreground: &Foreground) -> Screen {
+    pub(crate) fn front(self, foreground: &Foreground) -> Screen {
         Screen {
             foreground: Some(foreground.clone()),
             ..self
         }
     }
     /// A key was last pressed in the session at `epoch`.
-    pub fn activity(self, epoch: i64) -> Screen {
+    pub(crate) fn activity(self, epoch: i64) -> Screen {
         Screen {
             activity: Some(epoch),
             ..self
         }
     }
     /// The pane has the focus, or another pane of the session has it.
-    pub fn focused(self, focused: bool) -> Screen {
+    pub(crate) fn focused(self, focused: bool) -> Screen {
         Screen {
             focused: Some(focused),
             ..self
         }
     }
     /// The poll happens at `now` (`2026-12-01T23:00:00+04:00[Asia/Tbilisi]`).
-    pub fn at(self, now: &str) -> Screen {
+    pub(crate) fn at(self, now: &str) -> Screen {
         Screen {
             now: Some(now.parse().expect("a zoned time")),
             ..self
         }
     }
-    pub fn version(self, version: &str) -> Screen {
+    pub(crate) fn version(self, version: &str) -> Screen {
         Screen {
             version: Some(version.to_string()),
             ..self
         }
     }
 
-    pub fn observation(&self) -> Observation<'_> {
+    pub(crate) fn observation(&self) -> Observation<'_> {
         Observation {
             capture: match &self.capture {
                 Capture::Pane(pane) => Ok(pane),
@@ -163,7 +163,7 @@ fn zone(name: &str) -> Option<jiff::tz::TimeZone> {
 
 /// A foreground of `command` with or without a child running in front
 /// (`None`: its processes were not read).
-pub fn front(command: &str, running_child: Option<bool>) -> Foreground {
+pub(crate) fn front(command: &str, running_child: Option<bool>) -> Foreground {
     Foreground {
         command: command.to_string(),
         running_child,
@@ -173,7 +173,7 @@ pub fn front(command: &str, running_child: Option<bool>) -> Foreground {
 
 /// What happens to the alerts the monitor asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Delivery {
+pub(crate) enum Delivery {
     /// The alert command succeeds: its latch is journaled.
     Delivered,
     /// It fails: the monitor is told, and journals what that undoes.
@@ -186,7 +186,7 @@ pub enum Delivery {
 /// The wall clock the loop stamps its lines with: the monitor itself reads
 /// none, so time only moves the `HH:MM:SS` at the end of each poll line.
 /// Each poll is one 30 s interval after the previous one, the first at 00:00:30.
-pub struct FakeClock {
+pub(crate) struct FakeClock {
     seconds: u64,
 }
 
@@ -200,7 +200,7 @@ impl FakeClock {
 
 /// The loop around one monitor, as the CLI runs it: poll, then journal each
 /// record, type each nudge and deliver each alert, then print the line.
-pub struct Harness {
+pub(crate) struct Harness {
     pub monitor: TargetMonitor,
     config: SessionConfig,
     target: String,
@@ -217,11 +217,11 @@ pub struct Harness {
     pub typed: Vec<String>,
 }
 
-pub const TARGET: &str = "host:sess";
+pub(crate) const TARGET: &str = "host:sess";
 
 impl Harness {
     /// A fresh monitor of `host:sess` with this budget and the default nudge.
-    pub fn new(budget: u32) -> Harness {
+    pub(crate) fn new(budget: u32) -> Harness {
         let config = SessionConfig {
             budget,
             ..SessionConfig::default()
@@ -230,7 +230,7 @@ impl Harness {
     }
 
     /// A monitor with `config` that resumes from `memory`.
-    pub fn resumed(config: SessionConfig, memory: SessionMemory) -> Harness {
+    pub(crate) fn resumed(config: SessionConfig, memory: SessionMemory) -> Harness {
         Harness {
             monitor: TargetMonitor::new(TARGET, config.clone(), memory),
             config,
@@ -246,7 +246,7 @@ impl Harness {
     }
 
     /// The process dies and starts again: a new monitor from the journal.
-    pub fn restart(&mut self) {
+    pub(crate) fn restart(&mut self) {
         let memory = SessionMemory::replay(&self.journal);
         self.monitor = TargetMonitor::new(self.target.clone(), self.config.clone(), memory);
     }
@@ -255,7 +255,7 @@ impl Harness {
     /// is the capture error the loop says (once per change), `S` a nudge
     /// typed, `A` an alert (its state, reason and first line; undelivered
     /// ones end in ` (not delivered)`), and the poll line itself last.
-    pub fn poll(&mut self, screen: &Screen) -> Vec<String> {
+    pub(crate) fn poll(&mut self, screen: &Screen) -> Vec<String> {
         let (report, actions) = self.monitor.poll(screen.observation());
         let mut lines = Vec::new();
         if let Some(error) = &report.error {
@@ -301,7 +301,7 @@ impl Harness {
     }
 
     /// One poll of `screen`; its lines must be exactly `expected`.
-    pub fn expect<S: AsRef<str>>(&mut self, screen: &Screen, expected: &[S]) {
+    pub(crate) fn expect<S: AsRef<str>>(&mut self, screen: &Screen, expected: &[S]) {
         let got = self.poll(screen);
         let expected: Vec<&str> = expected.iter().map(AsRef::as_ref).collect();
         assert_eq!(got, expected, "at {}", self.clock.seconds);
@@ -310,7 +310,7 @@ impl Harness {
     /// The monitor has watched `screen` for one interval before the table
     /// starts (a stop is typed into only once it held still that long): one
     /// poll whose only line says it waits, off the table's clock.
-    pub fn settle(&mut self, screen: &Screen) {
+    pub(crate) fn settle(&mut self, screen: &Screen) {
         let lines = self.poll(screen);
         let waits =
             "not nudged yet (a new watcher waits for the screen to hold still one interval)";
@@ -322,16 +322,16 @@ impl Harness {
     }
 
     /// The last poll's report.
-    pub fn last(&self) -> &PollReport {
+    pub(crate) fn last(&self) -> &PollReport {
         self.report.as_ref().expect("a poll")
     }
 }
 
 /// One row of a table: this screen on the next poll, exactly these lines.
-pub type Step<'a> = (Screen, &'a [&'a str]);
+pub(crate) type Step<'a> = (Screen, &'a [&'a str]);
 
 /// Runs `steps` against one harness.
-pub fn check(h: &mut Harness, steps: &[Step]) {
+pub(crate) fn check(h: &mut Harness, steps: &[Step]) {
     for (screen, expected) in steps {
         h.expect(screen, expected);
     }

@@ -8,7 +8,10 @@
 
 // A test must start the real binary with pipes it keeps open, which
 // `probes::run` (run to completion) cannot do.
-#![allow(clippy::disallowed_methods)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the test harness starts the real daemons and processes a test needs (sshd, tmux, Prometheus, the binary) itself, not through the product's probes"
+)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};

@@ -87,6 +87,10 @@ pub fn processes_mentioning(needle: &str) -> Vec<(u32, String)> {
 /// test dies without running Drop (SIGKILL), the kernel sends it SIGTERM.
 /// The "parent" is the spawning THREAD: start and drop a daemon on the
 /// test's thread.
+#[expect(
+    unsafe_code,
+    reason = "std's `pre_exec` is the only hook between fork and exec; the SAFETY note says why it is sound"
+)]
 pub fn dies_with_this_thread(command: &mut std::process::Command) {
     use std::os::unix::process::CommandExt;
     // SAFETY: the closure runs in the forked child before exec, where only

@@ -4,7 +4,10 @@
 //! into a situation, prints one JSON line (its tmux socket, session, and the
 //! file where the mock logs the prompts the model received) and holds it
 //! until its stdin closes; then it ends everything it started.
-#![allow(clippy::disallowed_methods)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the test harness starts the real daemons and processes a test needs (sshd, tmux, Prometheus, the binary) itself, not through the product's probes"
+)]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -3,7 +3,10 @@
 //! storage folder, a free port; ended by its pid on drop, and by the kernel
 //! if the test dies first.
 // Starting the daemon is the harness's job.
-#![allow(clippy::disallowed_methods)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the test harness starts the real daemons and processes a test needs (sshd, tmux, Prometheus, the binary) itself, not through the product's probes"
+)]
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

@@ -20,7 +20,10 @@
 // sshd must stay running as a child of the test while the monitor talks to
 // it, which `probes::run` (run to completion) cannot do; that one spawn is
 // the only `Command::new` here.
-#![allow(clippy::disallowed_methods)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the test harness starts the real daemons and processes a test needs (sshd, tmux, Prometheus, the binary) itself, not through the product's probes"
+)]
 
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -1,7 +1,10 @@
 //! A private tmux server per test: its socket lives in the test's own
 //! temporary folder, and dropping it kills exactly that server.
 // Setting up a test's own tmux server is the harness's job, not the product's.
-#![allow(clippy::disallowed_methods)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the test harness starts the real daemons and processes a test needs (sshd, tmux, Prometheus, the binary) itself, not through the product's probes"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
