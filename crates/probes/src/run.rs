@@ -927,7 +927,7 @@ pub struct Session {
     group: Pid,
     requests: Option<mpsc::Sender<Vec<u8>>>,
     output: mpsc::Receiver<Vec<u8>>,
-    stderr: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    stderr: std::sync::Arc<SessionStderr>,
     pending: Vec<u8>,
     closed: bool,
 }
@@ -976,6 +976,17 @@ impl std::error::Error for SessionError {}
 
 /// The last bytes of a session's stderr that are kept, for messages.
 const SESSION_STDERR_TAIL: usize = 4096;
+/// How long [`Session::stderr`] waits, once the child closed its stdout,
+/// for the last of its stderr (ssh writes why it failed just before it
+/// exits, and the two pipes are read by two threads).
+const SESSION_STDERR_LAST: Duration = Duration::from_secs(1);
+
+/// A session's stderr tail, and whether its pipe reached its end.
+#[derive(Default)]
+struct SessionStderr {
+    tail: std::sync::Mutex<(Vec<u8>, bool)>,
+    ended: std::sync::Condvar,
+}
 /// Chunks of stdout queued ahead of the reader (8 KiB each).
 const SESSION_QUEUE: usize = 64;
 
@@ -1052,25 +1063,31 @@ impl Session {
                 }
             });
         }
-        let stderr = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let stderr = std::sync::Arc::new(SessionStderr::default());
         if let Some(mut pipe) = child.stderr.take() {
-            let tail = std::sync::Arc::clone(&stderr);
+            let shared = std::sync::Arc::clone(&stderr);
             thread::spawn(move || {
                 let mut buf = [0u8; 4096];
                 loop {
                     match pipe.read(&mut buf) {
-                        Ok(0) => return,
-                        Ok(n) => {
-                            let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
-                            tail.extend_from_slice(&buf[..n]);
-                            let over = tail.len().saturating_sub(SESSION_STDERR_TAIL);
-                            tail.drain(..over);
+                        Ok(n) if n > 0 => {
+                            let mut tail = shared.tail.lock().unwrap_or_else(|e| e.into_inner());
+                            tail.0.extend_from_slice(&buf[..n]);
+                            let over = tail.0.len().saturating_sub(SESSION_STDERR_TAIL);
+                            tail.0.drain(..over);
                         }
                         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                        Err(_) => return,
+                        // The end of the pipe, or an error that ends it.
+                        _ => {
+                            shared.tail.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+                            shared.ended.notify_all();
+                            return;
+                        }
                     }
                 }
             });
+        } else {
+            stderr.tail.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
         }
         let session = Session {
             child,
@@ -1140,14 +1157,28 @@ impl Session {
         }
     }
 
-    /// What the child wrote on stderr lately (its last 4 KiB).
+    /// What the child wrote on stderr lately (its last 4 KiB). Once the
+    /// child closed its stdout, this waits (a second at most) for its stderr
+    /// to end too, so the reason it gave on its way out is in the message.
     pub fn stderr(&self) -> Captured {
+        let mut tail = self.stderr.tail.lock().unwrap_or_else(|e| e.into_inner());
+        if self.closed {
+            let until = Instant::now() + SESSION_STDERR_LAST;
+            while !tail.1 {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                tail = self
+                    .stderr
+                    .ended
+                    .wait_timeout(tail, left)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+        }
         Captured {
-            bytes: self
-                .stderr
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone(),
+            bytes: tail.0.clone(),
             truncated: false,
         }
     }
@@ -1246,11 +1277,9 @@ mod tests {
             ended.read_until(b"x", Instant::now() + Duration::from_secs(10), 100),
             Err(SessionError::Closed { partial: 7 })
         );
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !ended.stderr().text().contains("oops") {
-            assert!(Instant::now() < deadline, "its stderr is kept");
-            thread::sleep(Duration::from_millis(10));
-        }
+        // Read at once after the close, as a cycle's message is: what it
+        // said on its way out is there (the stderr pipe's end is waited for).
+        assert!(ended.stderr().text().contains("oops"), "its stderr is kept");
     }
 
     /// A command that takes the next rank in `dir` (an atomic `mkdir`),
