@@ -1019,6 +1019,27 @@ mod tests {
         )
     }
 
+    /// [`read_over`] for the probes' tests: no agent's session file asked
+    /// for, each probe under `probe_timeout`, a fresh nonce.
+    fn probe_over(
+        session: &mut HostSession,
+        tmux: &Tmux,
+        targets: &[(String, Option<KnownPane>)],
+        probes: &[RemoteProbe],
+        probe_timeout: Duration,
+    ) -> HostRead {
+        as_remote(tmux).read_host_via(
+            session,
+            targets,
+            &crate::tmux::fresh_nonce(),
+            false,
+            &mut AgentMemory::default(),
+            probes,
+            probe_timeout,
+            &local_sh,
+        )
+    }
+
     /// The session as on a host without bash: the program under `sh`.
     fn sh_only(command: &str) -> Invocation {
         local_sh(&command.replacen(&quote_literal(BOOT), &quote_literal("eval \"$1\""), 1))
@@ -1227,18 +1248,13 @@ mod tests {
                 command: "echo \"$BMB_TARGET\"; exit 3".into(),
             },
         ];
-        let remote = as_remote(&server.tmux);
-        let nonce = crate::tmux::fresh_nonce();
         let mut session = HostSession::default();
-        let read = remote.read_host_via(
+        let read = probe_over(
             &mut session,
+            &server.tmux,
             &targets,
-            &nonce,
-            false,
-            &mut AgentMemory::default(),
             &probes,
             Duration::from_secs(1),
-            &local_sh,
         );
         assert_eq!(read.probes.len(), 3);
         assert_eq!(
@@ -1261,16 +1277,12 @@ mod tests {
         );
         assert!(read.captures.is_ok());
         // The next request over the same session: only its own probe's answer.
-        let nonce = crate::tmux::fresh_nonce();
-        let again = remote.read_host_via(
+        let again = probe_over(
             &mut session,
+            &server.tmux,
             &targets,
-            &nonce,
-            false,
-            &mut AgentMemory::default(),
             &probes[2..],
             Duration::from_secs(1),
-            &local_sh,
         );
         assert_eq!(session.opened, 1, "the same session");
         assert_eq!(again.probes.len(), 1);
@@ -1303,18 +1315,13 @@ mod tests {
                 command: command.clone(),
             })
             .collect();
-        let remote = as_remote(&server.tmux);
-        let nonce = crate::tmux::fresh_nonce();
         let mut session = HostSession::default();
-        let read = remote.read_host_via(
+        let read = probe_over(
             &mut session,
+            &server.tmux,
             &targets,
-            &nonce,
-            false,
-            &mut AgentMemory::default(),
             &probes,
             Duration::from_secs(20),
-            &local_sh,
         );
         session.close();
         assert_eq!(read.probes.len(), 20);
