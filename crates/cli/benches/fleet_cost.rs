@@ -14,7 +14,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use bmb_testkit::tmux::PrivateTmux;
-use classify::{State, Work};
+use classify::State;
 use probes::run::{Background, Invocation};
 use watchdog::session::board::{Board, Observed};
 use watchdog::session::target::Target;
@@ -27,12 +27,7 @@ fn thread_cpu() -> Duration {
 
 fn report(i: usize) -> PollReport {
     PollReport {
-        target: format!("p{i}"),
         state: Some(State::Working),
-        work: Work::Unknown,
-        progress: None,
-        nudges_used: 0,
-        budget: 5,
         done: if i.is_multiple_of(10) {
             vec![Done::Nudged { used: 1, budget: 5 }]
         } else {
@@ -40,17 +35,9 @@ fn report(i: usize) -> PollReport {
         },
         rule: Some("working-footer"),
         evidence: Some("✻ Crunching… (12s · esc to interrupt)".to_string()),
-        error: None,
         pane_state: Some(State::Working),
-        witness: None,
-        disagreements: 0,
-        typing_safe: false,
-        refusal: None,
-        unrecognised: 0,
         agent_seen: true,
-        deferred: None,
-        held_until: None,
-        held_until_epoch: None,
+        ..PollReport::unread(format!("p{i}"), 5)
     }
 }
 

@@ -383,26 +383,13 @@ fn a_reload_to_a_longer_interval_re_sends_the_firing_alert_with_the_new_hold() {
 /// delivered. A redirect is now a failed delivery, said, and sent again.
 #[test]
 fn an_alertmanager_url_that_redirects_is_a_failed_delivery_said_and_retried() {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("address").port();
     let lines = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let seen = Arc::clone(&lines);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-            let mut request = [0u8; 65536];
-            let n = stream.read(&mut request).unwrap_or(0);
-            let first = String::from_utf8_lossy(&request[..n])
-                .lines()
-                .next()
-                .unwrap_or("")
-                .to_string();
-            seen.lock().unwrap().push(first);
-            let _ = stream.write_all(
-                b"HTTP/1.1 302 Found\r\nLocation: /login\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            );
-        }
+    let port = bmb_testkit::http::serve(move |request| {
+        let first = request.lines().next().unwrap_or("").to_string();
+        seen.lock().unwrap().push(first);
+        b"HTTP/1.1 302 Found\r\nLocation: /login\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            .to_vec()
     });
     let (tmux, state) = asking();
     let url = format!("http://127.0.0.1:{port}");

@@ -275,21 +275,8 @@ fn serving(tmux: &PrivateTmux, state: &Path, extra: &[&str]) -> (Running, String
         .args(extra)
         .env("XDG_STATE_HOME", state);
     let monitor = Running::start(command);
-    let mut address = None;
-    assert!(
-        wait_until(30, || {
-            address = monitor.err().iter().find_map(|line| {
-                line.split("metrics on http://")
-                    .nth(1)
-                    .and_then(|rest| rest.split('/').next())
-                    .map(str::to_string)
-            });
-            address.is_some()
-        }),
-        "{:?}",
-        monitor.err()
-    );
-    (monitor, address.expect("an address"))
+    let address = monitor.metrics_address(30);
+    (monitor, address)
 }
 
 fn http_get(url: &str) -> String {
@@ -702,21 +689,7 @@ fn log_changes_prints_a_line_per_change_not_per_poll() {
         .arg(&config)
         .env("XDG_STATE_HOME", state.path());
     let monitor = Running::start(command);
-    let mut address = None;
-    assert!(
-        wait_until(30, || {
-            address = monitor.err().iter().find_map(|line| {
-                line.split("metrics on http://")
-                    .nth(1)
-                    .and_then(|rest| rest.split('/').next())
-                    .map(str::to_string)
-            });
-            address.is_some()
-        }),
-        "{:?}",
-        monitor.err()
-    );
-    let address = address.expect("address");
+    let address = monitor.metrics_address(30);
     let cycles = || -> u64 {
         http_get(&format!("http://{address}/metrics"))
             .lines()

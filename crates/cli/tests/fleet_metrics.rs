@@ -56,25 +56,6 @@ impl World {
     }
 }
 
-/// The address the monitor said it listens on (port 0 picked one).
-fn listening(monitor: &Running) -> String {
-    assert!(
-        wait_until(30, || monitor
-            .err()
-            .iter()
-            .any(|l| l.contains("metrics on http://"))),
-        "the listener was never said: {:?}",
-        monitor.err()
-    );
-    let line = monitor
-        .err()
-        .into_iter()
-        .find(|l| l.contains("metrics on http://"))
-        .expect("said");
-    let rest = line.split("metrics on http://").nth(1).expect("an address");
-    rest.split('/').next().expect("host:port").to_string()
-}
-
 /// A port nothing listens on: bound by us, then released.
 fn closed_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -82,16 +63,7 @@ fn closed_port() -> u16 {
 }
 
 fn http_get(url: &str) -> Result<String, String> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(5)))
-        .proxy(None)
-        .build()
-        .into();
-    let mut response = agent.get(url).call().map_err(|e| e.to_string())?;
-    response
-        .body_mut()
-        .read_to_string()
-        .map_err(|e| e.to_string())
+    bmb_testkit::http::get(url, Duration::from_secs(5))
 }
 
 fn cycles(metrics: &str) -> u64 {
@@ -170,7 +142,7 @@ fn a_real_prometheus_scrapes_the_state_gauge_of_a_question_pane() {
     let world = World::new();
     world.replay("asks", "question-permission-bash");
     let monitor = world.watch(&["asks", "--metrics-listen", "127.0.0.1:0"]);
-    let addr = listening(&monitor);
+    let addr = monitor.metrics_address(30);
     let prometheus = Prometheus::start(&addr);
     let query = r#"bmb_watch_target_state{job="bmb",target="asks",state="QUESTION"}"#;
     let mut last = None;
@@ -210,7 +182,7 @@ fn a_client_that_connects_and_sends_nothing_holds_up_no_cycle_and_no_scrape() {
     let world = World::new();
     world.replay("asks", "question-permission-bash");
     let monitor = world.watch(&["asks", "--metrics-listen", "127.0.0.1:0"]);
-    let addr = listening(&monitor);
+    let addr = monitor.metrics_address(30);
     let mut silent = TcpStream::connect(&addr).expect("connects");
     let mut half = TcpStream::connect(&addr).expect("connects");
     half.write_all(b"GET /metrics HTTP/1.1\r\nHo")
@@ -268,7 +240,7 @@ fn many_silent_clients_and_an_endless_request_line_cost_a_bounded_listener_no_cy
     let world = World::new();
     world.replay("asks", "question-permission-bash");
     let monitor = world.watch(&["asks", "--metrics-listen", "127.0.0.1:0"]);
-    let addr = listening(&monitor);
+    let addr = monitor.metrics_address(30);
     let pid = monitor.child.id();
     let first = http_get(&format!("http://{addr}/metrics")).expect("a first scrape");
     let (threads, fds, rss) = (
@@ -393,7 +365,7 @@ fn the_board_of_100_targets_fits_an_80x24_pane_urgent_rows_first() {
         "127.0.0.1:0",
     ]);
     let monitor = world.watch(&argv);
-    let addr = listening(&monitor);
+    let addr = monitor.metrics_address(30);
     let nobody = format!("127.0.0.1:{}", closed_port());
     let script = format!(
         "exec '{}' status --watch --interval 1 --endpoint {addr} --endpoint {nobody}",
@@ -718,7 +690,7 @@ fn status_reads_the_board_of_the_monitor_a_config_file_describes() {
     .expect("config");
     let config_arg = config.to_string_lossy().into_owned();
     let monitor = Running::start(world.command(&["watch", "--config", &config_arg]));
-    assert_eq!(listening(&monitor), format!("127.0.0.1:{port}"));
+    assert_eq!(monitor.metrics_address(30), format!("127.0.0.1:{port}"));
     let mut board = serde_json::Value::Null;
     assert!(
         wait_until(30, || {
@@ -794,26 +766,14 @@ fn a_reload_publishes_the_board_with_its_new_interval_at_once() {
 /// verbatim. They are escaped, and the JSON means the same.
 #[test]
 fn status_json_escapes_the_c1_controls_and_del_a_hostile_endpoint_sends() {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("address").to_string();
     let board = r#"{"pid":1,"started":0,"updated":0,"interval_secs":1,
         "cycles":{"count":0,"sum_seconds":0.0,"last_seconds":0.0,"buckets":[]},"targets":[],
         "hosts":[{"host":"evil\u009b2J","reachable":false,"error":"x\u0085y\u007fz","since":0,
         "capture_failures":0,"probe_failures":0}]}"#;
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut request = [0u8; 8192];
-            let _ = stream.read(&mut request);
-            let head = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                board.len()
-            );
-            let _ = stream.write_all(head.as_bytes());
-            let _ = stream.write_all(board.as_bytes());
-        }
-    });
+    let addr = format!(
+        "127.0.0.1:{}",
+        bmb_testkit::http::serve_json(board.to_string())
+    );
     let output = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"))
         .args(["status", "--json", "--endpoint", &addr])
         .output()
@@ -851,7 +811,7 @@ fn status_reads_the_board_of_every_watcher_a_real_prometheus_scrapes() {
         "--metrics-listen",
         "127.0.0.1:0",
     ]));
-    let (one, two) = (listening(&first), listening(&second));
+    let (one, two) = (first.metrics_address(30), second.metrics_address(30));
     let prometheus = Prometheus::start(&format!("{one}', '{two}"));
     let url = format!("http://127.0.0.1:{}", prometheus.port);
     let status = || {

@@ -402,42 +402,74 @@ fn an_abstract_notify_socket_gets_ready_and_stopping() {
 /// apart (two tmux calls), and a 5 s watchdog would kill a healthy monitor.
 #[test]
 fn a_watchdog_too_short_for_seventeen_targets_with_per_target_probes_is_refused() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let socket_path = dir.path().join("notify.sock");
-    let mut notify = NotifySocket::bind(&socket_path);
+    let mut watchdog = FiveSecondWatchdog::new();
     let targets: Vec<String> = (0..17).map(|i| format!("t{i}")).collect();
     let run = |probe: &str| {
-        let script = format!(
-            "WATCHDOG_PID=$$ WATCHDOG_USEC=5000000 exec '{}' watch {} --interval 1 \
-             --capture-timeout 1 --probe-timeout 1 --work-probe '{probe}' --once",
-            env!("CARGO_BIN_EXE_bmb-monitor"),
+        format!(
+            "{} --interval 1 --capture-timeout 1 --probe-timeout 1 --work-probe '{probe}'",
             targets.join(" ")
+        )
+    };
+    watchdog.refuses(
+        &run("echo 1 $BMB_TARGET >/dev/null; echo 1"),
+        "longest cycle (5s: 17 probe run(s) here, 8 at a time: 3 x 1s + 2 capture call(s) x 1s)",
+    );
+    // One shared probe for the seventeen: one run per cycle, which 5 s holds.
+    watchdog.starts(&run("echo 1"));
+}
+
+/// `watch … --once` under a watchdog of 5 s (`WATCHDOG_USEC`, its pid the
+/// monitor's own) and a notify socket of the test's, its state and tmux
+/// folder in a temporary one.
+struct FiveSecondWatchdog {
+    dir: tempfile::TempDir,
+    notify: NotifySocket,
+}
+
+impl FiveSecondWatchdog {
+    fn new() -> FiveSecondWatchdog {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let notify = NotifySocket::bind(&dir.path().join("notify.sock"));
+        FiveSecondWatchdog { dir, notify }
+    }
+
+    /// `watch ARGS --once` run to its end.
+    fn watch_once(&self, args: &str) -> std::process::Output {
+        let script = format!(
+            "WATCHDOG_PID=$$ WATCHDOG_USEC=5000000 exec '{}' watch {args} --once",
+            env!("CARGO_BIN_EXE_bmb-monitor"),
         );
         Command::new("sh")
             .arg("-c")
             .arg(script)
-            .env("NOTIFY_SOCKET", &socket_path)
-            .env("XDG_STATE_HOME", dir.path())
-            .env("TMUX_TMPDIR", dir.path())
+            .env("NOTIFY_SOCKET", self.dir.path().join("notify.sock"))
+            .env("XDG_STATE_HOME", self.dir.path())
+            .env("TMUX_TMPDIR", self.dir.path())
             .output()
             .expect("runs")
-    };
-    let output = run("echo 1 $BMB_TARGET >/dev/null; echo 1");
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("WatchdogSec (5s)")
-            && stderr.contains(
-                "longest cycle (5s: 17 probe run(s) here, 8 at a time: 3 x 1s + 2 capture call(s) x 1s)"
-            ),
-        "{stderr}"
-    );
-    assert_eq!(notify.count("READY=1"), 0, "never ready");
-    // One shared probe for the seventeen: one run per cycle, which 5 s holds.
-    let output = run("echo 1");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!stderr.contains("WatchdogSec"), "{stderr}");
-    assert_eq!(notify.count("READY=1"), 1, "{stderr}");
+    }
+
+    /// `watch ARGS` exits 2 saying the watchdog is shorter than its
+    /// `longest` cycle, and is never ready.
+    fn refuses(&mut self, args: &str, longest: &str) {
+        let output = self.watch_once(args);
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("WatchdogSec (5s)") && stderr.contains(longest),
+            "{stderr}"
+        );
+        assert_eq!(self.notify.count("READY=1"), 0, "never ready");
+    }
+
+    /// `watch ARGS` says nothing of the watchdog and is ready once (the
+    /// first ready the socket hears).
+    fn starts(&mut self, args: &str) {
+        let output = self.watch_once(args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("WatchdogSec"), "{stderr}");
+        assert_eq!(self.notify.count("READY=1"), 1, "{stderr}");
+    }
 }
 
 /// Issue 19, item 4: the check left out the alert command, which a cycle
@@ -445,39 +477,15 @@ fn a_watchdog_too_short_for_seventeen_targets_with_per_target_probes_is_refused(
 /// an alert command is given, and the line says it is the alert commands'.
 #[test]
 fn a_watchdog_too_short_once_the_alert_command_is_counted_is_refused() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let socket_path = dir.path().join("notify.sock");
-    let mut notify = NotifySocket::bind(&socket_path);
-    let run = |alert: &str| {
-        // 1 s apart, then two tmux calls of 1 s: 3 s; an alert command's 2 s more is 5.
-        let script = format!(
-            "WATCHDOG_PID=$$ WATCHDOG_USEC=5000000 exec '{}' watch agent --interval 1 \
-             --capture-timeout 1 --probe-timeout 2 {alert} --once",
-            env!("CARGO_BIN_EXE_bmb-monitor"),
-        );
-        Command::new("sh")
-            .arg("-c")
-            .arg(script)
-            .env("NOTIFY_SOCKET", &socket_path)
-            .env("XDG_STATE_HOME", dir.path())
-            .env("TMUX_TMPDIR", dir.path())
-            .output()
-            .expect("runs")
-    };
-    let output = run("--alert-cmd cat");
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("WatchdogSec (5s)")
-            && stderr
-                .contains("longest cycle (4s: 2 capture call(s) x 1s + the alert commands 2s)"),
-        "{stderr}"
+    let mut watchdog = FiveSecondWatchdog::new();
+    // 1 s apart, then two tmux calls of 1 s: 3 s; an alert command's 2 s more is 5.
+    let run =
+        |alert: &str| format!("agent --interval 1 --capture-timeout 1 --probe-timeout 2 {alert}");
+    watchdog.refuses(
+        &run("--alert-cmd cat"),
+        "longest cycle (4s: 2 capture call(s) x 1s + the alert commands 2s)",
     );
-    assert_eq!(notify.count("READY=1"), 0, "never ready");
-    let output = run("");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!stderr.contains("WatchdogSec"), "{stderr}");
-    assert_eq!(notify.count("READY=1"), 1, "{stderr}");
+    watchdog.starts(&run(""));
 }
 
 /// What the check counts holds: a cycle's alert commands share one

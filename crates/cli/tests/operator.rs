@@ -5,65 +5,23 @@
 //! whose hard limit is too low says so and names the trouble as what it
 //! is; the process, build, delivery and reload metrics are there, sane, and
 //! `promtool check metrics` finds nothing to say about them.
-// These tests start the binary, tmux and promtool; that is their point.
-#![expect(
-    clippy::disallowed_methods,
-    reason = "a test starts the real binary and the processes around it itself, not through the product's probes"
-)]
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bmb_testkit::bin::{Running, wait_until};
+use bmb_testkit::metrics::{promtool_clean, value};
 use bmb_testkit::tmux::{PrivateTmux, capture_path};
-
-/// The address the monitor said it listens on (port 0 picked one).
-fn listening(monitor: &Running) -> String {
-    assert!(
-        wait_until(60, || monitor
-            .err()
-            .iter()
-            .any(|l| l.contains("metrics on http://"))),
-        "the listener was never said: {:?}",
-        monitor.err()
-    );
-    let line = monitor
-        .err()
-        .into_iter()
-        .find(|l| l.contains("metrics on http://"))
-        .expect("said");
-    let rest = line.split("metrics on http://").nth(1).expect("an address");
-    rest.split('/').next().expect("host:port").to_string()
-}
 
 /// A GET with Prometheus's default scrape timeout (10 s) as its only
 /// patience: what a scrape that "still answers" must answer within.
 fn scrape(url: &str) -> Result<String, String> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(10)))
-        .proxy(None)
-        .build()
-        .into();
-    let mut response = agent.get(url).call().map_err(|e| e.to_string())?;
-    response
-        .body_mut()
-        .read_to_string()
-        .map_err(|e| e.to_string())
-}
-
-/// The value of the one series `series` (name and labels as printed).
-fn value(metrics: &str, series: &str) -> f64 {
-    metrics
-        .lines()
-        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {series} in\n{metrics}"))
+    bmb_testkit::http::get(url, Duration::from_secs(10))
 }
 
 fn cycles(metrics: &str) -> f64 {
@@ -106,7 +64,7 @@ fn twenty_slow_clients_leave_the_scrape_answerable() {
         ])
         .env("XDG_STATE_HOME", state.path());
     let monitor = Running::start(command);
-    let addr = listening(&monitor);
+    let addr = monitor.metrics_address(60);
     let stop = Arc::new(AtomicBool::new(false));
     let connected = Arc::new(AtomicUsize::new(0));
     let clients: Vec<_> = (0..20)
@@ -245,7 +203,7 @@ fn three_hundred_targets_under_a_soft_limit_of_256_run_and_the_operator_metrics_
         4096,
         &["--alert-cmd", "exit 3", "--alertmanager", &alertmanager],
     );
-    let addr = listening(&monitor);
+    let addr = monitor.metrics_address(60);
     let url = format!("http://{addr}/metrics");
     // Three cycles, each a line per target, and both sinks failed.
     let mut metrics = String::new();
@@ -331,30 +289,6 @@ fn three_hundred_targets_under_a_soft_limit_of_256_run_and_the_operator_metrics_
     promtool_clean(&metrics);
 }
 
-/// `promtool check metrics` reads the exposition and says nothing.
-fn promtool_clean(metrics: &str) {
-    let mut child = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("promtool (Debian's prometheus package)");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(metrics.as_bytes())
-        .expect("written");
-    let output = child.wait_with_output().expect("promtool ends");
-    assert!(
-        output.status.success() && output.stdout.is_empty() && output.stderr.is_empty(),
-        "promtool: {} {}\n{metrics}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
 /// A hard limit too low for the targets: a usage error at the start that
 /// says how many descriptors they need (running short would fail locks,
 /// captures and the listener target by target, each blamed on something else).
@@ -402,7 +336,7 @@ fn a_failed_reload_and_a_good_one_show_in_the_metrics() {
         .arg(&config)
         .env("XDG_STATE_HOME", state.path());
     let monitor = Running::start(command);
-    let addr = listening(&monitor);
+    let addr = monitor.metrics_address(60);
     let url = format!("http://{addr}/metrics");
     let metrics = scrape(&url).expect("a scrape");
     assert_eq!(value(&metrics, "bmb_config_last_reload_successful"), 1.0);

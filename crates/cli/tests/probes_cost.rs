@@ -14,78 +14,21 @@
     reason = "a test starts the real binary and the processes around it itself, not through the product's probes"
 )]
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use bmb_testkit::bin::{Running, wait_until};
+use bmb_testkit::metrics::{promtool_clean, value};
 use bmb_testkit::sshd::Sshd;
 use bmb_testkit::tmux::{PrivateTmux, capture_path};
 
-/// The address the monitor said it listens on (port 0 picked one).
-fn listening(monitor: &Running) -> String {
-    assert!(
-        wait_until(60, || monitor
-            .err()
-            .iter()
-            .any(|l| l.contains("metrics on http://"))),
-        "the listener was never said: {:?}",
-        monitor.err()
-    );
-    let line = monitor
-        .err()
-        .into_iter()
-        .find(|l| l.contains("metrics on http://"))
-        .expect("said");
-    let rest = line.split("metrics on http://").nth(1).expect("an address");
-    rest.split('/').next().expect("host:port").to_string()
-}
-
 fn scrape(address: &str) -> String {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(10)))
-        .proxy(None)
-        .build()
-        .into();
-    let mut response = agent
-        .get(format!("http://{address}/metrics"))
-        .call()
-        .expect("/metrics answers");
-    response.body_mut().read_to_string().expect("a body")
-}
-
-/// The value of the one series `series` (name and labels as printed).
-fn value(metrics: &str, series: &str) -> f64 {
-    metrics
-        .lines()
-        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {series} in\n{metrics}"))
-}
-
-/// `promtool check metrics` reads the exposition and says nothing.
-fn promtool_clean(metrics: &str) {
-    let mut child = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("promtool (Debian's prometheus package)");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(metrics.as_bytes())
-        .expect("written");
-    let output = child.wait_with_output().expect("promtool ends");
-    assert!(
-        output.status.success() && output.stdout.is_empty() && output.stderr.is_empty(),
-        "promtool: {} {}\n{metrics}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    bmb_testkit::http::get(
+        &format!("http://{address}/metrics"),
+        Duration::from_secs(10),
+    )
+    .unwrap_or_else(|e| panic!("/metrics answers: {e}"))
 }
 
 fn polls<'a>(lines: &'a [String], prefix: &str) -> Vec<&'a String> {
@@ -146,7 +89,7 @@ target = "box:b"
     )
     .unwrap();
     let monitor = watch_config(&config, dir.path(), &[]);
-    let address = listening(&monitor);
+    let address = monitor.metrics_address(60);
     let three_each = || {
         let out = monitor.out();
         polls(&out, "MONITOR · box:a · ").len() >= 3 && polls(&out, "MONITOR · box:b · ").len() >= 3
@@ -258,7 +201,7 @@ echo 0"#;
     )
     .unwrap();
     let monitor = watch_config(&config, dir.path(), &[("MEET", &meet)]);
-    let address = listening(&monitor);
+    let address = monitor.metrics_address(60);
     assert!(
         wait_until(120, || polls(&monitor.out(), "MONITOR · t").len() >= total),
         "out: {:?}\nerr: {:?}",

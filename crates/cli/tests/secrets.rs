@@ -8,8 +8,6 @@
 // These tests start the binary, tmux and a fake Alertmanager; that is their point.
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -24,23 +22,13 @@ const TOKEN: &str = "S3cr3tTOKEN";
 
 /// A fake Alertmanager that answers every post 500; the requests' heads, kept.
 fn failing_alertmanager() -> (u16, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("address").port();
     let heads = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&heads);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-            let mut request = [0u8; 65536];
-            let n = stream.read(&mut request).unwrap_or(0);
-            let text = String::from_utf8_lossy(&request[..n]);
-            let head = text.split("\r\n\r\n").next().unwrap_or("").to_string();
-            seen.lock().unwrap().push(head);
-            let _ = stream.write_all(
-                b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\nConnection: close\r\n\r\nboom",
-            );
-        }
+    let port = bmb_testkit::http::serve(move |text| {
+        let head = text.split("\r\n\r\n").next().unwrap_or("").to_string();
+        seen.lock().unwrap().push(head);
+        b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\nConnection: close\r\n\r\nboom"
+            .to_vec()
     });
     (port, heads)
 }
@@ -103,24 +91,42 @@ fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 fn get(url: &str) -> String {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(5)))
-        .proxy(None)
-        .build()
-        .into();
-    agent
-        .get(url)
-        .call()
-        .expect("the monitor answers")
-        .body_mut()
-        .read_to_string()
-        .expect("a text body")
+    bmb_testkit::http::get(url, Duration::from_secs(5))
+        .unwrap_or_else(|e| panic!("the monitor answers: {e}"))
 }
 
 fn assert_no_secret(what: &str, text: &str) {
     for secret in [PASSWORD, TOKEN] {
         assert!(!text.contains(secret), "{secret} in {what}: {text}");
     }
+}
+
+/// `status` of `url` as a board endpoint and as a Prometheus, each as a
+/// table and as JSON: the flag, whether it was JSON, and what it printed.
+fn status_every_way(url: &str) -> Vec<(&'static str, bool, std::process::Output)> {
+    let mut outputs = Vec::new();
+    for flag in ["--endpoint", "--prometheus"] {
+        for json in [false, true] {
+            let mut command = bmb_testkit::bin::command(BIN);
+            command.args(["status", flag, url]);
+            if json {
+                command.arg("--json");
+            }
+            outputs.push((flag, json, command.output().expect("status runs")));
+        }
+    }
+    outputs
+}
+
+/// A private tmux server whose `agent` pane shows a permission question.
+fn asking() -> PrivateTmux {
+    let tmux = PrivateTmux::new();
+    tmux.replay(
+        "agent",
+        &capture_path("question-permission-bash"),
+        &tmux.dir.path().join("agent.received"),
+    );
+    tmux
 }
 
 /// A project with rules of its own, in a real git repository, for the audit.
@@ -145,12 +151,7 @@ fn project() -> tempfile::TempDir {
 #[test]
 fn a_planted_password_and_token_reach_no_stream_no_file_no_metric_and_no_child_argv() {
     let (port, heads) = failing_alertmanager();
-    let tmux = PrivateTmux::new();
-    tmux.replay(
-        "agent",
-        &capture_path("question-permission-bash"),
-        &tmux.dir.path().join("agent.received"),
-    );
+    let tmux = asking();
     let state = tempfile::tempdir().expect("tempdir");
     let project = project();
     let work = tempfile::tempdir().expect("tempdir");
@@ -266,16 +267,7 @@ fn a_planted_password_and_token_reach_no_stream_no_file_no_metric_and_no_child_a
         "the audit never ended: {:?}",
         monitor.err()
     );
-    let listening = monitor
-        .err()
-        .iter()
-        .find_map(|l| {
-            l.split("metrics on http://")
-                .nth(1)
-                .and_then(|rest| rest.split('/').next())
-                .map(str::to_string)
-        })
-        .expect("the metrics address is said");
+    let listening = monitor.metrics_address(30);
     assert_no_secret("/metrics", &get(&format!("http://{listening}/metrics")));
     assert_no_secret(
         "/board.json",
@@ -327,18 +319,7 @@ fn a_bad_or_unreachable_url_with_a_password_is_said_without_it() {
 
     let port = bmb_testkit::sshd::free_port();
     let endpoint = format!("http://admin:{PASSWORD}@127.0.0.1:{port}");
-    for (flag, json) in [
-        ("--endpoint", false),
-        ("--endpoint", true),
-        ("--prometheus", false),
-        ("--prometheus", true),
-    ] {
-        let mut command = bmb_testkit::bin::command(BIN);
-        command.args(["status", flag, &endpoint]);
-        if json {
-            command.arg("--json");
-        }
-        let output = command.output().expect("status runs");
+    for (_, json, output) in status_every_way(&endpoint) {
         let stdout = String::from_utf8_lossy(&output.stdout);
         // The table cuts a long cell; the JSON has it whole.
         let shown = if json {
@@ -357,47 +338,36 @@ fn a_bad_or_unreachable_url_with_a_password_is_said_without_it() {
 /// its answer: the `Authorization` header's value and the password. The
 /// headers' base64 values it was sent, kept.
 fn echoing_proxy() -> (u16, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("address").port();
     let sent = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&sent);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-            let mut request = [0u8; 65536];
-            let n = stream.read(&mut request).unwrap_or(0);
-            let text = String::from_utf8_lossy(&request[..n]).into_owned();
-            let basic = text
-                .lines()
-                .find_map(|l| {
-                    let (name, value) = l.split_once(':')?;
-                    name.eq_ignore_ascii_case("authorization")
-                        .then(|| value.trim().strip_prefix("Basic ").map(str::to_string))?
-                })
-                .unwrap_or_default();
-            seen.lock().unwrap().push(basic.clone());
-            let echo = format!("no entry for Basic {basic} (password {PASSWORD})");
-            let (status, body) = if text.starts_with("POST ") {
-                ("401 Unauthorized", echo)
-            } else if text.starts_with("GET /api/v1/query") {
-                (
-                    "200 OK",
-                    format!(r#"{{"status":"error","error":"{echo}"}}"#),
-                )
-            } else {
-                // A JSON string where the board should be: a parser's error
-                // quotes it.
-                ("200 OK", format!("\"{echo}\""))
-            };
-            let _ = stream.write_all(
-                format!(
-                    "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                )
-                .as_bytes(),
-            );
-        }
+    let port = bmb_testkit::http::serve(move |text| {
+        let basic = text
+            .lines()
+            .find_map(|l| {
+                let (name, value) = l.split_once(':')?;
+                name.eq_ignore_ascii_case("authorization")
+                    .then(|| value.trim().strip_prefix("Basic ").map(str::to_string))?
+            })
+            .unwrap_or_default();
+        seen.lock().unwrap().push(basic.clone());
+        let echo = format!("no entry for Basic {basic} (password {PASSWORD})");
+        let (status, body) = if text.starts_with("POST ") {
+            ("401 Unauthorized", echo)
+        } else if text.starts_with("GET /api/v1/query") {
+            (
+                "200 OK",
+                format!(r#"{{"status":"error","error":"{echo}"}}"#),
+            )
+        } else {
+            // A JSON string where the board should be: a parser's error
+            // quotes it.
+            ("200 OK", format!("\"{echo}\""))
+        };
+        format!(
+            "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes()
     });
     (port, sent)
 }
@@ -411,12 +381,7 @@ fn echoing_proxy() -> (u16, Arc<Mutex<Vec<String>>>) {
 fn credentials_an_answer_echoes_are_printed_nowhere() {
     let (port, sent) = echoing_proxy();
     let url = format!("http://admin:{PASSWORD}@127.0.0.1:{port}");
-    let tmux = PrivateTmux::new();
-    tmux.replay(
-        "agent",
-        &capture_path("question-permission-bash"),
-        &tmux.dir.path().join("agent.received"),
-    );
+    let tmux = asking();
     let state = tempfile::tempdir().expect("tempdir");
     let mut command = bmb_testkit::bin::command(BIN);
     command
@@ -434,18 +399,7 @@ fn credentials_an_answer_echoes_are_printed_nowhere() {
         watch_err.contains("answered 401 Unauthorized: no entry for Basic *** (password ***)"),
         "{watch_err}"
     );
-    for (flag, json) in [
-        ("--endpoint", false),
-        ("--endpoint", true),
-        ("--prometheus", false),
-        ("--prometheus", true),
-    ] {
-        let mut command = bmb_testkit::bin::command(BIN);
-        command.args(["status", flag, &url]);
-        if json {
-            command.arg("--json");
-        }
-        let output = command.output().expect("status runs");
+    for (flag, _, output) in status_every_way(&url) {
         let shown = String::from_utf8_lossy(&output.stdout).into_owned();
         // What it said of the answer is shown, the credentials not.
         assert!(shown.contains("no entry for Basic ***"), "{flag}: {shown}");

@@ -2,8 +2,6 @@
 //! binary reads a board whose every field carries what a terminal would obey
 //! or be fooled by, and prints none of it raw.
 
-use std::io::{Read, Write};
-
 const BIN: &str = env!("CARGO_BIN_EXE_bmb-monitor");
 
 /// One board whose text fields carry an OSC 52 clipboard write, a clear
@@ -11,8 +9,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_bmb-monitor");
 /// override, an isolate, a line separator, a zero-width space and a tag
 /// character; served to every request on a free port.
 fn hostile_endpoint() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("address").to_string();
     // Updated now: a live board, so its state and grounds are shown.
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -27,20 +23,7 @@ fn hostile_endpoint() -> String {
           "counts":{"nudges":0,"escalations":{},"budget_resets":0,"unrecognised":0}}],
         "hosts":[]}"#
         .replace("NOW", &now.to_string());
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut request = [0u8; 8192];
-            let _ = stream.read(&mut request);
-            let head = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                board.len()
-            );
-            let _ = stream.write_all(head.as_bytes());
-            let _ = stream.write_all(board.as_bytes());
-        }
-    });
-    addr
+    format!("127.0.0.1:{}", bmb_testkit::http::serve_json(board))
 }
 
 /// What no terminal may get raw from a board.

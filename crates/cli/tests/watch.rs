@@ -1448,18 +1448,30 @@ fn a_monitor_killed_while_its_alert_runs_relays_the_question_after_a_restart() {
     assert_eq!(world.read("alerts").lines().count(), 1);
 }
 
-#[test]
-fn a_journal_ending_in_a_torn_multibyte_write_keeps_every_whole_record() {
+/// A world whose `asks` pane asked its question and was escalated once,
+/// by the alert command returned; its journal kept that.
+fn escalated_once() -> (World, String) {
     let world = World::new();
     world.replay("asks", "question-ask-single");
     let alert = world.alert_cmd();
     let text = stdout(&world.watch_once(&["asks", "--alert-cmd", &alert]));
     assert!(text.contains("escalated to the operator"), "{text}");
-    // The journal's last write was cut inside a multibyte character.
-    let journal = walk(world.state.path())
+    (world, alert)
+}
+
+/// The one target's journal in `world`'s state folder.
+fn journal_of(world: &World) -> PathBuf {
+    walk(world.state.path())
         .into_iter()
         .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .expect("the target's journal");
+        .expect("the target's journal")
+}
+
+#[test]
+fn a_journal_ending_in_a_torn_multibyte_write_keeps_every_whole_record() {
+    let (world, alert) = escalated_once();
+    // The journal's last write was cut inside a multibyte character.
+    let journal = journal_of(&world);
     let mut torn = std::fs::read(&journal).unwrap();
     torn.extend_from_slice(b"{\"record\":\"sent\",\"text\":\"caf\xc3");
     std::fs::write(&journal, torn).unwrap();
@@ -1478,15 +1490,8 @@ fn a_journal_ending_in_a_torn_multibyte_write_keeps_every_whole_record() {
 /// fresh would page the question again and spend the budget again.
 #[test]
 fn a_journal_that_cannot_be_read_is_named_and_the_target_not_watched_fresh() {
-    let world = World::new();
-    world.replay("asks", "question-ask-single");
-    let alert = world.alert_cmd();
-    let text = stdout(&world.watch_once(&["asks", "--alert-cmd", &alert]));
-    assert!(text.contains("escalated to the operator"), "{text}");
-    let journal = walk(world.state.path())
-        .into_iter()
-        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .expect("the target's journal");
+    let (world, alert) = escalated_once();
+    let journal = journal_of(&world);
     let kept = journal.with_extension("kept");
     std::fs::rename(&journal, &kept).unwrap();
     let made = std::process::Command::new("mkfifo")
@@ -1739,10 +1744,7 @@ fn a_long_journal_is_compacted_at_start_and_keeps_its_memory() {
     world.replay("asks", "question-ask-single");
     let alert = world.alert_cmd();
     stdout(&world.watch_once(&["asks", "--alert-cmd", &alert]));
-    let journal = walk(world.state.path())
-        .into_iter()
-        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .expect("the target's journal");
+    let journal = journal_of(&world);
     // Years of polls: progress readings that never advanced.
     let mut long = std::fs::read_to_string(&journal).unwrap();
     for _ in 0..5000 {

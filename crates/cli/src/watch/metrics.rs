@@ -661,7 +661,6 @@ impl Collector for OperatorCollector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use classify::Work;
     use watchdog::session::{Done, PollReport};
 
     fn published(board: &Board) -> Arc<Published> {
@@ -681,26 +680,13 @@ mod tests {
         let mut board = Board::new(9, 1000, 1, 5, &targets);
         label_servers(&mut board, "/tmp/tmux-0/a", &[]);
         let report = PollReport {
-            target: "agent".into(),
             state: Some(State::Question),
-            work: Work::Unknown,
-            progress: None,
-            nudges_used: 0,
-            budget: 5,
             done: vec![Done::EscalatedQuestion],
             rule: Some("question-dialog"),
             evidence: Some("Do you want to proceed?".into()),
-            error: None,
             pane_state: Some(State::Question),
-            witness: None,
-            disagreements: 0,
-            typing_safe: false,
-            refusal: None,
             unrecognised: 2,
-            agent_seen: false,
-            deferred: None,
-            held_until: None,
-            held_until_epoch: None,
+            ..PollReport::unread("agent".into(), 5)
         };
         let observed = Observed {
             report: &report,

@@ -153,26 +153,10 @@ mod tests {
 
     fn report(state: Option<State>, done: Vec<Done>) -> PollReport {
         PollReport {
-            target: "agent".into(),
             state,
-            work: Work::Unknown,
-            progress: None,
-            nudges_used: 0,
-            budget: 5,
             done,
-            rule: None,
-            evidence: None,
-            error: None,
             pane_state: state,
-            witness: None,
-            disagreements: 0,
-            typing_safe: false,
-            refusal: None,
-            unrecognised: 0,
-            agent_seen: false,
-            deferred: None,
-            held_until: None,
-            held_until_epoch: None,
+            ..PollReport::unread("agent".into(), 5)
         }
     }
 

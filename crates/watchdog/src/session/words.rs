@@ -408,6 +408,35 @@ pub struct PollReport {
 }
 
 impl PollReport {
+    /// The report of a poll of `target` that read nothing and did nothing:
+    /// no state, the work unknown, no nudge used of `budget`, every other
+    /// field empty. What a caller fills in the rest of (a test's report, an
+    /// embedder's).
+    pub fn unread(target: String, budget: u32) -> PollReport {
+        PollReport {
+            target,
+            state: None,
+            work: Work::Unknown,
+            progress: None,
+            nudges_used: 0,
+            budget,
+            done: Vec::new(),
+            rule: None,
+            evidence: None,
+            error: None,
+            pane_state: None,
+            witness: None,
+            disagreements: 0,
+            typing_safe: false,
+            refusal: None,
+            unrecognised: 0,
+            agent_seen: false,
+            deferred: None,
+            held_until: None,
+            held_until_epoch: None,
+        }
+    }
+
     /// `MONITOR · <target> · <STATE> · work=N · progress=N · nudges k/B[ · done] · HH:MM:SS`
     pub fn line(&self, clock: &str) -> String {
         let state = self.state.map_or("?", State::as_str);
@@ -436,26 +465,11 @@ impl PollReport {
 #[cfg(test)]
 pub(crate) fn sample_report(target: &str, state: Option<State>) -> PollReport {
     PollReport {
-        target: target.into(),
         state,
-        work: Work::Unknown,
-        progress: None,
-        nudges_used: 0,
-        budget: 5,
-        done: Vec::new(),
         rule: state.map(|_| "question-dialog"),
         evidence: state.map(|_| "Do you want to proceed?".to_string()),
-        error: None,
         pane_state: state,
-        witness: None,
-        disagreements: 0,
-        typing_safe: false,
-        refusal: None,
-        unrecognised: 0,
-        agent_seen: false,
-        deferred: None,
-        held_until: None,
-        held_until_epoch: None,
+        ..PollReport::unread(target.into(), 5)
     }
 }
 

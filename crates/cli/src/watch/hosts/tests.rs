@@ -1,9 +1,9 @@
 //! The fleet's ssh on the real sshd of `bmb_testkit::sshd`: two aliases of
 //! one daemon play two hosts, a private tmux server plays both hosts' tmux.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
+use bmb_testkit::entries;
 use bmb_testkit::sshd::Sshd;
 use bmb_testkit::tmux::{PrivateTmux, capture_path};
 use clap::Parser;
@@ -17,20 +17,6 @@ use super::*;
 struct TestCli {
     #[command(flatten)]
     args: Args,
-}
-
-/// The entries of `dir` (the control sockets).
-fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
 }
 
 /// Live processes whose command line mentions `needle` (a master's is

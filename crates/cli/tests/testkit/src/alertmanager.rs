@@ -2,17 +2,12 @@
 //! one test: its own config (one receiver that sends nowhere), its own
 //! storage folder, clustering off, a free port; ended by its pid on drop,
 //! and by the kernel if the test dies first.
-// Starting the daemon is the harness's job.
-#![expect(
-    clippy::disallowed_methods,
-    reason = "the test harness starts the real daemons and processes a test needs (sshd, tmux, Prometheus, the binary) itself, not through the product's probes"
-)]
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Child;
+use std::time::Duration;
 
-use crate::sshd::free_port;
+use crate::daemon::{Daemon, get};
 
 pub const ALERTMANAGER: &str = "/usr/bin/prometheus-alertmanager";
 
@@ -42,51 +37,16 @@ impl Alertmanager {
         let dir = tempfile::tempdir().expect("tempdir");
         let config = dir.path().join("alertmanager.yml");
         std::fs::write(&config, config_text).expect("write the config");
-        let mut last_log = String::new();
-        let attempts = if port.is_some() { 1 } else { 5 };
-        let wanted = port;
-        for attempt in 0..attempts {
-            let port = wanted.unwrap_or_else(free_port);
-            let log_path = dir.path().join(format!("alertmanager-{attempt}.log"));
-            let log = std::fs::File::create(&log_path).expect("log file");
-            let mut command = Command::new(ALERTMANAGER);
-            command
-                .arg(format!("--config.file={}", config.display()))
-                .arg(format!(
-                    "--storage.path={}",
-                    dir.path().join("data").display()
-                ))
-                .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-                .arg("--cluster.listen-address=")
-                .current_dir(dir.path())
-                .stdin(Stdio::null())
-                .stdout(log.try_clone().expect("log file"))
-                .stderr(log);
-            crate::dies_with_this_thread(&mut command);
-            let mut child = command
-                .spawn()
-                .unwrap_or_else(|e| panic!("cannot start {ALERTMANAGER}: {e}"));
-            let deadline = Instant::now() + Duration::from_secs(30);
-            loop {
-                if let Ok(Some(_)) = child.try_wait() {
-                    last_log = std::fs::read_to_string(&log_path).unwrap_or_default();
-                    break;
-                }
-                if get(port, "/-/ready").is_ok() {
-                    return Alertmanager { child, port, dir };
-                }
-                if Instant::now() > deadline {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    panic!(
-                        "alertmanager did not answer on 127.0.0.1:{port} within 30 s; its log:\n{}",
-                        std::fs::read_to_string(&log_path).unwrap_or_default()
-                    );
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
-        panic!("alertmanager could not start in {attempts} attempts; its last log:\n{last_log}");
+        let storage = format!("--storage.path={}", dir.path().join("data").display());
+        let clustering_off = "--cluster.listen-address=".to_string();
+        let (child, port) = Daemon::new(
+            "alertmanager",
+            ALERTMANAGER,
+            30,
+            Duration::from_millis(50),
+        )
+        .start(dir.path(), &config, port, &[storage, clustering_off]);
+        Alertmanager { child, port, dir }
     }
 
     /// Its base URL, as `--alertmanager` takes it.
@@ -127,21 +87,4 @@ impl Drop for Alertmanager {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-/// `GET http://127.0.0.1:PORT/PATH`, its body when it answered 200.
-fn get(port: u16, path: &str) -> Result<String, String> {
-    let agent = ureq::Agent::new_with_config(
-        ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs(5)))
-            .proxy(None)
-            .build(),
-    );
-    agent
-        .get(&format!("http://127.0.0.1:{port}{path}"))
-        .call()
-        .map_err(|e| e.to_string())?
-        .body_mut()
-        .read_to_string()
-        .map_err(|e| e.to_string())
 }

@@ -112,6 +112,28 @@ impl Running {
         wait_until(secs, || self.out().iter().any(|l| l.contains(needle)))
     }
 
+    /// The address `/metrics` is served on, as the monitor says it on
+    /// stderr (`metrics on http://ADDRESS/metrics`: with port 0 the kernel
+    /// picked it); waits up to `secs` for the line, and fails the test with
+    /// the monitor's stderr when it never comes.
+    pub fn metrics_address(&self, secs: u64) -> String {
+        let mut address = None;
+        assert!(
+            wait_until(secs, || {
+                address = self.err().iter().find_map(|line| {
+                    line.split("metrics on http://")
+                        .nth(1)
+                        .and_then(|rest| rest.split('/').next())
+                        .map(str::to_string)
+                });
+                address.is_some()
+            }),
+            "the listener was never said: {:?}",
+            self.err()
+        );
+        address.expect("an address")
+    }
+
     /// Waits (up to `secs`) for the monitor to exit and for what it printed
     /// to be collected (both streams at their end, unless a process it left
     /// still holds one open past the deadline).

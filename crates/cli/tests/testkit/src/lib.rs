@@ -2,7 +2,9 @@
 //! uses: the one harness that starts the binary ([`bin`]), a private tmux
 //! server per test ([`tmux`]), a real sshd on 127.0.0.1 ([`sshd`]), a real
 //! Alertmanager on 127.0.0.1 ([`alertmanager`]), a real Prometheus
-//! ([`prometheus`]), a webhook receiver ([`webhook`]), and a
+//! ([`prometheus`]), a webhook receiver ([`webhook`]), a fake HTTP server
+//! answering as the test says ([`http`]), what tests read in `/metrics`
+//! ([`metrics`]), and a
 //! seccomp fence that forbids process creation on one thread ([`fence`]),
 //! a live agent CLI held in a situation ([`live`]), the real monitor beside
 //! it ([`watcher`]), and `git` in a test's
@@ -12,8 +14,11 @@
 
 pub mod alertmanager;
 pub mod bin;
+mod daemon;
 pub mod fence;
+pub mod http;
 pub mod live;
+pub mod metrics;
 pub mod prometheus;
 pub mod sshd;
 pub mod tmux;

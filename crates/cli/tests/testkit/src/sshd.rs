@@ -26,12 +26,15 @@
 )]
 
 use std::io::Read;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use probes::run::{Invocation, Limits, run};
+
+// Where the tests have always taken it from; the daemons' harnesses share it.
+pub use crate::daemon::free_port;
 
 pub const SSHD: &str = "/usr/sbin/sshd";
 
@@ -110,7 +113,6 @@ impl Sshd {
             )
             .expect("write sshd_config");
             let log_path = root.join("sshd.log");
-            let log = std::fs::File::create(&log_path).expect("sshd log");
             let mut command = Command::new(SSHD);
             command
                 .arg("-D")
@@ -118,14 +120,8 @@ impl Sshd {
                 .arg("-f")
                 .arg(&sshd_config)
                 .arg("-p")
-                .arg(port.to_string())
-                .stdin(Stdio::null())
-                .stdout(log.try_clone().expect("sshd log"))
-                .stderr(log);
-            crate::dies_with_this_thread(&mut command);
-            let mut child = command
-                .spawn()
-                .unwrap_or_else(|e| panic!("cannot start {SSHD}: {e}"));
+                .arg(port.to_string());
+            let mut child = crate::daemon::spawn_logged(command, SSHD, &log_path);
             match wait_ready(&mut child, port, &log_path) {
                 Ready::Yes => {
                     let config = root.join("ssh_config");
@@ -308,14 +304,6 @@ pub fn host_block(alias: &str, port: u16, identity: Option<&Path>) -> String {
         ));
     }
     block
-}
-
-/// A port nobody listens on right now (the kernel's choice).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port on 127.0.0.1")
 }
 
 fn answers_ssh(port: u16) -> bool {
