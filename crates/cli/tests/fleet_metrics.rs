@@ -200,11 +200,13 @@ fn a_client_that_connects_and_sends_nothing_holds_up_no_cycle_and_no_scrape() {
         before,
         polls(&monitor)
     );
-    let metrics = http_get(&format!("http://{addr}/metrics")).expect("a scrape beside them");
+    // A cycle prints its poll lines before it publishes its count: wait for
+    // the count, each scrape made beside the two held connections.
+    let scrape = || http_get(&format!("http://{addr}/metrics")).expect("a scrape beside them");
     assert!(
-        cycles(&metrics) >= (before + 3) as u64,
+        wait_until(60, || cycles(&scrape()) >= (before + 3) as u64),
         "{before} polls before, the exposition counts {}",
-        cycles(&metrics)
+        cycles(&scrape())
     );
     let board = http_get(&format!("http://{addr}/board.json")).expect("the board beside them");
     let board: serde_json::Value = serde_json::from_str(&board).expect("JSON");

@@ -232,14 +232,21 @@ echo 0"#;
         (2..=8).contains(&most),
         "side by side, at most 8 at once: {counts:?}"
     );
-    let metrics = scrape(&address);
-    assert_eq!(
-        value(
-            &metrics,
-            r#"bmb_watch_probe_runs_total{kind="work",runs_on="monitor"}"#
-        ),
-        total as f64
+    // The poll lines are printed before the cycle publishes its counters:
+    // wait for the count to reach every run, then read the rest of it.
+    let runs = r#"bmb_watch_probe_runs_total{kind="work",runs_on="monitor"}"#;
+    let published = |metrics: &str| {
+        metrics
+            .lines()
+            .any(|l| l.strip_prefix(runs) == Some(&format!(" {total}")))
+    };
+    assert!(
+        wait_until(60, || published(&scrape(&address))),
+        "{}",
+        scrape(&address)
     );
+    let metrics = scrape(&address);
+    assert_eq!(value(&metrics, runs), total as f64);
     assert!(
         value(&metrics, r#"bmb_watch_probe_seconds_total{kind="work"}"#) > 0.0,
         "{metrics}"
