@@ -702,7 +702,8 @@ struct ModuleUse {
 
 /// The uses of sibling modules in one crate: for every `crate::…`, `super::…` and `self::…`
 /// path (and a bare `sibling::…` after a `use super::*`), resolved from the module it is
-/// written in (an inline `mod tests { … }` included), the two modules under their deepest
+/// written in (an inline `mod tests { … }` included) and through the re-exports on its way
+/// (`super::Target` where the parent has `pub use target::Target`), the two modules under their deepest
 /// common parent that it crosses between. A module's use of its own ancestors or descendants
 /// is no edge: a parent and its child are one subtree.
 fn module_uses(files: &[(Vec<String>, String)]) -> Vec<ModuleUse> {
@@ -721,7 +722,12 @@ fn module_uses(files: &[(Vec<String>, String)]) -> Vec<ModuleUse> {
             }
         }
     }
-    let mut uses = Vec::new();
+    // Every path any module names, with the module it is written in, and what each module's
+    // `use` lines bring in by name: a path through a parent's re-export (`super::Target` for
+    // `session::target::Target`, `crate::Rule` for `rule::Rule`) is a use of the module that
+    // defines it.
+    let mut paths: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+    let mut imports: BTreeMap<Vec<String>, BTreeMap<String, Vec<String>>> = BTreeMap::new();
     for (file_module, tokens) in &parsed {
         // Unit tests sit beside the code and may reach anything in their crate: a test module's
         // paths are no edge (`tests.rs`, or a `#[cfg(test)] mod … { … }`).
@@ -732,7 +738,6 @@ fn module_uses(files: &[(Vec<String>, String)]) -> Vec<ModuleUse> {
         let mut inline: Vec<(String, usize, bool)> = Vec::new();
         let mut depth = 0usize;
         let mut globbed: Vec<Vec<String>> = Vec::new();
-        let mut paths: Vec<(Vec<String>, Vec<String>)> = Vec::new();
         let mut at = 0;
         while at < tokens.len() {
             let token = tokens[at].as_str();
@@ -785,8 +790,31 @@ fn module_uses(files: &[(Vec<String>, String)]) -> Vec<ModuleUse> {
                             let mut parent = resolved.clone();
                             parent.pop();
                             globbed.push(parent);
+                        } else if at > 0 && tokens[at - 1] == "use" {
+                            let name = resolved.last().expect("a path has a segment").clone();
+                            imports
+                                .entry(module.clone())
+                                .or_default()
+                                .insert(name, resolved.clone());
                         }
                         paths.push((module, resolved));
+                    }
+                    at = past.max(at + 1);
+                    continue;
+                }
+                _ if at > 0
+                    && tokens[at - 1] == "use"
+                    && tokens.get(at + 1).map(String::as_str) == Some("::")
+                    && modules.contains(&[here(), vec![token.to_string()]].concat()) =>
+                {
+                    // `use child::{…}`: what a module brings in from its own child, by name.
+                    let (expanded, past) = expand_path(tokens, at);
+                    for path in expanded {
+                        if path.last().is_some_and(|s| s != "*") {
+                            let resolved = [here(), path].concat();
+                            let name = resolved.last().expect("a path has a segment").clone();
+                            imports.entry(here()).or_default().insert(name, resolved);
+                        }
                     }
                     at = past.max(at + 1);
                     continue;
@@ -810,18 +838,42 @@ fn module_uses(files: &[(Vec<String>, String)]) -> Vec<ModuleUse> {
             }
             at += 1;
         }
-        for (from, to) in paths {
-            let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-            if common >= from.len() || common >= to.len() {
-                continue;
+    }
+    // A path to a name a module imported is a path to where that name comes from, through
+    // as many re-exports as there are (bounded, so two modules importing each other's name
+    // cannot loop).
+    let through_imports = |mut path: Vec<String>| {
+        for _ in 0..16 {
+            let module_len = (0..=path.len())
+                .rev()
+                .find(|&len| modules.contains(&path[..len]))
+                .unwrap_or(0);
+            let Some(name) = path.get(module_len) else {
+                break;
+            };
+            let Some(source) = imports.get(&path[..module_len]).and_then(|m| m.get(name)) else {
+                break;
+            };
+            if source[..] == path[..=module_len] {
+                break;
             }
-            let sibling = to[..=common].to_vec();
-            if modules.contains(&sibling) {
-                uses.push(ModuleUse {
-                    from: from[..=common].to_vec(),
-                    to: sibling,
-                });
-            }
+            path = [source.clone(), path[module_len + 1..].to_vec()].concat();
+        }
+        path
+    };
+    let mut uses = Vec::new();
+    for (from, to) in paths {
+        let to = through_imports(to);
+        let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+        if common >= from.len() || common >= to.len() {
+            continue;
+        }
+        let sibling = to[..=common].to_vec();
+        if modules.contains(&sibling) {
+            uses.push(ModuleUse {
+                from: from[..=common].to_vec(),
+                to: sibling,
+            });
         }
     }
     uses
@@ -953,6 +1005,19 @@ fn the_module_cycle_check_finds_one_and_only_one() {
         module_cycles("k", &three),
         ["{k::x, k::y, k::z} reach each other"]
     );
+    // Through the re-exports of a parent (`super::Y`) and of the root (`crate::X`), however
+    // many: the path names the module that defines the item.
+    let reexported = files(&[
+        ("", "mod a; mod d; pub use a::X;"),
+        (
+            "a",
+            "mod b; mod c; pub use b::Y; pub(crate) use c::{Z, self as cc};",
+        ),
+        ("a::b", "use super::Z;"),
+        ("a::c", "fn f() -> super::Y { todo!() }"),
+        ("d", "pub use crate::a::Y as Why; fn g(_: crate::X) {}"),
+    ]);
+    assert_eq!(module_cycles("k", &reexported), ["k::a::b <-> k::a::c"]);
     let acyclic = files(&[
         ("", "mod a; mod b; use a::X; use b::Y;"),
         ("a", "use super::*; use crate::b::Y;"),
