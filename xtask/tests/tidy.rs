@@ -401,15 +401,125 @@ fn the_os_crate_check_finds_one_in_a_tree() {
     assert!(os_crates_in("bmb-classify v0.1.0\nregex v1.13.2\nlibcx v1\n").is_empty());
 }
 
-/// Every source file of a library or the binary is named in ARCHITECTURE.md's code map, in its
-/// crate's own section: by its path under `src/` (`audit/cite.rs`) or by its name. A module's
-/// `mod.rs`, `lib.rs`, `main.rs` and `tests.rs` are the crate's or their folder's and need no
-/// line of their own.
-#[test]
-fn every_source_file_is_in_the_code_map() {
-    let architecture =
-        fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md reads");
+/// The files a code map need not name: a folder's `mod.rs`, the crate's `lib.rs` and `main.rs`,
+/// a module's `tests.rs`.
+const SELF_EVIDENT: [&str; 4] = ["mod.rs", "lib.rs", "main.rs", "tests.rs"];
+
+/// One crate's section of ARCHITECTURE.md's code map (`### `crates/watchdog``), to the next
+/// heading.
+fn code_map_section<'a>(architecture: &'a str, folder: &str) -> &'a str {
+    let heading = format!("### `{folder}`");
+    architecture
+        .split(&heading)
+        .nth(1)
+        .map(|rest| rest.split("\n### ").next().unwrap_or(rest))
+        .unwrap_or_else(|| panic!("ARCHITECTURE.md has no section `{heading}`"))
+}
+
+/// The files under `src/` (`watch/config.rs`) a crate's code-map section does not name. A file is
+/// named by its path under `src/` (or that path's tail after a folder, `board/wire.rs`), or by its
+/// bare name: anywhere in the section when no other file of the crate has that name, else in a
+/// paragraph or list item that names its folder (`` `watch/` ``) and not the folder of a namesake
+/// (a `settings.rs` said under `` `watch/` `` names `watch/settings.rs`, not `worker/settings.rs`).
+fn unnamed_files(section: &str, files: &[String]) -> Vec<String> {
+    let name_of = |file: &str| file.rsplit('/').next().unwrap_or(file).to_string();
+    let folder_of = |file: &str| file.rsplit_once('/').map(|(folder, _)| folder.to_string());
+    let chunks: Vec<&str> = section
+        .split("\n\n")
+        .flat_map(|paragraph| paragraph.split("\n- "))
+        .collect();
     let mut missing = Vec::new();
+    for file in files {
+        let name = name_of(file);
+        if SELF_EVIDENT.contains(&name.as_str()) {
+            continue;
+        }
+        if section.contains(&format!("`{file}`")) || section.contains(&format!("/{file}`")) {
+            continue;
+        }
+        let quoted = format!("`{name}`");
+        let namesakes: Vec<Option<String>> = files
+            .iter()
+            .filter(|other| *other != file && name_of(other) == name)
+            .map(|other| folder_of(other))
+            .collect();
+        let mentions = |chunk: &str, folder: &Option<String>| {
+            folder
+                .as_ref()
+                .is_some_and(|folder| chunk.contains(&format!("`{folder}/`")))
+        };
+        let named = if namesakes.is_empty() {
+            section.contains(&quoted)
+        } else {
+            let folder = folder_of(file);
+            chunks.iter().any(|chunk| {
+                chunk.contains(&quoted)
+                    && (folder.is_none() || mentions(chunk, &folder))
+                    && !namesakes.iter().any(|other| mentions(chunk, other))
+            })
+        };
+        if !named {
+            missing.push(file.clone());
+        }
+    }
+    missing
+}
+
+/// The `.rs` files a crate's code-map section names that are not there: a bare name that no file
+/// of the crate has, or a path that is no file's path (or its tail) in this crate nor, for a
+/// cross-reference, under another crate's `src/` (`all`: every file as `crates/cli/src/x.rs`);
+/// and an entry of a drawn tree of `src` that is no folder or file of it.
+fn stale_names(section: &str, files: &[String], all: &[String]) -> Vec<String> {
+    let mut stale = BTreeSet::new();
+    for quoted in section.split('`').skip(1).step_by(2) {
+        let looks_like_a_file = quoted.ends_with(".rs")
+            && quoted
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '/' || c == '.');
+        if !looks_like_a_file {
+            continue;
+        }
+        let exists = if quoted.contains('/') {
+            let tail = format!("/{quoted}");
+            files
+                .iter()
+                .any(|file| file == quoted || file.ends_with(&tail))
+                || all
+                    .iter()
+                    .any(|file| file.ends_with(&format!("/src{tail}")))
+        } else {
+            files
+                .iter()
+                .any(|file| file.rsplit('/').next() == Some(quoted))
+        };
+        if !exists {
+            stale.insert(quoted.to_string());
+        }
+    }
+    // A drawn tree of `src` (`├── session/   …`): each entry is a folder or a file there.
+    for line in section.lines() {
+        let Some((_, entry)) = line.split_once("├── ").or_else(|| line.split_once("└── "))
+        else {
+            continue;
+        };
+        let entry = entry.split_whitespace().next().unwrap_or_default();
+        let exists = match entry.strip_suffix('/') {
+            Some(folder) => files
+                .iter()
+                .any(|file| file.starts_with(&format!("{folder}/"))),
+            None => files.iter().any(|file| file == entry),
+        };
+        if !exists {
+            stale.insert(entry.to_string());
+        }
+    }
+    stale.into_iter().collect()
+}
+
+/// Every library's and the binary's source files, by crate: its folder under the root
+/// (`crates/cli`) and its files under `src/` (`watch/config.rs`).
+fn sources_by_crate() -> Vec<(String, Vec<String>)> {
+    let mut crates = Vec::new();
     for package in packages() {
         let src = package.dir.join("src");
         if !src.is_dir() || package.name() == "xtask" {
@@ -421,35 +531,87 @@ fn every_source_file_is_in_the_code_map() {
             .expect("a member under the root")
             .to_string_lossy()
             .into_owned();
-        let heading = format!("### `{folder}`");
-        let section = architecture
-            .split(&heading)
-            .nth(1)
-            .map(|rest| rest.split("\n### ").next().unwrap_or(rest))
-            .unwrap_or_else(|| panic!("ARCHITECTURE.md has no section `{heading}`"));
-        for file in rust_files(&src) {
-            let name = file.file_name().expect("a file name").to_string_lossy();
-            if ["mod.rs", "lib.rs", "main.rs", "tests.rs"].contains(&name.as_ref()) {
-                continue;
-            }
-            let under_src = file
-                .strip_prefix(&src)
-                .expect("under src")
-                .to_string_lossy();
-            if !section.contains(&format!("`{under_src}`"))
-                && !section.contains(&format!("`{name}`"))
-                && !section.contains(&format!("/{under_src}`"))
-            {
-                missing.push(format!("{folder}/src/{under_src}"));
-            }
+        let mut files: Vec<String> = rust_files(&src)
+            .iter()
+            .map(|file| {
+                file.strip_prefix(&src)
+                    .expect("under src")
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        files.sort();
+        crates.push((folder, files));
+    }
+    crates
+}
+
+/// Every source file of a library or the binary is named in ARCHITECTURE.md's code map, in its
+/// crate's own section (see [`unnamed_files`]), and every file the map names is there.
+#[test]
+fn every_source_file_is_in_the_code_map_and_every_file_it_names_exists() {
+    let architecture =
+        fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md reads");
+    let crates = sources_by_crate();
+    let all: Vec<String> = crates
+        .iter()
+        .flat_map(|(folder, files)| files.iter().map(move |file| format!("{folder}/src/{file}")))
+        .collect();
+    assert!(
+        all.len() > 50,
+        "the crates' files were found ({})",
+        all.len()
+    );
+    let mut wrong = Vec::new();
+    for (folder, files) in &crates {
+        let section = code_map_section(&architecture, folder);
+        for file in unnamed_files(section, files) {
+            wrong.push(format!("does not name {folder}/src/{file}"));
+        }
+        for name in stale_names(section, files, &all) {
+            wrong.push(format!(
+                "names `{name}` in `{folder}`'s section, which is not there"
+            ));
         }
     }
-    missing.sort();
     assert!(
-        missing.is_empty(),
-        "ARCHITECTURE.md's code map does not name {} (say what each is for, in its crate's section)",
-        missing.join(", ")
+        wrong.is_empty(),
+        "ARCHITECTURE.md's code map {} (say what each file is for, in its crate's section)",
+        wrong.join("; ")
     );
+}
+
+/// The checks above find a file the map leaves out, one it names only through a namesake in
+/// another folder, and a name it keeps after the file went.
+#[test]
+fn the_code_map_check_finds_an_unnamed_file_and_a_stale_name() {
+    let files: Vec<String> = [
+        "lib.rs",
+        "alert.rs",
+        "watch/mod.rs",
+        "watch/alert.rs",
+        "watch/settings.rs",
+        "worker/settings.rs",
+        "watch/cycle/discover.rs",
+        "board/wire.rs",
+    ]
+    .map(String::from)
+    .to_vec();
+    let section = "The binary.\n- `watch/`: `mod.rs`, `alert.rs` (its funnel), `settings.rs`, \
+                   `watch/cycle/discover.rs`;\n- `alert.rs` (the command), and the board's \
+                   `session/board/wire.rs` with `wire.rs`.\n\nSee `watch/socket_lock.rs`.";
+    let all = vec!["crates/cli/src/watch/socket_lock.rs".to_string()];
+    assert_eq!(unnamed_files(section, &files), ["worker/settings.rs"]);
+    assert_eq!(
+        stale_names(section, &files, &all),
+        ["session/board/wire.rs"]
+    );
+    let named_everything = format!("{section}\n- `worker/`: `settings.rs`, `board/wire.rs`.");
+    assert!(unnamed_files(&named_everything, &files).is_empty());
+    assert!(stale_names("`alert.rs`, `watch/socket_lock.rs`", &files, &all).is_empty());
+    assert_eq!(stale_names("`gone.rs`", &files, &all), ["gone.rs"]);
+    let drawn = "```\nsrc\n├── watch/   the loop\n├── audit/   gone\n└── alert.rs\n```";
+    assert_eq!(stale_names(drawn, &files, &all), ["audit/"]);
 }
 
 /// The `.rs` files under a package's folder.
