@@ -350,13 +350,24 @@ fn the_demo_screens_are_copies_of_the_corpus_captures() {
 /// The crates that call the OS: ARCHITECTURE.md says the pure crates reach none of them.
 const OS_CRATES: &[&str] = &["rustix", "nix", "libc", "signal-hook", "bmb-probes"];
 
-/// The OS crates among the packages of `cargo tree --prefix none` output.
+/// `bmb-ledger`'s features are its files (the journal, the findings log): a pure crate turns on
+/// none of them.
+const LEDGER_FEATURE: &str = "bmb-ledger feature ";
+
+/// The OS crates among the packages of `cargo tree -e normal,features --prefix none` output, and
+/// the features of `bmb-ledger` it turns on (`bmb-ledger feature "findings"`).
 fn os_crates_in(tree: &str) -> Vec<String> {
     let mut found: Vec<String> = tree
         .lines()
-        .filter_map(|line| line.split_whitespace().next())
-        .filter(|name| OS_CRATES.contains(name))
-        .map(str::to_string)
+        .filter_map(|line| {
+            if line.starts_with(LEDGER_FEATURE) {
+                return Some(line.trim().to_string());
+            }
+            line.split_whitespace()
+                .next()
+                .filter(|name| OS_CRATES.contains(name))
+                .map(str::to_string)
+        })
         .collect();
     found.sort();
     found.dedup();
@@ -364,7 +375,7 @@ fn os_crates_in(tree: &str) -> Vec<String> {
 }
 
 /// `watchdog`, `audit` and `classify` are pure (ARCHITECTURE.md): their normal dependency graph, with the
-/// features they ask for alone, reaches no crate that calls the OS.
+/// features they ask for alone, reaches no crate that calls the OS, nor `ledger`'s files.
 #[test]
 #[expect(
     clippy::disallowed_methods,
@@ -376,7 +387,14 @@ fn the_pure_crates_reach_no_os_crate() {
         let out = std::process::Command::new(&cargo)
             .current_dir(root())
             .args([
-                "tree", "--locked", "-e", "normal", "--prefix", "none", "-p", package,
+                "tree",
+                "--locked",
+                "-e",
+                "normal,features",
+                "--prefix",
+                "none",
+                "-p",
+                package,
             ])
             .output()
             .expect("cargo tree runs");
@@ -388,7 +406,7 @@ fn the_pure_crates_reach_no_os_crate() {
         let reached = os_crates_in(&String::from_utf8_lossy(&out.stdout));
         assert!(
             reached.is_empty(),
-            "{package} reaches {reached:?} (`cargo tree -p {package} -e normal`): the pure crates call no OS"
+            "{package} reaches {reached:?} (`cargo tree -p {package} -e normal,features`): the pure crates call no OS"
         );
     }
 }
@@ -399,6 +417,143 @@ fn the_os_crate_check_finds_one_in_a_tree() {
     let tree = "bmb-watchdog v0.1.0 (/w/crates/watchdog)\nbmb-ledger v0.1.0\nbmb-probes v0.1.0\nrustix v1.1.6\nregex v1\nrustix v1.1.6 (*)\n";
     assert_eq!(os_crates_in(tree), ["bmb-probes", "rustix"]);
     assert!(os_crates_in("bmb-classify v0.1.0\nregex v1.13.2\nlibcx v1\n").is_empty());
+    let features = "bmb-watchdog v0.1.0\nbmb-ledger v0.1.0\nbmb-ledger feature \"findings\"\nrustix feature \"fs\"\nserde feature \"std\"\n";
+    assert_eq!(
+        os_crates_in(features),
+        ["bmb-ledger feature \"findings\"", "rustix"]
+    );
+}
+
+/// The parts of `std` (and the clock calls of `std` and `jiff`) that reach the OS: a pure crate's
+/// code names none of them.
+const OS_APIS: &[&[&str]] = &[
+    &["std", "fs"],
+    &["std", "process"],
+    &["std", "net"],
+    &["std", "env"],
+    &["std", "os"],
+    &["std", "thread"],
+    &["std", "io", "stdin"],
+    &["std", "io", "stdout"],
+    &["std", "io", "stderr"],
+    &["SystemTime", "now"],
+    &["Instant", "now"],
+    &["Timestamp", "now"],
+    &["Zoned", "now"],
+    &["TimeZone", "system"],
+];
+
+/// The OS APIs one file's code names (its comments, strings and unit tests left out), each as
+/// `std::fs`: every `std::…` path with its `{…}` groups expanded, and every `X::now`.
+fn os_apis_in(text: &str) -> Vec<String> {
+    let tokens = without_test_items(tokens(&code_only(text)));
+    let mut found = BTreeSet::new();
+    for at in 0..tokens.len() {
+        if tokens.get(at + 1).map(String::as_str) != Some("::")
+            || (at > 0 && tokens[at - 1] == "::")
+        {
+            continue;
+        }
+        let (paths, _) = expand_path(&tokens, at);
+        for path in paths {
+            for api in OS_APIS {
+                if path.windows(api.len()).any(|window| window == *api) {
+                    found.insert(api.join("::"));
+                }
+            }
+        }
+    }
+    found.into_iter().collect()
+}
+
+/// `tokens` without the items under `#[cfg(test)]` (a `mod tests { … }`, a `use …;`): unit tests
+/// may make files and read clocks.
+fn without_test_items(tokens: Vec<String>) -> Vec<String> {
+    const CFG_TEST: [&str; 7] = ["#", "[", "cfg", "(", "test", ")", "]"];
+    let mut kept = Vec::with_capacity(tokens.len());
+    let mut at = 0;
+    while at < tokens.len() {
+        let is_cfg_test = tokens.len() >= at + CFG_TEST.len()
+            && tokens[at..at + CFG_TEST.len()]
+                .iter()
+                .zip(CFG_TEST)
+                .all(|(token, want)| token == want);
+        if !is_cfg_test {
+            kept.push(tokens[at].clone());
+            at += 1;
+            continue;
+        }
+        // Skip the item: to its `;`, or to the `}` that closes its first `{`.
+        at += CFG_TEST.len();
+        let mut depth = 0usize;
+        while at < tokens.len() {
+            let token = tokens[at].as_str();
+            at += 1;
+            match token {
+                "{" => depth += 1,
+                "}" => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                ";" if depth == 0 => break,
+                _ => {}
+            }
+        }
+    }
+    kept
+}
+
+/// ARCHITECTURE.md: nothing in `watchdog`, `audit` or `classify` calls the OS, nor in the parts of
+/// `ledger` they use (`session`, `escalation`). Their code names no file, process, socket,
+/// environment or clock call; the time and the machine arrive through ports and arguments.
+#[test]
+fn the_pure_crates_code_names_no_os_call() {
+    let mut files = Vec::new();
+    for krate in ["watchdog", "audit", "classify"] {
+        files.extend(rust_files(&root().join("crates").join(krate).join("src")));
+    }
+    for module in ["session.rs", "escalation.rs", "lib.rs"] {
+        files.push(root().join("crates/ledger/src").join(module));
+    }
+    let mut wrong = Vec::new();
+    let mut read = 0;
+    for file in files {
+        if file.file_name().is_some_and(|name| name == "tests.rs") {
+            continue;
+        }
+        let text = fs::read_to_string(&file).expect("a source file");
+        read += 1;
+        for api in os_apis_in(&text) {
+            wrong.push(format!("{} names `{api}`", file.display()));
+        }
+    }
+    assert!(read > 30, "the pure crates' files were found ({read})");
+    assert!(
+        wrong.is_empty(),
+        "a pure crate calls the OS: {} (take it through a port, or as an argument)",
+        wrong.join("; ")
+    );
+}
+
+/// The check above finds an OS call however it is imported, and not in a comment, a string or
+/// the unit tests.
+#[test]
+fn the_os_call_check_finds_one_and_only_one() {
+    let text = "use std::{collections::BTreeMap, fs::{self, File}};\n\
+                use std::io::{self, Write};\n\
+                fn f() { let _ = std::time::Instant::now(); let _ = jiff::Timestamp::now(); }\n\
+                // std::process::Command\n\
+                fn g() -> &'static str { \"std::env::var\" }\n\
+                #[cfg(test)]\nmod tests { fn h() { std::env::var(\"X\"); } }\n\
+                #[cfg(test)]\nuse std::thread;\n\
+                fn after_the_tests() { std::process::exit(1) }";
+    assert_eq!(
+        os_apis_in(text),
+        ["Instant::now", "Timestamp::now", "std::fs", "std::process"]
+    );
+    assert!(os_apis_in("use std::io::{self, Write}; use std::fmt; fn now() {}").is_empty());
 }
 
 /// The files a code map need not name: a folder's `mod.rs`, the crate's `lib.rs` and `main.rs`,
