@@ -183,6 +183,13 @@ mod tests {
                 ));
             }
         }
+        for (name, _, _) in &synopsis {
+            if cli.find_subcommand(name).is_none() {
+                wrong.push(format!(
+                    "README's `## Commands` names `bmb-monitor {name}`, which is no command"
+                ));
+            }
+        }
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 }
