@@ -564,10 +564,12 @@ const SELF_EVIDENT: [&str; 4] = ["mod.rs", "lib.rs", "main.rs", "tests.rs"];
 /// heading.
 fn code_map_section<'a>(architecture: &'a str, folder: &str) -> &'a str {
     let heading = format!("### `{folder}`");
-    architecture
-        .split(&heading)
-        .nth(1)
+    let or_as_a_folder = format!("### `{folder}/`");
+    [&heading, &or_as_a_folder]
+        .iter()
+        .find_map(|heading| architecture.split(heading.as_str()).nth(1))
         .map(|rest| rest.split("\n### ").next().unwrap_or(rest))
+        .map(|rest| rest.split("\n## ").next().unwrap_or(rest))
         .unwrap_or_else(|| panic!("ARCHITECTURE.md has no section `{heading}`"))
 }
 
@@ -622,7 +624,7 @@ fn unnamed_files(section: &str, files: &[String]) -> Vec<String> {
 
 /// The `.rs` files a crate's code-map section names that are not there: a bare name that no file
 /// of the crate has, or a path that is no file's path (or its tail) in this crate nor, for a
-/// cross-reference, under another crate's `src/` (`all`: every file as `crates/cli/src/x.rs`);
+/// cross-reference, in the workspace (`all`: every `.rs` file of every package, from the root);
 /// and an entry of a drawn tree of `src` that is no folder or file of it.
 fn stale_names(section: &str, files: &[String], all: &[String]) -> Vec<String> {
     let mut stale = BTreeSet::new();
@@ -639,9 +641,7 @@ fn stale_names(section: &str, files: &[String], all: &[String]) -> Vec<String> {
             files
                 .iter()
                 .any(|file| file == quoted || file.ends_with(&tail))
-                || all
-                    .iter()
-                    .any(|file| file.ends_with(&format!("/src{tail}")))
+                || all.iter().any(|file| file.ends_with(&tail))
         } else {
             files
                 .iter()
@@ -671,13 +671,13 @@ fn stale_names(section: &str, files: &[String], all: &[String]) -> Vec<String> {
     stale.into_iter().collect()
 }
 
-/// Every library's and the binary's source files, by crate: its folder under the root
+/// Every package's source files (the libraries', the binary's, xtask's), by crate: its folder under the root
 /// (`crates/cli`) and its files under `src/` (`watch/config.rs`).
 fn sources_by_crate() -> Vec<(String, Vec<String>)> {
     let mut crates = Vec::new();
     for package in packages() {
         let src = package.dir.join("src");
-        if !src.is_dir() || package.name() == "xtask" {
+        if !src.is_dir() {
             continue;
         }
         let folder = package
@@ -708,9 +708,15 @@ fn every_source_file_is_in_the_code_map_and_every_file_it_names_exists() {
     let architecture =
         fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md reads");
     let crates = sources_by_crate();
-    let all: Vec<String> = crates
+    let all: Vec<String> = packages()
         .iter()
-        .flat_map(|(folder, files)| files.iter().map(move |file| format!("{folder}/src/{file}")))
+        .flat_map(|package| rust_files(&package.dir))
+        .map(|file| {
+            file.strip_prefix(root())
+                .expect("under the root")
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     assert!(
         all.len() > 50,
