@@ -449,6 +449,9 @@ fn run_config(args: &Args, path: &std::path::Path) -> ExitCode {
     )
 }
 
+/// The most an ssh config `--check` reads may hold (a few KiB is usual), as `ssh.rs` reads one.
+const SSH_CONFIG_CAP: u64 = 1 << 20;
+
 /// `--check`: every file the config names, readable (the ssh config, a
 /// tmux binary given as a path, the folder of a local tmux socket); one line
 /// per file that is not, naming the key.
@@ -456,13 +459,16 @@ fn files_named(path: &std::path::Path, settings: &Settings) -> Vec<String> {
     let shown = path.display();
     let server = &settings.args.server;
     let mut missing = Vec::new();
+    // Stat first (never blocks), then read through probes: a FIFO there is named, not opened,
+    // or `--check` would wait for a writer for ever.
     if let Some(config) = &server.ssh_config
-        && let Err(error) = std::fs::File::open(config).and_then(|f| {
-            if f.metadata()?.is_file() {
-                Ok(())
-            } else {
-                Err(std::io::Error::other("not a regular file"))
+        && let Err(error) = std::fs::metadata(config).and_then(|meta| {
+            if !meta.is_file() {
+                return Err(std::io::Error::other("not a regular file"));
             }
+            probes::fs::file::read_regular(std::path::Path::new(config), SSH_CONFIG_CAP)
+                .map(drop)
+                .map_err(std::io::Error::other)
         })
     {
         missing.push(format!(
