@@ -1351,22 +1351,3 @@ fn the_module_cycle_check_finds_one_and_only_one() {
     ]);
     assert!(module_cycles("k", &acyclic).is_empty());
 }
-
-#[test]
-fn zz_scratch_print_edges() {
-    for krate in ["probes", "audit", "watchdog", "cli", "classify"] {
-        let files = crate_modules(&root().join("crates").join(krate).join("src"));
-        let mut edges = BTreeSet::new();
-        for edge in module_uses(&files) {
-            edges.insert(format!(
-                "{} -> {}",
-                edge.from.join("::"),
-                edge.to.join("::")
-            ));
-        }
-        eprintln!(
-            "== {krate}\n{}",
-            edges.into_iter().collect::<Vec<_>>().join("\n")
-        );
-    }
-}
