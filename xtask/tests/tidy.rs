@@ -1351,3 +1351,50 @@ fn the_module_cycle_check_finds_one_and_only_one() {
     ]);
     assert!(module_cycles("k", &acyclic).is_empty());
 }
+
+/// The habits are lints (ARCHITECTURE.md, Testing): every published package takes the
+/// workspace's `[lints]`, and an unpublished one (testkit, xtask) repeats each of them but
+/// `missing_docs`, with the same level, so none drifts from the set.
+#[test]
+fn every_package_holds_the_workspace_lints() {
+    let workspace = workspace();
+    let lints = workspace["workspace"]["lints"]
+        .as_table()
+        .expect("[workspace.lints]");
+    assert_eq!(
+        lints["rust"].get("missing_docs").and_then(Item::as_str),
+        Some("warn"),
+        "[workspace.lints.rust] missing_docs (clippy -D warnings makes it an error)"
+    );
+    for package in packages() {
+        let own = package.manifest.get("lints");
+        if package.published() {
+            assert_eq!(
+                own.and_then(|lints| lints.get("workspace"))
+                    .and_then(Item::as_bool),
+                Some(true),
+                "{}: a published package writes `[lints] workspace = true`",
+                package.name()
+            );
+            continue;
+        }
+        for (tool, table) in lints.iter() {
+            let table = table.as_table().expect("a lint table");
+            for (lint, level) in table.iter() {
+                if lint == "missing_docs" {
+                    continue;
+                }
+                let theirs = own
+                    .and_then(|lints| lints.get(tool))
+                    .and_then(|table| table.get(lint))
+                    .and_then(Item::as_str);
+                assert_eq!(
+                    theirs,
+                    level.as_str(),
+                    "{}: [lints.{tool}] {lint} as the workspace sets it",
+                    package.name()
+                );
+            }
+        }
+    }
+}
