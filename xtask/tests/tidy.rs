@@ -1398,3 +1398,122 @@ fn every_package_holds_the_workspace_lints() {
         }
     }
 }
+
+/// What a `mod.rs` holds beyond declarations and re-exports (`mod x;`, `use …;`, their
+/// attributes and visibility), each as the first words of the item.
+fn mod_rs_items_beyond_declarations(text: &str) -> Vec<String> {
+    let tokens = tokens(&code_only(text));
+    let mut beyond = Vec::new();
+    let mut at = 0;
+    // `#![…]` and `#[…]`: skipped to their closing bracket.
+    let skip_attribute = |at: &mut usize| {
+        let mut depth = 0;
+        while *at < tokens.len() {
+            match tokens[*at].as_str() {
+                "[" => depth += 1,
+                "]" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        *at += 1;
+                        return;
+                    }
+                }
+                _ => {}
+            }
+            *at += 1;
+        }
+    };
+    while at < tokens.len() {
+        if tokens[at] == "#" {
+            skip_attribute(&mut at);
+            continue;
+        }
+        let start = at;
+        if tokens[at] == "pub" {
+            at += 1;
+            if tokens.get(at).map(String::as_str) == Some("(") {
+                while at < tokens.len() && tokens[at] != ")" {
+                    at += 1;
+                }
+                at += 1;
+            }
+        }
+        let keyword = tokens.get(at).map(String::as_str);
+        let declaration = match keyword {
+            Some("use") => true,
+            // `mod x;`, not `mod x { … }`
+            Some("mod") => tokens.get(at + 2).map(String::as_str) == Some(";"),
+            _ => false,
+        };
+        if !declaration {
+            let words: Vec<&str> = tokens[start..tokens.len().min(start + 3)]
+                .iter()
+                .map(String::as_str)
+                .collect();
+            beyond.push(words.join(" "));
+        }
+        // To the end of the item: its `;` at depth 0, or the `}` closing its body.
+        let mut depth = 0usize;
+        while at < tokens.len() {
+            let token = tokens[at].as_str();
+            at += 1;
+            match token {
+                "{" => depth += 1,
+                "}" => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 && !declaration {
+                        break;
+                    }
+                }
+                ";" if depth == 0 => break,
+                _ => {}
+            }
+        }
+    }
+    beyond
+}
+
+/// ARCHITECTURE.md: in the library crates a folder's `mod.rs` holds declarations and
+/// re-exports, so a module's code is in a file named for what it does. (`cli`'s command
+/// folders keep each command's arguments and loop in their `mod.rs`, as the code map says.)
+#[test]
+fn a_library_mod_rs_holds_declarations_and_re_exports_only() {
+    let mut wrong = Vec::new();
+    let mut read = 0;
+    for package in packages() {
+        if !package.published() || package.name() == "bmb-monitor" {
+            continue;
+        }
+        for file in rust_files(&package.dir.join("src")) {
+            if file.file_name().is_none_or(|name| name != "mod.rs") {
+                continue;
+            }
+            read += 1;
+            let text = fs::read_to_string(&file).expect("a source file");
+            for item in mod_rs_items_beyond_declarations(&text) {
+                wrong.push(format!("{}: `{item} …`", file.display()));
+            }
+        }
+    }
+    assert!(read >= 5, "the libraries' mod.rs files were found ({read})");
+    assert!(
+        wrong.is_empty(),
+        "a mod.rs holds more than declarations and re-exports: {} (move it into a file of its own)",
+        wrong.join("; ")
+    );
+}
+
+/// The check above passes declarations, re-exports and attributes, and finds an item.
+#[test]
+fn the_mod_rs_check_finds_an_item() {
+    let declarations = "//! The tmux adapter.\n#![doc = \"x\"]\npub mod chain;\n#[cfg(test)]\nmod tests;\n\
+                        pub(crate) use chain::{\n    a, b,\n};\npub use client::Tmux;\n";
+    assert!(mod_rs_items_beyond_declarations(declarations).is_empty());
+    let with_code = format!(
+        "{declarations}/// A limit.\npub const CAP: u64 = 1;\nfn f() {{ let _ = {{ 1 }}; }}\nmod inline {{ }}\n"
+    );
+    assert_eq!(
+        mod_rs_items_beyond_declarations(&with_code),
+        ["pub const CAP", "fn f (", "mod inline {"]
+    );
+}
