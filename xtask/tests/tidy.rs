@@ -350,13 +350,24 @@ fn the_demo_screens_are_copies_of_the_corpus_captures() {
 /// The crates that call the OS: ARCHITECTURE.md says the pure crates reach none of them.
 const OS_CRATES: &[&str] = &["rustix", "nix", "libc", "signal-hook", "bmb-probes"];
 
-/// The OS crates among the packages of `cargo tree --prefix none` output.
+/// `bmb-ledger`'s features are its files (the journal, the findings log): a pure crate turns on
+/// none of them.
+const LEDGER_FEATURE: &str = "bmb-ledger feature ";
+
+/// The OS crates among the packages of `cargo tree -e normal,features --prefix none` output, and
+/// the features of `bmb-ledger` it turns on (`bmb-ledger feature "findings"`).
 fn os_crates_in(tree: &str) -> Vec<String> {
     let mut found: Vec<String> = tree
         .lines()
-        .filter_map(|line| line.split_whitespace().next())
-        .filter(|name| OS_CRATES.contains(name))
-        .map(str::to_string)
+        .filter_map(|line| {
+            if line.starts_with(LEDGER_FEATURE) {
+                return Some(line.trim().to_string());
+            }
+            line.split_whitespace()
+                .next()
+                .filter(|name| OS_CRATES.contains(name))
+                .map(str::to_string)
+        })
         .collect();
     found.sort();
     found.dedup();
@@ -364,7 +375,7 @@ fn os_crates_in(tree: &str) -> Vec<String> {
 }
 
 /// `watchdog`, `audit` and `classify` are pure (ARCHITECTURE.md): their normal dependency graph, with the
-/// features they ask for alone, reaches no crate that calls the OS.
+/// features they ask for alone, reaches no crate that calls the OS, nor `ledger`'s files.
 #[test]
 #[expect(
     clippy::disallowed_methods,
@@ -376,7 +387,14 @@ fn the_pure_crates_reach_no_os_crate() {
         let out = std::process::Command::new(&cargo)
             .current_dir(root())
             .args([
-                "tree", "--locked", "-e", "normal", "--prefix", "none", "-p", package,
+                "tree",
+                "--locked",
+                "-e",
+                "normal,features",
+                "--prefix",
+                "none",
+                "-p",
+                package,
             ])
             .output()
             .expect("cargo tree runs");
@@ -388,7 +406,7 @@ fn the_pure_crates_reach_no_os_crate() {
         let reached = os_crates_in(&String::from_utf8_lossy(&out.stdout));
         assert!(
             reached.is_empty(),
-            "{package} reaches {reached:?} (`cargo tree -p {package} -e normal`): the pure crates call no OS"
+            "{package} reaches {reached:?} (`cargo tree -p {package} -e normal,features`): the pure crates call no OS"
         );
     }
 }
@@ -399,20 +417,267 @@ fn the_os_crate_check_finds_one_in_a_tree() {
     let tree = "bmb-watchdog v0.1.0 (/w/crates/watchdog)\nbmb-ledger v0.1.0\nbmb-probes v0.1.0\nrustix v1.1.6\nregex v1\nrustix v1.1.6 (*)\n";
     assert_eq!(os_crates_in(tree), ["bmb-probes", "rustix"]);
     assert!(os_crates_in("bmb-classify v0.1.0\nregex v1.13.2\nlibcx v1\n").is_empty());
+    let features = "bmb-watchdog v0.1.0\nbmb-ledger v0.1.0\nbmb-ledger feature \"findings\"\nrustix feature \"fs\"\nserde feature \"std\"\n";
+    assert_eq!(
+        os_crates_in(features),
+        ["bmb-ledger feature \"findings\"", "rustix"]
+    );
 }
 
-/// Every source file of a library or the binary is named in ARCHITECTURE.md's code map, in its
-/// crate's own section: by its path under `src/` (`audit/cite.rs`) or by its name. A module's
-/// `mod.rs`, `lib.rs`, `main.rs` and `tests.rs` are the crate's or their folder's and need no
-/// line of their own.
+/// The parts of `std` (and the clock calls of `std` and `jiff`) that reach the OS: a pure crate's
+/// code names none of them.
+const OS_APIS: &[&[&str]] = &[
+    &["std", "fs"],
+    &["std", "process"],
+    &["std", "net"],
+    &["std", "env"],
+    &["std", "os"],
+    &["std", "thread"],
+    &["std", "io", "stdin"],
+    &["std", "io", "stdout"],
+    &["std", "io", "stderr"],
+    &["SystemTime", "now"],
+    &["Instant", "now"],
+    &["Timestamp", "now"],
+    &["Zoned", "now"],
+    &["TimeZone", "system"],
+];
+
+/// The OS APIs one file's code names (its comments, strings and unit tests left out), each as
+/// `std::fs`: every `std::…` path with its `{…}` groups expanded, and every `X::now`.
+fn os_apis_in(text: &str) -> Vec<String> {
+    let tokens = without_test_items(tokens(&code_only(text)));
+    let mut found = BTreeSet::new();
+    for at in 0..tokens.len() {
+        if tokens.get(at + 1).map(String::as_str) != Some("::")
+            || (at > 0 && tokens[at - 1] == "::")
+        {
+            continue;
+        }
+        let (paths, _) = expand_path(&tokens, at);
+        for path in paths {
+            for api in OS_APIS {
+                if path.windows(api.len()).any(|window| window == *api) {
+                    found.insert(api.join("::"));
+                }
+            }
+        }
+    }
+    found.into_iter().collect()
+}
+
+/// `tokens` without the items under `#[cfg(test)]` (a `mod tests { … }`, a `use …;`): unit tests
+/// may make files and read clocks.
+fn without_test_items(tokens: Vec<String>) -> Vec<String> {
+    const CFG_TEST: [&str; 7] = ["#", "[", "cfg", "(", "test", ")", "]"];
+    let mut kept = Vec::with_capacity(tokens.len());
+    let mut at = 0;
+    while at < tokens.len() {
+        let is_cfg_test = tokens.len() >= at + CFG_TEST.len()
+            && tokens[at..at + CFG_TEST.len()]
+                .iter()
+                .zip(CFG_TEST)
+                .all(|(token, want)| token == want);
+        if !is_cfg_test {
+            kept.push(tokens[at].clone());
+            at += 1;
+            continue;
+        }
+        // Skip the item: to its `;`, or to the `}` that closes its first `{`.
+        at += CFG_TEST.len();
+        let mut depth = 0usize;
+        while at < tokens.len() {
+            let token = tokens[at].as_str();
+            at += 1;
+            match token {
+                "{" => depth += 1,
+                "}" => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                ";" if depth == 0 => break,
+                _ => {}
+            }
+        }
+    }
+    kept
+}
+
+/// ARCHITECTURE.md: nothing in `watchdog`, `audit` or `classify` calls the OS, nor in the parts of
+/// `ledger` they use (`session`, `escalation`). Their code names no file, process, socket,
+/// environment or clock call; the time and the machine arrive through ports and arguments.
 #[test]
-fn every_source_file_is_in_the_code_map() {
-    let architecture =
-        fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md reads");
+fn the_pure_crates_code_names_no_os_call() {
+    let mut files = Vec::new();
+    for krate in ["watchdog", "audit", "classify"] {
+        files.extend(rust_files(&root().join("crates").join(krate).join("src")));
+    }
+    for module in ["session.rs", "escalation.rs", "lib.rs"] {
+        files.push(root().join("crates/ledger/src").join(module));
+    }
+    let mut wrong = Vec::new();
+    let mut read = 0;
+    for file in files {
+        if file.file_name().is_some_and(|name| name == "tests.rs") {
+            continue;
+        }
+        let text = fs::read_to_string(&file).expect("a source file");
+        read += 1;
+        for api in os_apis_in(&text) {
+            wrong.push(format!("{} names `{api}`", file.display()));
+        }
+    }
+    assert!(read > 30, "the pure crates' files were found ({read})");
+    assert!(
+        wrong.is_empty(),
+        "a pure crate calls the OS: {} (take it through a port, or as an argument)",
+        wrong.join("; ")
+    );
+}
+
+/// The check above finds an OS call however it is imported, and not in a comment, a string or
+/// the unit tests.
+#[test]
+fn the_os_call_check_finds_one_and_only_one() {
+    let text = "use std::{collections::BTreeMap, fs::{self, File}};\n\
+                use std::io::{self, Write};\n\
+                fn f() { let _ = std::time::Instant::now(); let _ = jiff::Timestamp::now(); }\n\
+                // std::process::Command\n\
+                fn g() -> &'static str { \"std::env::var\" }\n\
+                #[cfg(test)]\nmod tests { fn h() { std::env::var(\"X\"); } }\n\
+                #[cfg(test)]\nuse std::thread;\n\
+                fn after_the_tests() { std::process::exit(1) }";
+    assert_eq!(
+        os_apis_in(text),
+        ["Instant::now", "Timestamp::now", "std::fs", "std::process"]
+    );
+    assert!(os_apis_in("use std::io::{self, Write}; use std::fmt; fn now() {}").is_empty());
+}
+
+/// The files a code map need not name: a folder's `mod.rs`, the crate's `lib.rs` and `main.rs`,
+/// a module's `tests.rs`.
+const SELF_EVIDENT: [&str; 4] = ["mod.rs", "lib.rs", "main.rs", "tests.rs"];
+
+/// One crate's section of ARCHITECTURE.md's code map (`### `crates/watchdog``), to the next
+/// heading.
+fn code_map_section<'a>(architecture: &'a str, folder: &str) -> &'a str {
+    let heading = format!("### `{folder}`");
+    let or_as_a_folder = format!("### `{folder}/`");
+    [&heading, &or_as_a_folder]
+        .iter()
+        .find_map(|heading| architecture.split(heading.as_str()).nth(1))
+        .map(|rest| rest.split("\n### ").next().unwrap_or(rest))
+        .map(|rest| rest.split("\n## ").next().unwrap_or(rest))
+        .unwrap_or_else(|| panic!("ARCHITECTURE.md has no section `{heading}`"))
+}
+
+/// The files under `src/` (`watch/config.rs`) a crate's code-map section does not name. A file is
+/// named by its path under `src/` (or that path's tail after a folder, `board/wire.rs`), or by its
+/// bare name: anywhere in the section when no other file of the crate has that name, else in a
+/// paragraph or list item that names its folder (`` `watch/` ``) and not the folder of a namesake
+/// (a `settings.rs` said under `` `watch/` `` names `watch/settings.rs`, not `worker/settings.rs`).
+fn unnamed_files(section: &str, files: &[String]) -> Vec<String> {
+    let name_of = |file: &str| file.rsplit('/').next().unwrap_or(file).to_string();
+    let folder_of = |file: &str| file.rsplit_once('/').map(|(folder, _)| folder.to_string());
+    let chunks: Vec<&str> = section
+        .split("\n\n")
+        .flat_map(|paragraph| paragraph.split("\n- "))
+        .collect();
     let mut missing = Vec::new();
+    for file in files {
+        let name = name_of(file);
+        if SELF_EVIDENT.contains(&name.as_str()) {
+            continue;
+        }
+        if section.contains(&format!("`{file}`")) || section.contains(&format!("/{file}`")) {
+            continue;
+        }
+        let quoted = format!("`{name}`");
+        let namesakes: Vec<Option<String>> = files
+            .iter()
+            .filter(|other| *other != file && name_of(other) == name)
+            .map(|other| folder_of(other))
+            .collect();
+        let mentions = |chunk: &str, folder: &Option<String>| {
+            folder
+                .as_ref()
+                .is_some_and(|folder| chunk.contains(&format!("`{folder}/`")))
+        };
+        let named = if namesakes.is_empty() {
+            section.contains(&quoted)
+        } else {
+            let folder = folder_of(file);
+            chunks.iter().any(|chunk| {
+                chunk.contains(&quoted)
+                    && (folder.is_none() || mentions(chunk, &folder))
+                    && !namesakes.iter().any(|other| mentions(chunk, other))
+            })
+        };
+        if !named {
+            missing.push(file.clone());
+        }
+    }
+    missing
+}
+
+/// The `.rs` files a crate's code-map section names that are not there: a bare name that no file
+/// of the crate has, or a path that is no file's path (or its tail) in this crate nor, for a
+/// cross-reference, in the workspace (`all`: every `.rs` file of every package, from the root);
+/// and an entry of a drawn tree of `src` that is no folder or file of it.
+fn stale_names(section: &str, files: &[String], all: &[String]) -> Vec<String> {
+    let mut stale = BTreeSet::new();
+    for quoted in section.split('`').skip(1).step_by(2) {
+        let looks_like_a_file = quoted.ends_with(".rs")
+            && quoted
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '/' || c == '.');
+        if !looks_like_a_file {
+            continue;
+        }
+        let exists = if quoted.contains('/') {
+            let tail = format!("/{quoted}");
+            files
+                .iter()
+                .any(|file| file == quoted || file.ends_with(&tail))
+                || all.iter().any(|file| file.ends_with(&tail))
+        } else {
+            files
+                .iter()
+                .any(|file| file.rsplit('/').next() == Some(quoted))
+        };
+        if !exists {
+            stale.insert(quoted.to_string());
+        }
+    }
+    // A drawn tree of `src` (`├── session/   …`): each entry is a folder or a file there.
+    for line in section.lines() {
+        let Some((_, entry)) = line.split_once("├── ").or_else(|| line.split_once("└── "))
+        else {
+            continue;
+        };
+        let entry = entry.split_whitespace().next().unwrap_or_default();
+        let exists = match entry.strip_suffix('/') {
+            Some(folder) => files
+                .iter()
+                .any(|file| file.starts_with(&format!("{folder}/"))),
+            None => files.iter().any(|file| file == entry),
+        };
+        if !exists {
+            stale.insert(entry.to_string());
+        }
+    }
+    stale.into_iter().collect()
+}
+
+/// Every package's source files (the libraries', the binary's, xtask's), by crate: its folder under the root
+/// (`crates/cli`) and its files under `src/` (`watch/config.rs`).
+fn sources_by_crate() -> Vec<(String, Vec<String>)> {
+    let mut crates = Vec::new();
     for package in packages() {
         let src = package.dir.join("src");
-        if !src.is_dir() || package.name() == "xtask" {
+        if !src.is_dir() {
             continue;
         }
         let folder = package
@@ -421,35 +686,93 @@ fn every_source_file_is_in_the_code_map() {
             .expect("a member under the root")
             .to_string_lossy()
             .into_owned();
-        let heading = format!("### `{folder}`");
-        let section = architecture
-            .split(&heading)
-            .nth(1)
-            .map(|rest| rest.split("\n### ").next().unwrap_or(rest))
-            .unwrap_or_else(|| panic!("ARCHITECTURE.md has no section `{heading}`"));
-        for file in rust_files(&src) {
-            let name = file.file_name().expect("a file name").to_string_lossy();
-            if ["mod.rs", "lib.rs", "main.rs", "tests.rs"].contains(&name.as_ref()) {
-                continue;
-            }
-            let under_src = file
-                .strip_prefix(&src)
-                .expect("under src")
-                .to_string_lossy();
-            if !section.contains(&format!("`{under_src}`"))
-                && !section.contains(&format!("`{name}`"))
-                && !section.contains(&format!("/{under_src}`"))
-            {
-                missing.push(format!("{folder}/src/{under_src}"));
-            }
+        let mut files: Vec<String> = rust_files(&src)
+            .iter()
+            .map(|file| {
+                file.strip_prefix(&src)
+                    .expect("under src")
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        files.sort();
+        crates.push((folder, files));
+    }
+    crates
+}
+
+/// Every source file of a library or the binary is named in ARCHITECTURE.md's code map, in its
+/// crate's own section (see [`unnamed_files`]), and every file the map names is there.
+#[test]
+fn every_source_file_is_in_the_code_map_and_every_file_it_names_exists() {
+    let architecture =
+        fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md reads");
+    let crates = sources_by_crate();
+    let all: Vec<String> = packages()
+        .iter()
+        .flat_map(|package| rust_files(&package.dir))
+        .map(|file| {
+            file.strip_prefix(root())
+                .expect("under the root")
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert!(
+        all.len() > 50,
+        "the crates' files were found ({})",
+        all.len()
+    );
+    let mut wrong = Vec::new();
+    for (folder, files) in &crates {
+        let section = code_map_section(&architecture, folder);
+        for file in unnamed_files(section, files) {
+            wrong.push(format!("does not name {folder}/src/{file}"));
+        }
+        for name in stale_names(section, files, &all) {
+            wrong.push(format!(
+                "names `{name}` in `{folder}`'s section, which is not there"
+            ));
         }
     }
-    missing.sort();
     assert!(
-        missing.is_empty(),
-        "ARCHITECTURE.md's code map does not name {} (say what each is for, in its crate's section)",
-        missing.join(", ")
+        wrong.is_empty(),
+        "ARCHITECTURE.md's code map {} (say what each file is for, in its crate's section)",
+        wrong.join("; ")
     );
+}
+
+/// The checks above find a file the map leaves out, one it names only through a namesake in
+/// another folder, and a name it keeps after the file went.
+#[test]
+fn the_code_map_check_finds_an_unnamed_file_and_a_stale_name() {
+    let files: Vec<String> = [
+        "lib.rs",
+        "alert.rs",
+        "watch/mod.rs",
+        "watch/alert.rs",
+        "watch/settings.rs",
+        "worker/settings.rs",
+        "watch/cycle/discover.rs",
+        "board/wire.rs",
+    ]
+    .map(String::from)
+    .to_vec();
+    let section = "The binary.\n- `watch/`: `mod.rs`, `alert.rs` (its funnel), `settings.rs`, \
+                   `watch/cycle/discover.rs`;\n- `alert.rs` (the command), and the board's \
+                   `session/board/wire.rs` with `wire.rs`.\n\nSee `watch/socket_lock.rs`.";
+    let all = vec!["crates/cli/src/watch/socket_lock.rs".to_string()];
+    assert_eq!(unnamed_files(section, &files), ["worker/settings.rs"]);
+    assert_eq!(
+        stale_names(section, &files, &all),
+        ["session/board/wire.rs"]
+    );
+    let named_everything = format!("{section}\n- `worker/`: `settings.rs`, `board/wire.rs`.");
+    assert!(unnamed_files(&named_everything, &files).is_empty());
+    assert!(stale_names("`alert.rs`, `watch/socket_lock.rs`", &files, &all).is_empty());
+    assert_eq!(stale_names("`gone.rs`", &files, &all), ["gone.rs"]);
+    let drawn = "```\nsrc\n├── watch/   the loop\n├── audit/   gone\n└── alert.rs\n```";
+    assert_eq!(stale_names(drawn, &files, &all), ["audit/"]);
 }
 
 /// The `.rs` files under a package's folder.
@@ -702,7 +1025,8 @@ struct ModuleUse {
 
 /// The uses of sibling modules in one crate: for every `crate::…`, `super::…` and `self::…`
 /// path (and a bare `sibling::…` after a `use super::*`), resolved from the module it is
-/// written in (an inline `mod tests { … }` included), the two modules under their deepest
+/// written in (an inline `mod tests { … }` included) and through the re-exports on its way
+/// (`super::Target` where the parent has `pub use target::Target`), the two modules under their deepest
 /// common parent that it crosses between. A module's use of its own ancestors or descendants
 /// is no edge: a parent and its child are one subtree.
 fn module_uses(files: &[(Vec<String>, String)]) -> Vec<ModuleUse> {
@@ -721,7 +1045,12 @@ fn module_uses(files: &[(Vec<String>, String)]) -> Vec<ModuleUse> {
             }
         }
     }
-    let mut uses = Vec::new();
+    // Every path any module names, with the module it is written in, and what each module's
+    // `use` lines bring in by name: a path through a parent's re-export (`super::Target` for
+    // `session::target::Target`, `crate::Rule` for `rule::Rule`) is a use of the module that
+    // defines it.
+    let mut paths: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+    let mut imports: BTreeMap<Vec<String>, BTreeMap<String, Vec<String>>> = BTreeMap::new();
     for (file_module, tokens) in &parsed {
         // Unit tests sit beside the code and may reach anything in their crate: a test module's
         // paths are no edge (`tests.rs`, or a `#[cfg(test)] mod … { … }`).
@@ -732,7 +1061,6 @@ fn module_uses(files: &[(Vec<String>, String)]) -> Vec<ModuleUse> {
         let mut inline: Vec<(String, usize, bool)> = Vec::new();
         let mut depth = 0usize;
         let mut globbed: Vec<Vec<String>> = Vec::new();
-        let mut paths: Vec<(Vec<String>, Vec<String>)> = Vec::new();
         let mut at = 0;
         while at < tokens.len() {
             let token = tokens[at].as_str();
@@ -785,8 +1113,31 @@ fn module_uses(files: &[(Vec<String>, String)]) -> Vec<ModuleUse> {
                             let mut parent = resolved.clone();
                             parent.pop();
                             globbed.push(parent);
+                        } else if at > 0 && tokens[at - 1] == "use" {
+                            let name = resolved.last().expect("a path has a segment").clone();
+                            imports
+                                .entry(module.clone())
+                                .or_default()
+                                .insert(name, resolved.clone());
                         }
                         paths.push((module, resolved));
+                    }
+                    at = past.max(at + 1);
+                    continue;
+                }
+                _ if at > 0
+                    && tokens[at - 1] == "use"
+                    && tokens.get(at + 1).map(String::as_str) == Some("::")
+                    && modules.contains(&[here(), vec![token.to_string()]].concat()) =>
+                {
+                    // `use child::{…}`: what a module brings in from its own child, by name.
+                    let (expanded, past) = expand_path(tokens, at);
+                    for path in expanded {
+                        if path.last().is_some_and(|s| s != "*") {
+                            let resolved = [here(), path].concat();
+                            let name = resolved.last().expect("a path has a segment").clone();
+                            imports.entry(here()).or_default().insert(name, resolved);
+                        }
                     }
                     at = past.max(at + 1);
                     continue;
@@ -810,18 +1161,42 @@ fn module_uses(files: &[(Vec<String>, String)]) -> Vec<ModuleUse> {
             }
             at += 1;
         }
-        for (from, to) in paths {
-            let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-            if common >= from.len() || common >= to.len() {
-                continue;
+    }
+    // A path to a name a module imported is a path to where that name comes from, through
+    // as many re-exports as there are (bounded, so two modules importing each other's name
+    // cannot loop).
+    let through_imports = |mut path: Vec<String>| {
+        for _ in 0..16 {
+            let module_len = (0..=path.len())
+                .rev()
+                .find(|&len| modules.contains(&path[..len]))
+                .unwrap_or(0);
+            let Some(name) = path.get(module_len) else {
+                break;
+            };
+            let Some(source) = imports.get(&path[..module_len]).and_then(|m| m.get(name)) else {
+                break;
+            };
+            if source[..] == path[..=module_len] {
+                break;
             }
-            let sibling = to[..=common].to_vec();
-            if modules.contains(&sibling) {
-                uses.push(ModuleUse {
-                    from: from[..=common].to_vec(),
-                    to: sibling,
-                });
-            }
+            path = [source.clone(), path[module_len + 1..].to_vec()].concat();
+        }
+        path
+    };
+    let mut uses = Vec::new();
+    for (from, to) in paths {
+        let to = through_imports(to);
+        let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+        if common >= from.len() || common >= to.len() {
+            continue;
+        }
+        let sibling = to[..=common].to_vec();
+        if modules.contains(&sibling) {
+            uses.push(ModuleUse {
+                from: from[..=common].to_vec(),
+                to: sibling,
+            });
         }
     }
     uses
@@ -953,6 +1328,19 @@ fn the_module_cycle_check_finds_one_and_only_one() {
         module_cycles("k", &three),
         ["{k::x, k::y, k::z} reach each other"]
     );
+    // Through the re-exports of a parent (`super::Y`) and of the root (`crate::X`), however
+    // many: the path names the module that defines the item.
+    let reexported = files(&[
+        ("", "mod a; mod d; pub use a::X;"),
+        (
+            "a",
+            "mod b; mod c; pub use b::Y; pub(crate) use c::{Z, self as cc};",
+        ),
+        ("a::b", "use super::Z;"),
+        ("a::c", "fn f() -> super::Y { todo!() }"),
+        ("d", "pub use crate::a::Y as Why; fn g(_: crate::X) {}"),
+    ]);
+    assert_eq!(module_cycles("k", &reexported), ["k::a::b <-> k::a::c"]);
     let acyclic = files(&[
         ("", "mod a; mod b; use a::X; use b::Y;"),
         ("a", "use super::*; use crate::b::Y;"),
@@ -962,4 +1350,170 @@ fn the_module_cycle_check_finds_one_and_only_one() {
         ),
     ]);
     assert!(module_cycles("k", &acyclic).is_empty());
+}
+
+/// The habits are lints (ARCHITECTURE.md, Testing): every published package takes the
+/// workspace's `[lints]`, and an unpublished one (testkit, xtask) repeats each of them but
+/// `missing_docs`, with the same level, so none drifts from the set.
+#[test]
+fn every_package_holds_the_workspace_lints() {
+    let workspace = workspace();
+    let lints = workspace["workspace"]["lints"]
+        .as_table()
+        .expect("[workspace.lints]");
+    assert_eq!(
+        lints["rust"].get("missing_docs").and_then(Item::as_str),
+        Some("warn"),
+        "[workspace.lints.rust] missing_docs (clippy -D warnings makes it an error)"
+    );
+    for package in packages() {
+        let own = package.manifest.get("lints");
+        if package.published() {
+            assert_eq!(
+                own.and_then(|lints| lints.get("workspace"))
+                    .and_then(Item::as_bool),
+                Some(true),
+                "{}: a published package writes `[lints] workspace = true`",
+                package.name()
+            );
+            continue;
+        }
+        for (tool, table) in lints.iter() {
+            let table = table.as_table().expect("a lint table");
+            for (lint, level) in table.iter() {
+                if lint == "missing_docs" {
+                    continue;
+                }
+                let theirs = own
+                    .and_then(|lints| lints.get(tool))
+                    .and_then(|table| table.get(lint))
+                    .and_then(Item::as_str);
+                assert_eq!(
+                    theirs,
+                    level.as_str(),
+                    "{}: [lints.{tool}] {lint} as the workspace sets it",
+                    package.name()
+                );
+            }
+        }
+    }
+}
+
+/// What a `mod.rs` holds beyond declarations and re-exports (`mod x;`, `use …;`, their
+/// attributes and visibility), each as the first words of the item.
+fn mod_rs_items_beyond_declarations(text: &str) -> Vec<String> {
+    let tokens = tokens(&code_only(text));
+    let mut beyond = Vec::new();
+    let mut at = 0;
+    // `#![…]` and `#[…]`: skipped to their closing bracket.
+    let skip_attribute = |at: &mut usize| {
+        let mut depth = 0;
+        while *at < tokens.len() {
+            match tokens[*at].as_str() {
+                "[" => depth += 1,
+                "]" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        *at += 1;
+                        return;
+                    }
+                }
+                _ => {}
+            }
+            *at += 1;
+        }
+    };
+    while at < tokens.len() {
+        if tokens[at] == "#" {
+            skip_attribute(&mut at);
+            continue;
+        }
+        let start = at;
+        if tokens[at] == "pub" {
+            at += 1;
+            if tokens.get(at).map(String::as_str) == Some("(") {
+                while at < tokens.len() && tokens[at] != ")" {
+                    at += 1;
+                }
+                at += 1;
+            }
+        }
+        let keyword = tokens.get(at).map(String::as_str);
+        let declaration = match keyword {
+            Some("use") => true,
+            // `mod x;`, not `mod x { … }`
+            Some("mod") => tokens.get(at + 2).map(String::as_str) == Some(";"),
+            _ => false,
+        };
+        if !declaration {
+            let words: Vec<&str> = tokens[start..tokens.len().min(start + 3)]
+                .iter()
+                .map(String::as_str)
+                .collect();
+            beyond.push(words.join(" "));
+        }
+        // To the end of the item: its `;` at depth 0, or the `}` closing its body.
+        let mut depth = 0usize;
+        while at < tokens.len() {
+            let token = tokens[at].as_str();
+            at += 1;
+            match token {
+                "{" => depth += 1,
+                "}" => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 && !declaration {
+                        break;
+                    }
+                }
+                ";" if depth == 0 => break,
+                _ => {}
+            }
+        }
+    }
+    beyond
+}
+
+/// ARCHITECTURE.md: in the library crates a folder's `mod.rs` holds declarations and
+/// re-exports, so a module's code is in a file named for what it does. (`cli`'s command
+/// folders keep each command's arguments and loop in their `mod.rs`, as the code map says.)
+#[test]
+fn a_library_mod_rs_holds_declarations_and_re_exports_only() {
+    let mut wrong = Vec::new();
+    let mut read = 0;
+    for package in packages() {
+        if !package.published() || package.name() == "bmb-monitor" {
+            continue;
+        }
+        for file in rust_files(&package.dir.join("src")) {
+            if file.file_name().is_none_or(|name| name != "mod.rs") {
+                continue;
+            }
+            read += 1;
+            let text = fs::read_to_string(&file).expect("a source file");
+            for item in mod_rs_items_beyond_declarations(&text) {
+                wrong.push(format!("{}: `{item} …`", file.display()));
+            }
+        }
+    }
+    assert!(read >= 5, "the libraries' mod.rs files were found ({read})");
+    assert!(
+        wrong.is_empty(),
+        "a mod.rs holds more than declarations and re-exports: {} (move it into a file of its own)",
+        wrong.join("; ")
+    );
+}
+
+/// The check above passes declarations, re-exports and attributes, and finds an item.
+#[test]
+fn the_mod_rs_check_finds_an_item() {
+    let declarations = "//! The tmux adapter.\n#![doc = \"x\"]\npub mod chain;\n#[cfg(test)]\nmod tests;\n\
+                        pub(crate) use chain::{\n    a, b,\n};\npub use client::Tmux;\n";
+    assert!(mod_rs_items_beyond_declarations(declarations).is_empty());
+    let with_code = format!(
+        "{declarations}/// A limit.\npub const CAP: u64 = 1;\nfn f() {{ let _ = {{ 1 }}; }}\nmod inline {{ }}\n"
+    );
+    assert_eq!(
+        mod_rs_items_beyond_declarations(&with_code),
+        ["pub const CAP", "fn f (", "mod inline {"]
+    );
 }

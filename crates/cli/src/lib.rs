@@ -112,7 +112,7 @@ mod tests {
     use super::Cli;
 
     /// The flags of one command as the README's `## Commands` block spells
-    /// them, and whether its lines end in `...` (some flags left out).
+    /// them, and whether a line ends in a bare ` ...` (some flags left out).
     fn readme_synopsis() -> Vec<(String, BTreeSet<String>, bool)> {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
         let readme = std::fs::read_to_string(path).expect("the README reads");
@@ -136,7 +136,8 @@ mod tests {
                 }
             }
             let (_, flags, abridged) = out.last_mut().expect("the block starts with a command");
-            *abridged |= line.trim_end().ends_with("...");
+            // `[--endpoint ADDR]...` repeats a flag; a bare ` ...` leaves flags out.
+            *abridged |= line.trim_end().ends_with(" ...");
             for word in line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')) {
                 let is_long = word.starts_with("--") && word.len() > 2;
                 let is_short = word.len() == 2 && word.starts_with('-') && word != "--";
@@ -162,7 +163,8 @@ mod tests {
                     panic!("README's `## Commands` has no `bmb-monitor {name}` line")
                 });
             let mut real = BTreeSet::new();
-            for arg in command.get_arguments() {
+            // What `--help` shows: a hidden flag is the binary talking to itself.
+            for arg in command.get_arguments().filter(|arg| !arg.is_hide_set()) {
                 if let Some(long) = arg.get_long() {
                     real.insert(format!("--{long}"));
                 }
@@ -177,9 +179,21 @@ mod tests {
                 ));
             }
             let missing: Vec<_> = real.difference(written).collect();
-            if !abridged && !missing.is_empty() {
+            // The synopsis is whole: a line ending in `...` hid flags `--help` shows.
+            if !missing.is_empty() {
                 wrong.push(format!(
-                    "README's `bmb-monitor {name}` leaves out {missing:?} (or end its line with `...`)"
+                    "README's `bmb-monitor {name}` leaves out {missing:?}: name every flag `--help` shows"
+                ));
+            } else if *abridged {
+                wrong.push(format!(
+                    "README's `bmb-monitor {name}` ends in ` ...`: name the flags it stands for"
+                ));
+            }
+        }
+        for (name, _, _) in &synopsis {
+            if cli.find_subcommand(name).is_none() {
+                wrong.push(format!(
+                    "README's `## Commands` names `bmb-monitor {name}`, which is no command"
                 ));
             }
         }

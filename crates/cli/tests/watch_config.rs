@@ -370,6 +370,35 @@ fn check_says_ok_with_the_number_of_targets_and_exits_0() {
     );
 }
 
+/// `--check` names an ssh config that is a FIFO without opening it: opened for reading, it
+/// would wait for a writer for ever (ARCHITECTURE.md: no read of an outside file blocks).
+#[test]
+fn check_names_a_fifo_for_an_ssh_config_and_does_not_wait_for_a_writer() {
+    let world = World::new();
+    let fifo = world.path("ssh_config");
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .expect("mkfifo");
+    let config = format!(
+        "{}ssh_config = '{}'\n{ONE_TARGET}",
+        world.server(),
+        fifo.display()
+    );
+    let output = world.check(&config);
+    let err = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "server.ssh_config: cannot read {}: not a regular file",
+            fifo.display()
+        )),
+        "{err}"
+    );
+}
+
 /// The README's example is a file that checks: the documentation cannot drift from the parser.
 #[test]
 fn the_readmes_example_config_checks() {

@@ -1,5 +1,10 @@
 //! What `bmb-monitor` remembers between polls and across restarts.
 //!
+//! Its files are features, on by default: `journal` (the session memory's
+//! journal file) and `findings` (the findings log). With both off it is pure
+//! data: `session` and `escalation` call no OS, which is how `bmb-watchdog`
+//! uses it.
+//!
 //! An embedder keeps a session monitor's memory as a journal of
 //! [`session::SessionRecord`]s, one JSON line each, written BEFORE the action
 //! it records (a nudge is journaled before it is typed). On start it replays
@@ -38,10 +43,12 @@
 //! assert_eq!(SessionMemory::replay(&memory.compacted()), memory);
 //! ```
 //!
-//! A worker monitor's findings go to a [`findings::FindingsLog`]: appended
-//! one whole line per `write`, never rewritten, recreated when moved away.
+//! A worker monitor's findings go to a `findings::FindingsLog` (the `findings`
+//! feature): appended one whole line per `write`, never rewritten, recreated
+//! when moved away.
 //!
 //! ```
+//! # #[cfg(feature = "findings")]
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use bmb_ledger::findings::FindingsLog;
 //!
@@ -57,9 +64,12 @@
 //! assert!(log.append("{\n}").is_err());
 //! # Ok(())
 //! # }
+//! # #[cfg(not(feature = "findings"))]
+//! # fn main() {}
 //! ```
 
 pub mod escalation;
+#[cfg(feature = "findings")]
 pub mod findings;
 #[cfg(feature = "journal")]
 pub mod journal;

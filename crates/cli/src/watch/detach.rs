@@ -166,16 +166,31 @@ mod tests {
         ("no_witness", ""),
     ];
 
-    /// Refused with `--detach`, by clap (a conflict or a missing requirement)
-    /// or by [`refused`], with the value that shows it.
-    const REFUSED: &[(&str, &str)] = &[
-        ("once", ""),
-        ("config", "/etc/bmb.toml"),
-        ("check", ""),
-        ("audit", "/srv/project"),
-        ("audit_every", "6h"),
-        ("audit_agent_cmd", "claude"),
-        ("metrics_listen", "127.0.0.1:0"),
+    /// Refused with `--detach`, by clap (a conflict) or by [`refused`]: each
+    /// with a command line that holds it and parses without `--detach`, so
+    /// the refusal is `--detach`'s and not a bad value's or a missing flag's.
+    const REFUSED: &[(&str, &[&str])] = &[
+        ("once", &["s", "--once"]),
+        ("config", &["--config", "/etc/bmb.toml"]),
+        ("check", &["--config", "/etc/bmb.toml", "--check"]),
+        ("audit", &["s", "--audit", "/srv/p", "--audit-every", "6h"]),
+        (
+            "audit_every",
+            &["s", "--audit", "/srv/p", "--audit-every", "6h"],
+        ),
+        (
+            "audit_agent_cmd",
+            &[
+                "s",
+                "--audit",
+                "/srv/p",
+                "--audit-every",
+                "6h",
+                "--audit-agent-cmd",
+                "claude",
+            ],
+        ),
+        ("metrics_listen", &["s", "--metrics-listen", "127.0.0.1:0"]),
     ];
 
     fn flag(arg: &clap::Arg) -> String {
@@ -215,10 +230,29 @@ mod tests {
                 if takes_value {
                     assert_eq!(out[at + 1], *value, "{flag}'s value is not forwarded");
                 }
-            } else if let Some((_, value)) = REFUSED.iter().find(|(name, _)| *name == id) {
-                let refused_by_us = parse(&with(value)).ok().and_then(|args| refused(&args));
+                // The detached monitor reads what it is handed as this one would.
+                let argv = ["watch", "s"]
+                    .map(String::from)
+                    .into_iter()
+                    .chain(out.clone());
+                let child = Watch::try_parse_from(argv)
+                    .unwrap_or_else(|err| panic!("the detached `watch s {out:?}`: {err}"));
+                assert_eq!(forwarded(&child.args), out, "{flag} reads back otherwise");
+            } else if let Some((_, argv)) = REFUSED.iter().find(|(name, _)| *name == id) {
                 assert!(
-                    parse(&with(value)).is_err() || refused_by_us.is_some(),
+                    argv.contains(&flag.as_str()),
+                    "{id}'s command line holds {flag}"
+                );
+                let line = |detach: bool| {
+                    let words = argv.iter().copied().chain(detach.then_some("--detach"));
+                    Watch::try_parse_from(std::iter::once("watch").chain(words)).map(|w| w.args)
+                };
+                if let Err(err) = line(false) {
+                    panic!("{argv:?} must parse without --detach: {err}");
+                }
+                let refused_by_us = line(true).ok().and_then(|args| refused(&args));
+                assert!(
+                    line(true).is_err() || refused_by_us.is_some(),
                     "{flag} is neither forwarded nor refused with --detach"
                 );
             } else {

@@ -13,7 +13,7 @@ use watchdog::session::DEFAULT_NUDGE_TEXT;
 use watchdog::session::target::Target;
 
 use crate::alert::{AlertFormat, sanitize_text};
-use crate::output::{print, say, usage_error};
+use crate::output::{say, usage_error};
 use crate::server_args::ServerArgs;
 use probes::os::signals::Wake;
 
@@ -21,6 +21,7 @@ mod alert;
 mod alertmanager;
 mod audit;
 mod capture;
+mod check;
 mod config;
 mod cycle;
 mod detach;
@@ -419,130 +420,13 @@ fn run_config(args: &Args, path: &std::path::Path) -> ExitCode {
         }
     };
     if args.check {
-        let n = settings.targets.len();
-        let patterns = match settings.patterns.len() {
-            0 => String::new(),
-            1 => ", 1 pattern of sessions".to_string(),
-            p => format!(", {p} patterns of sessions"),
-        };
-        let missing = files_named(path, &settings);
-        for line in &missing {
-            say(line);
-        }
-        if !missing.is_empty() {
-            return crate::exit::code(crate::exit::USAGE);
-        }
-        print(format_args!(
-            "ok: {n} target{}{patterns}",
-            if n == 1 { "" } else { "s" }
-        ));
-        let unreached = hosts_reached(path, &settings);
-        if unreached > 0 {
-            return crate::exit::code(crate::exit::FAILURE);
-        }
-        return crate::exit::code(crate::exit::OK);
+        return check::run(path, &settings);
     }
     start(
         std::borrow::Cow::Owned(settings.args),
         (settings.targets, settings.patterns),
         Some((args, path)),
     )
-}
-
-/// `--check`: every file the config names, readable (the ssh config, a
-/// tmux binary given as a path, the folder of a local tmux socket); one line
-/// per file that is not, naming the key.
-fn files_named(path: &std::path::Path, settings: &Settings) -> Vec<String> {
-    let shown = path.display();
-    let server = &settings.args.server;
-    let mut missing = Vec::new();
-    if let Some(config) = &server.ssh_config
-        && let Err(error) = std::fs::File::open(config).and_then(|f| {
-            if f.metadata()?.is_file() {
-                Ok(())
-            } else {
-                Err(std::io::Error::other("not a regular file"))
-            }
-        })
-    {
-        missing.push(format!(
-            "bmb-monitor: watch: {shown}: server.ssh_config: cannot read {config}: {error}"
-        ));
-    }
-    let local = settings.targets.iter().any(|t| t.target.host.is_none())
-        || settings.patterns.iter().any(|p| p.host.is_none());
-    if local {
-        let bin = server.tmux_bin();
-        if bin.contains('/') {
-            let runnable = std::fs::metadata(bin).is_ok_and(|m| {
-                use std::os::unix::fs::PermissionsExt;
-                m.is_file() && m.permissions().mode() & 0o111 != 0
-            });
-            if !runnable {
-                missing.push(format!(
-                    "bmb-monitor: watch: {shown}: server.tmux_bin: {bin} is not a program this machine can run"
-                ));
-            }
-        }
-        if let probes::tmux::Server::Path(socket) = server.server()
-            && let Some(folder) = std::path::Path::new(&socket).parent()
-            && !folder.as_os_str().is_empty()
-            && !folder.is_dir()
-        {
-            missing.push(format!(
-                "bmb-monitor: watch: {shown}: server.socket_path: its folder {} does not exist",
-                folder.display()
-            ));
-        }
-    }
-    // A target's own server, as [server]'s.
-    for target in &settings.targets {
-        if let Some(probes::tmux::Server::Path(socket)) = &target.server
-            && let Some(folder) = std::path::Path::new(socket).parent()
-            && !folder.as_os_str().is_empty()
-            && !folder.is_dir()
-        {
-            missing.push(format!(
-                "bmb-monitor: watch: {shown}: target {}: socket_path: its folder {} does not exist",
-                target.target,
-                folder.display()
-            ));
-        }
-    }
-    missing
-}
-
-/// `--check`: each remote host asked for its sessions (over ssh, as a cycle
-/// would), said reached or not; the number it could not reach.
-fn hosts_reached(path: &std::path::Path, settings: &Settings) -> usize {
-    let mut hosts: Vec<&str> = settings
-        .targets
-        .iter()
-        .filter_map(|t| t.target.host.as_deref())
-        .chain(settings.patterns.iter().filter_map(|p| p.host.as_deref()))
-        .collect();
-    hosts.sort_unstable();
-    hosts.dedup();
-    let timeout = Duration::from_secs(settings.args.capture_timeout);
-    let mut unreached = 0;
-    for host in hosts {
-        let tmux = settings.args.server.tmux(Some(host), timeout);
-        match tmux.list_sessions() {
-            Ok(sessions) => print(format_args!(
-                "reached {host}: {} session{} on its tmux server",
-                sessions.len(),
-                if sessions.len() == 1 { "" } else { "s" }
-            )),
-            Err(error) => {
-                unreached += 1;
-                say(format_args!(
-                    "bmb-monitor: watch: {}: cannot reach host {host}: {error}",
-                    path.display()
-                ));
-            }
-        }
-    }
-    unreached
 }
 
 /// Where the monitor a config file describes serves its board

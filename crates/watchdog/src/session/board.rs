@@ -18,14 +18,16 @@ use serde::{Deserialize, Serialize};
 use crate::session::target::Target;
 use crate::session::{Action, Done, PollReport};
 
+mod age;
 mod prometheus;
 mod reading;
 mod table;
 pub mod wire;
 
+pub use age::age;
 pub use prometheus::{BOARD_QUERY, Sample, from_samples};
 pub use reading::{Freshness, Reading, Source, freshness};
-pub use table::{age, table, tail};
+pub use table::{table, tail};
 
 /// The `host` of a target on this machine's tmux (an ssh alias otherwise).
 pub const LOCAL_HOST: &str = "local";

@@ -2,7 +2,8 @@
 //! monitor still runs (a board whose process is gone, or whose loop froze,
 //! is never shown as current).
 
-use super::{Board, age};
+use super::Board;
+use super::age::age;
 
 /// Whether a board still describes a running monitor.
 #[derive(Debug, Clone, PartialEq, Eq)]

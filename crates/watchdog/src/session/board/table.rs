@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
+use super::age::age;
 use super::{Board, Freshness, HostRow, Reading, Source};
 
 /// The columns, in order. `TARGET` is the target as given (`gpu3:agent-1`,
@@ -429,17 +430,6 @@ fn cut(text: &str, max: usize) -> String {
     let mut kept: String = text.chars().take(max.saturating_sub(1)).collect();
     kept.push('…');
     kept
-}
-
-/// A duration as a person reads it on a board: `45s`, `3m05s`, `2h03m`, `4d02h`.
-pub fn age(seconds: i64) -> String {
-    let s = seconds.max(0);
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
-        3600..86400 => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
-        _ => format!("{}d{:02}h", s / 86400, s % 86400 / 3600),
-    }
 }
 
 #[cfg(test)]
