@@ -52,7 +52,14 @@ impl fmt::Display for MetaError {
     }
 }
 
-impl std::error::Error for MetaError {}
+impl std::error::Error for MetaError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MetaError::Open { error, .. } => Some(error),
+            MetaError::Stat { .. } | MetaError::Read { .. } => None,
+        }
+    }
+}
 
 /// What `stat` says about a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
