@@ -199,4 +199,97 @@ mod tests {
         }
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
+
+    /// The words of the README's `BMB_REASON` table, in its order: the rows
+    /// after its `| `BMB_REASON` | what it means |` header, up to the first
+    /// line that is not a row.
+    fn reason_table(readme: &str) -> Option<Vec<String>> {
+        let mut lines = readme
+            .lines()
+            .skip_while(|l| !l.starts_with("| `BMB_REASON` |"));
+        lines.next()?;
+        let words = lines
+            .skip_while(|l| l.starts_with("|---"))
+            .take_while(|l| l.starts_with('|'))
+            .filter_map(|row| {
+                let cell = row.trim_start_matches('|').split('|').next()?.trim();
+                Some(cell.trim_matches('`').to_string())
+            })
+            .collect();
+        Some(words)
+    }
+
+    /// What is wrong with the README's `BMB_REASON` table against
+    /// `Reason::ALL`: a word it lacks, one it has that no reason gives, one
+    /// it lists twice.
+    fn reason_table_problems(readme: &str) -> Vec<String> {
+        let Some(table) = reason_table(readme) else {
+            return vec!["no `| `BMB_REASON` | what it means |` table".to_string()];
+        };
+        let words: Vec<&str> = watchdog::session::Reason::ALL
+            .iter()
+            .map(|r| r.word())
+            .collect();
+        let mut problems = Vec::new();
+        for word in &words {
+            if !table.iter().any(|row| row == word) {
+                problems.push(format!("`{word}` is missing"));
+            }
+        }
+        for (at, row) in table.iter().enumerate() {
+            if !words.contains(&row.as_str()) {
+                problems.push(format!("`{row}` is no reason"));
+            } else if table[..at].contains(row) {
+                problems.push(format!("`{row}` is listed twice"));
+            }
+        }
+        problems
+    }
+
+    #[test]
+    fn the_readme_bmb_reason_table_lists_exactly_the_reasons() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
+        let readme = std::fs::read_to_string(path).expect("the README reads");
+        let problems = reason_table_problems(&readme);
+        assert!(
+            problems.is_empty(),
+            "README's BMB_REASON table: {problems:?}"
+        );
+    }
+
+    /// The check above fails on a table that lacks a reason, names one that
+    /// is not, or lists one twice, and on a README without the table.
+    #[test]
+    fn the_bmb_reason_table_check_finds_a_missing_an_extra_and_a_twice_listed_word() {
+        let rows: Vec<String> = watchdog::session::Reason::ALL
+            .iter()
+            .map(|r| format!("| `{}` | why |", r.word()))
+            .collect();
+        let table = |rows: &[String]| {
+            format!(
+                "intro\n\n| `BMB_REASON` | what it means |\n|---|---|\n{}\n\nafter\n| `x` | not in the table |\n",
+                rows.join("\n")
+            )
+        };
+        assert!(reason_table_problems(&table(&rows)).is_empty());
+
+        let mut wrong = rows.clone();
+        let gone = wrong.remove(wrong.len() - 1);
+        wrong.push("| `bogus` | no such reason |".to_string());
+        wrong.push(rows[0].clone());
+        let gone_word = gone.split('`').nth(1).unwrap();
+        let first_word = rows[0].split('`').nth(1).unwrap();
+        assert_eq!(
+            reason_table_problems(&table(&wrong)),
+            [
+                format!("`{gone_word}` is missing"),
+                "`bogus` is no reason".to_string(),
+                format!("`{first_word}` is listed twice"),
+            ]
+        );
+        assert_eq!(
+            reason_table_problems("no table here\n| `question` | a row of nothing |\n"),
+            ["no `| `BMB_REASON` | what it means |` table"]
+        );
+    }
 }

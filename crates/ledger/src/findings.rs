@@ -15,8 +15,9 @@ use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Why a finding was not appended. Each names the file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a finding was not appended. Each names the file; the OS's error is
+/// kept as the [`source`](std::error::Error::source).
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum AppendError {
     /// The line holds a newline, which would split it into two records.
@@ -29,14 +30,14 @@ pub enum AppendError {
         /// The log that would not open.
         path: PathBuf,
         /// The OS's reason.
-        error: String,
+        error: std::io::Error,
     },
     /// The write failed (a full disk, an I/O error).
     Write {
         /// The log the write was for.
         path: PathBuf,
         /// The OS's reason.
-        error: String,
+        error: std::io::Error,
     },
 }
 
@@ -58,7 +59,14 @@ impl fmt::Display for AppendError {
     }
 }
 
-impl std::error::Error for AppendError {}
+impl std::error::Error for AppendError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            AppendError::Open { error, .. } | AppendError::Write { error, .. } => Some(error),
+            AppendError::NewlineInside { .. } => None,
+        }
+    }
+}
 
 /// An append-only file of one-line findings (the worker's `gone`/`idle`/`clear`, a journal's
 /// records): each line goes out in one write, so readers never see half of one.
@@ -90,9 +98,9 @@ impl FindingsLog {
             .append(true)
             .create(true)
             .open(&self.path)
-            .map_err(|e| AppendError::Open {
+            .map_err(|error| AppendError::Open {
                 path: self.path.clone(),
-                error: e.to_string(),
+                error,
             })?;
         let mut record = Vec::with_capacity(line.len() + 2);
         // A line torn by a crash must not swallow the next record: start on a
@@ -103,9 +111,9 @@ impl FindingsLog {
         record.extend_from_slice(line.as_bytes());
         record.push(b'\n');
         // One buffer, one write(2): O_APPEND makes it land whole at the end.
-        file.write_all(&record).map_err(|e| AppendError::Write {
+        file.write_all(&record).map_err(|error| AppendError::Write {
             path: self.path.clone(),
-            error: e.to_string(),
+            error,
         })
     }
 }
@@ -174,6 +182,10 @@ mod tests {
         std::fs::create_dir(&path).unwrap();
         let err = FindingsLog::new(&path).append("{}").unwrap_err();
         assert!(matches!(err, AppendError::Open { .. }), "{err:?}");
+        let os = std::error::Error::source(&err)
+            .and_then(|cause| cause.downcast_ref::<std::io::Error>())
+            .expect("the OS's error is the source");
+        assert_eq!(os.kind(), std::io::ErrorKind::IsADirectory, "{os}");
         let shown = err.to_string();
         assert!(
             shown.starts_with(&format!("cannot open {} for appending: ", path.display())),
@@ -187,9 +199,10 @@ mod tests {
     fn a_line_with_a_newline_is_refused_rather_than_splitting_a_record() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.jsonl");
-        assert_eq!(
-            FindingsLog::new(&path).append("a\nb"),
-            Err(AppendError::NewlineInside { path: path.clone() })
+        let err = FindingsLog::new(&path).append("a\nb").unwrap_err();
+        assert!(
+            matches!(&err, AppendError::NewlineInside { path: p } if *p == path),
+            "{err:?}"
         );
         assert!(!path.exists());
     }

@@ -23,7 +23,7 @@ use crate::Clock;
 use crate::PortError;
 
 pub use message::{AckEvent, Control, ControlError, Reporting, WatchItem, parse_control};
-pub use render::{Handoff, Report, State};
+pub use render::{FeedUpdate, Handoff, Report, State, WatchdogEvent};
 
 /// What `stat` says about a path (following symlinks, as `test -f` does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -426,12 +426,13 @@ impl LeadMonitor {
             now,
             i64::try_from(self.config.ack_timeout_sec).unwrap_or(i64::MAX),
         ) {
-            out.push(Output::Lead(render::nudge_repeat(
-                repeat.event,
-                &repeat.agent,
-                repeat.nudge_count,
-                &ts,
-            )));
+            let event = WatchdogEvent::NudgeRepeat {
+                original_event: repeat.event,
+                agent: &repeat.agent,
+                nudge_count: repeat.nudge_count,
+                ts: &ts,
+            };
+            out.push(Output::Lead(event.to_line()));
         }
         self.check_feed(port, &ts, &mut out);
         if let Some(interval) = self.config.sweep_interval_sec {
@@ -805,7 +806,7 @@ impl LeadMonitor {
             && previous != mtime
             && mtime.is_some()
         {
-            out.push(Output::Consultant(render::feed_update(ts)));
+            out.push(Output::Consultant(FeedUpdate::at(ts).to_line()));
         }
         self.feed_mtime = Some(mtime);
     }
@@ -836,9 +837,17 @@ impl LeadMonitor {
             };
             if self.panes.get(&pane.id) != Some(&state) {
                 match state {
-                    PaneState::Dead => out.push(Output::Lead(render::pane_dead(&pane.id, ts))),
+                    PaneState::Dead => {
+                        let event = WatchdogEvent::PaneDead { pane: &pane.id, ts };
+                        out.push(Output::Lead(event.to_line()));
+                    }
                     PaneState::Untracked => {
-                        out.push(Output::Lead(render::untracked_pane(&pane.id, pane.pid, ts)))
+                        let event = WatchdogEvent::UntrackedPane {
+                            pane: &pane.id,
+                            pid: pane.pid,
+                            ts,
+                        };
+                        out.push(Output::Lead(event.to_line()));
                     }
                     PaneState::Tracked => {}
                 }

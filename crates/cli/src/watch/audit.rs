@@ -9,6 +9,8 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use ::audit::cadence::{Cadence, Turn};
+use ::audit::report::Status;
+use ::audit::wire::{DimensionJson, ReportJson};
 use probes::run::{Invocation, Limits, Outcome};
 use watchdog::Clock;
 
@@ -193,7 +195,7 @@ fn start(root: &Path, flags: &[String], commands: &[u8]) -> Result<JoinHandle<Ou
 fn say_ended(root: &Path, folder: &Path, outcome: &Outcome) {
     let report = outcome
         .success_stdout()
-        .and_then(|out| serde_json::from_slice::<serde_json::Value>(&out.bytes).ok());
+        .and_then(|out| serde_json::from_slice::<ReportJson>(&out.bytes).ok());
     let kept = folder.join("report.md");
     match &report {
         Some(report) => say(format_args!(
@@ -223,41 +225,87 @@ fn say_ended(root: &Path, folder: &Path, outcome: &Outcome) {
     }
 }
 
-/// The counts of an audit's JSON report: its findings by status, the
-/// holding rules, the rejected items and the auditors that failed.
-fn summary(report: &serde_json::Value) -> String {
-    let dimensions = report["dimensions"]
-        .as_array()
-        .map_or(&[][..], Vec::as_slice);
-    let findings = || {
-        dimensions
-            .iter()
-            .flat_map(|d| d["findings"].as_array().into_iter().flatten())
-    };
-    let count_of = |key: &str| -> usize {
-        dimensions
-            .iter()
-            .map(|d| d[key].as_array().map_or(0, Vec::len))
-            .sum()
-    };
-    let new = findings().filter(|f| f["status"] == "new").count();
-    let open = findings().filter(|f| f["status"] == "still_open").count();
-    let failed = dimensions.iter().filter(|d| !d["failed"].is_null()).count();
+/// The counts of an audit's report: its findings by status, the holding
+/// rules, the rejected items and the auditors that failed.
+fn summary(report: &ReportJson) -> String {
+    let dimensions = &report.dimensions;
+    let findings = || dimensions.iter().flat_map(|d| &d.findings);
+    let count_of =
+        |list: fn(&DimensionJson) -> usize| -> usize { dimensions.iter().map(list).sum() };
+    let new = findings().filter(|f| f.status == Status::New).count();
+    let open = findings().filter(|f| f.status == Status::StillOpen).count();
+    let failed = dimensions.iter().filter(|d| d.failed.is_some()).count();
     let mut parts = vec![
         format!("{new} new"),
         format!("{open} still open"),
-        format!("{} gone", count_of("gone")),
-        format!("{} holding", count_of("holds")),
-        format!("{} rejected", count_of("rejected")),
+        format!("{} gone", count_of(|d| d.gone.len())),
+        format!("{} holding", count_of(|d| d.holds.len())),
+        format!("{} rejected", count_of(|d| d.rejected.len())),
     ];
     if failed > 0 {
         parts.push(format!("{failed} of {} auditors failed", dimensions.len()));
     }
-    if report["unverified"].is_string() {
+    if report.unverified.is_some() {
         parts.insert(0, "not verified read-only".to_string());
     }
-    if report["changed_by_auditors"].is_string() {
+    if report.changed_by_auditors.is_some() {
         parts.insert(0, "THE AUDITORS CHANGED THE PROJECT".to_string());
     }
     parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(status: &str) -> String {
+        format!(
+            r#"{{"severity":"high","rank":1,"claim":"c","file":"f","line":1,"quote":"q","status":"{status}","key":"k","also_in":[]}}"#
+        )
+    }
+
+    fn dimension(name: &str, failed: &str, findings: &[String], holds: usize) -> String {
+        let holds = vec![r#"{"holds":"h","file":"f","line":1,"rule":null}"#; holds].join(",");
+        format!(
+            r#"{{"name":"{name}","failed":{failed},"findings":[{}],"gone":[{{"severity":"low","rank":1,"claim":"c","file":"f","line":2,"quote":"q","why":"quote_left"}}],"holds":[{holds}],"rejected":[],"ignored_lines":0,"rules_checked":[],"rules_unchecked":[]}}"#,
+            findings.join(",")
+        )
+    }
+
+    fn report(changed: &str, dimensions: &[String]) -> ReportJson {
+        let text = format!(
+            r#"{{"version":1,"project":"p","changed_by_auditors":{changed},"unverified":null,"dimensions":[{}],"carried":[]}}"#,
+            dimensions.join(",")
+        );
+        serde_json::from_str(&text).unwrap()
+    }
+
+    #[test]
+    fn the_summary_counts_the_typed_report() {
+        let report = report(
+            "null",
+            &[
+                dimension(
+                    "storage",
+                    "null",
+                    &[finding("new"), finding("still_open"), finding("new")],
+                    2,
+                ),
+                dimension("api", r#""timed out""#, &[], 0),
+            ],
+        );
+        assert_eq!(
+            summary(&report),
+            "2 new, 1 still open, 2 gone, 2 holding, 0 rejected, 1 of 2 auditors failed"
+        );
+    }
+
+    #[test]
+    fn the_summary_leads_with_a_changed_project() {
+        let report = report(r#""HEAD moved""#, &[dimension("storage", "null", &[], 1)]);
+        assert_eq!(
+            summary(&report),
+            "THE AUDITORS CHANGED THE PROJECT, 0 new, 0 still open, 1 gone, 1 holding, 0 rejected"
+        );
+    }
 }

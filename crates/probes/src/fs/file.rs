@@ -9,6 +9,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+use std::sync::Arc;
 
 use rustix::fs::OFlags;
 
@@ -25,8 +26,9 @@ pub enum ReadError {
         /// The cap it passed, in bytes.
         cap: u64,
     },
-    /// Any other I/O error (permissions, …).
-    Io(String),
+    /// Any other I/O error (permissions, …), kept as the
+    /// [`source`](std::error::Error::source).
+    Io(IoCause),
 }
 
 impl fmt::Display for ReadError {
@@ -40,7 +42,47 @@ impl fmt::Display for ReadError {
     }
 }
 
-impl std::error::Error for ReadError {}
+impl std::error::Error for ReadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ReadError::Io(error) => Some(error.io()),
+            ReadError::Missing | ReadError::NotAFile(_) | ReadError::TooLarge { .. } => None,
+        }
+    }
+}
+
+/// The OS's error behind a failed read, shared so the errors that hold it
+/// stay `Clone` and comparable: two are equal when they are of the same
+/// kind and say the same thing.
+#[derive(Debug, Clone)]
+pub struct IoCause(Arc<std::io::Error>);
+
+impl IoCause {
+    /// The OS's error itself (its kind, its errno).
+    pub fn io(&self) -> &std::io::Error {
+        &self.0
+    }
+}
+
+impl From<std::io::Error> for IoCause {
+    fn from(error: std::io::Error) -> IoCause {
+        IoCause(Arc::new(error))
+    }
+}
+
+impl PartialEq for IoCause {
+    fn eq(&self, other: &IoCause) -> bool {
+        self.0.kind() == other.0.kind() && self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for IoCause {}
+
+impl fmt::Display for IoCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
 /// The regular file at `path`, opened for reading without blocking on a FIFO
 /// or a device (which are refused).
@@ -53,7 +95,7 @@ pub(crate) fn open_regular(path: &Path) -> Result<File, ReadError> {
         .open(path)
         .map_err(|error| match error.kind() {
             ErrorKind::NotFound => ReadError::Missing,
-            _ => ReadError::Io(error.to_string()),
+            _ => ReadError::Io(error.into()),
         })?;
     check_regular(&file)?;
     Ok(file)
@@ -68,7 +110,7 @@ pub fn read_regular(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
     (&file)
         .take(cap.saturating_add(1))
         .read_to_end(&mut bytes)
-        .map_err(|error| ReadError::Io(error.to_string()))?;
+        .map_err(|error| ReadError::Io(error.into()))?;
     if bytes.len() as u64 > cap {
         return Err(ReadError::TooLarge { cap });
     }
@@ -84,7 +126,7 @@ fn check_regular(file: &File) -> Result<(), ReadError> {
     use std::os::unix::fs::FileTypeExt;
     let meta = file
         .metadata()
-        .map_err(|error| ReadError::Io(error.to_string()))?;
+        .map_err(|error| ReadError::Io(error.into()))?;
     let kind = meta.file_type();
     let odd = if kind.is_file() {
         None
@@ -118,6 +160,10 @@ mod tests {
         std::fs::write(&file, "1\n").unwrap();
         let error = read_regular_text(&file.join("under-a-file"), 64).unwrap_err();
         assert!(matches!(error, ReadError::Io(_)), "{error:?}");
+        let os = std::error::Error::source(&error)
+            .and_then(|cause| cause.downcast_ref::<std::io::Error>())
+            .expect("the OS's error is the source");
+        assert_eq!(os.kind(), ErrorKind::NotADirectory, "{os}");
         let shown = format!("it {error}");
         assert!(
             shown.starts_with("it cannot be read (") && shown.contains("Not a directory"),

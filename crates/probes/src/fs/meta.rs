@@ -10,7 +10,7 @@ use std::io::{ErrorKind, Read};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::fs::file::ReadError;
+use crate::fs::file::{IoCause, ReadError};
 
 /// Why a path's metadata or head could not be read. Absence is no error
 /// for [`stat`] ([`FileMeta::Missing`]); for [`read_head`] it is `Open`.
@@ -22,7 +22,7 @@ pub enum MetaError {
         /// The path asked about.
         path: PathBuf,
         /// What `stat` said.
-        error: String,
+        error: IoCause,
     },
     /// The file is missing, not a regular file, or cannot be opened.
     Open {
@@ -36,7 +36,7 @@ pub enum MetaError {
         /// The path asked about.
         path: PathBuf,
         /// What the read said.
-        error: String,
+        error: IoCause,
     },
 }
 
@@ -52,7 +52,14 @@ impl fmt::Display for MetaError {
     }
 }
 
-impl std::error::Error for MetaError {}
+impl std::error::Error for MetaError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MetaError::Open { error, .. } => Some(error),
+            MetaError::Stat { error, .. } | MetaError::Read { error, .. } => Some(error.io()),
+        }
+    }
+}
 
 /// What `stat` says about a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,7 +93,7 @@ pub fn stat(path: &Path) -> Result<FileMeta, MetaError> {
         }
         Err(e) => Err(MetaError::Stat {
             path: path.to_owned(),
-            error: e.to_string(),
+            error: e.into(),
         }),
     }
 }
@@ -109,7 +116,7 @@ pub fn read_head(path: &Path, max_bytes: usize) -> Result<Vec<String>, MetaError
         .read_to_end(&mut buf)
         .map_err(|e| MetaError::Read {
             path: path.to_owned(),
-            error: e.to_string(),
+            error: e.into(),
         })?;
     Ok(head_lines(&buf))
 }
@@ -245,6 +252,25 @@ mod tests {
         assert_eq!(
             err.to_string(),
             format!("cannot open {}: it does not exist", path.display())
+        );
+    }
+
+    #[test]
+    fn a_stat_that_fails_keeps_the_os_error_as_its_source() {
+        let dir = tempfile::tempdir().unwrap();
+        // A name longer than any file system takes: ENAMETOOLONG, not absence.
+        let path = dir.path().join("n".repeat(300));
+        let err = stat(&path).unwrap_err();
+        let os = std::error::Error::source(&err)
+            .and_then(|cause| cause.downcast_ref::<std::io::Error>())
+            .expect("the OS's error is the source");
+        assert_eq!(
+            os.raw_os_error(),
+            Some(rustix::io::Errno::NAMETOOLONG.raw_os_error())
+        );
+        assert_eq!(
+            err.to_string(),
+            format!("cannot stat {}: {os}", path.display())
         );
     }
 }

@@ -79,7 +79,15 @@ impl fmt::Display for GitError {
     }
 }
 
-impl std::error::Error for GitError {}
+impl std::error::Error for GitError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            GitError::Failed(failed) => Some(failed),
+            GitError::UnreadableGitFile { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
 
 /// The seed's `PLOT_WORKER_RECORD` pattern: Plot's own records in a worktree.
 const PLOT_WORKER_RECORD: &str = ".plot-worker.";

@@ -146,15 +146,16 @@ impl fmt::Display for SkipReason {
 }
 
 /// Why the project itself could not be walked.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum DiscoverError {
     /// There is nothing at the path.
     Missing,
     /// The path is not a folder.
     NotAFolder,
-    /// Any other I/O error on the project folder itself.
-    Io(String),
+    /// Any other I/O error on the project folder itself, kept as the
+    /// [`source`](std::error::Error::source).
+    Io(std::io::Error),
 }
 
 impl fmt::Display for DiscoverError {
@@ -162,12 +163,19 @@ impl fmt::Display for DiscoverError {
         match self {
             DiscoverError::Missing => f.write_str("does not exist"),
             DiscoverError::NotAFolder => f.write_str("is not a folder"),
-            DiscoverError::Io(error) => f.write_str(error),
+            DiscoverError::Io(error) => error.fmt(f),
         }
     }
 }
 
-impl std::error::Error for DiscoverError {}
+impl std::error::Error for DiscoverError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DiscoverError::Io(error) => Some(error),
+            DiscoverError::Missing | DiscoverError::NotAFolder => None,
+        }
+    }
+}
 
 /// The bounds of one walk.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -205,12 +213,12 @@ pub fn discover(project: &Path) -> Result<Discovery, DiscoverError> {
 fn discover_with(project: &Path, limits: &Limits) -> Result<Discovery, DiscoverError> {
     let meta = fs::metadata(project).map_err(|error| match error.kind() {
         std::io::ErrorKind::NotFound => DiscoverError::Missing,
-        _ => DiscoverError::Io(error.to_string()),
+        _ => DiscoverError::Io(error),
     })?;
     if !meta.is_dir() {
         return Err(DiscoverError::NotAFolder);
     }
-    let root = fs::canonicalize(project).map_err(|error| DiscoverError::Io(error.to_string()))?;
+    let root = fs::canonicalize(project).map_err(DiscoverError::Io)?;
     let mut walk = Walk {
         root,
         limits,
@@ -1095,14 +1103,21 @@ mod tests {
     #[test]
     fn a_project_that_is_no_folder_is_an_error() {
         let dir = project(&[("CLAUDE.md", "- a")]);
-        assert_eq!(
+        assert!(matches!(
             discover(&dir.path().join("none")),
             Err(DiscoverError::Missing)
-        );
-        assert_eq!(
+        ));
+        assert!(matches!(
             discover(&dir.path().join("CLAUDE.md")),
             Err(DiscoverError::NotAFolder)
-        );
+        ));
+        // Through a file: the OS's error, kept as the source.
+        let err = discover(&dir.path().join("CLAUDE.md/x")).unwrap_err();
+        let os = std::error::Error::source(&err)
+            .and_then(|cause| cause.downcast_ref::<std::io::Error>())
+            .expect("the OS's error is the source");
+        assert_eq!(os.kind(), std::io::ErrorKind::NotADirectory, "{err}");
+        assert_eq!(err.to_string(), os.to_string());
         let empty = project(&[]);
         assert_eq!(discover(empty.path()).unwrap(), Discovery::default());
     }

@@ -85,7 +85,14 @@ impl fmt::Display for TmuxError {
     }
 }
 
-impl std::error::Error for TmuxError {}
+impl std::error::Error for TmuxError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TmuxError::Failed(failed) => Some(failed),
+            _ => None,
+        }
+    }
+}
 
 impl TmuxError {
     /// What a call that gave no answer means: the one place tmux's words are

@@ -8,6 +8,7 @@
 //! with an error that names the field; the caller changes nothing.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -18,10 +19,11 @@ use super::render::State;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ControlError {
-    /// Not JSON at all: serde's account of where it broke.
+    /// Not JSON at all: serde's account of where it broke, kept as the
+    /// error's [`source`](std::error::Error::source).
     NotJson {
-        /// serde's message.
-        error: String,
+        /// serde's error.
+        error: JsonCause,
     },
     /// JSON, but not an object (an array, a number, …).
     NotAnObject,
@@ -130,7 +132,47 @@ impl fmt::Display for ControlError {
     }
 }
 
-impl std::error::Error for ControlError {}
+impl std::error::Error for ControlError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ControlError::NotJson { error } => Some(error.serde()),
+            _ => None,
+        }
+    }
+}
+
+/// serde's error for a message that is not JSON, shared so that
+/// [`ControlError`] stays `Clone` and comparable: two are equal when serde
+/// says the same thing at the same line and column.
+#[derive(Debug, Clone)]
+pub struct JsonCause(Arc<serde_json::Error>);
+
+impl JsonCause {
+    /// serde's error itself (its line, column and category).
+    pub fn serde(&self) -> &serde_json::Error {
+        &self.0
+    }
+}
+
+impl From<serde_json::Error> for JsonCause {
+    fn from(error: serde_json::Error) -> JsonCause {
+        JsonCause(Arc::new(error))
+    }
+}
+
+impl PartialEq for JsonCause {
+    fn eq(&self, other: &JsonCause) -> bool {
+        self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for JsonCause {}
+
+impl fmt::Display for JsonCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
 /// How much the Consultant may hear about an item (the seed's `consultant_reporting`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,9 +274,8 @@ pub const WATCH_ITEM_KEYS: [&str; 7] = [
 
 /// Parses one message. The error names the field.
 pub fn parse_control(text: &str) -> Result<Control, ControlError> {
-    let value: Value = serde_json::from_str(text.trim()).map_err(|e| ControlError::NotJson {
-        error: e.to_string(),
-    })?;
+    let value: Value =
+        serde_json::from_str(text.trim()).map_err(|e| ControlError::NotJson { error: e.into() })?;
     let Value::Object(obj) = value else {
         return Err(ControlError::NotAnObject);
     };
@@ -574,5 +615,21 @@ mod tests {
             Err(ControlError::Unrecognised)
         );
         assert!(shown(r#"{"hello":1}"#).contains("`result_path`"));
+    }
+
+    #[test]
+    fn not_json_keeps_serdes_error_as_its_source() {
+        use std::error::Error as _;
+        let err = parse_control("{\"ack\": nope}").unwrap_err();
+        let source = err.source().expect("NotJson has a source");
+        let serde = source
+            .downcast_ref::<serde_json::Error>()
+            .expect("the source is serde's own error");
+        assert_eq!((serde.line(), serde.column()), (1, 10), "{serde}");
+        assert_eq!(err.to_string(), format!("not a JSON object: {serde}"));
+        assert!(
+            ControlError::NotAnObject.source().is_none(),
+            "a refusal of our own has no cause"
+        );
     }
 }

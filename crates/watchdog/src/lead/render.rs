@@ -48,6 +48,14 @@ impl State {
     }
 }
 
+/// The word as a JSON string (`nudge_repeat`'s `original_event`): the same
+/// word as [`State::as_str`], worded in one place.
+impl Serialize for State {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 impl fmt::Display for State {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -259,8 +267,7 @@ impl<'a> ConsultantEvent<'a> {
 
     /// The event's line, the seed's bytes.
     pub fn to_line(&self) -> String {
-        // Strings and numbers only: serialising cannot fail.
-        serde_json::to_string(self).unwrap_or_default()
+        line(self)
     }
 }
 
@@ -276,44 +283,86 @@ pub fn consultant_event(
     ConsultantEvent::of(agent, step, report, handoff, ts).map(|event| event.to_line())
 }
 
-/// `{"type":"feed_update","source":"monitor","ts":"HH:MM"}`.
-pub fn feed_update(ts: &str) -> String {
-    format!(
-        "{{\"type\":\"feed_update\",\"source\":\"monitor\",\"ts\":{}}}",
-        json(ts)
-    )
+/// The Consultant's heartbeat when the feed file changed, the seed's
+/// `{"type":"feed_update","source":"monitor","ts":"HH:MM"}`: the tag first,
+/// then the fields in the seed's order.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename = "feed_update")]
+pub struct FeedUpdate<'a> {
+    /// Always `monitor`.
+    source: &'static str,
+    /// `HH:MM`.
+    ts: &'a str,
 }
 
-/// `{"type":"watchdog","event":"pane_dead","pane":"ID","ts":"HH:MM"}`.
-pub fn pane_dead(pane: &str, ts: &str) -> String {
-    format!(
-        "{{\"type\":\"watchdog\",\"event\":\"pane_dead\",\"pane\":{},\"ts\":{}}}",
-        json(pane),
-        json(ts)
-    )
+impl<'a> FeedUpdate<'a> {
+    /// The heartbeat at `ts`.
+    pub fn at(ts: &'a str) -> FeedUpdate<'a> {
+        FeedUpdate { source: SOURCE, ts }
+    }
+
+    /// The event's line, the seed's bytes.
+    pub fn to_line(&self) -> String {
+        line(self)
+    }
 }
 
-/// `{"type":"watchdog","event":"untracked_pane","pane":"ID","pid":N,"ts":"HH:MM"}`.
-pub fn untracked_pane(pane: &str, pid: u32, ts: &str) -> String {
-    format!(
-        "{{\"type\":\"watchdog\",\"event\":\"untracked_pane\",\"pane\":{},\"pid\":{pid},\"ts\":{}}}",
-        json(pane),
-        json(ts)
-    )
+/// The watchdog's messages to the Lead, the seed's
+/// `{"type":"watchdog","event":"…",…}`: `type` first, then `event`, then the
+/// fields in the seed's order (the golden tests hold the bytes).
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename = "watchdog")]
+pub struct Watchdog<'a> {
+    /// The event and its fields, written after `type`.
+    #[serde(flatten)]
+    pub event: WatchdogEvent<'a>,
 }
 
-/// `{"type":"watchdog","event":"nudge_repeat","original_event":"stalled","agent":"NAME","nudge_count":N,"ts":"HH:MM"}`.
-pub fn nudge_repeat(original_event: State, agent: &str, nudge_count: u32, ts: &str) -> String {
-    format!(
-        "{{\"type\":\"watchdog\",\"event\":\"nudge_repeat\",\"original_event\":{},\"agent\":{},\"nudge_count\":{nudge_count},\"ts\":{}}}",
-        json(original_event.as_str()),
-        json(agent),
-        json(ts)
-    )
+/// What the watchdog tells the Lead: `event` and the fields that follow it.
+#[derive(Debug, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum WatchdogEvent<'a> {
+    /// A pane of the window is dead: `pane_dead`.
+    PaneDead {
+        /// The pane's tmux id (`%4`).
+        pane: &'a str,
+        /// `HH:MM`.
+        ts: &'a str,
+    },
+    /// A live pane runs no registered watch item's process: `untracked_pane`.
+    UntrackedPane {
+        /// The pane's tmux id (`%5`).
+        pane: &'a str,
+        /// The pane's process.
+        pid: u32,
+        /// `HH:MM`.
+        ts: &'a str,
+    },
+    /// An event the Lead has not acknowledged, sent again: `nudge_repeat`.
+    NudgeRepeat {
+        /// The event repeated, in the seed's `state=` words.
+        original_event: State,
+        /// The agent it is about.
+        agent: &'a str,
+        /// How many times it has been sent, this one included.
+        nudge_count: u32,
+        /// `HH:MM`.
+        ts: &'a str,
+    },
 }
 
-fn json(s: &str) -> String {
-    serde_json::Value::from(s).to_string()
+impl WatchdogEvent<'_> {
+    /// The message's line, the seed's bytes.
+    pub fn to_line(self) -> String {
+        line(&Watchdog { event: self })
+    }
+}
+
+/// Every line of JSON this monitor writes, written one way: compact, in the
+/// type's field order.
+fn line(value: &impl Serialize) -> String {
+    // Strings and numbers only: serialising cannot fail.
+    serde_json::to_string(value).unwrap_or_default()
 }
 
 /// A value on the Lead line: control characters are escaped so a hostile
@@ -461,22 +510,68 @@ mod tests {
     }
 
     #[test]
-    fn watchdog_messages_match_the_seed_exactly() {
+    fn feed_update_matches_the_seed_exactly() {
         assert_eq!(
-            feed_update("10:00"),
+            FeedUpdate::at("10:00").to_line(),
             r#"{"type":"feed_update","source":"monitor","ts":"10:00"}"#
         );
+    }
+
+    #[test]
+    fn pane_dead_matches_the_seed_exactly() {
+        let event = WatchdogEvent::PaneDead {
+            pane: "%4",
+            ts: "10:00",
+        };
         assert_eq!(
-            pane_dead("%4", "10:00"),
+            event.to_line(),
             r#"{"type":"watchdog","event":"pane_dead","pane":"%4","ts":"10:00"}"#
         );
+    }
+
+    #[test]
+    fn untracked_pane_matches_the_seed_exactly() {
+        let event = WatchdogEvent::UntrackedPane {
+            pane: "%5",
+            pid: 77,
+            ts: "10:00",
+        };
         assert_eq!(
-            untracked_pane("%5", 77, "10:00"),
+            event.to_line(),
             r#"{"type":"watchdog","event":"untracked_pane","pane":"%5","pid":77,"ts":"10:00"}"#
         );
+    }
+
+    #[test]
+    fn nudge_repeat_matches_the_seed_exactly_for_both_acknowledged_events() {
+        for (state, word) in [
+            (State::Stalled, "stalled"),
+            (State::ProcessDied, "process_died"),
+        ] {
+            let event = WatchdogEvent::NudgeRepeat {
+                original_event: state,
+                agent: "executor",
+                nudge_count: 2,
+                ts: "10:00",
+            };
+            assert_eq!(
+                event.to_line(),
+                format!(
+                    r#"{{"type":"watchdog","event":"nudge_repeat","original_event":"{word}","agent":"executor","nudge_count":2,"ts":"10:00"}}"#
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn a_quote_or_newline_in_a_value_is_escaped_as_json_not_written_raw() {
+        let event = WatchdogEvent::PaneDead {
+            pane: "%4\"\n{",
+            ts: "10:00",
+        };
         assert_eq!(
-            nudge_repeat(State::Stalled, "executor", 2, "10:00"),
-            r#"{"type":"watchdog","event":"nudge_repeat","original_event":"stalled","agent":"executor","nudge_count":2,"ts":"10:00"}"#
+            event.to_line(),
+            r#"{"type":"watchdog","event":"pane_dead","pane":"%4\"\n{","ts":"10:00"}"#
         );
     }
 }
