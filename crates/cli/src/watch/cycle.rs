@@ -74,6 +74,10 @@ pub(super) struct Watch<'a> {
     /// How many cycles ended ([`Watch::complete_round`]): each one a ping
     /// for systemd's watchdog.
     pub(super) completed: u64,
+    /// Every poll in the order made: the target and whether its host
+    /// answered (what the hosts' tests read the order of polls from).
+    #[cfg(test)]
+    pub(super) poll_log: Vec<(Target, bool)>,
 }
 
 impl<'a> Watch<'a> {
@@ -149,6 +153,8 @@ impl<'a> Watch<'a> {
             discovery: super::discover::Discovery::default(),
             round: None,
             completed: 0,
+            #[cfg(test)]
+            poll_log: Vec::new(),
         };
         if let Some(sink) = &mut watch.alertmanager {
             sink.own_servers = reload::own_servers(&watch.watched);
@@ -284,7 +290,7 @@ impl<'a> Watch<'a> {
     }
 
     /// A host's answer or deadline: its targets polled now.
-    fn take_event(&mut self, event: super::hosts::Event) {
+    pub(super) fn take_event(&mut self, event: super::hosts::Event) {
         let read = match event {
             super::hosts::Event::Answered(answer) => self.answer_read(answer),
             super::hosts::Event::Expired { host, names, error } => {
@@ -415,6 +421,9 @@ impl<'a> Watch<'a> {
                 now: Some(now),
             };
             let (report, actions) = watched.monitor.poll(observation);
+            #[cfg(test)]
+            self.poll_log
+                .push((watched.target.clone(), read.answered[slot]));
             let probe_failures =
                 u32::from(watched.settings.work_probe.is_some() && works[slot].is_none())
                     + u32::from(
