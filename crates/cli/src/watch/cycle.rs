@@ -74,6 +74,11 @@ pub(super) struct Watch<'a> {
     /// How many cycles ended ([`Watch::complete_round`]): each one a ping
     /// for systemd's watchdog.
     pub(super) completed: u64,
+    /// When the cycle in force last polled a group its host answered in
+    /// time: the next cycle comes an interval after the last of them, so
+    /// each target's polls stay an interval apart (a host that hangs or
+    /// passes its deadline does not move it).
+    pub(super) read_at: Option<std::time::Instant>,
     /// Every poll in the order made: the target and whether its host
     /// answered (what the hosts' tests read the order of polls from).
     #[cfg(test)]
@@ -153,6 +158,7 @@ impl<'a> Watch<'a> {
             discovery: super::discover::Discovery::default(),
             round: None,
             completed: 0,
+            read_at: None,
             #[cfg(test)]
             poll_log: Vec::new(),
         };
@@ -370,6 +376,9 @@ impl<'a> Watch<'a> {
             zones: &probes::os::clock::zone,
         };
         let open = self.round.as_ref().is_some_and(|r| !r.complete);
+        if read.current && read.answered.iter().any(|&answered| answered) {
+            self.read_at = Some(std::time::Instant::now());
+        }
         let fresh = AlertBudget::new(Duration::from_secs(self.args.probe_timeout));
         let mut alert_budget = match self.round.as_mut() {
             Some(round) if open => std::mem::replace(&mut round.alert_budget, fresh),

@@ -259,12 +259,14 @@ fn start(
         watch.start_cycle();
         ping(&watch);
         // A reload is not a poll: the next cycle comes one interval (the
-        // reloaded one) after this one asked its hosts and polled this
-        // machine's panes, however many SIGHUPs arrive meanwhile; each
-        // nudge is still one interval apart.
+        // reloaded one) after this one's last read that came in time (this
+        // machine's panes, or a host's answer), however many SIGHUPs arrive
+        // meanwhile; each nudge is still one interval apart. A hung host's
+        // deadline moves nothing.
         let slept_from = std::time::Instant::now();
         loop {
-            let due = slept_from + Duration::from_secs(watch.args.interval);
+            let from = watch.read_at.map_or(slept_from, |at| at.max(slept_from));
+            let due = from + Duration::from_secs(watch.args.interval);
             let left = due.saturating_duration_since(std::time::Instant::now());
             if left.is_zero() {
                 break;
@@ -277,7 +279,8 @@ fn start(
                         reload(&mut watch, cli, path);
                     }
                 }
-                cycle::Rest::Elapsed => break,
+                // Due again: a host's answer meanwhile may have moved it on.
+                cycle::Rest::Elapsed => {}
                 cycle::Rest::Stop => return crate::exit::code(crate::exit::OK),
             }
         }
