@@ -196,13 +196,13 @@ impl Watch<'_> {
         group
     }
 
-    /// A host's answer as a group to poll, its targets found by name in
-    /// the targets watched now: `None` when it is an earlier cycle's
-    /// reading of a screen (not acted on now; an earlier cycle's failure
-    /// is: the host's targets go stale on its deadline). An answer to this
-    /// cycle's request brings its probes' outcomes and its listing too.
+    /// A host's answer (within its deadline, whichever cycle asked) as a
+    /// group to poll, its targets found by name in the targets watched
+    /// now, with its probes' outcomes and its listing: `None` when it read
+    /// the screens of the targets watched before they changed (not acted
+    /// on; its failure is: the host's targets go stale on its deadline).
     pub(super) fn answer_read(&mut self, answer: super::hosts::Answer) -> Option<GroupRead> {
-        let current = answer.current(self.hosts.cycle) && self.round.is_some();
+        let current = answer.asked_after(self.targets_changed) && self.round.is_some();
         if !current && answer.read.captures.is_ok() {
             return None;
         }
@@ -210,10 +210,6 @@ impl Watch<'_> {
         if current {
             self.discovery
                 .learn(Some(&answer.host), std::mem::take(&mut read.sessions));
-            #[cfg(test)]
-            self.hosts
-                .listed
-                .push((Some(answer.host.clone()), read.sessions.clone()));
             self.hosts
                 .probes
                 .insert(answer.host.clone(), std::mem::take(&mut read.probes));

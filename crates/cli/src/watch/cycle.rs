@@ -71,6 +71,9 @@ pub(super) struct Watch<'a> {
     /// The cycle in force (`None` before the first, and after the targets
     /// changed: a late host's reading is then not acted on).
     pub(super) round: Option<Round>,
+    /// The hosts' last cycle before the targets last changed: an answer to
+    /// a request of that cycle or before is not a reading of these targets.
+    pub(super) targets_changed: u64,
     /// How many cycles ended ([`Watch::complete_round`]): each one a ping
     /// for systemd's watchdog.
     pub(super) completed: u64,
@@ -157,6 +160,7 @@ impl<'a> Watch<'a> {
             logged: super::report::Logged::default(),
             discovery: super::discover::Discovery::default(),
             round: None,
+            targets_changed: 0,
             completed: 0,
             read_at: None,
             #[cfg(test)]

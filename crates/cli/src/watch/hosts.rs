@@ -147,8 +147,9 @@ pub(super) struct Answer {
 
 /// What [`Hosts::next`] saw.
 pub(super) enum Event {
-    /// A host answered: its targets are polled now, unless it is an
-    /// earlier cycle's reading of a screen ([`Answer::current`]).
+    /// A host answered within its deadline: its targets are polled now,
+    /// whichever cycle asked (a host slower than the interval is polled
+    /// when it answers), unless the targets changed since ([`Answer::asked_after`]).
     Answered(Answer),
     /// A host's deadline passed with no answer: these targets (by name) go
     /// unreachable now, with this error, on their own.
@@ -160,10 +161,11 @@ pub(super) enum Event {
 }
 
 impl Answer {
-    /// The answer to the request of `cycle` (the cycle still in force),
-    /// rather than to an earlier one a hung host is only now answering.
-    pub(super) fn current(&self, cycle: u64) -> bool {
-        self.cycle == cycle
+    /// Whether it answers a request made after the cycle `cycle` (the last
+    /// one before the targets changed): an answer to an older one is not
+    /// a reading of the targets watched now.
+    pub(super) fn asked_after(&self, cycle: u64) -> bool {
+        self.cycle > cycle
     }
 }
 
@@ -184,11 +186,6 @@ pub(super) struct Hosts {
     /// targets of a host still working on an earlier request, which are
     /// not polled until it answers or its deadline passes.
     pub(super) polled: Vec<bool>,
-    /// Per host read this cycle, the sessions its pane listing named
-    /// (`None`: the listing failed), for the patterns of sessions (taken by
-    /// [`Watch::capture_all_with`](super::cycle::Watch::capture_all_with)).
-    #[cfg(test)]
-    pub(super) listed: Vec<(Option<String>, Option<Vec<String>>)>,
     /// Per host that answered this cycle's request: its probes' outcomes,
     /// in the order asked (all failed when its request failed), until its
     /// targets' answers are read from them.
@@ -206,8 +203,6 @@ impl Default for Hosts {
             processes: Vec::new(),
             answered: Vec::new(),
             polled: Vec::new(),
-            #[cfg(test)]
-            listed: Vec::new(),
             probes: BTreeMap::new(),
         }
     }
@@ -317,8 +312,6 @@ impl Hosts {
         self.processes = vec![None; count];
         self.answered = vec![false; count];
         self.polled = vec![false; count];
-        #[cfg(test)]
-        self.listed.clear();
         self.probes.clear();
         let timeout = Duration::from_secs(args.capture_timeout);
         let probe_timeout = Duration::from_secs(args.probe_timeout);
@@ -380,7 +373,8 @@ impl Hosts {
     /// The next host to answer, or to pass its deadline, before `until`
     /// (`None`: neither came by then, or a stop was requested). An answer
     /// after its host's deadline is not given (its targets were failed at
-    /// the deadline); the host is asked again next cycle.
+    /// the deadline, and what it read is as old as that); the host is
+    /// asked again next cycle.
     pub(super) fn next(&mut self, until: Instant) -> Option<Event> {
         loop {
             while let Ok(answer) = self.answers.try_recv() {
@@ -432,10 +426,9 @@ impl Hosts {
         if busy.is_some_and(|b| b.expired) {
             return None;
         }
-        let current = answer.cycle == self.cycle;
         // A host that failed (timed out, refused) is not waited for again
         // until it answers in time: a hung host's deadline is paid once.
-        worker.late = !current || answer.read.captures.is_err();
+        worker.late = answer.read.captures.is_err();
         Some(Event::Answered(answer))
     }
 
