@@ -491,7 +491,14 @@ impl<'a> Watch<'a> {
                 // at the next cycle's end.
                 if let Some(sink) = &mut self.alertmanager {
                     sink.hosts(self.fleet.host_errors());
+                    let before = sink.failed_posts;
                     sink.post_due();
+                    *self
+                        .fleet
+                        .operations
+                        .delivery_failures
+                        .entry("alertmanager")
+                        .or_default() += sink.failed_posts - before;
                 }
                 self.fleet.publish();
             }
