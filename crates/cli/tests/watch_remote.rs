@@ -1053,3 +1053,141 @@ fn a_stopped_remote_tmux_server_leaves_no_pile_of_stuck_clients_and_none_past_it
         processes_mentioning(&there_socket)
     );
 }
+
+/// `pid` and every live descendant (a daemon and its connections' processes).
+fn process_tree(pid: u32) -> Vec<u32> {
+    let table = probes::os::procfs::ProcessTable::scan().expect("/proc");
+    let root = probes::os::pid::Pid::new(pid).expect("a pid");
+    std::iter::once(pid)
+        .chain(table.descendants(root))
+        .collect()
+}
+
+fn signal_tree(pids: &[u32], signal: rustix::process::Signal) {
+    for &pid in pids {
+        if let Some(pid) = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process(pid, signal);
+        }
+    }
+}
+
+/// The stdout lines from `from` on until the first line of `target` that
+/// says `capture failed` (waited for), and that line's index.
+fn lines_until_failed(
+    watcher: &bmb_testkit::bin::Running,
+    from: usize,
+    target: &str,
+) -> (Vec<String>, usize) {
+    let needle = format!("MONITOR · {target} · ");
+    let failed = |lines: &[String]| {
+        lines
+            .iter()
+            .enumerate()
+            .skip(from)
+            .find(|(_, l)| l.contains(&needle) && l.contains(" · capture failed · "))
+            .map(|(index, _)| index)
+    };
+    assert!(
+        bmb_testkit::bin::wait_until(60, || failed(&watcher.out()).is_some()),
+        "{target} never failed: {:?}\n{:?}",
+        watcher.out(),
+        watcher.err()
+    );
+    let out = watcher.out();
+    let at = failed(&out).unwrap();
+    (out[from..at].to_vec(), at)
+}
+
+#[test]
+fn a_hung_hosts_first_cycle_and_a_hang_mid_run_leave_the_other_hosts_lines_at_their_pace() {
+    let dir = tempfile::tempdir().unwrap();
+    let hung = Sshd::start("boxa", &[]);
+    let fine = Sshd::start("boxb", &[]);
+    let ssh_config = dir.path().join("ssh_config");
+    std::fs::write(
+        &ssh_config,
+        format!(
+            "{}{}",
+            std::fs::read_to_string(hung.config()).unwrap(),
+            fine.host_block("boxb")
+        ),
+    )
+    .unwrap();
+    let server = PrivateTmux::new();
+    replay(&server, "a", "working-bash-sleep");
+    replay(&server, "b", "working-bash-sleep");
+    let file = dir.path().join("fleet.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[defaults]\ninterval = 1\ncapture_timeout = 2\n\n[server]\nsocket_path = '{}'\nssh_config = '{}'\n\n[[targets]]\ntarget = \"boxa:a\"\n\n[[targets]]\ntarget = \"boxb:b\"\n",
+            socket(&server),
+            ssh_config.display(),
+        ),
+    )
+    .unwrap();
+    struct Resume(Vec<u32>);
+    impl Drop for Resume {
+        fn drop(&mut self) {
+            signal_tree(&self.0, rustix::process::Signal::CONT);
+        }
+    }
+    let mut resume = Resume(Vec::new());
+    let healthy = |lines: &[String]| {
+        lines
+            .iter()
+            .filter(|l| l.contains("MONITOR · boxb:b · "))
+            .count()
+    };
+
+    // The host hangs before the watcher starts: its first cycle.
+    let stopped = process_tree(hung.pid());
+    signal_tree(&stopped, rustix::process::Signal::STOP);
+    resume.0.extend(&stopped);
+    let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+    command
+        .args(["watch", "--config", file.to_str().unwrap()])
+        .env("XDG_STATE_HOME", dir.path().join("state"));
+    let mut watcher = bmb_testkit::bin::Running::start(command);
+    // The other host's lines came while the stopped one's request was out
+    // (it cannot answer), not after its deadline: before, the first cycle
+    // printed nothing until the stopped host failed.
+    let (before, at) = lines_until_failed(&watcher, 0, "boxa:a");
+    assert!(healthy(&before) >= 2, "{before:#?}");
+
+    // It runs again and answers; then it hangs mid-run.
+    signal_tree(&stopped, rustix::process::Signal::CONT);
+    let answered = |from: usize| {
+        watcher.out()[from..]
+            .iter()
+            .any(|l| l.contains("MONITOR · boxa:a · WORKING · "))
+    };
+    assert!(
+        bmb_testkit::bin::wait_until(60, || answered(at)),
+        "{:?}\n{:?}",
+        watcher.out(),
+        watcher.err()
+    );
+    let stopped = process_tree(hung.pid());
+    assert!(stopped.len() > 1, "no connection to the host: {stopped:?}");
+    signal_tree(&stopped, rustix::process::Signal::STOP);
+    resume.0.extend(&stopped);
+    let from = watcher.out().len();
+    let (during, at) = lines_until_failed(&watcher, from, "boxa:a");
+    // One cycle may have been on its way when the host stopped; the next
+    // ones did not wait for it.
+    assert!(healthy(&during) >= 2, "{during:#?}");
+    // And the other host goes on after it failed.
+    assert!(
+        bmb_testkit::bin::wait_until(60, || healthy(&watcher.out()[at..]) >= 2),
+        "{:?}",
+        watcher.out()
+    );
+    // The host runs again, then the watcher ends and closes its masters.
+    drop(resume);
+    watcher.signal(rustix::process::Signal::TERM);
+    assert!(watcher.wait_exit(30).is_some(), "the watcher did not end");
+}

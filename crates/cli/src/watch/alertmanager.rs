@@ -311,6 +311,13 @@ impl Alertmanager {
             .settle(report, monitor.memory(), monitor.profile(), now);
     }
 
+    /// A target still watched that this cycle did not poll (its host is on
+    /// an earlier request): its alerts stand as they are, neither resolved
+    /// nor dropped as a target no longer watched would be.
+    pub(super) fn still_watched(&mut self, target: &Target) {
+        self.settled.insert(target.clone());
+    }
+
     /// After every target's poll: one request with every alert due; the
     /// books learn what Alertmanager took.
     pub(super) fn post(&mut self) {

@@ -68,6 +68,24 @@ pub(super) struct Watch<'a> {
     pub(super) logged: super::report::Logged,
     /// Targets named by a pattern of sessions (`discover.rs`).
     pub(super) discovery: super::discover::Discovery,
+    /// The cycle in force (`None` before the first, and after the targets
+    /// changed: a late host's reading is then not acted on).
+    pub(super) round: Option<Round>,
+    /// The hosts' last cycle before the targets last changed: an answer to
+    /// a request of that cycle or before is not a reading of these targets.
+    pub(super) targets_changed: u64,
+    /// How many cycles ended ([`Watch::complete_round`]): each one a ping
+    /// for systemd's watchdog.
+    pub(super) completed: u64,
+    /// When the cycle in force last polled a group its host answered in
+    /// time: the next cycle comes an interval after the last of them, so
+    /// each target's polls stay an interval apart (a host that hangs or
+    /// passes its deadline does not move it).
+    pub(super) read_at: Option<std::time::Instant>,
+    /// Every poll in the order made: the target and whether its host
+    /// answered (what the hosts' tests read the order of polls from).
+    #[cfg(test)]
+    pub(super) poll_log: Vec<(Target, bool)>,
 }
 
 impl<'a> Watch<'a> {
@@ -141,6 +159,12 @@ impl<'a> Watch<'a> {
             outages: super::outage::Outages::default(),
             logged: super::report::Logged::default(),
             discovery: super::discover::Discovery::default(),
+            round: None,
+            targets_changed: 0,
+            completed: 0,
+            read_at: None,
+            #[cfg(test)]
+            poll_log: Vec::new(),
         };
         if let Some(sink) = &mut watch.alertmanager {
             sink.own_servers = reload::own_servers(&watch.watched);
@@ -158,6 +182,8 @@ impl<'a> Watch<'a> {
     pub(super) fn sync_masters(&mut self) {
         let hosts = self.watched.iter().filter_map(|w| w.target.host.as_deref());
         self.hosts.keep_hosts(hosts.clone());
+        let all = self.watched.iter().map(|w| w.target.host.as_deref());
+        self.outages.keep_hosts(all);
         self.masters.sync(&self.args.server, hosts);
     }
 
@@ -172,37 +198,206 @@ impl<'a> Watch<'a> {
         }
     }
 
-    /// One poll of every target; true when it ran to its end (a stop
-    /// request can cut it short before anything is acted on).
+    /// One poll of every target, each host's waited for until it answers
+    /// or its deadline passes; true when it ran to its end (a stop request
+    /// can cut it short before anything is acted on). The watch loop
+    /// starts a cycle ([`Watch::start_cycle`]) and takes the hosts'
+    /// answers as they come while it rests ([`Watch::rest`]) instead.
     pub(super) fn cycle(&mut self) -> bool {
+        self.start_cycle() && self.finish_cycle()
+    }
+
+    /// Starts a cycle: what came in since the last one is polled, and that
+    /// one ends ([`Watch::complete_round`]); then every remote host gets its
+    /// request at once, this machine's probes run and its panes are read,
+    /// and its targets are polled at once. Each host's targets are polled
+    /// when its answer comes ([`Watch::take_event`]), or go unreachable at
+    /// its own deadline, with no host waiting for another. False when a
+    /// stop request cut it short.
+    pub(super) fn start_cycle(&mut self) -> bool {
+        while let Some(event) = self.hosts.next(std::time::Instant::now()) {
+            self.take_event(event);
+        }
+        self.complete_round();
         self.cycle += 1;
         self.fleet.cycle_started();
         for refused in self.guard_socket() {
             say(format_args!("bmb-monitor: watch: not watching {refused}"));
         }
         self.reload_profiles();
-        // The probes first: they may take seconds, and the screen must be
-        // read as close as possible to the keys that act on it. This
-        // machine's run side by side; a host's ride in its request, before
-        // its panes are read there.
+        // The hosts' requests first: each host runs its probes, then reads
+        // its panes, on its own. Then this machine's probes, side by side,
+        // and its panes, read as close as possible to the keys that act on them.
         let plan = self.probe_plan();
+        let here = self.ask_hosts(&plan.remote);
         let local = self.run_local_probes(&plan);
-        let mut captures = self.capture_all_with(&plan.remote);
-        let (works, progresses) = self.probe_answers(&plan, &local);
-        self.find_agent_panes(&mut captures);
-        let processes = self.pane_processes(&captures);
+        let read = self.capture_here(here);
+        let probe_timeout = Duration::from_secs(self.args.probe_timeout);
+        self.round = Some(Round::new(plan, local, probe_timeout));
         if probes::os::signals::stop_requested() {
             // A SIGTERM cut this cycle's probes or captures short: what they
             // said is not an answer (an unknown work count would be read as
             // work and nudged), so act on none of it.
             return false;
         }
-        let foregrounds: Vec<Option<Foreground>> = captures
+        self.poll_group(read);
+        if !self.hosts.awaited() {
+            self.complete_round();
+        }
+        true
+    }
+
+    /// Waits for every host this cycle asked (each until it answers or its
+    /// deadline passes), polling each as it comes, then ends the cycle;
+    /// false when a stop request cut it short.
+    pub(super) fn finish_cycle(&mut self) -> bool {
+        while self.hosts.awaited() {
+            if probes::os::signals::stop_requested() {
+                return false;
+            }
+            let far = std::time::Instant::now() + Duration::from_secs(3600);
+            if let Some(event) = self.hosts.next(far) {
+                self.take_event(event);
+            }
+        }
+        if probes::os::signals::stop_requested() {
+            return false;
+        }
+        self.complete_round();
+        true
+    }
+
+    /// Rests for `duration` between two cycles, polling each host's answer
+    /// (or failing its targets at its deadline) as it comes; with
+    /// `reloads`, a SIGHUP ends the rest. The cycle in force ends here
+    /// when its last host answers or passes its deadline.
+    pub(super) fn rest(&mut self, duration: Duration, reloads: bool) -> Rest {
+        let until = std::time::Instant::now() + duration;
+        loop {
+            if probes::os::signals::stop_requested() {
+                return Rest::Stop;
+            }
+            if reloads && probes::os::signals::take_reload_request() {
+                return Rest::Reload;
+            }
+            let now = std::time::Instant::now();
+            if now >= until {
+                return Rest::Elapsed;
+            }
+            let slice = until.min(now + Duration::from_millis(100));
+            if !self.hosts.outstanding() {
+                std::thread::sleep(slice - now);
+                continue;
+            }
+            if let Some(event) = self.hosts.next(slice) {
+                self.take_event(event);
+                let open = self.round.as_ref().is_some_and(|r| !r.complete);
+                if open && !self.hosts.awaited() && !probes::os::signals::stop_requested() {
+                    self.complete_round();
+                }
+            }
+        }
+    }
+
+    /// A host's answer or deadline: its targets polled now.
+    pub(super) fn take_event(&mut self, event: super::hosts::Event) {
+        let read = match event {
+            super::hosts::Event::Answered(answer) => self.answer_read(answer),
+            super::hosts::Event::Expired { host, names, error } => {
+                Some(self.expired_read(Some(host), &names, &error))
+            }
+        };
+        if let Some(read) = read
+            && !probes::os::signals::stop_requested()
+        {
+            self.poll_group(read);
+        }
+    }
+
+    /// Ends the cycle in force, once: its alerts posted, its time counted
+    /// and the board published, the patterns' sessions followed. A target
+    /// whose host is still on an earlier request keeps its alerts as they
+    /// stand (it is not polled, not gone).
+    pub(super) fn complete_round(&mut self) {
+        let Some(round) = &mut self.round else { return };
+        if round.complete {
+            return;
+        }
+        round.complete = true;
+        self.completed += 1;
+        if let Some(sink) = &mut self.alertmanager {
+            for (index, watched) in self.watched.iter().enumerate() {
+                if !self.hosts.polled.get(index).copied().unwrap_or(false) {
+                    sink.still_watched(&watched.target);
+                }
+            }
+            sink.hosts(self.fleet.host_errors());
+            let before = sink.failed_posts;
+            sink.post();
+            *self
+                .fleet
+                .operations
+                .delivery_failures
+                .entry("alertmanager")
+                .or_default() += sink.failed_posts - before;
+        }
+        self.fleet.cycle_done();
+        self.discover();
+    }
+
+    /// One group's targets (this machine's, or one host's answer), polled
+    /// as soon as it is read: the first-sight search, the panes'
+    /// processes, the probes' answers, the monitor's decision, then its
+    /// actions in the order it gave them, and each target's report line,
+    /// in the targets' order within the group. Polled after its cycle
+    /// ended (a late host), its alerts are posted and the board published
+    /// at once.
+    fn poll_group(&mut self, mut read: super::capture::GroupRead) {
+        let indices = std::mem::take(&mut read.indices);
+        if indices.is_empty() {
+            // Nothing to poll (a host listed for its patterns only, or one
+            // whose targets are no longer watched): its host is not judged.
+            return;
+        }
+        self.find_agent_panes(&indices, &mut read.captures);
+        let processes = self.pane_processes(&indices, &read.captures);
+        let round = self.round.take();
+        let (works, progresses) = match (&round, read.current) {
+            (Some(round), true) => self.probe_answers_for(&round.plan, &round.local, &indices),
+            _ => (vec![None; indices.len()], vec![None; indices.len()]),
+        };
+        self.round = round;
+        let polls: Vec<(bool, Option<&str>)> = read
+            .answered
             .iter()
-            .zip(&processes)
-            .map(|(capture, processes)| {
+            .zip(&read.captures)
+            .map(|(&answered, capture)| (answered, capture.as_ref().err().map(String::as_str)))
+            .collect();
+        let host_down = self.outages.host(read.host.as_deref(), &polls);
+        let local = probes::os::clock::local_now();
+        let now = Now {
+            local: &local,
+            zones: &probes::os::clock::zone,
+        };
+        let open = self.round.as_ref().is_some_and(|r| !r.complete);
+        if read.current && read.answered.iter().any(|&answered| answered) {
+            self.read_at = Some(std::time::Instant::now());
+        }
+        let fresh = AlertBudget::new(Duration::from_secs(self.args.probe_timeout));
+        let mut alert_budget = match self.round.as_mut() {
+            Some(round) if open => std::mem::replace(&mut round.alert_budget, fresh),
+            _ => fresh,
+        };
+        for (slot, (index, capture)) in indices.iter().copied().zip(read.captures).enumerate() {
+            if self.discovery.ended(&self.watched[index].target) {
+                // Its session ended: dropped by `discover` at the cycle's end, not polled.
+                continue;
+            }
+            let work = works[slot].as_deref().map_or(Work::Unknown, Work::parse);
+            let progress = progresses[slot].as_deref().and_then(parse_count);
+            let processes = &processes[slot];
+            let foreground = capture.as_ref().ok().and_then(|capture| {
                 let front = processes.foreground.as_ref();
-                let capture = capture.as_ref().ok()?;
                 Some(Foreground {
                     command: capture.current_command.clone()?,
                     process: front.map(|f| f.comm.clone()),
@@ -215,28 +410,7 @@ impl<'a> Watch<'a> {
                         .unwrap_or_default(),
                     outer: front.map(|f| f.outer.clone()).unwrap_or_default(),
                 })
-            })
-            .collect();
-        let polls = host_polls(&self.watched, &self.hosts.answered, &captures);
-        let host_down = self.outages.cycle(&polls);
-        let local = probes::os::clock::local_now();
-        let now = Now {
-            local: &local,
-            zones: &probes::os::clock::zone,
-        };
-        let mut alert_budget = AlertBudget::new(Duration::from_secs(self.args.probe_timeout));
-        for (index, capture) in captures.into_iter().enumerate() {
-            if self.discovery.ended(&self.watched[index].target) {
-                // Its session ended: dropped by `discover` below, not polled.
-                continue;
-            }
-            if !self.hosts.polled.get(index).copied().unwrap_or(true) {
-                // Its host is still on an earlier request: polled when it
-                // answers, or failed at its own deadline.
-                continue;
-            }
-            let work = works[index].as_deref().map_or(Work::Unknown, Work::parse);
-            let progress = progresses[index].as_deref().and_then(parse_count);
+            });
             let watched = &mut self.watched[index];
             watched.pane_id = capture.as_ref().ok().and_then(|c| c.pane_id.clone());
             watched.key_time = capture.as_ref().ok().and_then(|c| c.activity);
@@ -247,12 +421,9 @@ impl<'a> Watch<'a> {
                     .map_err(String::as_str),
                 work,
                 progress,
-                witness: processes[index]
-                    .witness
-                    .as_ref()
-                    .map(|(witness, _)| witness),
-                foreground: foregrounds[index].as_ref(),
-                cli_version: processes[index]
+                witness: processes.witness.as_ref().map(|(witness, _)| witness),
+                foreground: foreground.as_ref(),
+                cli_version: processes
                     .witness
                     .as_ref()
                     .and_then(|(_, version)| version.as_deref()),
@@ -263,10 +434,13 @@ impl<'a> Watch<'a> {
                 now: Some(now),
             };
             let (report, actions) = watched.monitor.poll(observation);
+            #[cfg(test)]
+            self.poll_log
+                .push((watched.target.clone(), read.answered[slot]));
             let probe_failures =
-                u32::from(watched.settings.work_probe.is_some() && works[index].is_none())
+                u32::from(watched.settings.work_probe.is_some() && works[slot].is_none())
                     + u32::from(
-                        watched.settings.progress_probe.is_some() && progresses[index].is_none(),
+                        watched.settings.progress_probe.is_some() && progresses[slot].is_none(),
                     );
             self.fleet.observe(
                 index,
@@ -276,11 +450,11 @@ impl<'a> Watch<'a> {
                     cli: watched.monitor.profile(),
                     capture_error: capture.as_ref().err().map(String::as_str),
                     probe_failures,
-                    host_answered: self.hosts.answered.get(index).copied().unwrap_or(false),
+                    host_answered: read.answered[slot],
                 },
             );
             if let Some(error) = &report.error
-                && !host_down[index]
+                && !host_down
             {
                 say(format_args!(
                     "bmb-monitor: watch: {}: {error}",
@@ -310,39 +484,64 @@ impl<'a> Watch<'a> {
             }
             self.logged.print(&report, self.args.log, self.args.json);
         }
-        if let Some(sink) = &mut self.alertmanager {
-            sink.hosts(self.fleet.host_errors());
-            let before = sink.failed_posts;
-            sink.post();
-            *self
-                .fleet
-                .operations
-                .delivery_failures
-                .entry("alertmanager")
-                .or_default() += sink.failed_posts - before;
+        match self.round.as_mut() {
+            Some(round) if open => round.alert_budget = alert_budget,
+            _ => {
+                // After its cycle ended: what it changed goes out now, not
+                // at the next cycle's end.
+                if let Some(sink) = &mut self.alertmanager {
+                    sink.hosts(self.fleet.host_errors());
+                    let before = sink.failed_posts;
+                    sink.post_due();
+                    *self
+                        .fleet
+                        .operations
+                        .delivery_failures
+                        .entry("alertmanager")
+                        .or_default() += sink.failed_posts - before;
+                }
+                self.fleet.publish();
+            }
         }
-        self.fleet.cycle_done();
-        self.discover();
-        true
     }
 }
 
-/// Per target: its host, whether the host answered, and the capture's error.
-fn host_polls<'c>(
-    watched: &'c [Watched],
-    answered: &[bool],
-    captures: &'c [Result<probes::tmux::PaneCapture, String>],
-) -> Vec<(Option<&'c str>, bool, Option<&'c str>)> {
-    watched
-        .iter()
-        .zip(captures)
-        .enumerate()
-        .map(|(index, (watched, capture))| {
-            let answered = answered.get(index).copied().unwrap_or(false);
-            let error = capture.as_ref().err().map(String::as_str);
-            (watched.target.host.as_deref(), answered, error)
-        })
-        .collect()
+/// The cycle in force: what its groups' polls share.
+pub(super) struct Round {
+    plan: super::probe::Plan,
+    /// This machine's probe answers, in the plan's order.
+    local: Vec<Option<String>>,
+    /// The cycle's alert commands share one `probe_timeout`.
+    alert_budget: AlertBudget,
+    /// Its end ran ([`Watch::complete_round`]): a host polled later is late.
+    complete: bool,
+}
+
+impl Round {
+    /// A cycle's round: its probe plan, this machine's answers to it, and
+    /// `probe_timeout` for its alert commands.
+    pub(super) fn new(
+        plan: super::probe::Plan,
+        local: Vec<Option<String>>,
+        probe_timeout: Duration,
+    ) -> Round {
+        Round {
+            plan,
+            local,
+            alert_budget: AlertBudget::new(probe_timeout),
+            complete: false,
+        }
+    }
+}
+
+/// How [`Watch::rest`] ended.
+pub(super) enum Rest {
+    /// The whole duration passed.
+    Elapsed,
+    /// SIGINT or SIGTERM.
+    Stop,
+    /// SIGHUP (only when asked for).
+    Reload,
 }
 
 /// Carries out one action (an alert within this cycle's `alerts` budget);

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use probes::agent::claude::PaneProcesses;
 use probes::remote::host::RemoteProbe;
@@ -14,6 +14,7 @@ use probes::remote::procs::AgentMemory;
 use probes::run::Outcome;
 use probes::ssh::{Multiplex, Remote};
 use probes::tmux::{KnownPane, PaneCapture};
+use watchdog::session::target::Target;
 
 use super::Args;
 use crate::output::say;
@@ -96,20 +97,37 @@ impl Drop for Masters {
 /// One remote host's worker: a thread of its own holding the host's
 /// long-lived session (`probes::remote::host::HostSession`) and its known
 /// agents, asked once per cycle. Hosts are independent: each answers, or
-/// fails, on its own deadline, on its own thread.
+/// fails, on its own deadline, on its own thread, and its targets are
+/// polled when it does, whatever the other hosts are doing.
 struct Worker {
     jobs: mpsc::Sender<Job>,
-    /// The cycle of the request it is working on, if any.
-    busy: Option<u64>,
-    /// Its last answer failed, or came after its cycle had stopped waiting
-    /// for it: no cycle waits for it until it answers in time again.
+    /// The request it is working on, if any.
+    busy: Option<Busy>,
+    /// Its last answer failed, or came after its deadline: no cycle waits
+    /// for it until it answers in time again (a hung host's deadline is
+    /// paid once, and only by its own targets).
     late: bool,
+}
+
+/// A request a host has not answered yet.
+struct Busy {
+    cycle: u64,
+    /// When its targets go unreachable if no answer came.
+    deadline: Instant,
+    /// How long that was from the request.
+    allowed: Duration,
+    /// The targets asked, by name: the watched list may change (a reload,
+    /// a session found or ended) before the answer comes.
+    names: Vec<Target>,
+    /// Its deadline passed and its targets were failed: the answer, when it
+    /// comes, is not acted on.
+    expired: bool,
 }
 
 struct Job {
     tmux: probes::tmux::Tmux,
     targets: Vec<(String, Option<KnownPane>)>,
-    indices: Vec<usize>,
+    names: Vec<Target>,
     nonce: String,
     with_session: bool,
     cycle: u64,
@@ -118,11 +136,37 @@ struct Job {
     probe_timeout: Duration,
 }
 
-struct Answer {
-    host: String,
+/// A host's answer to one request, as its worker gave it.
+pub(super) struct Answer {
+    pub(super) host: String,
     cycle: u64,
-    indices: Vec<usize>,
-    read: probes::remote::host::HostRead,
+    /// The targets asked, by name, in the order of `read`'s captures.
+    pub(super) names: Vec<Target>,
+    pub(super) read: probes::remote::host::HostRead,
+}
+
+/// What [`Hosts::next`] saw.
+pub(super) enum Event {
+    /// A host answered within its deadline: its targets are polled now,
+    /// whichever cycle asked (a host slower than the interval is polled
+    /// when it answers), unless the targets changed since ([`Answer::asked_after`]).
+    Answered(Answer),
+    /// A host's deadline passed with no answer: these targets (by name) go
+    /// unreachable now, with this error, on their own.
+    Expired {
+        host: String,
+        names: Vec<Target>,
+        error: String,
+    },
+}
+
+impl Answer {
+    /// Whether it answers a request made after the cycle `cycle` (the last
+    /// one before the targets changed): an answer to an older one is not
+    /// a reading of the targets watched now.
+    pub(super) fn asked_after(&self, cycle: u64) -> bool {
+        self.cycle > cycle
+    }
 }
 
 /// What the hosts' round trips remember and read.
@@ -130,7 +174,8 @@ pub(super) struct Hosts {
     workers: BTreeMap<String, Worker>,
     answers_tx: mpsc::Sender<Answer>,
     answers: mpsc::Receiver<Answer>,
-    cycle: u64,
+    /// The cycle of the last requests sent.
+    pub(super) cycle: u64,
     /// Per target, this cycle: the processes read in its host's capture
     /// call, with the pid of the pane they belong to.
     pub(super) processes: Vec<Option<(Option<u32>, PaneProcesses)>>,
@@ -141,11 +186,9 @@ pub(super) struct Hosts {
     /// targets of a host still working on an earlier request, which are
     /// not polled until it answers or its deadline passes.
     pub(super) polled: Vec<bool>,
-    /// Per host read this cycle, the sessions its pane listing named
-    /// (`None`: the listing failed), for the patterns of sessions.
-    pub(super) listed: Vec<(Option<String>, Option<Vec<String>>)>,
     /// Per host that answered this cycle's request: its probes' outcomes,
-    /// in the order asked (all failed when its request failed).
+    /// in the order asked (all failed when its request failed), until its
+    /// targets' answers are read from them.
     pub(super) probes: BTreeMap<String, Vec<Outcome>>,
 }
 
@@ -160,7 +203,6 @@ impl Default for Hosts {
             processes: Vec::new(),
             answered: Vec::new(),
             polled: Vec::new(),
-            listed: Vec::new(),
             probes: BTreeMap::new(),
         }
     }
@@ -222,7 +264,7 @@ impl Hosts {
                         let answer = Answer {
                             host: name.clone(),
                             cycle: job.cycle,
-                            indices: job.indices,
+                            names: job.names,
                             read,
                         };
                         if answers.send(answer).is_err() {
@@ -251,156 +293,143 @@ impl Hosts {
             .retain(|host, _| hosts.contains(&host.as_str()));
     }
 
-    /// Captures every group: each remote host on its worker (its request
-    /// sent at once, side by side), this machine's on the calling thread,
-    /// then the remote answers, each host within its own deadline. A host
-    /// still working on an earlier cycle's request is not asked again, and
-    /// a host that was late is not waited for: their targets are not
-    /// polled this cycle ([`Hosts::polled`]) unless an answer comes while
-    /// the others are awaited. Per target, in the targets' order. Each
-    /// host's `probes` ride in its request; their outcomes are in
-    /// [`Hosts::probes`].
-    pub(super) fn capture(
+    /// Starts a cycle over `count` targets: each remote host of `groups`
+    /// gets its request on its worker at once (side by side), with its
+    /// own deadline counted from now; a host still working on an earlier
+    /// cycle's request is not asked again. Each host's `probes` ride in
+    /// its request. The answers come through [`Hosts::next`].
+    pub(super) fn ask(
         &mut self,
         args: &Args,
         groups: &[Group<'_>],
-        targets: &[(String, Option<KnownPane>)],
+        (targets, names): (&[(String, Option<KnownPane>)], &[Target]),
         probes: &BTreeMap<String, Vec<RemoteProbe>>,
-    ) -> Vec<Result<PaneCapture, String>> {
+        nonce: &str,
+    ) {
         self.cycle += 1;
         let cycle = self.cycle;
-        let nonce = probes::tmux::fresh_nonce();
-        let with_session = !args.no_witness;
-        let timeout = Duration::from_secs(args.capture_timeout);
-        let mut results: Vec<Result<PaneCapture, String>> = vec![Err(String::new()); targets.len()];
-        self.processes = vec![None; targets.len()];
-        self.answered = vec![false; targets.len()];
-        self.polled = vec![false; targets.len()];
-        self.listed.clear();
+        let count = targets.len();
+        self.processes = vec![None; count];
+        self.answered = vec![false; count];
+        self.polled = vec![false; count];
         self.probes.clear();
+        let timeout = Duration::from_secs(args.capture_timeout);
         let probe_timeout = Duration::from_secs(args.probe_timeout);
-        let mut awaited: Vec<String> = Vec::new();
-        let mut probe_rounds = 0;
+        let with_session = !args.no_witness;
         for (host, indices) in groups {
             let Some(host) = host else { continue };
             let tmux = args.server.tmux(Some(host), timeout);
-            let asked: Vec<(String, Option<KnownPane>)> =
-                indices.iter().map(|&i| targets[i].clone()).collect();
             let worker = self.worker(host);
             if worker.busy.is_some() {
                 continue;
             }
             let asked_probes = probes.get(*host).cloned().unwrap_or_default();
             let rounds = probes::remote::host::probe_rounds(asked_probes.len());
+            let asked_names: Vec<Target> = indices.iter().map(|&i| names[i].clone()).collect();
             let job = Job {
                 tmux,
-                targets: asked,
-                indices: indices.clone(),
-                nonce: nonce.clone(),
+                targets: indices.iter().map(|&i| targets[i].clone()).collect(),
+                names: asked_names.clone(),
+                nonce: nonce.to_string(),
                 with_session,
                 cycle,
                 probes: asked_probes,
                 probe_timeout,
             };
             if worker.jobs.send(job).is_ok() {
-                worker.busy = Some(cycle);
-                if !worker.late {
-                    awaited.push(host.to_string());
-                    probe_rounds = probe_rounds.max(rounds);
-                }
+                // Its own deadline (its probes' too, a deadline per round
+                // of PROBES_AT_ONCE), with room for its session to open.
+                let allowed = timeout + probe_timeout * rounds + HOST_SLACK;
+                worker.busy = Some(Busy {
+                    cycle,
+                    deadline: Instant::now() + allowed,
+                    allowed,
+                    names: asked_names,
+                    expired: false,
+                });
             }
         }
-        // Each host's own deadline (its probes' too, when some ride in its
-        // request: a deadline per round of PROBES_AT_ONCE), with room for
-        // its session to open: counted from now, while this machine's panes
-        // are read, not after.
-        let wait_until =
-            std::time::Instant::now() + timeout + probe_timeout * probe_rounds + HOST_SLACK;
-        for (host, indices) in groups {
-            if host.is_some() {
-                continue;
-            }
-            let tmux = args.server.tmux(None, timeout);
-            let asked: Vec<(String, Option<KnownPane>)> =
-                indices.iter().map(|&i| targets[i].clone()).collect();
-            let (captures, sessions) = match tmux.capture_panes_listed(&asked, &nonce) {
-                Ok((captures, sessions)) => (Ok(captures), Some(sessions)),
-                Err(error) => (Err(error), None),
-            };
-            self.listed.push((None, sessions));
-            let read = probes::remote::host::HostRead {
-                captures,
-                processes: vec![None; asked.len()],
-                probes: Vec::new(),
-                sessions: None,
-            };
-            for (&index, (capture, answered)) in
-                indices.iter().zip(captures_of(&read, indices.len()))
-            {
-                results[index] = capture;
-                self.answered[index] = answered;
-                self.polled[index] = true;
-            }
-        }
+    }
+
+    /// Whether this cycle still waits for a host: one asked this cycle,
+    /// not late, that has neither answered nor passed its deadline.
+    pub(super) fn awaited(&self) -> bool {
+        self.workers.values().any(|worker| {
+            !worker.late
+                && worker
+                    .busy
+                    .as_ref()
+                    .is_some_and(|busy| busy.cycle == self.cycle && !busy.expired)
+        })
+    }
+
+    /// Whether any host may still answer or expire (whatever its cycle).
+    pub(super) fn outstanding(&self) -> bool {
+        self.workers
+            .values()
+            .any(|worker| worker.busy.as_ref().is_some_and(|busy| !busy.expired))
+    }
+
+    /// The next host to answer, or to pass its deadline, before `until`
+    /// (`None`: neither came by then, or a stop was requested). An answer
+    /// after its host's deadline is not given (its targets were failed at
+    /// the deadline, and what it read is as old as that); the host is
+    /// asked again next cycle.
+    pub(super) fn next(&mut self, until: Instant) -> Option<Event> {
         loop {
-            let ready = self.answers.try_recv();
-            let mut answer = match ready {
-                Ok(answer) => answer,
-                Err(_) if awaited.is_empty() => break,
-                Err(_) => {
-                    if probes::os::signals::stop_requested()
-                        || std::time::Instant::now() >= wait_until
-                    {
-                        break;
-                    }
-                    match self.answers.recv_timeout(Duration::from_millis(100)) {
-                        Ok(answer) => answer,
-                        Err(_) => continue,
-                    }
+            while let Ok(answer) = self.answers.try_recv() {
+                if let Some(event) = self.received(answer) {
+                    return Some(event);
                 }
-            };
-            awaited.retain(|h| *h != answer.host);
-            let Some(worker) = self.workers.get_mut(&answer.host) else {
-                continue;
-            };
-            worker.busy = None;
-            let current = answer.cycle == cycle;
-            // A host that failed (timed out, refused) is not waited for
-            // again until it answers: a hung host's deadline is paid once.
-            worker.late = !current || answer.read.captures.is_err();
-            // An earlier cycle's reading of a screen is not acted on now;
-            // its failure is (the host's targets go stale on its deadline).
-            if !current && answer.read.captures.is_ok() {
-                continue;
             }
-            if current {
-                self.listed
-                    .push((Some(answer.host.clone()), answer.read.sessions.clone()));
-                self.probes
-                    .insert(answer.host.clone(), std::mem::take(&mut answer.read.probes));
-            }
-            for ((&index, (capture, answered)), read) in answer
-                .indices
-                .iter()
-                .zip(captures_of(&answer.read, answer.indices.len()))
-                .zip(answer.read.processes)
-            {
-                if index >= targets.len() {
-                    continue;
+            let now = Instant::now();
+            let expired = self.workers.iter_mut().find_map(|(host, worker)| {
+                let busy = worker.busy.as_mut().filter(|b| !b.expired)?;
+                if busy.deadline > now {
+                    return None;
                 }
-                results[index] = capture;
-                self.answered[index] = answered;
-                self.processes[index] = read;
-                self.polled[index] = true;
-            }
-        }
-        // Whoever did not answer in time is late: the next cycles do not wait for it.
-        for host in awaited {
-            if let Some(worker) = self.workers.get_mut(&host) {
+                busy.expired = true;
                 worker.late = true;
+                Some((host.clone(), busy.allowed, busy.names.clone()))
+            });
+            if let Some((host, allowed, names)) = expired {
+                let error = format!("host {host} gave no answer within {}s", allowed.as_secs());
+                return Some(Event::Expired { host, names, error });
+            }
+            if now >= until || probes::os::signals::stop_requested() {
+                return None;
+            }
+            let next_deadline = self
+                .workers
+                .values()
+                .filter_map(|w| w.busy.as_ref().filter(|b| !b.expired))
+                .map(|b| b.deadline)
+                .min()
+                .unwrap_or(until);
+            let wait = until
+                .min(next_deadline)
+                .saturating_duration_since(now)
+                .min(Duration::from_millis(100));
+            if let Ok(answer) = self.answers.recv_timeout(wait)
+                && let Some(event) = self.received(answer)
+            {
+                return Some(event);
             }
         }
-        results
+    }
+
+    /// A worker's answer: its host is free for the next request, and the
+    /// answer is given on unless its deadline already failed its targets.
+    fn received(&mut self, answer: Answer) -> Option<Event> {
+        let worker = self.workers.get_mut(&answer.host)?;
+        let busy = worker.busy.take();
+        if busy.is_some_and(|b| b.expired) {
+            return None;
+        }
+        // A host that failed (timed out, refused) is not waited for again
+        // until it answers in time: a hung host's deadline is paid once.
+        worker.late = answer.read.captures.is_err();
+        Some(Event::Answered(answer))
     }
 
     /// The processes this cycle's capture call read for target `index`,

@@ -15,7 +15,6 @@ use watchdog::session::target::Target;
 use crate::alert::{AlertFormat, sanitize_text};
 use crate::output::{say, usage_error};
 use crate::server_args::ServerArgs;
-use probes::os::signals::Wake;
 
 mod alert;
 mod alertmanager;
@@ -238,38 +237,52 @@ fn start(
         }
     }
     let mut notifier = crate::notify::Notifier::default();
+    let mut pinged = watch.completed;
+    // A cycle a signal cut short is not a completed one: no ping.
+    let mut ping = |watch: &Watch<'_>| {
+        if watch.completed != pinged {
+            pinged = watch.completed;
+            notifier.cycle_done();
+        }
+    };
     loop {
         // Never waits: an audit runs in a process and a thread of its own.
         audits.tick();
-        // A cycle a signal cut short is not a completed one: no ping.
-        if watch.cycle() {
-            notifier.cycle_done();
-        }
         if watch.args.once {
+            // One whole cycle, every host waited for until its deadline.
+            watch.cycle();
+            ping(&watch);
             return crate::exit::code(crate::exit::OK);
         }
-        let Some((cli, path)) = config else {
-            if !probes::os::signals::sleep_unless_stopped(Duration::from_secs(watch.args.interval))
-            {
-                return crate::exit::code(crate::exit::OK);
-            }
-            continue;
-        };
+        // A cycle whose hosts are still out ends while the loop rests, as
+        // their answers come: each host's targets are polled then, and no
+        // host waits for another (nor the next cycle for a hung one).
+        watch.start_cycle();
+        ping(&watch);
         // A reload is not a poll: the next cycle comes one interval (the
-        // reloaded one) after this one ended, however many SIGHUPs arrive
-        // meanwhile; each nudge is still one interval apart.
+        // reloaded one) after this one's last read that came in time (this
+        // machine's panes, or a host's answer), however many SIGHUPs arrive
+        // meanwhile; each nudge is still one interval apart. A hung host's
+        // deadline moves nothing.
         let slept_from = std::time::Instant::now();
         loop {
-            let due = slept_from + Duration::from_secs(watch.args.interval);
+            let from = watch.read_at.map_or(slept_from, |at| at.max(slept_from));
+            let due = from + Duration::from_secs(watch.args.interval);
             let left = due.saturating_duration_since(std::time::Instant::now());
             if left.is_zero() {
                 break;
             }
-            match probes::os::signals::sleep_unless_stopped_or_reloaded(left) {
-                Wake::Reload => reload(&mut watch, cli, path),
-                Wake::Elapsed => break,
-                // A stop, or whatever a later version wakes for: end cleanly.
-                _ => return crate::exit::code(crate::exit::OK),
+            let rest = watch.rest(left, config.is_some());
+            ping(&watch);
+            match rest {
+                cycle::Rest::Reload => {
+                    if let Some((cli, path)) = config {
+                        reload(&mut watch, cli, path);
+                    }
+                }
+                // Due again: a host's answer meanwhile may have moved it on.
+                cycle::Rest::Elapsed => {}
+                cycle::Rest::Stop => return crate::exit::code(crate::exit::OK),
             }
         }
     }

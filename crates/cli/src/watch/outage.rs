@@ -4,7 +4,7 @@
 //! lasts (twenty stopped panes were twenty lines); one more line says when
 //! it answers again. The alert side is `watchdog::session::alerts::HostBook`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use crate::output::say;
 
@@ -15,47 +15,45 @@ pub(super) struct Outages {
 }
 
 impl Outages {
-    /// This cycle's captures, per target `(host, host answered, capture
-    /// error)`: per target, whether its host is down (so its own error line
-    /// is not said). A host going down or answering again is said here.
-    pub(super) fn cycle<'a>(
-        &mut self,
-        targets: &[(Option<&'a str>, bool, Option<&'a str>)],
-    ) -> Vec<bool> {
-        let mut hosts: BTreeMap<Option<&str>, Vec<(bool, Option<&str>)>> = BTreeMap::new();
-        for (host, answered, error) in targets {
-            hosts.entry(*host).or_default().push((*answered, *error));
-        }
-        let mut down_now = BTreeSet::new();
-        for (host, polls) in &hosts {
-            // One target's own line says as much as a host's would.
-            let failure = watchdog::session::board::shared_failure(polls.iter().copied())
-                .filter(|_| polls.len() > 1);
-            let key = host.map(str::to_string);
-            let was_down = self.down.contains(&key);
-            let name = host.map_or("this machine's tmux server".to_string(), |h| {
-                format!("host {h}")
-            });
-            match failure {
-                Some(error) => {
-                    if !was_down {
-                        let n = polls.len();
-                        say(format_args!(
-                            "bmb-monitor: watch: {name} unreachable: {error} ({n} target{}; their own errors are not said while it lasts)",
-                            if n == 1 { "" } else { "s" }
-                        ));
-                    }
-                    down_now.insert(key);
+    /// One host's targets as they were just polled, per target `(host
+    /// answered, capture error)`: whether the host is down (so its
+    /// targets' own error lines are not said). A host going down or
+    /// answering again is said here. Each host is judged on its own, when
+    /// its answer comes (or its deadline passes).
+    pub(super) fn host(&mut self, host: Option<&str>, polls: &[(bool, Option<&str>)]) -> bool {
+        // One target's own line says as much as a host's would.
+        let failure = watchdog::session::board::shared_failure(polls.iter().copied())
+            .filter(|_| polls.len() > 1);
+        let key = host.map(str::to_string);
+        let was_down = self.down.contains(&key);
+        let name = host.map_or("this machine's tmux server".to_string(), |h| {
+            format!("host {h}")
+        });
+        match failure {
+            Some(error) => {
+                if !was_down {
+                    let n = polls.len();
+                    say(format_args!(
+                        "bmb-monitor: watch: {name} unreachable: {error} ({n} target{}; their own errors are not said while it lasts)",
+                        if n == 1 { "" } else { "s" }
+                    ));
                 }
-                None if was_down => say(format_args!("bmb-monitor: watch: {name} answers again")),
-                None => {}
+                self.down.insert(key);
+                true
+            }
+            None => {
+                if was_down {
+                    say(format_args!("bmb-monitor: watch: {name} answers again"));
+                    self.down.remove(&key);
+                }
+                false
             }
         }
-        let flags = targets
-            .iter()
-            .map(|(host, _, _)| down_now.contains(&host.map(str::to_string)))
-            .collect();
-        self.down = down_now;
-        flags
+    }
+
+    /// Forgets the hosts no longer watched (a reload, an ended pattern's last session).
+    pub(super) fn keep_hosts<'h>(&mut self, hosts: impl Iterator<Item = Option<&'h str>>) {
+        let hosts: BTreeSet<Option<String>> = hosts.map(|h| h.map(str::to_string)).collect();
+        self.down.retain(|host| hosts.contains(host));
     }
 }

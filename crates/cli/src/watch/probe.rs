@@ -167,13 +167,39 @@ impl Watch<'_> {
     /// runs (`local`, as [`Watch::run_local_probes`] gave them) and from the
     /// hosts' answers to this cycle's requests. A host that gave no answer
     /// (unreachable, late) gives its probes none, said by its captures.
+    #[cfg(test)]
     pub(super) fn probe_answers(
         &mut self,
         plan: &Plan,
         local: &[Option<String>],
     ) -> (Vec<Option<String>>, Vec<Option<String>>) {
+        let all: Vec<usize> = (0..plan.sources.len()).collect();
+        self.probe_answers_for(plan, local, &all)
+    }
+
+    /// [`Watch::probe_answers`] for the targets `indices` (one group, polled
+    /// as its host answers), in their order: the outcomes of their hosts'
+    /// runs are taken (and judged) here.
+    pub(super) fn probe_answers_for(
+        &mut self,
+        plan: &Plan,
+        local: &[Option<String>],
+        indices: &[usize],
+    ) -> (Vec<Option<String>>, Vec<Option<String>>) {
+        let hosts: std::collections::BTreeSet<&String> = indices
+            .iter()
+            .filter_map(|&index| plan.sources.get(index))
+            .flatten()
+            .filter_map(|source| match source {
+                Source::Host(host, _) => Some(host),
+                _ => None,
+            })
+            .collect();
         let mut remote: BTreeMap<(String, usize), Option<String>> = BTreeMap::new();
-        for (host, runs) in &plan.remote_runs {
+        for host in hosts {
+            let Some(runs) = plan.remote_runs.get(host) else {
+                continue;
+            };
             let Some(outcomes) = self.hosts.probes.remove(host) else {
                 continue;
             };
@@ -193,9 +219,12 @@ impl Watch<'_> {
             Source::Local(index) => local.get(*index).cloned().flatten(),
             Source::Host(host, index) => remote.get(&(host.clone(), *index)).cloned().flatten(),
         };
-        plan.sources
+        indices
             .iter()
-            .map(|[work, progress]| (answer(work), answer(progress)))
+            .map(|&index| match plan.sources.get(index) {
+                Some([work, progress]) => (answer(work), answer(progress)),
+                None => (None, None),
+            })
             .unzip()
     }
 

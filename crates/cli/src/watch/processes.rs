@@ -16,20 +16,22 @@ impl Watch<'_> {
     /// Read directly on this machine; on a remote host, in the capture's
     /// call, and with one more bounded ssh call per host only for a pane
     /// that call did not read.
+    /// Per capture of `captures` (whose targets `indices` says), in their order.
     pub(super) fn pane_processes(
         &self,
+        indices: &[usize],
         captures: &[Result<PaneCapture, String>],
     ) -> Vec<PaneProcesses> {
         let with_session = !self.args.no_witness;
         let mut found: Vec<PaneProcesses> = vec![PaneProcesses::default(); captures.len()];
         let mut remote: BTreeMap<&str, Vec<(usize, u32)>> = BTreeMap::new();
-        for (index, capture) in captures.iter().enumerate() {
+        for (slot, (&index, capture)) in indices.iter().zip(captures).enumerate() {
             let Some(pane_pid) = capture.as_ref().ok().and_then(|c| c.pane_pid) else {
                 continue;
             };
             match self.watched[index].target.host.as_deref() {
                 None => {
-                    found[index] = PaneProcesses::from(local_pane(
+                    found[slot] = PaneProcesses::from(local_pane(
                         pane_pid,
                         watchdog::session::TERMINAL_WRAPPERS,
                         with_session,
@@ -37,11 +39,11 @@ impl Watch<'_> {
                 }
                 Some(host) => match self.hosts.processes_of(index, pane_pid) {
                     // Read in the capture's own call: no round trip of its own.
-                    Some(read) => found[index] = PaneProcesses::from(read),
+                    Some(read) => found[slot] = PaneProcesses::from(read),
                     // A pane the call did not read (the first-sight search
                     // found another one, or the user switched panes
                     // between the listing and the capture).
-                    None => remote.entry(host).or_default().push((index, pane_pid)),
+                    None => remote.entry(host).or_default().push((slot, pane_pid)),
                 },
             }
         }
@@ -49,8 +51,8 @@ impl Watch<'_> {
         for (host, panes) in remote {
             let pids: Vec<u32> = panes.iter().map(|&(_, pid)| pid).collect();
             let read = remote_panes(&self.args.server.remote(host), &pids, with_session, &limits);
-            for ((index, _), processes) in panes.into_iter().zip(read) {
-                found[index] = PaneProcesses::from(processes);
+            for ((slot, _), processes) in panes.into_iter().zip(read) {
+                found[slot] = PaneProcesses::from(processes);
             }
         }
         found

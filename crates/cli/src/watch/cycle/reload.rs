@@ -169,6 +169,11 @@ impl Watch<'_> {
     /// added is opened (unless another monitor holds it: said, left out),
     /// one gone is released. The masters and the board follow at the caller.
     pub(super) fn set_targets(&mut self, settings: Vec<TargetSettings>) -> Reloaded {
+        // The cycle in force ends first, over the targets it asked for; a
+        // host's reading for it that comes later is not acted on.
+        self.complete_round();
+        self.round = None;
+        self.targets_changed = self.hosts.cycle;
         let mut reloaded = Reloaded::default();
         let mut before: Vec<Option<Watched>> = std::mem::take(&mut self.watched)
             .into_iter()

@@ -327,3 +327,143 @@ fn a_remote_targets_probes_ride_in_its_hosts_request_and_one_that_hangs_there_is
     let logins = sshd.log().matches("Accepted publickey for root").count();
     assert_eq!(logins, 1, "{}", sshd.log());
 }
+
+/// Whether process `pid` is stopped (`T` in `/proc/PID/stat`).
+fn is_stopped(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let (_, rest) = stat.rsplit_once(") ")?;
+            rest.chars().next()
+        })
+        == Some('T')
+}
+
+/// One cycle with `hung`'s daemon stopped throughout: returns the polls in
+/// the order made. Checks, from the order of events alone, that every
+/// healthy target was polled while the hung host's request was still out
+/// (its daemon stopped, so it cannot have answered), and that the hung
+/// host's target was failed on its own afterwards.
+fn a_cycle_with_a_hung_host(watch: &mut Watch<'_>, hung: u32, hung_target: &str) {
+    let start = watch.poll_log.len();
+    assert!(watch.start_cycle(), "a stop was requested");
+    let mut healthy_while_pending = false;
+    while watch.hosts.awaited() {
+        let far = Instant::now() + Duration::from_secs(3600);
+        if let Some(event) = watch.hosts.next(far) {
+            watch.take_event(event);
+        }
+        let polled: Vec<String> = watch.poll_log[start..]
+            .iter()
+            .map(|(target, _)| target.to_string())
+            .collect();
+        if polled.len() == watch.watched.len() - 1 && !polled.iter().any(|t| t == hung_target) {
+            // Every other target is polled; the hung host is still awaited
+            // (its daemon is stopped: no answer can have come from it).
+            assert!(is_stopped(hung), "the hung daemon is running");
+            assert!(watch.hosts.awaited(), "the hung host is no longer awaited");
+            healthy_while_pending = true;
+        }
+    }
+    assert!(watch.finish_cycle());
+    let polls = &watch.poll_log[start..];
+    let shown: Vec<String> = polls
+        .iter()
+        .map(|(target, answered)| format!("{target} answered={answered}"))
+        .collect();
+    assert!(
+        healthy_while_pending,
+        "the healthy hosts were not all polled before the hung one: {shown:?}"
+    );
+    // Each target once, the hung one last and failed; the others answered.
+    assert_eq!(polls.len(), watch.watched.len(), "{shown:?}");
+    let (last, answered) = polls.last().unwrap();
+    assert_eq!(last.to_string(), hung_target, "{shown:?}");
+    assert!(!answered, "{shown:?}");
+    assert!(
+        polls[..polls.len() - 1].iter().all(|(_, a)| *a),
+        "{shown:?}"
+    );
+    // Its host is unreachable on the board (what BmbHostUnreachable reads).
+    let host = hung_target.split(':').next().unwrap();
+    let errors = watch.fleet.host_errors();
+    let error = errors
+        .iter()
+        .find(|(h, _)| h == host)
+        .and_then(|(_, e)| e.clone());
+    assert!(error.is_some(), "{host} is not unreachable: {errors:?}");
+}
+
+#[test]
+fn a_host_that_starts_hanging_delays_no_other_hosts_poll_at_the_first_cycle_nor_mid_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let hung = Sshd::start("boxa", &[]);
+    let fine = [Sshd::start("boxb", &[]), Sshd::start("boxc", &[])];
+    let config = dir.path().join("ssh_config");
+    std::fs::write(
+        &config,
+        format!(
+            "{}{}{}",
+            std::fs::read_to_string(hung.config()).unwrap(),
+            fine[0].host_block("boxb"),
+            fine[1].host_block("boxc")
+        ),
+    )
+    .unwrap();
+    let server = PrivateTmux::new();
+    for name in ["a", "b", "c"] {
+        let received = server.dir.path().join(format!("{name}.received"));
+        server.replay(name, &capture_path("working-bash-sleep"), &received);
+    }
+    let socket = server.socket.to_string_lossy().into_owned();
+    let argv = [
+        "test",
+        "--capture-timeout",
+        "2",
+        "--ssh-config",
+        config.to_str().unwrap(),
+        "-S",
+        &socket,
+        "boxa:a",
+        "boxb:b",
+        "boxc:c",
+    ];
+    let mut args = TestCli::parse_from(argv).args;
+    let control = dir.path().join("ctl");
+    args.server.multiplex =
+        Some(Multiplex::prepare(std::slice::from_ref(&control), Duration::from_secs(60)).unwrap());
+    let targets = Settings::from_args(&args).unwrap().targets;
+    let mut watch = Watch::new(std::borrow::Cow::Borrowed(&args), targets, dir.path()).unwrap();
+    struct Resume(Vec<u32>);
+    impl Drop for Resume {
+        fn drop(&mut self) {
+            signal_all(&self.0, rustix::process::Signal::CONT);
+        }
+    }
+    let mut resume = Resume(Vec::new());
+
+    // The first cycle of the watcher: the host hangs before it was ever reached.
+    let stopped = tree(hung.pid());
+    signal_all(&stopped, rustix::process::Signal::STOP);
+    resume.0.extend(&stopped);
+    a_cycle_with_a_hung_host(&mut watch, hung.pid(), "boxa:a");
+
+    // It answers again once it runs.
+    signal_all(&stopped, rustix::process::Signal::CONT);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        watch.cycle();
+        if watch.hosts.polled[0] && watch.hosts.answered[0] {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the host never answered again");
+    }
+
+    // Mid-run: its daemon and its connection stop just before a cycle.
+    let stopped = tree(hung.pid());
+    assert!(stopped.len() > 1, "no connection to the host: {stopped:?}");
+    signal_all(&stopped, rustix::process::Signal::STOP);
+    resume.0.extend(&stopped);
+    a_cycle_with_a_hung_host(&mut watch, hung.pid(), "boxa:a");
+    drop(resume);
+}
