@@ -8,9 +8,13 @@ use ledger::journal::Journal;
 use watchdog::session::target::Target;
 use watchdog::session::{Action, Foreground, Now, Observation, TargetMonitor};
 
+mod capture;
 mod discover;
+mod probe;
 mod reload;
 mod socket;
+
+pub(super) use probe::{AT_ONCE as PROBES_AT_ONCE, runs as probe_runs};
 
 use super::Args;
 use super::alert::{AlertBudget, Sent, send_alert};
@@ -352,7 +356,7 @@ impl<'a> Watch<'a> {
     /// in the targets' order within the group. Polled after its cycle
     /// ended (a late host), its alerts are posted and the board published
     /// at once.
-    fn poll_group(&mut self, mut read: super::capture::GroupRead) {
+    fn poll_group(&mut self, mut read: capture::GroupRead) {
         let indices = std::mem::take(&mut read.indices);
         if indices.is_empty() {
             // Nothing to poll (a host listed for its patterns only, or one
@@ -508,7 +512,7 @@ impl<'a> Watch<'a> {
 
 /// The cycle in force: what its groups' polls share.
 pub(super) struct Round {
-    plan: super::probe::Plan,
+    plan: probe::Plan,
     /// This machine's probe answers, in the plan's order.
     local: Vec<Option<String>>,
     /// The cycle's alert commands share one `probe_timeout`.
@@ -521,7 +525,7 @@ impl Round {
     /// A cycle's round: its probe plan, this machine's answers to it, and
     /// `probe_timeout` for its alert commands.
     pub(super) fn new(
-        plan: super::probe::Plan,
+        plan: probe::Plan,
         local: Vec<Option<String>>,
         probe_timeout: Duration,
     ) -> Round {

@@ -19,7 +19,6 @@ use crate::server_args::ServerArgs;
 mod alert;
 mod alertmanager;
 mod audit;
-mod capture;
 mod check;
 mod config;
 mod cycle;
@@ -28,7 +27,6 @@ mod discover;
 mod hosts;
 mod metrics;
 mod outage;
-mod probe;
 mod probe_kind;
 mod processes;
 mod report;
@@ -297,7 +295,7 @@ fn check_watchdog(args: &Args, targets: &[TargetSettings]) -> Option<String> {
 }
 
 /// The longest a cycle over `targets` can wait, and what that is made of,
-/// for the message: this machine's probe runs ([`probe::AT_ONCE`] side by
+/// for the message: this machine's probe runs ([`cycle::PROBES_AT_ONCE`] side by
 /// side, so `ceil(runs / AT_ONCE)` rounds, each ending at `probe_timeout`;
 /// a per-target command runs once per target, a shared one once per cycle,
 /// work and progress in the same rounds); then the panes: this machine's
@@ -309,8 +307,8 @@ fn check_watchdog(args: &Args, targets: &[TargetSettings]) -> Option<String> {
 /// commands, which share one `probe_timeout` ([`alert::AlertBudget`]); and
 /// the Alertmanager post.
 fn longest_cycle(args: &Args, targets: &[TargetSettings]) -> (Duration, String) {
-    let (runs, host_rounds) = probe::runs(targets);
-    let rounds = runs.div_ceil(probe::AT_ONCE) as u64;
+    let (runs, host_rounds) = cycle::probe_runs(targets);
+    let rounds = runs.div_ceil(cycle::PROBES_AT_ONCE) as u64;
     let hosts: std::collections::BTreeSet<&str> = targets
         .iter()
         .filter_map(|t| t.target.host.as_deref())
@@ -341,7 +339,7 @@ fn longest_cycle(args: &Args, targets: &[TargetSettings]) -> (Duration, String) 
     if runs > 0 {
         parts.push(format!(
             "{runs} probe run(s) here, {} at a time: {rounds} x {}s",
-            probe::AT_ONCE,
+            cycle::PROBES_AT_ONCE,
             args.probe_timeout
         ));
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use probes::tmux::PaneCapture;
 use watchdog::session::shows_an_agent;
 
-use super::cycle::Watch;
+use super::Watch;
 
 impl Watch<'_> {
     /// Once per target, when no pane is remembered for it and its active
@@ -17,7 +17,7 @@ impl Watch<'_> {
     /// otherwise the shell in front would be paged as an exited agent and the
     /// agent never watched. Costs two invocations, once.
     /// `indices` says whose each capture is.
-    pub(super) fn find_agent_panes(
+    pub(in crate::watch) fn find_agent_panes(
         &mut self,
         indices: &[usize],
         captures: &mut [Result<PaneCapture, String>],
@@ -95,7 +95,7 @@ impl Watch<'_> {
     /// each remote host's request is sent now, on its own thread, with
     /// its `probes` in it; this machine's panes are read by
     /// [`Watch::capture_here`] with what this returns.
-    pub(super) fn ask_hosts(
+    pub(in crate::watch) fn ask_hosts(
         &mut self,
         probes: &BTreeMap<String, Vec<probes::remote::host::RemoteProbe>>,
     ) -> Here {
@@ -121,7 +121,7 @@ impl Watch<'_> {
             by_host.entry(host).or_default();
         }
         let here = by_host.remove(&None);
-        let groups: Vec<super::hosts::Group<'_>> = by_host.into_iter().collect();
+        let groups: Vec<super::super::hosts::Group<'_>> = by_host.into_iter().collect();
         let asked = self.asked();
         let nonce = probes::tmux::fresh_nonce();
         self.hosts.ask(
@@ -143,7 +143,7 @@ impl Watch<'_> {
     /// This machine's panes (the `[server]`'s, and each target's own
     /// server's), read on the calling thread while the hosts work on
     /// their requests: one group, polled at once.
-    pub(super) fn capture_here(&mut self, here: Here) -> GroupRead {
+    pub(in crate::watch) fn capture_here(&mut self, here: Here) -> GroupRead {
         let timeout = Duration::from_secs(self.args.capture_timeout);
         let mut group = GroupRead {
             host: None,
@@ -184,7 +184,7 @@ impl Watch<'_> {
             };
             for (&index, (capture, answered)) in indices
                 .iter()
-                .zip(super::hosts::captures_of(&read, indices.len()))
+                .zip(super::super::hosts::captures_of(&read, indices.len()))
             {
                 self.hosts.answered[index] = answered;
                 self.hosts.polled[index] = true;
@@ -201,7 +201,10 @@ impl Watch<'_> {
     /// now, with its probes' outcomes and its listing: `None` when it read
     /// the screens of the targets watched before they changed (not acted
     /// on; its failure is: the host's targets go stale on its deadline).
-    pub(super) fn answer_read(&mut self, answer: super::hosts::Answer) -> Option<GroupRead> {
+    pub(in crate::watch) fn answer_read(
+        &mut self,
+        answer: super::super::hosts::Answer,
+    ) -> Option<GroupRead> {
         let current = answer.asked_after(self.targets_changed) && self.round.is_some();
         if !current && answer.read.captures.is_ok() {
             return None;
@@ -227,7 +230,7 @@ impl Watch<'_> {
         for ((name, (capture, answered)), processes) in answer
             .names
             .iter()
-            .zip(super::hosts::captures_of(&read, count))
+            .zip(super::super::hosts::captures_of(&read, count))
             .zip(processes)
         {
             let Some(index) = self.watched.iter().position(|w| &w.target == name) else {
@@ -246,7 +249,7 @@ impl Watch<'_> {
     }
 
     /// A host's targets (by name) that its deadline failed, as a group to poll.
-    pub(super) fn expired_read(
+    pub(in crate::watch) fn expired_read(
         &mut self,
         host: Option<String>,
         names: &[watchdog::session::target::Target],
@@ -278,7 +281,7 @@ impl Watch<'_> {
     /// give it, nothing polled: each host within its own deadline. Each
     /// host's `probes` ride in its request.
     #[cfg(test)]
-    pub(super) fn capture_all_with(
+    pub(in crate::watch) fn capture_all_with(
         &mut self,
         probes: &BTreeMap<String, Vec<probes::remote::host::RemoteProbe>>,
     ) -> Vec<Result<PaneCapture, String>> {
@@ -287,7 +290,7 @@ impl Watch<'_> {
         let here = self.ask_hosts(probes);
         let mut groups = vec![self.capture_here(here)];
         // Read as this cycle's (a test's round stands in for a cycle's).
-        let round = self.round.replace(super::cycle::Round::new(
+        let round = self.round.replace(super::Round::new(
             super::probe::Plan::default(),
             Vec::new(),
             Duration::ZERO,
@@ -297,10 +300,10 @@ impl Watch<'_> {
                 .hosts
                 .next(std::time::Instant::now() + Duration::from_secs(3600))
             {
-                Some(super::hosts::Event::Answered(answer)) => {
+                Some(super::super::hosts::Event::Answered(answer)) => {
                     groups.extend(self.answer_read(answer));
                 }
-                Some(super::hosts::Event::Expired { host, names, error }) => {
+                Some(super::super::hosts::Event::Expired { host, names, error }) => {
                     groups.push(self.expired_read(Some(host), &names, &error));
                 }
                 None => break,
@@ -317,19 +320,19 @@ impl Watch<'_> {
 
     /// [`Watch::capture_all_with`] with no probe.
     #[cfg(test)]
-    pub(super) fn capture_all(&mut self) -> Vec<Result<PaneCapture, String>> {
+    pub(in crate::watch) fn capture_all(&mut self) -> Vec<Result<PaneCapture, String>> {
         self.capture_all_with(&BTreeMap::new())
     }
 }
 
 /// What a cycle asks for, per target in the targets' order.
-pub(super) struct Asked {
+pub(in crate::watch) struct Asked {
     targets: Vec<(String, Option<probes::tmux::KnownPane>)>,
     names: Vec<watchdog::session::target::Target>,
 }
 
 /// This machine's groups of a cycle, to read once the hosts are asked.
-pub(super) struct Here {
+pub(in crate::watch) struct Here {
     main: Option<Vec<usize>>,
     by_server: Vec<(probes::tmux::Server, Vec<usize>)>,
     asked: Asked,
@@ -338,14 +341,14 @@ pub(super) struct Here {
 
 /// One group of targets read together (this machine's, or one host's
 /// answer), polled together as soon as it is read.
-pub(super) struct GroupRead {
+pub(in crate::watch) struct GroupRead {
     /// The host (`None`: this machine).
-    pub(super) host: Option<String>,
+    pub(in crate::watch) host: Option<String>,
     /// The targets, by their index in the watched list now.
-    pub(super) indices: Vec<usize>,
-    pub(super) captures: Vec<Result<PaneCapture, String>>,
+    pub(in crate::watch) indices: Vec<usize>,
+    pub(in crate::watch) captures: Vec<Result<PaneCapture, String>>,
     /// Per target, whether its host answered.
-    pub(super) answered: Vec<bool>,
+    pub(in crate::watch) answered: Vec<bool>,
     /// Read for this cycle: its probes' answers are this cycle's.
-    pub(super) current: bool,
+    pub(in crate::watch) current: bool,
 }

@@ -16,15 +16,15 @@ use classify::parse_count;
 use probes::remote::host::RemoteProbe;
 use probes::run::{self, Invocation, Limits, Outcome};
 
-use super::ProbesOn;
-use super::cycle::Watch;
-use super::probe_kind::Kind;
-use super::target_settings::TargetSettings;
+use super::super::ProbesOn;
+use super::super::probe_kind::Kind;
+use super::super::target_settings::TargetSettings;
+use super::Watch;
 use crate::alert::sanitize_text;
 
 /// Local probe runs at once, at most: a cycle's local probes end within
 /// `ceil(runs / AT_ONCE)` probe timeouts.
-pub(super) const AT_ONCE: usize = 8;
+pub(in crate::watch) const AT_ONCE: usize = 8;
 
 /// Where one target's probe of one kind gets its answer this cycle.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,11 +48,11 @@ struct Run {
 /// One cycle's probes: what runs here, what rides in each host's request,
 /// and where each target's answers come from.
 #[derive(Debug, Default)]
-pub(super) struct Plan {
+pub(in crate::watch) struct Plan {
     sources: Vec<[Source; 2]>,
     local: Vec<Run>,
     /// Per host, the probes of its request, in the order asked.
-    pub(super) remote: BTreeMap<String, Vec<RemoteProbe>>,
+    pub(in crate::watch) remote: BTreeMap<String, Vec<RemoteProbe>>,
     remote_runs: BTreeMap<String, Vec<Run>>,
 }
 
@@ -67,7 +67,7 @@ fn on_host(settings: &TargetSettings) -> Option<&str> {
 
 /// The runs of a cycle over `targets`, local and per host: a per-target
 /// command once per target, a shared one once per place it runs.
-pub(super) fn plan(targets: &[&TargetSettings]) -> Plan {
+pub(in crate::watch) fn plan(targets: &[&TargetSettings]) -> Plan {
     let mut plan = Plan::default();
     let mut shared: BTreeMap<(Option<String>, Kind, String), Source> = BTreeMap::new();
     for settings in targets {
@@ -117,7 +117,7 @@ pub(super) fn plan(targets: &[&TargetSettings]) -> Plan {
 /// How many probe runs a cycle over `targets` makes on this machine, and
 /// the most rounds of probes one host's request holds (a probe deadline
 /// each, [`probes::remote::host::PROBES_AT_ONCE`] at once): the watchdog's sum.
-pub(super) fn runs(targets: &[TargetSettings]) -> (usize, u32) {
+pub(in crate::watch) fn runs(targets: &[TargetSettings]) -> (usize, u32) {
     let plan = plan(&targets.iter().collect::<Vec<_>>());
     let rounds = plan
         .remote
@@ -130,14 +130,14 @@ pub(super) fn runs(targets: &[TargetSettings]) -> (usize, u32) {
 
 impl Watch<'_> {
     /// This cycle's probe plan, from each target's settings.
-    pub(super) fn probe_plan(&self) -> Plan {
+    pub(in crate::watch) fn probe_plan(&self) -> Plan {
         let settings: Vec<&TargetSettings> = self.watched.iter().map(|w| &w.settings).collect();
         plan(&settings)
     }
 
     /// Runs the plan's local probes side by side ([`AT_ONCE`] at a time):
     /// each one's answer (a count's text) or `None`, in the plan's order.
-    pub(super) fn run_local_probes(&mut self, plan: &Plan) -> Vec<Option<String>> {
+    pub(in crate::watch) fn run_local_probes(&mut self, plan: &Plan) -> Vec<Option<String>> {
         let invocations: Vec<Invocation> = plan
             .local
             .iter()
@@ -168,7 +168,7 @@ impl Watch<'_> {
     /// hosts' answers to this cycle's requests. A host that gave no answer
     /// (unreachable, late) gives its probes none, said by its captures.
     #[cfg(test)]
-    pub(super) fn probe_answers(
+    pub(in crate::watch) fn probe_answers(
         &mut self,
         plan: &Plan,
         local: &[Option<String>],
@@ -180,7 +180,7 @@ impl Watch<'_> {
     /// [`Watch::probe_answers`] for the targets `indices` (one group, polled
     /// as its host answers), in their order: the outcomes of their hosts'
     /// runs are taken (and judged) here.
-    pub(super) fn probe_answers_for(
+    pub(in crate::watch) fn probe_answers_for(
         &mut self,
         plan: &Plan,
         local: &[Option<String>],
@@ -273,7 +273,7 @@ impl Watch<'_> {
 }
 
 /// The start of a probe's output, for a message: one line, at most 40 characters.
-pub(super) fn printable_excerpt(text: &str) -> String {
+pub(in crate::watch) fn printable_excerpt(text: &str) -> String {
     sanitize_text(text.trim())
         .lines()
         .next()
