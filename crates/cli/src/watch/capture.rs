@@ -124,6 +124,7 @@ impl Watch<'_> {
                 processes: vec![None; asked.len()],
                 probes: Vec::new(),
                 sessions: None,
+                reused: Vec::new(),
             };
             for (&index, (capture, answered)) in indices
                 .iter()

@@ -141,6 +141,9 @@ pub(super) struct Hosts {
     /// targets of a host still working on an earlier request, which are
     /// not polled until it answers or its deadline passes.
     pub(super) polled: Vec<bool>,
+    /// Per target, this cycle: its host did not capture its pane again, its
+    /// screen unchanged since the capture whose text it holds (`probes::remote::host`).
+    pub(super) reused: Vec<bool>,
     /// Per host read this cycle, the sessions its pane listing named
     /// (`None`: the listing failed), for the patterns of sessions.
     pub(super) listed: Vec<(Option<String>, Option<Vec<String>>)>,
@@ -160,6 +163,7 @@ impl Default for Hosts {
             processes: Vec::new(),
             answered: Vec::new(),
             polled: Vec::new(),
+            reused: Vec::new(),
             listed: Vec::new(),
             probes: BTreeMap::new(),
         }
@@ -276,6 +280,7 @@ impl Hosts {
         self.processes = vec![None; targets.len()];
         self.answered = vec![false; targets.len()];
         self.polled = vec![false; targets.len()];
+        self.reused = vec![false; targets.len()];
         self.listed.clear();
         self.probes.clear();
         let probe_timeout = Duration::from_secs(args.probe_timeout);
@@ -333,6 +338,7 @@ impl Hosts {
                 processes: vec![None; asked.len()],
                 probes: Vec::new(),
                 sessions: None,
+                reused: Vec::new(),
             };
             for (&index, (capture, answered)) in
                 indices.iter().zip(captures_of(&read, indices.len()))
@@ -392,6 +398,11 @@ impl Hosts {
                 self.answered[index] = answered;
                 self.processes[index] = read;
                 self.polled[index] = true;
+            }
+            for (&index, &reused) in answer.indices.iter().zip(&answer.read.reused) {
+                if let Some(slot) = self.reused.get_mut(index) {
+                    *slot = reused;
+                }
             }
         }
         // Whoever did not answer in time is late: the next cycles do not wait for it.
