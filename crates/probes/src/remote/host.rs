@@ -26,6 +26,18 @@
 //! pane there (the user switched in between) gets no reading
 //! ([`HostRead::processes`] says whose pid was read).
 //!
+//! A pane whose screen cannot have changed since its last capture over the
+//! same session is not captured again (the capture skip): the listing
+//! carries each pane's key ([`SCREEN_KEY`], led by `#{window_activity}`,
+//! which moves on every output, in whole seconds), the host's clock is
+//! read before it (bash's `printf '%(%s)T'`; under another shell there is
+//! none and every pane is captured), and the request names, per target,
+//! the key of the capture this side holds for its remembered pane when
+//! that key's activity is strictly older than its capture's clock. The
+//! host runs only the pane's display line when its listed key is that one
+//! and says so (`SAME`); this side answers with the text it kept
+//! ([`HostSession`]), keyed by pane id and dropped on any doubt.
+//!
 //! Every line the script prints that is not a pane's text starts with this
 //! cycle's 128-bit nonce, so a pane cannot forge the end of a section; an
 //! end marker seen more often than the script prints it voids every capture
@@ -417,6 +429,10 @@ impl Tmux {
         }
     }
 
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one remote round trip takes every part of the cycle's request"
+    )]
     fn read_host_output(
         &self,
         targets: &[(String, Option<KnownPane>)],
