@@ -28,7 +28,7 @@
 //!
 //! A pane whose screen cannot have changed since its last capture over the
 //! same session is not captured again (the capture skip): the listing
-//! carries each pane's key ([`SCREEN_KEY`], led by `#{window_activity}`,
+//! carries each pane's key (`SCREEN_KEY`, led by `#{window_activity}`,
 //! which moves on every output, in whole seconds), the host's clock is
 //! read before it (bash's `printf '%(%s)T'`; under another shell there is
 //! none and every pane is captured), and the request names, per target,
