@@ -1247,7 +1247,7 @@ mod tests {
     fn a_session_answers_request_after_request_and_bounds_what_it_reads() {
         let script = "while IFS= read -r l; do printf '%s\\nDONE\\n' \"$l$l\"; done";
         let mut session = Session::start(&Invocation::shell(script)).unwrap();
-        let before = spawned();
+        let before = spawned_by_this_thread();
         for word in ["ab", "cd"] {
             session.send(format!("{word}\n").into_bytes());
             let answer = session
@@ -1255,7 +1255,7 @@ mod tests {
                 .unwrap();
             assert_eq!(answer, format!("{word}{word}\nDONE\n").into_bytes());
         }
-        assert_eq!(spawned(), before, "no process per request");
+        assert_eq!(spawned_by_this_thread(), before, "no process per request");
         // A flood without the marker is cut at the bound.
         session.send(format!("{}\n", "x".repeat(5000)).into_bytes());
         assert_eq!(

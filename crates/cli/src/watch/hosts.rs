@@ -186,6 +186,9 @@ pub(super) struct Hosts {
     /// targets of a host still working on an earlier request, which are
     /// not polled until it answers or its deadline passes.
     pub(super) polled: Vec<bool>,
+    /// Per target, this cycle: its host did not capture its pane again, its
+    /// screen unchanged since the capture whose text it holds (`probes::remote::host`).
+    pub(super) reused: Vec<bool>,
     /// Per host that answered this cycle's request: its probes' outcomes,
     /// in the order asked (all failed when its request failed), until its
     /// targets' answers are read from them.
@@ -203,6 +206,7 @@ impl Default for Hosts {
             processes: Vec::new(),
             answered: Vec::new(),
             polled: Vec::new(),
+            reused: Vec::new(),
             probes: BTreeMap::new(),
         }
     }
@@ -312,6 +316,7 @@ impl Hosts {
         self.processes = vec![None; count];
         self.answered = vec![false; count];
         self.polled = vec![false; count];
+        self.reused = vec![false; count];
         self.probes.clear();
         let timeout = Duration::from_secs(args.capture_timeout);
         let probe_timeout = Duration::from_secs(args.probe_timeout);

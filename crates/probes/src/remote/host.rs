@@ -26,6 +26,18 @@
 //! pane there (the user switched in between) gets no reading
 //! ([`HostRead::processes`] says whose pid was read).
 //!
+//! A pane whose screen cannot have changed since its last capture over the
+//! same session is not captured again (the capture skip): the listing
+//! carries each pane's key (`SCREEN_KEY`, led by `#{window_activity}`,
+//! which moves on every output, in whole seconds), the host's clock is
+//! read before it (bash's `printf '%(%s)T'`; under another shell there is
+//! none and every pane is captured), and the request names, per target,
+//! the key of the capture this side holds for its remembered pane when
+//! that key's activity is strictly older than its capture's clock. The
+//! host runs only the pane's display line when its listed key is that one
+//! and says so (`SAME`); this side answers with the text it kept
+//! ([`HostSession`]), keyed by pane id and dropped on any doubt.
+//!
 //! Every line the script prints that is not a pane's text starts with this
 //! cycle's 128-bit nonce, so a pane cannot forge the end of a section; an
 //! end marker seen more often than the script prints it voids every capture
@@ -52,6 +64,11 @@ pub struct HostRead {
     /// order; `None` when the listing itself failed. What a target that
     /// names a pattern of sessions is discovered from, without a call of its own.
     pub sessions: Option<Vec<String>>,
+    /// Per target (empty when none was): its capture's text is the pane's
+    /// last one, not read again because the host said its screen cannot
+    /// have changed since ([`HostSession`]'s capture skip). The rest of the
+    /// capture (its marker line's fields) is this cycle's.
+    pub reused: Vec<bool>,
 }
 
 /// A probe to run on the host inside the cycle's request: `sh -c COMMAND`
@@ -76,13 +93,44 @@ pub struct HostSession {
     token: String,
     /// Session name -> its `session_id` digits, from the last listing.
     hints: std::collections::HashMap<String, String>,
+    /// Pane id -> its last capture over this session, with the pane's key
+    /// and the host's clock it was read under: what a pane the host says
+    /// is unchanged is answered with. Emptied whenever the session closes
+    /// or opens, and a pane's entry dropped on any doubt.
+    screens: std::collections::HashMap<String, Screen>,
     /// How many times a session was opened (one ssh client each).
     pub opened: u64,
 }
 
+/// A pane's last capture: its text, its key (what the capture depends on,
+/// from the listing read before it, [`SCREEN_KEY`]) and the host's clock
+/// (whole seconds) taken before that listing.
+struct Screen {
+    key: String,
+    clock: i64,
+    text: String,
+}
+
+impl Screen {
+    /// The pane may be left uncaptured while its key stays this one: no
+    /// output came in the second its capture's clock was read, nor after
+    /// the key's `window_activity` (strictly before the clock: output later
+    /// in that same second would not move the stamp).
+    fn skippable(&self) -> bool {
+        screen_activity(&self.key).is_some_and(|activity| activity < self.clock)
+    }
+}
+
+/// The `window_activity` a [`SCREEN_KEY`] starts with.
+fn screen_activity(key: &str) -> Option<i64> {
+    key.split(':').next()?.parse().ok()
+}
+
 impl HostSession {
-    /// Ends the session (its ssh client; the remote loop ends on EOF).
+    /// Ends the session (its ssh client; the remote loop ends on EOF), and
+    /// forgets the captures read over it.
     pub fn close(&mut self) {
+        self.screens.clear();
         if let Some(mut session) = self.session.take() {
             session.kill();
         }
@@ -140,6 +188,7 @@ impl Tmux {
                 processes: vec![None; targets.len()],
                 probes: Vec::new(),
                 sessions,
+                reused: Vec::new(),
             };
         };
         let open = |command: &str| remote.invocation(command);
@@ -174,6 +223,30 @@ impl Tmux {
     ) -> HostRead {
         let shown = open(SCRIPT_LABEL);
         let batches = host_batches(targets);
+        // Opened before the request is made: a fresh session starts with no
+        // capture to skip against.
+        if let Err(failed) = self.open_session(session, probe_timeout, open) {
+            let mut read = self.read_host_output(
+                targets,
+                &batches,
+                nonce,
+                with_session,
+                &failed,
+                &shown,
+                &mut vec![false; targets.len()],
+            );
+            read.probes = read_probes(nonce, &failed, probes.len(), probe_timeout);
+            return read;
+        }
+        // Per target, the key of the capture it may be answered with: its
+        // remembered pane's last capture, when no output can have come since.
+        let held: Vec<Option<String>> = targets
+            .iter()
+            .map(|(_, known)| {
+                let screen = session.screens.get(&known.as_ref()?.id)?;
+                screen.skippable().then(|| screen.key.clone())
+            })
+            .collect();
         let request = host_request(
             targets,
             &batches,
@@ -181,6 +254,7 @@ impl Tmux {
             with_session,
             memory,
             &session.hints,
+            &held,
             probes,
             probe_timeout,
         );
@@ -200,15 +274,26 @@ impl Tmux {
             probe_timeout,
             open,
         );
-        let mut read =
-            self.read_host_output(targets, &batches, nonce, with_session, &outcome, &shown);
+        let mut unchanged = vec![false; targets.len()];
+        let mut read = self.read_host_output(
+            targets,
+            &batches,
+            nonce,
+            with_session,
+            &outcome,
+            &shown,
+            &mut unchanged,
+        );
         read.probes = read_probes(nonce, &outcome, probes.len(), probe_timeout);
+        let mut listed = Listed::default();
         if let Outcome::Exited { stdout, .. } = &outcome {
-            let hints = listing_hints(nonce, &stdout.text());
+            listed = read_listing(nonce, &stdout.text());
+            let hints = std::mem::take(&mut listed.hints);
             if !hints.is_empty() || read.captures.is_ok() {
                 session.hints = hints;
             }
         }
+        session.remember_screens(targets, &held, &unchanged, &listed, &mut read, &shown);
         for (root, processes) in read.processes.iter().flatten() {
             if let (Some(root), true) = (root, with_session) {
                 memory.learn(*root, &processes.session);
@@ -224,6 +309,37 @@ impl Tmux {
             memory.keep_only(&roots);
         }
         read
+    }
+
+    /// Opens `host`'s session when it has none (or its last one died),
+    /// forgetting the captures read over any earlier one; the failure to
+    /// start it as the call's outcome.
+    fn open_session(
+        &self,
+        host: &mut HostSession,
+        probe_timeout: std::time::Duration,
+        open: &dyn Fn(&str) -> Invocation,
+    ) -> Result<(), Outcome> {
+        if host.session.as_mut().is_some_and(|s| !s.alive()) {
+            host.close();
+        }
+        if host.session.is_some() {
+            return Ok(());
+        }
+        host.screens.clear();
+        host.token = crate::tmux::fresh_nonce();
+        let program = session_program(self, &host.token, probe_timeout);
+        let command = session_command(&program);
+        match Session::start(&open(&command)) {
+            Ok(session) => {
+                host.session = Some(session);
+                host.opened += 1;
+                Ok(())
+            }
+            Err(error) => Err(Outcome::FailedToSpawn {
+                error: format!("ssh: {error}"),
+            }),
+        }
     }
 
     /// One request over the session, opened first when needed: its answer
@@ -243,24 +359,8 @@ impl Tmux {
         probe_timeout: std::time::Duration,
         open: &dyn Fn(&str) -> Invocation,
     ) -> Outcome {
-        if host.session.as_mut().is_some_and(|s| !s.alive()) {
-            host.close();
-        }
-        if host.session.is_none() {
-            host.token = crate::tmux::fresh_nonce();
-            let program = session_program(self, &host.token, probe_timeout);
-            let command = session_command(&program);
-            match Session::start(&open(&command)) {
-                Ok(session) => {
-                    host.session = Some(session);
-                    host.opened += 1;
-                }
-                Err(error) => {
-                    return Outcome::FailedToSpawn {
-                        error: format!("ssh: {error}"),
-                    };
-                }
-            }
+        if let Err(failed) = self.open_session(host, probe_timeout, open) {
+            return failed;
         }
         let Some(session) = host.session.as_mut() else {
             return Outcome::FailedToSpawn {
@@ -329,6 +429,10 @@ impl Tmux {
         }
     }
 
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one remote round trip takes every part of the cycle's request"
+    )]
     fn read_host_output(
         &self,
         targets: &[(String, Option<KnownPane>)],
@@ -337,6 +441,7 @@ impl Tmux {
         with_session: bool,
         outcome: &Outcome,
         shown: &Invocation,
+        unchanged: &mut [bool],
     ) -> HostRead {
         let (stdout, stderr) = match outcome {
             Outcome::Exited { stdout, stderr, .. } | Outcome::TimedOut { stdout, stderr, .. } => {
@@ -389,6 +494,7 @@ impl Tmux {
                 processes: failed_processes(),
                 probes: Vec::new(),
                 sessions: None,
+                reused: Vec::new(),
             };
         };
         let Some((listing, rest)) = after_head.split_once(&list_end) else {
@@ -398,6 +504,7 @@ impl Tmux {
                 processes: failed_processes(),
                 probes: Vec::new(),
                 sessions: None,
+                reused: Vec::new(),
             };
         };
         let (code, rows) = listing.split_once('\n').unwrap_or((listing, ""));
@@ -413,6 +520,7 @@ impl Tmux {
                         processes: vec![None; targets.len()],
                         probes: Vec::new(),
                         sessions: None,
+                        reused: Vec::new(),
                     };
                 }
             }
@@ -433,6 +541,7 @@ impl Tmux {
                 processes: vec![None; targets.len()],
                 probes: Vec::new(),
                 sessions,
+                reused: Vec::new(),
             };
         }
         let mut rest = rest;
@@ -454,6 +563,7 @@ impl Tmux {
                     let failure = (code != "0").then(|| {
                         self.failure(shown, &exited_with(code.parse().ok(), b"", &stderr), None)
                     });
+                    let section = same_line(nonce, section, batch, unchanged);
                     (section.to_string(), failure)
                 }
                 _ => {
@@ -515,6 +625,7 @@ impl Tmux {
             processes,
             probes: Vec::new(),
             sessions,
+            reused: Vec::new(),
         }
     }
 }
@@ -548,52 +659,201 @@ fn exited_with(code: Option<i32>, own_words: &[u8], call_stderr: &Captured) -> O
     }
 }
 
-/// The listing the remote side asks for: [`tmux::LIST_FORMAT`] after each
-/// session's tmux id, which the host script keys its lookups by.
-const REMOTE_LIST_FORMAT: &str =
-    "#{session_id} #{pane_id} #{pane_pid} #{window_active}#{pane_active} #{session_name}";
+/// What a capture of a pane depends on besides its output, as one word
+/// the listing carries per pane, led by `#{window_activity}` (which moves,
+/// in whole seconds, on every output of the window's panes): its window,
+/// first process, size, history, whether it is dead or in a mode, its
+/// cursor and screen. The same key and no output since the capture's clock
+/// is the same capture ([`Screen::skippable`]).
+const SCREEN_KEY: &str = "#{window_activity}:#{window_id}:#{pane_pid}:#{pane_width}x#{pane_height}:#{history_size}:#{pane_dead}#{pane_in_mode}:#{cursor_x},#{cursor_y}:#{alternate_on}";
 
-/// The listing's rows without their session ids: [`tmux::LIST_FORMAT`]'s.
+/// The listing the remote side asks for: [`tmux::LIST_FORMAT`] after each
+/// session's tmux id, which the host script keys its lookups by, with each
+/// pane's [`SCREEN_KEY`] before the session's name.
+fn remote_list_format() -> String {
+    format!(
+        "#{{session_id}} #{{pane_id}} #{{pane_pid}} #{{window_active}}#{{pane_active}} {SCREEN_KEY} #{{session_name}}"
+    )
+}
+
+/// The listing's rows without their session ids and keys: [`tmux::LIST_FORMAT`]'s.
 fn without_session_ids(rows: &str) -> String {
     rows.lines()
-        .map(|row| match row.split_once(' ') {
-            Some((sid, rest)) if sid.starts_with('$') => rest,
-            _ => row,
+        .map(|row| {
+            let fields: Vec<&str> = row.splitn(6, ' ').collect();
+            match fields[..] {
+                [sid, id, pid, active, _key, name] if sid.starts_with('$') => {
+                    format!("{id} {pid} {active} {name}")
+                }
+                _ => row.to_string(),
+            }
         })
         .collect::<Vec<_>>()
         .join("\n")
 }
 
-/// Session name -> `session_id` digits, from an answer's listing.
-fn listing_hints(nonce: &str, answer: &str) -> std::collections::HashMap<String, String> {
-    let mut hints = std::collections::HashMap::new();
+/// What an answer's listing and clock say, besides its panes.
+#[derive(Default)]
+struct Listed {
+    /// Session name -> `session_id` digits.
+    hints: std::collections::HashMap<String, String>,
+    /// Pane id -> its [`SCREEN_KEY`]; `None` when the listing failed.
+    keys: Option<std::collections::HashMap<String, String>>,
+    /// The host's clock (epoch seconds) read before the listing, where its
+    /// shell has one without a fork (bash); `None`: no capture is skipped.
+    clock: Option<i64>,
+}
+
+/// Session name -> `session_id` digits and pane id -> key, from an
+/// answer's listing, and the clock read before it.
+fn read_listing(nonce: &str, answer: &str) -> Listed {
+    let mut listed = Listed::default();
+    let clock_head = format!("BMB-{nonce}-CLOCK ");
+    listed.clock = answer
+        .lines()
+        .find_map(|line| line.strip_prefix(&clock_head))
+        .and_then(|c| c.parse().ok());
     let head = format!("BMB-{nonce}-LIST 0\n");
     let Some(at) = answer.find(&head) else {
-        return hints;
+        return listed;
     };
     let rows = &answer[at + head.len()..];
     let end = format!("BMB-{nonce}-LISTEND");
-    for row in rows.lines().take_while(|l| *l != end) {
-        let mut fields = row.splitn(5, ' ');
-        let (Some(sid), Some(_), Some(_), Some(_), Some(name)) = (
-            fields.next(),
-            fields.next(),
-            fields.next(),
-            fields.next(),
-            fields.next(),
-        ) else {
+    let mut keys = std::collections::HashMap::new();
+    let mut ended = false;
+    for row in rows.lines() {
+        if row == end {
+            ended = true;
+            break;
+        }
+        let fields: Vec<&str> = row.splitn(6, ' ').collect();
+        let [sid, id, _, _, key, name] = fields[..] else {
             continue;
         };
         if let Some(digits) = sid
             .strip_prefix('$')
             .filter(|d| d.bytes().all(|b| b.is_ascii_digit()))
         {
-            hints
+            listed
+                .hints
                 .entry(name.to_string())
                 .or_insert_with(|| digits.to_string());
         }
+        if id.starts_with('%') {
+            keys.insert(id.to_string(), key.to_string());
+        }
     }
-    hints
+    if ended {
+        listed.keys = Some(keys);
+    }
+    listed
+}
+
+/// A chain's section without its first line, `SAME INDEX...` (the targets
+/// of `batch` the host did not capture again, their display line alone),
+/// which marks those targets in `unchanged`. A section without it is as it came.
+fn same_line<'s>(
+    nonce: &str,
+    section: &'s str,
+    batch: &std::ops::Range<usize>,
+    unchanged: &mut [bool],
+) -> &'s str {
+    let head = format!("BMB-{nonce}-SAME");
+    let Some(after) = section.strip_prefix(&head) else {
+        return section;
+    };
+    let (line, rest) = after.split_once('\n').unwrap_or((after, ""));
+    for index in line.split(' ').filter_map(|i| i.parse::<usize>().ok()) {
+        if batch.contains(&index)
+            && let Some(slot) = unchanged.get_mut(index)
+        {
+            *slot = true;
+        }
+    }
+    rest
+}
+
+impl HostSession {
+    /// Answers the captures the host did not read again with the texts
+    /// kept for them, and keeps this cycle's: each under the key its pane
+    /// was listed with and the clock read before. A pane said unchanged
+    /// that does not match what is kept (another pane, another key, none
+    /// kept) is an error this cycle; a pane not listed, not captured, or
+    /// failed is forgotten, and a failed listing forgets them all.
+    fn remember_screens(
+        &mut self,
+        targets: &[(String, Option<KnownPane>)],
+        held: &[Option<String>],
+        unchanged: &[bool],
+        listed: &Listed,
+        read: &mut HostRead,
+        shown: &Invocation,
+    ) {
+        read.reused = vec![false; targets.len()];
+        let (Ok(captures), Some(keys)) = (read.captures.as_mut(), listed.keys.as_ref()) else {
+            self.screens.clear();
+            return;
+        };
+        self.screens.retain(|id, _| keys.contains_key(id));
+        for (index, capture) in captures.iter_mut().enumerate() {
+            let known = targets[index].1.as_ref().map(|k| k.id.as_str());
+            let said_same = unchanged.get(index).copied().unwrap_or(false);
+            let Ok(pane) = capture.as_mut() else {
+                if let Some(id) = known {
+                    self.screens.remove(id);
+                }
+                continue;
+            };
+            let Some(id) = pane.pane_id.clone() else {
+                if said_same {
+                    *capture = Err(not_kept(shown, "no pane id"));
+                }
+                continue;
+            };
+            if said_same {
+                let held = held.get(index).and_then(Option::as_deref);
+                let kept = self.screens.get(&id).filter(|screen| {
+                    Some(id.as_str()) == known
+                        && held == Some(screen.key.as_str())
+                        && keys.get(&id) == Some(&screen.key)
+                });
+                match kept {
+                    Some(screen) => {
+                        pane.text.clone_from(&screen.text);
+                        read.reused[index] = true;
+                    }
+                    None => {
+                        self.screens.remove(&id);
+                        *capture = Err(not_kept(shown, &id));
+                    }
+                }
+                continue;
+            }
+            match (keys.get(&id), listed.clock) {
+                (Some(key), Some(clock)) => {
+                    self.screens.insert(
+                        id,
+                        Screen {
+                            key: key.clone(),
+                            clock,
+                            text: pane.text.clone(),
+                        },
+                    );
+                }
+                _ => {
+                    self.screens.remove(&id);
+                }
+            }
+        }
+    }
+}
+
+/// A host that said a pane was unchanged which this side kept no capture of.
+fn not_kept(shown: &Invocation, pane: &str) -> TmuxError {
+    TmuxError::Failed(CommandFailed {
+        command: shown.display(),
+        outcome: format!("said pane {pane} was unchanged, but no capture of it is kept here"),
+    })
 }
 
 /// The probes' answers (`PR KIND INDEX RC`, their output, `PE`), one per
@@ -710,7 +970,7 @@ fn session_program(tmux: &Tmux, token: &str, probe_timeout: std::time::Duration)
         tmux = tmux.remote_line(&[]),
         plimit = probe_timeout.as_secs().max(1),
         format = quote_literal(&tmux::marker_format("")[1..]),
-        list = quote_literal(REMOTE_LIST_FORMAT),
+        list = quote_literal(&remote_list_format()),
     )
 }
 
@@ -728,6 +988,7 @@ fn host_request(
     with_session: bool,
     memory: &AgentMemory,
     hints: &std::collections::HashMap<String, String>,
+    held: &[Option<String>],
     probes: &[RemoteProbe],
     probe_timeout: std::time::Duration,
 ) -> String {
@@ -763,11 +1024,12 @@ fn host_request(
                 });
             let _ = writeln!(
                 request,
-                "bmb_w {index} {hint} {id} {pid} {session}",
+                "bmb_w {index} {hint} {id} {pid} {session} {held}",
                 hint = hints.get(session).map_or("-", String::as_str),
                 id = quote_literal(&id),
                 pid = quote_literal(&pid),
                 session = quote_literal(session),
+                held = quote_literal(held.get(index).and_then(Option::as_deref).unwrap_or("-")),
             );
         }
         request.push_str("bmb_chain\n");
@@ -825,7 +1087,10 @@ const SESSION_FUNCTIONS: &str = r#"bmb_deadline() {
 bmb_begin() {
   bmb_nonce=$1 bmb_witness=$2 bmb_tag=BMB-$1-P bmb_stuck= bmb_roots= bmb_args=
   for bmb_v in $bmb_vars; do unset "$bmb_v"; done
-  bmb_vars= bmb_sids=
+  bmb_vars= bmb_sids= bmb_same=
+  # The clock before the listing, and so before every capture: a pane whose
+  # window_activity is older holds no output since (bash alone, fork-free).
+  [ -z "$bmb_bash" ] || printf '%s %(%s)T\n' "BMB-$1-CLOCK" -1
   # Into a file, never a pipe: a client of a stopped server hands it
   # its output's descriptor, which would hold a pipe open after the client
   # was killed.
@@ -838,19 +1103,19 @@ bmb_begin() {
     IFS=' '
     set -- $bmb_row
     IFS=$bmb_ifs
-    [ $# -ge 5 ] || continue
+    [ $# -ge 6 ] || continue
     bmb_s=${1#\$} bmb_i=${2#%}
     case $bmb_s in ''|*[!0-9]*) continue ;; esac
     case $bmb_i in ''|*[!0-9]*) continue ;; esac
     eval "bmb_seen=\${bmb_n_$bmb_s+1}"
     if [ -z "$bmb_seen" ]; then
-      bmb_name=${bmb_row#"$1 $2 $3 $4 "}
+      bmb_name=${bmb_row#"$1 $2 $3 $4 $5 "}
       eval "bmb_n_$bmb_s=\$bmb_name"
       bmb_sids="$bmb_sids $bmb_s"
       bmb_vars="$bmb_vars bmb_n_$bmb_s bmb_a_$bmb_s"
     fi
     [ "$4" = 11 ] && eval "bmb_a_$bmb_s=\$3"
-    eval "bmb_q_$bmb_i=\"\$bmb_s \$3\""
+    eval "bmb_q_$bmb_i=\"\$bmb_s \$3 \$5\""
     bmb_vars="$bmb_vars bmb_q_$bmb_i"
   done <"$bmb_dir/l"
   printf '%s\n' "BMB-$bmb_nonce-LISTEND"
@@ -864,13 +1129,16 @@ bmb_w() {
     done
   fi
   [ -n "$bmb_s" ] || return 0
-  bmb_t= bmb_r=
+  bmb_t= bmb_r= bmb_keep=
   bmb_i=${3#%}
   case $3 in %*)
     case $bmb_i in ''|*[!0-9]*) ;; *)
       eval "bmb_kq=\${bmb_q_$bmb_i-}"
-      if [ "${bmb_kq%% *}" = "$bmb_s" ] && { [ "$4" = - ] || [ "${bmb_kq#* }" = "$4" ]; }; then
-        bmb_t=$3 bmb_r=${bmb_kq#* }
+      bmb_kp=${bmb_kq#* }
+      if [ "${bmb_kq%% *}" = "$bmb_s" ] && { [ "$4" = - ] || [ "${bmb_kp%% *}" = "$4" ]; }; then
+        bmb_t=$3 bmb_r=${bmb_kp%% *}
+        # The watcher holds this pane's capture under this very key.
+        [ "$6" = "${bmb_kp#* }" ] && bmb_keep=1
       fi ;;
     esac ;;
   esac
@@ -880,10 +1148,17 @@ bmb_w() {
   fi
   eval "bmb_t_$1=\$bmb_t"
   [ -z "$bmb_args" ] || bmb_args="$bmb_args ';'"
-  bmb_args="$bmb_args display-message -p -t \"\$bmb_t_$1\" \"BMB-\$bmb_nonce-$1 \$bmb_fmt\" ';' capture-pane -p -e -t \"\$bmb_t_$1\""
+  bmb_args="$bmb_args display-message -p -t \"\$bmb_t_$1\" \"BMB-\$bmb_nonce-$1 \$bmb_fmt\""
+  if [ -n "$bmb_keep" ]; then
+    bmb_same="$bmb_same $1"
+  else
+    bmb_args="$bmb_args ';' capture-pane -p -e -t \"\$bmb_t_$1\""
+  fi
   bmb_roots="$bmb_roots $1:$bmb_r"
 }
 bmb_chain() {
+  printf '%s\n' "BMB-$bmb_nonce-SAME$bmb_same"
+  bmb_same=
   if [ -n "$bmb_args" ]; then
     eval "bmb_run $bmb_args"
     bmb_rc=$?
@@ -1227,6 +1502,206 @@ mod tests {
         let read = read_over(&mut session, &server.tmux, &targets, &nonce, &[]);
         assert!(read.captures.is_ok_and(|c| c[0].is_ok()), "read again");
         assert_eq!(session.opened, 2, "opened again");
+        session.close();
+    }
+
+    /// A pane that prints each line written to `fifo` over its current
+    /// line (`\r`, no newline): lines of one length leave its cursor, and
+    /// so every part of its key but `window_activity`, as they were.
+    fn overwriting_pane(fifo: &std::path::Path) -> String {
+        format!(
+            "mkfifo '{0}' && exec 3<>'{0}' && printf 'ready-000' && while IFS= read -r l <&3; do printf '\\r%s' \"$l\"; done",
+            fifo.display()
+        )
+    }
+
+    fn say_to(fifo: &std::path::Path, line: &str) {
+        use std::io::Write as _;
+        let mut pipe = std::fs::OpenOptions::new().write(true).open(fifo).unwrap();
+        writeln!(pipe, "{line}").unwrap();
+    }
+
+    /// `tmux -S SOCKET ARGS`'s output, on the private server of `tmux`.
+    fn on_server(tmux: &Tmux, args: &[&str]) -> String {
+        let Server::Path(socket) = &tmux.server else {
+            unreachable!()
+        };
+        let shown = crate::run::run(
+            &Invocation::new("tmux")
+                .args(["-S", socket.as_str()])
+                .args(args),
+            &crate::run::Limits::default(),
+        );
+        shown
+            .success_stdout()
+            .unwrap_or_else(|| panic!("{args:?}: {shown:?}"))
+            .text()
+    }
+
+    /// The pane's `#{window_activity}` (epoch seconds).
+    fn activity(tmux: &Tmux, session: &str) -> i64 {
+        let target = format!("={session}:");
+        on_server(
+            tmux,
+            &["display-message", "-p", "-t", &target, "#{window_activity}"],
+        )
+        .trim()
+        .parse()
+        .unwrap()
+    }
+
+    fn epoch_now() -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64
+    }
+
+    /// Waits (bounded) until the clock's whole second is past the pane's
+    /// last output: a capture then is one no later output can hide from.
+    fn wait_past_activity(tmux: &Tmux, session: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while epoch_now() <= activity(tmux, session) {
+            assert!(Instant::now() < deadline, "the clock stood still");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn known_pane(tmux: &Tmux, session: &str) -> KnownPane {
+        let pane = tmux
+            .list_panes(Some(&format!("={session}:")))
+            .unwrap()
+            .remove(0);
+        KnownPane {
+            id: pane.id,
+            pid: Some(pane.pid),
+        }
+    }
+
+    /// One cycle over `session`: the target's capture and whether its text was reused.
+    fn cycle(
+        session: &mut HostSession,
+        tmux: &Tmux,
+        targets: &[(String, Option<KnownPane>)],
+    ) -> (PaneCapture, bool) {
+        let nonce = crate::tmux::fresh_nonce();
+        let read = read_over(session, tmux, targets, &nonce, &[]);
+        let reused = read.reused[0];
+        let capture = read
+            .captures
+            .expect("answered")
+            .remove(0)
+            .expect("captured");
+        (capture, reused)
+    }
+
+    #[test]
+    fn a_still_pane_is_captured_once_and_read_again_after_output_a_resize_or_a_new_session() {
+        let scratch = tempfile::tempdir().unwrap();
+        let fifo = scratch.path().join("say");
+        let server = private(&[("one", &overwriting_pane(&fifo))]);
+        wait_drawn(&server.tmux, "one", "ready-000");
+        let targets = [target("one", Some(known_pane(&server.tmux, "one")))];
+        wait_past_activity(&server.tmux, "one");
+        let mut session = HostSession::default();
+        let (first, reused) = cycle(&mut session, &server.tmux, &targets);
+        assert!(!reused && first.text.contains("ready-000"), "{first:?}");
+        for round in 0..3 {
+            let (again, reused) = cycle(&mut session, &server.tmux, &targets);
+            assert!(reused, "round {round}: a still pane was captured again");
+            assert_eq!(again, first, "round {round}: the same capture");
+        }
+        // Output: captured again, and its text is the new one.
+        say_to(&fifo, "moved-001");
+        wait_drawn(&server.tmux, "one", "moved-001");
+        let (moved, reused) = cycle(&mut session, &server.tmux, &targets);
+        assert!(!reused && moved.text.contains("moved-001"), "{moved:?}");
+        wait_past_activity(&server.tmux, "one");
+        cycle(&mut session, &server.tmux, &targets);
+        let (_, reused) = cycle(&mut session, &server.tmux, &targets);
+        assert!(reused, "still again");
+        // A resize, which prints nothing: captured again, at its new size.
+        on_server(
+            &server.tmux,
+            &["resize-window", "-t", "=one:", "-x", "60", "-y", "20"],
+        );
+        let (small, reused) = cycle(&mut session, &server.tmux, &targets);
+        assert!(!reused, "a resized pane was not captured again");
+        assert_eq!(small.text.lines().count(), 20, "{small:?}");
+        wait_past_activity(&server.tmux, "one");
+        cycle(&mut session, &server.tmux, &targets);
+        let (_, reused) = cycle(&mut session, &server.tmux, &targets);
+        assert!(reused, "still at its new size");
+        // A session opened again keeps nothing of the last one.
+        session.close();
+        let (fresh, reused) = cycle(&mut session, &server.tmux, &targets);
+        assert!(!reused, "a new session reused an old capture");
+        assert_eq!(fresh.text, small.text);
+        assert_eq!(session.opened, 2);
+        session.close();
+        // Without bash there is no fork-free clock: every cycle captures.
+        let mut plain = HostSession::default();
+        for round in 0..3 {
+            let nonce = crate::tmux::fresh_nonce();
+            let read = as_remote(&server.tmux).read_host_via(
+                &mut plain,
+                &targets,
+                &nonce,
+                true,
+                &mut AgentMemory::default(),
+                &[],
+                Duration::from_secs(5),
+                &sh_only,
+            );
+            assert_eq!(read.reused, [false], "round {round} under sh");
+            let captures = read.captures.expect("answered");
+            assert_eq!(captures[0].as_ref().map(|c| &c.text), Ok(&small.text));
+        }
+        plain.close();
+    }
+
+    /// Output in the very second of a capture (after it) does not move the
+    /// pane's whole-second `window_activity`: the next cycle reads it all
+    /// the same.
+    #[test]
+    fn output_in_the_second_of_a_capture_after_it_is_read_at_the_next_cycle() {
+        let scratch = tempfile::tempdir().unwrap();
+        let fifo = scratch.path().join("say");
+        let server = private(&[("one", &overwriting_pane(&fifo))]);
+        wait_drawn(&server.tmux, "one", "ready-000");
+        let targets = [target("one", Some(known_pane(&server.tmux, "one")))];
+        let mut session = HostSession::default();
+        let mut driven = 0;
+        for attempt in 0..40 {
+            // Start at a fresh second: both outputs and the capture between
+            // them fall in it, unless the machine is too slow this time.
+            let start = epoch_now();
+            while epoch_now() == start {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            let second = epoch_now();
+            let before = format!("befor-{attempt:03}");
+            say_to(&fifo, &before);
+            wait_drawn(&server.tmux, "one", &before);
+            let (shown, _) = cycle(&mut session, &server.tmux, &targets);
+            assert!(shown.text.contains(&before), "{shown:?}");
+            let after = format!("after-{attempt:03}");
+            say_to(&fifo, &after);
+            wait_drawn(&server.tmux, "one", &after);
+            let clock = session.screens.values().map(|s| s.clock).max();
+            let same_second = clock == Some(second)
+                && activity(&server.tmux, "one") == second
+                && epoch_now() == second;
+            let (next, _) = cycle(&mut session, &server.tmux, &targets);
+            assert!(next.text.contains(&after), "attempt {attempt}: {next:?}");
+            if same_second {
+                driven += 1;
+                if driven == 3 {
+                    break;
+                }
+            }
+        }
+        assert_eq!(driven, 3, "output never fell in the second of its capture");
         session.close();
     }
 

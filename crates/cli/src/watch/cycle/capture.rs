@@ -181,6 +181,7 @@ impl Watch<'_> {
                 processes: vec![None; indices.len()],
                 probes: Vec::new(),
                 sessions: None,
+                reused: Vec::new(),
             };
             for (&index, (capture, answered)) in indices
                 .iter()
@@ -227,11 +228,14 @@ impl Watch<'_> {
         let count = answer.names.len();
         let mut processes = std::mem::take(&mut read.processes);
         processes.resize(count, None);
-        for ((name, (capture, answered)), processes) in answer
+        let mut reused = std::mem::take(&mut read.reused);
+        reused.resize(count, false);
+        for (((name, (capture, answered)), processes), reused) in answer
             .names
             .iter()
             .zip(super::super::hosts::captures_of(&read, count))
             .zip(processes)
+            .zip(reused)
         {
             let Some(index) = self.watched.iter().position(|w| &w.target == name) else {
                 continue;
@@ -240,6 +244,7 @@ impl Watch<'_> {
                 *slot = answered;
                 self.hosts.polled[index] = true;
                 self.hosts.processes[index] = if current { processes } else { None };
+                self.hosts.reused[index] = current && reused;
             }
             group.indices.push(index);
             group.captures.push(capture);

@@ -467,3 +467,95 @@ fn a_host_that_starts_hanging_delays_no_other_hosts_poll_at_the_first_cycle_nor_
     a_cycle_with_a_hung_host(&mut watch, hung.pid(), "boxa:a");
     drop(resume);
 }
+
+/// A pane's `#{window_activity}` on `server` (epoch seconds).
+fn window_activity(server: &PrivateTmux, name: &str) -> u64 {
+    let target = format!("={name}:");
+    String::from_utf8_lossy(
+        &server
+            .tmux(&["display-message", "-p", "-t", &target, "#{window_activity}"])
+            .stdout,
+    )
+    .trim()
+    .parse()
+    .expect("window_activity")
+}
+
+#[test]
+fn a_still_remote_pane_is_not_captured_again_and_one_that_prints_is_with_its_new_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start("box1", &[]);
+    let server = PrivateTmux::new();
+    for name in ["still", "moving"] {
+        let received = server.dir.path().join(format!("{name}.received"));
+        server.replay(name, &capture_path("working-bash-sleep"), &received);
+    }
+    let socket = server.socket.to_string_lossy().into_owned();
+    let config = sshd.config().to_str().unwrap().to_string();
+    let argv = [
+        "test",
+        "--ssh-config",
+        &config,
+        "-S",
+        &socket,
+        "box1:still",
+        "box1:moving",
+    ];
+    let mut args = TestCli::parse_from(argv).args;
+    let control = dir.path().join("ctl");
+    args.server.multiplex =
+        Some(Multiplex::prepare(std::slice::from_ref(&control), Duration::from_secs(60)).unwrap());
+    let targets = Settings::from_args(&args).unwrap().targets;
+    let mut watch = Watch::new(std::borrow::Cow::Borrowed(&args), targets, dir.path()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while watch.capture_all().iter().any(|c| {
+        !c.as_ref()
+            .is_ok_and(|p| p.text.contains("esc to interrupt"))
+    }) {
+        assert!(
+            Instant::now() < deadline,
+            "the panes never drew their screens"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A cycle sees both agents, whose panes are then read by their ids.
+    watch.cycle();
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while now() <= window_activity(&server, "still") || now() <= window_activity(&server, "moving")
+    {
+        assert!(Instant::now() < deadline, "the clock stood still");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Captured past both panes' last output: what the next cycles may keep.
+    let first = watch.capture_all();
+    let still = first[0].as_ref().expect("captured").text.clone();
+    for round in 0..3 {
+        let typed = format!("typed-{round}");
+        server.tmux(&["send-keys", "-t", "=moving:", "-l", &typed]);
+        server.wait_for("moving", |pane| pane.contains(&typed));
+        let captures = watch.capture_all();
+        assert_eq!(
+            watch.hosts.reused,
+            [true, false],
+            "round {round}: the still pane alone is kept"
+        );
+        assert_eq!(
+            captures[0].as_ref().map(|c| &c.text),
+            Ok(&still),
+            "round {round}"
+        );
+        let moving = captures[1].as_ref().expect("captured");
+        assert!(moving.text.contains(&typed), "round {round}: {moving:?}");
+        // A whole cycle acts on the kept text as on a read one.
+        assert!(watch.cycle());
+        assert!(watch.hosts.reused[0], "round {round}");
+    }
+    let logins = sshd.log().matches("Accepted publickey for root").count();
+    assert_eq!(logins, 1, "{}", sshd.log());
+}
