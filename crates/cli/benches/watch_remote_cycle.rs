@@ -103,6 +103,9 @@ fn ticking_agent(server: &PrivateTmux, name: &str, home: &Path) -> u32 {
 #[derive(Default, Clone, Copy)]
 struct Sample {
     monitor: u64,
+    /// The monitor process alone (its threads, and what it reaped), without
+    /// its live ssh clients.
+    own: u64,
     masters: u64,
     master_processes: usize,
     sshd: u64,
@@ -211,6 +214,7 @@ fn measure(
         let (master_processes, masters) = mentioning_ticks(&needle, &own);
         Sample {
             monitor: tree_ticks(child.id()),
+            own: Stat::of(child.id()).map_or(0, |s| ticks(&s)),
             masters,
             master_processes,
             sshd: tree_ticks(sshd.pid()),
@@ -235,9 +239,10 @@ fn measure(
         s1.monitor + s1.masters + s1.sshd + s1.tmux,
     );
     println!(
-        "{label}: period {period:.3} s (cycle {:.3} s + 1 s interval); CPU per cycle: monitor+ssh clients {:.1} ms, {} masters {:.1} ms, sshd side {:.1} ms, tmux server {:.1} ms; total {total:.1} ms, {:.1} ms per host",
+        "{label}: period {period:.3} s (cycle {:.3} s + 1 s interval); CPU per cycle: monitor+ssh clients {:.1} ms (the monitor itself {:.1} ms), {} masters {:.1} ms, sshd side {:.1} ms, tmux server {:.1} ms; total {total:.1} ms, {:.1} ms per host",
         period - 1.0,
         ms(s0.monitor, s1.monitor),
+        ms(s0.own, s1.own),
         s1.master_processes,
         ms(s0.masters, s1.masters),
         ms(s0.sshd, s1.sshd),

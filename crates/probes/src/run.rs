@@ -186,9 +186,15 @@ pub struct Captured {
 }
 
 impl Captured {
-    /// The bytes as text, invalid UTF-8 replaced.
+    /// The bytes as text, invalid UTF-8 replaced. Valid text (nearly
+    /// always) is checked by `str::from_utf8`, which skips ASCII a word at a
+    /// time, where the lossy scan goes byte by byte: a host's whole answer
+    /// is read this way every cycle.
     pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.bytes).into_owned()
+        match std::str::from_utf8(&self.bytes) {
+            Ok(text) => text.to_owned(),
+            Err(_) => String::from_utf8_lossy(&self.bytes).into_owned(),
+        }
     }
 }
 
@@ -1126,9 +1132,12 @@ impl Session {
         max: usize,
     ) -> Result<Vec<u8>, SessionError> {
         let mut searched: usize = 0;
+        // Built once per answer: the answer comes in many chunks, and a
+        // searcher costs more to build than one chunk does to search.
+        let finder = memchr::memmem::Finder::new(marker);
         loop {
             let from = searched.saturating_sub(marker.len());
-            if let Some(at) = find(&self.pending[from..], marker) {
+            if let Some(at) = finder.find(&self.pending[from..]) {
                 let end = from + at + marker.len();
                 let rest = self.pending.split_off(end);
                 return Ok(std::mem::replace(&mut self.pending, rest));
@@ -1205,16 +1214,23 @@ impl Drop for Session {
     }
 }
 
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.is_empty() {
-        return Some(0);
-    }
-    haystack.windows(needle.len()).position(|w| w == needle)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn captured_text_is_the_bytes_with_invalid_utf8_replaced() {
+        let text = |bytes: &[u8]| {
+            Captured {
+                bytes: bytes.to_vec(),
+                truncated: false,
+            }
+            .text()
+        };
+        assert_eq!(text("✻ Working… ─\n".as_bytes()), "✻ Working… ─\n");
+        assert_eq!(text(b"a\xffb\xe2\x9c"), "a\u{fffd}b\u{fffd}");
+        assert_eq!(text(b""), "");
+    }
 
     /// Still running: neither gone nor a zombie waiting to be reaped.
     fn running(pid: u32) -> bool {
@@ -1247,6 +1263,7 @@ mod tests {
     fn a_session_answers_request_after_request_and_bounds_what_it_reads() {
         let script = "while IFS= read -r l; do printf '%s\\nDONE\\n' \"$l$l\"; done";
         let mut session = Session::start(&Invocation::shell(script)).unwrap();
+        // This thread's count: other tests spawn beside it.
         let before = spawned_by_this_thread();
         for word in ["ab", "cd"] {
             session.send(format!("{word}\n").into_bytes());

@@ -340,12 +340,30 @@ pub(crate) fn read_chain(
         let mut seen = vec![0usize; markers.len()];
         // Panes that moved to another session between the listing and the capture.
         let mut moved: Vec<(usize, String)> = Vec::new();
+        // A marker line is its marker, then nothing or a space: a marker
+        // holds no space (`chain_marker`), so it is the line's first word,
+        // looked up at once, where trying every marker on every line made
+        // a host's answer cost lines x panes (4,000 x 100 at 100 panes).
+        let by_word: Option<std::collections::HashMap<&str, usize>> =
+            (!markers.iter().any(|m| m.contains(' '))).then(|| {
+                let mut map = std::collections::HashMap::with_capacity(markers.len());
+                for (at, m) in markers.iter().enumerate() {
+                    map.entry(m.as_str()).or_insert(at);
+                }
+                map
+            });
         for line in stdout.split_inclusive('\n') {
             let bare = line.trim_end_matches('\n');
-            let marked = markers.iter().enumerate().find_map(|(at, m)| {
-                let rest = bare.strip_prefix(m.as_str())?;
-                (rest.is_empty() || rest.starts_with(' ')).then_some((at, rest))
-            });
+            let marked = match &by_word {
+                Some(map) => {
+                    let word = bare.split_once(' ').map_or(bare, |(word, _)| word);
+                    map.get(word).map(|&at| (at, &bare[word.len()..]))
+                }
+                None => markers.iter().enumerate().find_map(|(at, m)| {
+                    let rest = bare.strip_prefix(m.as_str())?;
+                    (rest.is_empty() || rest.starts_with(' ')).then_some((at, rest))
+                }),
+            };
             if let Some((at, rest)) = marked {
                 seen[at] += 1;
                 finished.extend(current.take());

@@ -341,3 +341,35 @@ fn a_private_server_has_its_size_its_pid_and_a_pane_that_can_be_respawned() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A marker line is found by its first word: `BMB-n-1` is not the start of
+/// `BMB-n-10`'s line, and a line that only begins like a marker is text.
+#[test]
+fn each_capture_is_cut_at_its_own_markers_line_among_many() {
+    let count = 12;
+    let targets: Vec<(String, Option<KnownPane>)> =
+        (0..count).map(|i| (format!("s{i}"), None)).collect();
+    let wanted: Vec<(usize, String)> = (0..count).map(|i| (i, format!("s{i}"))).collect();
+    let markers: Vec<String> = (0..count).map(|i| chain_marker("n0nce", i)).collect();
+    let mut stdout = String::new();
+    for i in 0..count {
+        stdout.push_str(&format!(
+            "BMB-n0nce-{i} s{i} %{i} {} 5 00011 claude\n",
+            100 + i
+        ));
+        stdout.push_str(&format!("screen of s{i}\nBMB-n0nce-{i}x not a marker\n"));
+    }
+    let mut results = vec![Err(TmuxError::MarkerRepeated { count: 0 }); count];
+    read_chain(&targets, &wanted, &markers, &stdout, None, &mut results);
+    for (i, result) in results.iter().enumerate() {
+        let capture = result.as_ref().unwrap();
+        assert_eq!(
+            capture.text,
+            format!("screen of s{i}\nBMB-n0nce-{i}x not a marker\n")
+        );
+        assert_eq!(capture.pane_id, Some(format!("%{i}")));
+        assert_eq!(capture.pane_pid, Some(100 + i as u32));
+        assert_eq!(capture.current_command.as_deref(), Some("claude"));
+        assert!(capture.focused && !capture.dead);
+    }
+}
