@@ -1473,29 +1473,50 @@ fn mod_rs_items_beyond_declarations(text: &str) -> Vec<String> {
     beyond
 }
 
-/// ARCHITECTURE.md: in the library crates a folder's `mod.rs` holds declarations and
-/// re-exports, so a module's code is in a file named for what it does. (`cli`'s command
-/// folders keep each command's arguments and loop in their `mod.rs`, as the code map says.)
+/// The `mod.rs` files still allowed to hold code, each with the issue that will split it.
+const MOD_RS_EXCEPTIONS: [&str; 1] = [
+    // issue 20: split after the hosts change lands
+    "crates/cli/src/watch/mod.rs",
+];
+
+/// ARCHITECTURE.md: a folder's `mod.rs` holds declarations and re-exports, so a module's code is
+/// in a file named for what it does; in the library crates and in `cli`'s command folders alike
+/// (but for [`MOD_RS_EXCEPTIONS`]).
 #[test]
-fn a_library_mod_rs_holds_declarations_and_re_exports_only() {
+fn every_mod_rs_holds_declarations_and_re_exports_only() {
     let mut wrong = Vec::new();
     let mut read = 0;
+    let mut excepted = Vec::new();
     for package in packages() {
-        if !package.published() || package.name() == "bmb-monitor" {
+        if !package.published() {
             continue;
         }
         for file in rust_files(&package.dir.join("src")) {
             if file.file_name().is_none_or(|name| name != "mod.rs") {
                 continue;
             }
+            let relative = file
+                .strip_prefix(root())
+                .expect("under the root")
+                .to_string_lossy()
+                .into_owned();
+            if MOD_RS_EXCEPTIONS.contains(&relative.as_str()) {
+                excepted.push(relative);
+                continue;
+            }
             read += 1;
             let text = fs::read_to_string(&file).expect("a source file");
             for item in mod_rs_items_beyond_declarations(&text) {
-                wrong.push(format!("{}: `{item} …`", file.display()));
+                wrong.push(format!("{relative}: `{item} …`"));
             }
         }
     }
-    assert!(read >= 5, "the libraries' mod.rs files were found ({read})");
+    assert!(read >= 9, "the crates' mod.rs files were found ({read})");
+    assert_eq!(
+        excepted.len(),
+        MOD_RS_EXCEPTIONS.len(),
+        "every exception names a mod.rs that is there (found {excepted:?}): drop the ones gone"
+    );
     assert!(
         wrong.is_empty(),
         "a mod.rs holds more than declarations and re-exports: {} (move it into a file of its own)",
@@ -1515,5 +1536,13 @@ fn the_mod_rs_check_finds_an_item() {
     assert_eq!(
         mod_rs_items_beyond_declarations(&with_code),
         ["pub const CAP", "fn f (", "mod inline {"]
+    );
+    // A command folder's: its flags, a narration macro and its body, beside its re-exports.
+    let command = "mod run;\npub(crate) use run::run;\n#[derive(clap::Args)]\npub(crate) struct Args {\n    \
+                   #[arg(long)]\n    pub(super) once: bool,\n}\nmacro_rules! say { ($($a:tt)*) => {{ }}; }\n\
+                   pub(crate) fn run(args: Args) -> ExitCode { todo!() }\n";
+    assert_eq!(
+        mod_rs_items_beyond_declarations(command),
+        ["pub ( crate", "macro_rules ! say", "pub ( crate"]
     );
 }

@@ -5,13 +5,15 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use probes::run::{Invocation, Limits};
+use probes::run::{self, Invocation, Limits};
 use probes::ssh::quote_literal;
 use probes::tmux::{Server, Tmux};
 
 use super::script::{ALERT_END, NUDGE, Step, trim_screen};
-use super::{SESSION, run};
 use crate::output::say;
+
+/// The session the scripted agent runs in, and the monitor's target.
+pub(super) const SESSION: &str = "agent";
 
 /// The demo's temporary folder and private tmux server; removed on every path.
 pub(super) struct Sandbox {

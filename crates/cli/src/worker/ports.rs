@@ -12,7 +12,7 @@ use probes::os::procfs::ProcessTable;
 use probes::project::git;
 use watchdog::worker::{CommitsReading, CpuClocks, PidReading, RememberedPid, WorkerPort};
 
-use super::Settings;
+use super::settings::Settings;
 
 /// The pid file, read fresh each time, and the pid last seen alive.
 pub(super) struct PidWatch {

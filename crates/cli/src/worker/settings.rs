@@ -9,7 +9,7 @@ use std::time::Duration;
 use probes::agent::transcript;
 use watchdog::worker::WorkerConfig;
 
-use super::Args;
+use super::args::Args;
 
 /// Everything resolved: flags, then environment, then the seed's defaults.
 #[derive(Debug)]

@@ -1,0 +1,4 @@
+//! `bmb-monitor demo`'s flags: none.
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct Args {}
