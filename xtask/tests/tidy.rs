@@ -1474,10 +1474,7 @@ fn mod_rs_items_beyond_declarations(text: &str) -> Vec<String> {
 }
 
 /// The `mod.rs` files still allowed to hold code, each with the issue that will split it.
-const MOD_RS_EXCEPTIONS: [&str; 1] = [
-    // issue 20: split after the hosts change lands
-    "crates/cli/src/watch/mod.rs",
-];
+const MOD_RS_EXCEPTIONS: [&str; 0] = [];
 
 /// ARCHITECTURE.md: a folder's `mod.rs` holds declarations and re-exports, so a module's code is
 /// in a file named for what it does; in the library crates and in `cli`'s command folders alike

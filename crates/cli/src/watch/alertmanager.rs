@@ -15,7 +15,7 @@ use watchdog::session::alerts::{
 use watchdog::session::target::Target;
 use watchdog::session::{Action, PollReport, TargetMonitor};
 
-use super::sanitize_text;
+use crate::alert::sanitize_text;
 use crate::output::SaidOnce;
 
 /// The longest one post may take, connection included: a slow or hung

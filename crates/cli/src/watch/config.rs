@@ -19,8 +19,9 @@ use toml::de::{DeTable, DeValue, ValueDeserializer};
 use watchdog::session::target::Target;
 use watchdog::session::{DEFAULT_BUDGET, DEFAULT_NUDGE_TEXT};
 
+use super::ProbesOn;
 use super::target_settings::{SessionPattern, TargetSettings};
-use super::{AlertFormat, ProbesOn};
+use crate::alert::AlertFormat;
 use crate::server_args::ServerArgs;
 
 /// More nudges than this without progress is not a budget but a loop.

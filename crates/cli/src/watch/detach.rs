@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use watchdog::session::target::Target;
 
-use super::{AlertFormat, Args, ProbesOn};
+use super::{Args, ProbesOn};
+use crate::alert::AlertFormat;
 use crate::output::usage_error;
 use crate::output::{print, say};
 

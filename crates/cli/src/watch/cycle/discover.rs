@@ -39,7 +39,7 @@ impl Watch<'_> {
         self.discover();
     }
 
-    /// Of `wanted`, the targets the open-file limit holds ([`crate::watch::fd_need`],
+    /// Of `wanted`, the targets the open-file limit holds ([`crate::watch::fd_budget::fd_need`],
     /// the check made up front for the file's own targets): every target the
     /// file names and every one already watched, then new sessions while
     /// they fit. A session left out is not opened, so no capture, probe or
@@ -67,7 +67,7 @@ impl Watch<'_> {
             }
             let target = &settings.target;
             let new_host = target.host.as_deref().filter(|h| !hosts.contains(h));
-            let need = crate::watch::fd_need(
+            let need = crate::watch::fd_budget::fd_need(
                 count + 1,
                 local + usize::from(target.host.is_none()),
                 hosts.len() + usize::from(new_host.is_some()),
@@ -89,7 +89,7 @@ impl Watch<'_> {
                  holds {count}: {left_out} session(s) not watched until it is raised \
                  (LimitNOFILE= in the unit, `ulimit -Hn`; about {} open files for all of them)",
                 wanted.len(),
-                crate::watch::fd_need(
+                crate::watch::fd_budget::fd_need(
                     wanted.len(),
                     wanted.iter().filter(|t| t.target.host.is_none()).count(),
                     wanted
