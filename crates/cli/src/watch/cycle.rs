@@ -335,18 +335,32 @@ impl<'a> Watch<'a> {
                     sink.still_watched(&watched.target);
                 }
             }
-            sink.hosts(self.fleet.host_errors());
-            let before = sink.failed_posts;
-            sink.post();
-            *self
-                .fleet
-                .operations
-                .delivery_failures
-                .entry("alertmanager")
-                .or_default() += sink.failed_posts - before;
         }
+        self.post_alerts(false);
         self.fleet.cycle_done();
         self.discover();
+    }
+
+    /// The Alertmanager sink, if any, told the hosts' errors and posting
+    /// (everything at a cycle's end, or only what is due for a late host's
+    /// answer), its failed posts counted as delivery failures.
+    fn post_alerts(&mut self, due_only: bool) {
+        let Some(sink) = &mut self.alertmanager else {
+            return;
+        };
+        sink.hosts(self.fleet.host_errors());
+        let before = sink.failed_posts;
+        if due_only {
+            sink.post_due();
+        } else {
+            sink.post();
+        }
+        *self
+            .fleet
+            .operations
+            .delivery_failures
+            .entry("alertmanager")
+            .or_default() += sink.failed_posts - before;
     }
 
     /// One group's targets (this machine's, or one host's answer), polled
@@ -493,17 +507,7 @@ impl<'a> Watch<'a> {
             _ => {
                 // After its cycle ended: what it changed goes out now, not
                 // at the next cycle's end.
-                if let Some(sink) = &mut self.alertmanager {
-                    sink.hosts(self.fleet.host_errors());
-                    let before = sink.failed_posts;
-                    sink.post_due();
-                    *self
-                        .fleet
-                        .operations
-                        .delivery_failures
-                        .entry("alertmanager")
-                        .or_default() += sink.failed_posts - before;
-                }
+                self.post_alerts(true);
                 self.fleet.publish();
             }
         }
