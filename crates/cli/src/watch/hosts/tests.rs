@@ -19,6 +19,52 @@ struct TestCli {
     args: Args,
 }
 
+/// A private tmux server whose panes `names` replay a working screen.
+fn working_panes(names: &[&str]) -> PrivateTmux {
+    let server = PrivateTmux::new();
+    for name in names {
+        let received = server.dir.path().join(format!("{name}.received"));
+        server.replay(name, &capture_path("working-bash-sleep"), &received);
+    }
+    server
+}
+
+/// A watcher's arguments: `flags`, then `server`'s socket and `targets`,
+/// its ssh masters under `dir`'s `ctl`.
+fn watcher_args(
+    dir: &std::path::Path,
+    flags: &[&str],
+    server: &PrivateTmux,
+    targets: &[&str],
+) -> Args {
+    let socket = server.socket.to_string_lossy().into_owned();
+    let argv = std::iter::once("test")
+        .chain(flags.iter().copied())
+        .chain(["-S", socket.as_str()])
+        .chain(targets.iter().copied());
+    let mut args = TestCli::parse_from(argv).args;
+    let control = dir.join("ctl");
+    args.server.multiplex =
+        Some(Multiplex::prepare(std::slice::from_ref(&control), Duration::from_secs(60)).unwrap());
+    args
+}
+
+/// Captures until every pane has drawn its working screen (the first
+/// calls open the masters).
+fn screens_drawn(watch: &mut Watch<'_>) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while watch.capture_all().iter().any(|c| {
+        !c.as_ref()
+            .is_ok_and(|p| p.text.contains("esc to interrupt"))
+    }) {
+        assert!(
+            Instant::now() < deadline,
+            "the panes never drew their screens"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Live processes whose command line mentions `needle` (a master's is
 /// `ssh: <its socket> [mux]`).
 fn processes_mentioning(needle: &str) -> Vec<String> {
@@ -50,26 +96,13 @@ fn two_hosts_cost_no_process_per_cycle_over_one_connection_and_one_session_each_
     let sshd = Sshd::start("box1", &[]);
     // A second alias of the same daemon plays a second host.
     let config = sshd.two_hosts_config(&sshd.dir().join("two_hosts_config"), "box2");
-    let server = PrivateTmux::new();
-    for name in ["a", "b", "c"] {
-        let received = server.dir.path().join(format!("{name}.received"));
-        server.replay(name, &capture_path("working-bash-sleep"), &received);
-    }
-    let socket = server.socket.to_string_lossy().into_owned();
-    let argv = [
-        "test",
-        "--ssh-config",
-        config.to_str().unwrap(),
-        "-S",
-        &socket,
-        "box1:a",
-        "box1:b",
-        "box2:c",
-    ];
-    let mut args = TestCli::parse_from(argv).args;
-    let control = dir.path().join("ctl");
-    args.server.multiplex =
-        Some(Multiplex::prepare(std::slice::from_ref(&control), Duration::from_secs(60)).unwrap());
+    let server = working_panes(&["a", "b", "c"]);
+    let args = watcher_args(
+        dir.path(),
+        &["--ssh-config", config.to_str().unwrap()],
+        &server,
+        &["box1:a", "box1:b", "box2:c"],
+    );
     let targets = Settings::from_args(&args).unwrap().targets;
     let mut watch = Watch::new(
         std::borrow::Cow::Borrowed(&args),
@@ -79,17 +112,7 @@ fn two_hosts_cost_no_process_per_cycle_over_one_connection_and_one_session_each_
     .unwrap();
 
     // Every pane has drawn its screen (the first calls open the masters).
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while watch.capture_all().iter().any(|c| {
-        !c.as_ref()
-            .is_ok_and(|p| p.text.contains("esc to interrupt"))
-    }) {
-        assert!(
-            Instant::now() < deadline,
-            "the panes never drew their screens"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    screens_drawn(&mut watch);
     // The sockets are in this run's own folder inside `control`, beside its lock.
     let run_folder = args.server.multiplex.as_ref().unwrap().dir.clone();
     let sockets = || {
@@ -124,7 +147,7 @@ fn two_hosts_cost_no_process_per_cycle_over_one_connection_and_one_session_each_
     // The monitor holds its masters: they close with it.
     drop(watch);
     assert_eq!(sockets(), Vec::<String>::new(), "sockets left behind");
-    let needle = control.to_string_lossy().into_owned();
+    let needle = dir.path().join("ctl").to_string_lossy().into_owned();
     assert!(
         bmb_testkit::bin::wait_until(20, || processes_mentioning(&needle).is_empty()),
         "a master outlived its monitor: {:?}",
@@ -167,40 +190,21 @@ fn a_hung_host_goes_unreachable_on_its_own_while_the_other_is_polled_every_cycle
         ),
     )
     .unwrap();
-    let server = PrivateTmux::new();
-    for name in ["a", "b"] {
-        let received = server.dir.path().join(format!("{name}.received"));
-        server.replay(name, &capture_path("working-bash-sleep"), &received);
-    }
-    let socket = server.socket.to_string_lossy().into_owned();
-    let argv = [
-        "test",
-        "--capture-timeout",
-        "2",
-        "--ssh-config",
-        config.to_str().unwrap(),
-        "-S",
-        &socket,
-        "boxa:a",
-        "boxb:b",
-    ];
-    let mut args = TestCli::parse_from(argv).args;
-    let control = dir.path().join("ctl");
-    args.server.multiplex =
-        Some(Multiplex::prepare(std::slice::from_ref(&control), Duration::from_secs(60)).unwrap());
+    let server = working_panes(&["a", "b"]);
+    let args = watcher_args(
+        dir.path(),
+        &[
+            "--capture-timeout",
+            "2",
+            "--ssh-config",
+            config.to_str().unwrap(),
+        ],
+        &server,
+        &["boxa:a", "boxb:b"],
+    );
     let targets = Settings::from_args(&args).unwrap().targets;
     let mut watch = Watch::new(std::borrow::Cow::Borrowed(&args), targets, dir.path()).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while watch.capture_all().iter().any(|c| {
-        !c.as_ref()
-            .is_ok_and(|p| p.text.contains("esc to interrupt"))
-    }) {
-        assert!(
-            Instant::now() < deadline,
-            "the panes never drew their screens"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    screens_drawn(&mut watch);
     // The daemon and its connections' processes stop: the host hangs.
     let stopped = tree(hung.pid());
     struct Resume(Vec<u32>);
@@ -239,48 +243,29 @@ fn a_remote_targets_probes_ride_in_its_hosts_request_and_one_that_hangs_there_is
     let sshd = Sshd::start("box1", &[]);
     // Only the host's HOME holds the count: read here, the probe would fail.
     std::fs::write(sshd.remote_home().join("todo-a"), "one\ntwo\nthree\n").unwrap();
-    let server = PrivateTmux::new();
-    for name in ["a", "b"] {
-        let received = server.dir.path().join(format!("{name}.received"));
-        server.replay(name, &capture_path("working-bash-sleep"), &received);
-    }
-    let socket = server.socket.to_string_lossy().into_owned();
+    let server = working_panes(&["a", "b"]);
     let config = sshd.config().to_str().unwrap().to_string();
-    let argv = [
-        "test",
-        "--probe-timeout",
-        "1",
-        "--probes-on",
-        "host",
-        "--work-probe",
-        // box1:b's hangs; box1:a's counts its file's lines.
-        "case $BMB_TARGET in *:b) exec sleep 86399;; esac; wc -l < \"$HOME/todo-${BMB_TARGET#*:}\"",
-        "--progress-probe",
-        "echo 7",
-        "--ssh-config",
-        &config,
-        "-S",
-        &socket,
-        "box1:a",
-        "box1:b",
-    ];
-    let mut args = TestCli::parse_from(argv).args;
-    let control = dir.path().join("ctl");
-    args.server.multiplex =
-        Some(Multiplex::prepare(std::slice::from_ref(&control), Duration::from_secs(60)).unwrap());
+    let args = watcher_args(
+        dir.path(),
+        &[
+            "--probe-timeout",
+            "1",
+            "--probes-on",
+            "host",
+            "--work-probe",
+            // box1:b's hangs; box1:a's counts its file's lines.
+            "case $BMB_TARGET in *:b) exec sleep 86399;; esac; wc -l < \"$HOME/todo-${BMB_TARGET#*:}\"",
+            "--progress-probe",
+            "echo 7",
+            "--ssh-config",
+            &config,
+        ],
+        &server,
+        &["box1:a", "box1:b"],
+    );
     let targets = Settings::from_args(&args).unwrap().targets;
     let mut watch = Watch::new(std::borrow::Cow::Borrowed(&args), targets, dir.path()).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while watch.capture_all().iter().any(|c| {
-        !c.as_ref()
-            .is_ok_and(|p| p.text.contains("esc to interrupt"))
-    }) {
-        assert!(
-            Instant::now() < deadline,
-            "the panes never drew their screens"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    screens_drawn(&mut watch);
     let plan = watch.probe_plan();
     assert_eq!(
         plan.remote["box1"].len(),
@@ -410,28 +395,18 @@ fn a_host_that_starts_hanging_delays_no_other_hosts_poll_at_the_first_cycle_nor_
         ),
     )
     .unwrap();
-    let server = PrivateTmux::new();
-    for name in ["a", "b", "c"] {
-        let received = server.dir.path().join(format!("{name}.received"));
-        server.replay(name, &capture_path("working-bash-sleep"), &received);
-    }
-    let socket = server.socket.to_string_lossy().into_owned();
-    let argv = [
-        "test",
-        "--capture-timeout",
-        "2",
-        "--ssh-config",
-        config.to_str().unwrap(),
-        "-S",
-        &socket,
-        "boxa:a",
-        "boxb:b",
-        "boxc:c",
-    ];
-    let mut args = TestCli::parse_from(argv).args;
-    let control = dir.path().join("ctl");
-    args.server.multiplex =
-        Some(Multiplex::prepare(std::slice::from_ref(&control), Duration::from_secs(60)).unwrap());
+    let server = working_panes(&["a", "b", "c"]);
+    let args = watcher_args(
+        dir.path(),
+        &[
+            "--capture-timeout",
+            "2",
+            "--ssh-config",
+            config.to_str().unwrap(),
+        ],
+        &server,
+        &["boxa:a", "boxb:b", "boxc:c"],
+    );
     let targets = Settings::from_args(&args).unwrap().targets;
     let mut watch = Watch::new(std::borrow::Cow::Borrowed(&args), targets, dir.path()).unwrap();
     struct Resume(Vec<u32>);
@@ -485,39 +460,17 @@ fn window_activity(server: &PrivateTmux, name: &str) -> u64 {
 fn a_still_remote_pane_is_not_captured_again_and_one_that_prints_is_with_its_new_text() {
     let dir = tempfile::tempdir().unwrap();
     let sshd = Sshd::start("box1", &[]);
-    let server = PrivateTmux::new();
-    for name in ["still", "moving"] {
-        let received = server.dir.path().join(format!("{name}.received"));
-        server.replay(name, &capture_path("working-bash-sleep"), &received);
-    }
-    let socket = server.socket.to_string_lossy().into_owned();
+    let server = working_panes(&["still", "moving"]);
     let config = sshd.config().to_str().unwrap().to_string();
-    let argv = [
-        "test",
-        "--ssh-config",
-        &config,
-        "-S",
-        &socket,
-        "box1:still",
-        "box1:moving",
-    ];
-    let mut args = TestCli::parse_from(argv).args;
-    let control = dir.path().join("ctl");
-    args.server.multiplex =
-        Some(Multiplex::prepare(std::slice::from_ref(&control), Duration::from_secs(60)).unwrap());
+    let args = watcher_args(
+        dir.path(),
+        &["--ssh-config", &config],
+        &server,
+        &["box1:still", "box1:moving"],
+    );
     let targets = Settings::from_args(&args).unwrap().targets;
     let mut watch = Watch::new(std::borrow::Cow::Borrowed(&args), targets, dir.path()).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while watch.capture_all().iter().any(|c| {
-        !c.as_ref()
-            .is_ok_and(|p| p.text.contains("esc to interrupt"))
-    }) {
-        assert!(
-            Instant::now() < deadline,
-            "the panes never drew their screens"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    screens_drawn(&mut watch);
     // A cycle sees both agents, whose panes are then read by their ids.
     watch.cycle();
     let now = || {
