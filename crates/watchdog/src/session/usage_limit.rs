@@ -327,9 +327,8 @@ fn number(text: &str, longest: usize) -> Option<u32> {
 mod tests {
     use jiff::tz::TimeZone;
     use jiff::{Timestamp, ZonedDateTime};
-    use proptest::prelude::*;
 
-    use super::{DATE_PASSED, LONGEST_WAIT, hhmm, reset_at};
+    use super::{hhmm, reset_at};
 
     /// Claude Code's screens in these tests are read in Tbilisi (UTC+4, no DST).
     const TBILISI: &str = "2025-07-17T15:00:00+04:00[Asia/Tbilisi]";
@@ -637,53 +636,5 @@ mod tests {
             hhmm("2025-07-17T21:05:00Z".parse().unwrap(), &now),
             "Jul 18 01:05"
         );
-    }
-
-    /// A phrase never panics, and whatever it reads lies between half a year ago and a month ahead.
-    fn read_within_bounds(
-        phrase: &str,
-        seconds: i64,
-        zone_name: &str,
-    ) -> Result<(), TestCaseError> {
-        let now = Timestamp::from_second(seconds)
-            .unwrap()
-            .to_zoned_datetime(zone(zone_name).unwrap());
-        if let Some(at) = reset_at(phrase, &now, &zone) {
-            let earliest = now.timestamp().checked_sub(DATE_PASSED).unwrap();
-            let latest = now.timestamp().checked_add(LONGEST_WAIT).unwrap();
-            prop_assert!(
-                earliest < at && at <= latest,
-                "{:?} read at {} gave {}",
-                phrase,
-                now,
-                at
-            );
-        }
-        Ok(())
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(2000))]
-
-        #[test]
-        fn random_strings_never_panic(
-            phrase in any::<String>(),
-            seconds in 0i64..4_000_000_000,
-            zone_name in prop::sample::select(vec!["UTC", "Europe/London", "Asia/Tbilisi"]),
-        ) {
-            read_within_bounds(&phrase, seconds, zone_name)?;
-        }
-
-        #[test]
-        fn near_misses_of_the_grammar_never_panic(
-            phrase in "(at |in |AT )?((jan|Dec|feb|FEBRUARY) [0-9]{1,3}(st|th)?,? ([0-9]{4} )?(at )?)?\
-                       [0-9]{1,2}(:[0-9]{1,3})? ?(am|PM|days?|hours?|m|s)?\
-                       ( (and )?[0-9]{1,3} (minutes|seconds))?\
-                       ( \\(( ?Asia/Tbilisi|Europe/London|Nowhere/Land|)\\))?[.,]?",
-            seconds in 0i64..4_000_000_000,
-            zone_name in prop::sample::select(vec!["UTC", "Europe/London", "America/New_York"]),
-        ) {
-            read_within_bounds(&phrase, seconds, zone_name)?;
-        }
     }
 }
