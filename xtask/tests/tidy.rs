@@ -348,7 +348,27 @@ fn the_demo_screens_are_copies_of_the_corpus_captures() {
 }
 
 /// The crates that call the OS: ARCHITECTURE.md says the pure crates reach none of them.
-const OS_CRATES: &[&str] = &["rustix", "nix", "libc", "signal-hook", "bmb-probes"];
+/// (`getrandom` reads the OS's random source; proptest's `std` feature brings it, with `libc`
+/// and `rustix`.)
+const OS_CRATES: &[&str] = &[
+    "rustix",
+    "nix",
+    "libc",
+    "signal-hook",
+    "getrandom",
+    "bmb-probes",
+];
+
+/// The pure crates and the edges of their graph that must reach no OS crate (`cargo tree -e`):
+/// `watchdog`'s whole graph, its dev-dependencies included, so that `cargo tree -p
+/// bmb-watchdog` as issue 20 reads it lists none (its property tests live in
+/// `crates/watchdog-properties`); `audit`'s and `classify`'s normal graph (classify's property
+/// tests bring proptest as a dev-dependency).
+const PURE_CRATES: [(&str, &str); 3] = [
+    ("bmb-watchdog", "normal,dev,features"),
+    ("bmb-audit", "normal,features"),
+    ("bmb-classify", "normal,features"),
+];
 
 /// `bmb-ledger`'s features are its files (the journal, the findings log): a pure crate turns on
 /// none of them.
@@ -374,8 +394,9 @@ fn os_crates_in(tree: &str) -> Vec<String> {
     found
 }
 
-/// `watchdog`, `audit` and `classify` are pure (ARCHITECTURE.md): their normal dependency graph, with the
-/// features they ask for alone, reaches no crate that calls the OS, nor `ledger`'s files.
+/// `watchdog`, `audit` and `classify` are pure (ARCHITECTURE.md): their dependency graph (see
+/// [`PURE_CRATES`]: watchdog's with its dev-dependencies), with the features they ask for alone,
+/// reaches no crate that calls the OS, nor `ledger`'s files.
 #[test]
 #[expect(
     clippy::disallowed_methods,
@@ -383,14 +404,14 @@ fn os_crates_in(tree: &str) -> Vec<String> {
 )]
 fn the_pure_crates_reach_no_os_crate() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    for package in ["bmb-watchdog", "bmb-audit", "bmb-classify"] {
+    for (package, edges) in PURE_CRATES {
         let out = std::process::Command::new(&cargo)
             .current_dir(root())
             .args([
                 "tree",
                 "--locked",
                 "-e",
-                "normal,features",
+                edges,
                 "--prefix",
                 "none",
                 "-p",
@@ -406,7 +427,7 @@ fn the_pure_crates_reach_no_os_crate() {
         let reached = os_crates_in(&String::from_utf8_lossy(&out.stdout));
         assert!(
             reached.is_empty(),
-            "{package} reaches {reached:?} (`cargo tree -p {package} -e normal,features`): the pure crates call no OS"
+            "{package} reaches {reached:?} (`cargo tree -p {package} -e {edges}`): the pure crates call no OS"
         );
     }
 }
@@ -417,6 +438,9 @@ fn the_os_crate_check_finds_one_in_a_tree() {
     let tree = "bmb-watchdog v0.1.0 (/w/crates/watchdog)\nbmb-ledger v0.1.0\nbmb-probes v0.1.0\nrustix v1.1.6\nregex v1\nrustix v1.1.6 (*)\n";
     assert_eq!(os_crates_in(tree), ["bmb-probes", "rustix"]);
     assert!(os_crates_in("bmb-classify v0.1.0\nregex v1.13.2\nlibcx v1\n").is_empty());
+    // A dev-dependency's (`-e dev`): proptest's random source.
+    let dev = "bmb-watchdog v0.1.0\nproptest v1.9.0\nrand v0.9.2\ngetrandom v0.3.4\n";
+    assert_eq!(os_crates_in(dev), ["getrandom"]);
     let features = "bmb-watchdog v0.1.0\nbmb-ledger v0.1.0\nbmb-ledger feature \"findings\"\nrustix feature \"fs\"\nserde feature \"std\"\n";
     assert_eq!(
         os_crates_in(features),
