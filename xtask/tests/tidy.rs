@@ -408,14 +408,7 @@ fn the_pure_crates_reach_no_os_crate() {
         let out = std::process::Command::new(&cargo)
             .current_dir(root())
             .args([
-                "tree",
-                "--locked",
-                "-e",
-                edges,
-                "--prefix",
-                "none",
-                "-p",
-                package,
+                "tree", "--locked", "-e", edges, "--prefix", "none", "-p", package,
             ])
             .output()
             .expect("cargo tree runs");
