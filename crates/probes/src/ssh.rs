@@ -127,7 +127,7 @@ pub struct Multiplex {
     pub persist: Duration,
     /// The folders passed over before this one, and why (one open to
     /// others, another user's): worth saying, as something may lurk there.
-    pub passed_over: Vec<(std::path::PathBuf, String)>,
+    pub passed_over: Vec<(std::path::PathBuf, Unusable)>,
     /// The names' key, drawn from the OS at [`Multiplex::prepare`].
     salt: u64,
     /// Removes the fresh folder (its sockets and lock) when the last clone goes.
@@ -163,8 +163,55 @@ pub enum MultiplexError {
     /// Each folder tried, and why it would not do.
     NoFolder {
         /// Each folder, and why not.
-        tried: Vec<(std::path::PathBuf, String)>,
+        tried: Vec<(std::path::PathBuf, Unusable)>,
     },
+}
+
+/// Why one folder will not hold the control sockets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Unusable {
+    /// The OS gave no random key for the sockets' names (no folder was tried).
+    NoRandomKey(getrandom::Error),
+    /// A relative path: where it is depends on the working folder.
+    NotAbsolute,
+    /// Whitespace, a quote or a backslash in it, which ssh's config syntax splits on.
+    SplitName,
+    /// It is not, and cannot be made, a private folder of this user's.
+    Folder(crate::fs::folder::FolderError),
+    /// The run's own folder could not be made inside it.
+    RunFolder(crate::fs::file::IoCause),
+    /// The run's folder's lock could not be taken.
+    Lock(crate::fs::lock::LockError),
+    /// A socket's path in it would be too long for a Unix socket.
+    TooLong,
+}
+
+impl std::fmt::Display for Unusable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unusable::NoRandomKey(error) => write!(f, "no random key: {error}"),
+            Unusable::NotAbsolute => f.write_str("not an absolute path"),
+            Unusable::SplitName => f.write_str("ssh would split its name"),
+            Unusable::Folder(error) => error.fmt(f),
+            Unusable::RunFolder(error) => error.fmt(f),
+            Unusable::Lock(error) => error.fmt(f),
+            Unusable::TooLong => f.write_str("too long a path for a socket"),
+        }
+    }
+}
+
+impl std::error::Error for Unusable {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        // The inner error's own cause: its words are already this one's.
+        match self {
+            Unusable::NoRandomKey(error) => Some(error),
+            Unusable::Folder(error) => error.source(),
+            Unusable::RunFolder(error) => Some(error.io()),
+            Unusable::Lock(error) => error.source(),
+            Unusable::NotAbsolute | Unusable::SplitName | Unusable::TooLong => None,
+        }
+    }
 }
 
 impl std::fmt::Display for MultiplexError {
@@ -181,7 +228,16 @@ impl std::fmt::Display for MultiplexError {
     }
 }
 
-impl std::error::Error for MultiplexError {}
+impl std::error::Error for MultiplexError {
+    /// Why the first folder tried, the best one, would not do.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MultiplexError::NoFolder { tried } => tried
+                .first()
+                .map(|(_, why)| why as &(dyn std::error::Error + 'static)),
+        }
+    }
+}
 
 impl Multiplex {
     /// A fresh folder of this run's inside the first of `candidates` that
@@ -197,7 +253,7 @@ impl Multiplex {
         let salt = {
             let mut bytes = [0u8; 8];
             if let Err(e) = getrandom::fill(&mut bytes) {
-                tried.push((std::path::PathBuf::new(), format!("no random key: {e}")));
+                tried.push((std::path::PathBuf::new(), Unusable::NoRandomKey(e)));
                 return Err(MultiplexError::NoFolder { tried });
             }
             u64::from_ne_bytes(bytes)
@@ -216,7 +272,7 @@ impl Multiplex {
                     if longest.as_os_str().len() <= MAX_CONTROL_PATH {
                         return Ok(multiplex);
                     }
-                    tried.push((base.clone(), "too long a path for a socket".to_string()));
+                    tried.push((base.clone(), Unusable::TooLong));
                 }
                 Err(why) => tried.push((base.clone(), why)),
             }
@@ -265,26 +321,26 @@ impl Multiplex {
 
 /// A fresh private folder for this run inside `base` (itself private),
 /// after removing the ones runs that died left there.
-fn run_folder(base: &std::path::Path) -> Result<RunFolder, String> {
+fn run_folder(base: &std::path::Path) -> Result<RunFolder, Unusable> {
     if !base.is_absolute() {
-        return Err("not an absolute path".to_string());
+        return Err(Unusable::NotAbsolute);
     }
     if base
         .to_string_lossy()
         .contains(|c: char| c.is_whitespace() || c == '"' || c == '\\')
     {
-        return Err("ssh would split its name".to_string());
+        return Err(Unusable::SplitName);
     }
-    crate::fs::folder::ensure_private(base).map_err(|e| e.to_string())?;
+    crate::fs::folder::ensure_private(base).map_err(Unusable::Folder)?;
     remove_dead_runs(base);
     let dir = tempfile::Builder::new()
         .prefix(RUN_PREFIX)
         .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
         .tempdir_in(base)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| Unusable::RunFolder(e.into()))?;
     // Made by us just now; still checked, as a planted one would fail.
-    crate::fs::folder::check_private(dir.path()).map_err(|e| e.to_string())?;
-    let lock = crate::fs::lock::try_lock(&dir.path().join(RUN_LOCK)).map_err(|e| e.to_string())?;
+    crate::fs::folder::check_private(dir.path()).map_err(Unusable::Folder)?;
+    let lock = crate::fs::lock::try_lock(&dir.path().join(RUN_LOCK)).map_err(Unusable::Lock)?;
     Ok(RunFolder {
         _dir: dir,
         _lock: lock,
@@ -650,6 +706,17 @@ mod tests {
                 && said.contains("mode 0775"),
             "{said}"
         );
+        // The first folder tried is why, kept as the cause.
+        let first = std::error::Error::source(&refused).expect("the first folder's why");
+        assert_eq!(first.to_string(), "too long a path for a socket");
+        // A folder that cannot be made keeps the OS's error beneath its why.
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let refused = Multiplex::prepare(&[file.join("below")], persist).unwrap_err();
+        let why = std::error::Error::source(&refused).unwrap();
+        let io = why.source().expect("the io error is kept");
+        let io = io.downcast_ref::<std::io::Error>().unwrap();
+        assert_eq!(io.kind(), std::io::ErrorKind::NotADirectory);
         drop(second);
     }
 

@@ -358,7 +358,7 @@ impl Collector for BoardCollector {
                         ("host", row.host.as_str()),
                         ("session", row.session.as_str()),
                         ("server", row.server.as_deref().unwrap_or("")),
-                        ("reason", reason.as_str()),
+                        ("reason", reason.word()),
                     ];
                     metric
                         .encode_family(&labels)?

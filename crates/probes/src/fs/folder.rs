@@ -8,7 +8,9 @@
 //! can have been planted in it.
 
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use crate::fs::file::IoCause;
 
 /// Why a folder will not do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,18 +20,76 @@ pub enum FolderError {
     /// folder, or open to others. The message names it and the fix.
     Refused(String),
     /// It could not be made or read (a read-only disk, no permission).
-    Failed(String),
+    Failed(FolderFailure),
 }
 
 impl std::fmt::Display for FolderError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            FolderError::Refused(why) | FolderError::Failed(why) => f.write_str(why),
+            FolderError::Refused(why) => f.write_str(why),
+            FolderError::Failed(why) => why.fmt(f),
         }
     }
 }
 
-impl std::error::Error for FolderError {}
+impl std::error::Error for FolderError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FolderError::Refused(_) => None,
+            FolderError::Failed(why) => std::error::Error::source(why),
+        }
+    }
+}
+
+/// Which step on a folder the OS refused, the folder it was, and the OS's
+/// error, kept as the [`source`](std::error::Error::source).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FolderFailure {
+    /// The folder.
+    pub path: PathBuf,
+    /// What was being done to it.
+    pub step: FolderStep,
+    /// Why the OS refused.
+    pub error: IoCause,
+}
+
+/// The steps [`ensure_private`] takes on a folder that can fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FolderStep {
+    /// Making it (and its missing parents).
+    Create,
+    /// Reading what it is (`lstat`).
+    Read,
+    /// Taking away the others' read and enter rights (`chmod`).
+    Close,
+}
+
+/// The [`FolderError::Failed`] of `step` on `path`.
+fn failed(path: &Path, step: FolderStep, error: std::io::Error) -> FolderError {
+    FolderError::Failed(FolderFailure {
+        path: path.to_path_buf(),
+        step,
+        error: error.into(),
+    })
+}
+
+impl std::fmt::Display for FolderFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (path, error) = (self.path.display(), &self.error);
+        match self.step {
+            FolderStep::Create => write!(f, "cannot create {path}: {error}"),
+            FolderStep::Read => write!(f, "cannot read {path}: {error}"),
+            FolderStep::Close => write!(f, "cannot close {path} to other users: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for FolderFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(self.error.io())
+    }
+}
 
 /// Makes `dir` a private folder if it is missing (it and each missing
 /// parent with mode 0700); refuses one that exists and is not private.
@@ -41,10 +101,7 @@ pub fn ensure_private(dir: &Path) -> Result<(), FolderError> {
     match made {
         // Something is there that is not a folder: said as what it is.
         Err(_) if std::fs::symlink_metadata(dir).is_ok() => check_private(dir),
-        Err(e) => Err(FolderError::Failed(format!(
-            "cannot create {}: {e}",
-            dir.display()
-        ))),
+        Err(e) => Err(failed(dir, FolderStep::Create, e)),
         Ok(()) => check_private(dir),
     }
 }
@@ -68,8 +125,7 @@ pub fn ensure_private_under(root: &Path, dir: &Path) -> Result<(), FolderError> 
 /// `lstat(dir)`: a folder, not a symlink, owned by this user, closed to
 /// group and others.
 pub(crate) fn check_private(dir: &Path) -> Result<(), FolderError> {
-    let meta = std::fs::symlink_metadata(dir)
-        .map_err(|e| FolderError::Failed(format!("cannot read {}: {e}", dir.display())))?;
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| failed(dir, FolderStep::Read, e))?;
     let shown = dir.display();
     if meta.file_type().is_symlink() {
         return Err(FolderError::Refused(format!(
@@ -95,9 +151,8 @@ pub(crate) fn check_private(dir: &Path) -> Result<(), FolderError> {
     if mode & 0o077 != 0 {
         // Others could read it, never write to it: ours, untouched by them.
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode & 0o7700)).map_err(
-            |e| FolderError::Failed(format!("cannot close {shown} to other users: {e}")),
-        )?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode & 0o7700))
+            .map_err(|e| failed(dir, FolderStep::Close, e))?;
     }
     Ok(())
 }
@@ -156,6 +211,27 @@ mod tests {
                 "{refused}"
             );
         }
+    }
+
+    #[test]
+    fn a_folder_that_cannot_be_made_keeps_the_os_error_as_its_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        // A file where a parent folder should be: mkdir(2) says ENOTDIR.
+        let below = file.join("below");
+        let failed = ensure_private(&below).unwrap_err();
+        assert!(matches!(failed, FolderError::Failed(_)), "{failed:?}");
+        assert_eq!(
+            failed.to_string(),
+            format!(
+                "cannot create {}: Not a directory (os error 20)",
+                below.display()
+            )
+        );
+        let source = std::error::Error::source(&failed).expect("the io error is kept");
+        let io = source.downcast_ref::<std::io::Error>().unwrap();
+        assert_eq!(io.kind(), std::io::ErrorKind::NotADirectory);
     }
 
     #[test]

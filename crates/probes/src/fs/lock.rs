@@ -4,7 +4,9 @@
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use crate::fs::file::IoCause;
 
 /// Held while alive; the kernel releases it when the process ends, however it ends.
 #[derive(Debug)]
@@ -42,12 +44,12 @@ fn still_at(file: &File, path: &Path) -> bool {
 /// Why a lock was not taken: the two answers a caller must tell apart
 /// (another holder is an error, a lock that cannot be taken a warning), so
 /// deliberately exhaustive.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LockError {
     /// Another process holds it; its pid as it wrote it, if readable.
     Held(Option<u32>),
     /// The file could not be opened or locked: what failed, naming the file.
-    Failed(String),
+    Failed(LockFailure),
 }
 
 impl std::fmt::Display for LockError {
@@ -55,12 +57,74 @@ impl std::fmt::Display for LockError {
         match self {
             LockError::Held(Some(pid)) => write!(f, "the lock is held by pid {pid}"),
             LockError::Held(None) => f.write_str("the lock is held by another process"),
-            LockError::Failed(why) => f.write_str(why),
+            LockError::Failed(why) => why.fmt(f),
         }
     }
 }
 
-impl std::error::Error for LockError {}
+impl std::error::Error for LockError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LockError::Held(_) => None,
+            LockError::Failed(why) => why.source(),
+        }
+    }
+}
+
+/// What failed when a lock file could not be opened or locked; each names
+/// the file, and keeps the OS's error as its
+/// [`source`](std::error::Error::source).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LockFailure {
+    /// The file could not be opened or made (a missing or read-only folder).
+    Open {
+        /// The lock file.
+        path: PathBuf,
+        /// Why open(2) failed.
+        error: IoCause,
+    },
+    /// flock(2) failed for another reason than a holder.
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// Why flock(2) failed.
+        error: IoCause,
+    },
+    /// Each file locked had been removed from the path by then, every time
+    /// it was tried.
+    Vanishing {
+        /// The lock file.
+        path: PathBuf,
+    },
+}
+
+impl std::fmt::Display for LockFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LockFailure::Open { path, error } => {
+                write!(f, "cannot open lock file {}: {error}", path.display())
+            }
+            LockFailure::Lock { path, error } => {
+                write!(f, "cannot lock {}: {error}", path.display())
+            }
+            LockFailure::Vanishing { path } => write!(
+                f,
+                "cannot lock {}: it is removed as soon as it is made",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LockFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LockFailure::Open { error, .. } | LockFailure::Lock { error, .. } => Some(error.io()),
+            LockFailure::Vanishing { .. } => None,
+        }
+    }
+}
 
 /// Takes the lock at `path` without waiting, and writes this process's pid into it.
 pub fn try_lock(path: &Path) -> Result<Lock, LockError> {
@@ -72,10 +136,9 @@ pub fn try_lock(path: &Path) -> Result<Lock, LockError> {
             return Ok(lock);
         }
     }
-    Err(LockError::Failed(format!(
-        "cannot lock {}: it is removed as soon as it is made",
-        path.display()
-    )))
+    Err(LockError::Failed(LockFailure::Vanishing {
+        path: path.to_path_buf(),
+    }))
 }
 
 fn try_lock_once(path: &Path) -> Result<Lock, LockError> {
@@ -85,7 +148,12 @@ fn try_lock_once(path: &Path) -> Result<Lock, LockError> {
         .create(true)
         .truncate(false)
         .open(path)
-        .map_err(|e| LockError::Failed(format!("cannot open lock file {}: {e}", path.display())))?;
+        .map_err(|error| {
+            LockError::Failed(LockFailure::Open {
+                path: path.to_path_buf(),
+                error: error.into(),
+            })
+        })?;
     match file.try_lock() {
         Ok(()) => {}
         Err(TryLockError::WouldBlock) => {
@@ -95,10 +163,10 @@ fn try_lock_once(path: &Path) -> Result<Lock, LockError> {
             return Err(LockError::Held(pid));
         }
         Err(TryLockError::Error(error)) => {
-            return Err(LockError::Failed(format!(
-                "cannot lock {}: {error}",
-                path.display()
-            )));
+            return Err(LockError::Failed(LockFailure::Lock {
+                path: path.to_path_buf(),
+                error: error.into(),
+            }));
         }
     }
     // What the last holder wrote: `<pid>\nrun <run>\n` (a bare pid before runs were kept).
@@ -199,8 +267,17 @@ mod tests {
         match try_lock(&path) {
             Err(error @ LockError::Failed(_)) => {
                 let message = error.to_string();
-                assert!(message.starts_with("cannot open lock file "), "{message}");
-                assert!(message.contains("t.lock"), "{message}");
+                assert_eq!(
+                    message,
+                    format!(
+                        "cannot open lock file {}: No such file or directory (os error 2)",
+                        path.display()
+                    )
+                );
+                // The OS's error itself, kept for a caller that asks its kind.
+                let source = std::error::Error::source(&error).expect("the io error is kept");
+                let io = source.downcast_ref::<std::io::Error>().unwrap();
+                assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
             }
             other => panic!("{other:?}"),
         }

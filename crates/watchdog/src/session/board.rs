@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::session::target::Target;
-use crate::session::{Action, Done, PollReport};
+use crate::session::{Action, Done, PollReport, Reason};
 
 mod age;
 mod prometheus;
@@ -135,13 +135,28 @@ pub struct LastAction {
 pub struct TargetCounts {
     /// Nudges typed.
     pub nudges: u64,
-    /// Escalations decided, by their reason (`BMB_REASON`). One whose
-    /// delivery failed is decided again at the next poll and counted again.
-    pub escalations: BTreeMap<String, u64>,
+    /// Escalations decided, by their reason (keyed by its `BMB_REASON`
+    /// word on the wire). One whose delivery failed is decided again at the
+    /// next poll and counted again.
+    #[serde(deserialize_with = "known_reasons")]
+    pub escalations: BTreeMap<Reason, u64>,
     /// Times the progress probe advanced and the budget started over.
     pub budget_resets: u64,
     /// Polls whose stop showed no input box the profile knows.
     pub unrecognised: u64,
+}
+
+/// The escalation counts as written, but for a reason this build does not
+/// give (a newer monitor's), which is left out rather than the whole board
+/// refused: nothing here shows it.
+fn known_reasons<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<Reason, u64>, D::Error> {
+    let written = BTreeMap::<String, u64>::deserialize(deserializer)?;
+    Ok(written
+        .into_iter()
+        .filter_map(|(word, count)| Some((Reason::from_word(&word)?, count)))
+        .collect())
 }
 
 /// One host (an ssh alias or this machine) as the last cycle reached it.
@@ -312,10 +327,7 @@ impl Board {
         }
         for action in observed.actions {
             if let Action::Alert(alert) = action {
-                *row.counts
-                    .escalations
-                    .entry(alert.reason.word().to_string())
-                    .or_default() += 1;
+                *row.counts.escalations.entry(alert.reason).or_default() += 1;
             }
         }
         let host = row.host.clone();
@@ -480,7 +492,7 @@ mod tests {
         board.observe(0, seen(&question, &[alert(Reason::Question)]), 110);
         let row = &board.targets[0];
         assert_eq!((row.state.as_deref(), row.since), (Some("QUESTION"), 110));
-        assert_eq!(row.counts.escalations["question"], 1);
+        assert_eq!(row.counts.escalations[&Reason::Question], 1);
         let last = row.last_action.as_ref().unwrap();
         assert_eq!(last.what, "escalated to the operator, NOT answered");
         assert_eq!(last.rule.as_deref(), Some("question-dialog"));

@@ -152,6 +152,44 @@ impl fmt::Display for Reason {
     }
 }
 
+impl Reason {
+    /// The reason whose [`word`](Reason::word) this is; `None` for a word
+    /// this build does not give (one a newer monitor wrote).
+    pub fn from_word(word: &str) -> Option<Reason> {
+        Reason::ALL.into_iter().find(|reason| reason.word() == word)
+    }
+}
+
+/// Ordered by their words, so a map keyed by reasons lists them as a map
+/// keyed by their words did (the board's JSON, the metrics' order).
+impl Ord for Reason {
+    fn cmp(&self, other: &Reason) -> std::cmp::Ordering {
+        self.word().cmp(other.word())
+    }
+}
+
+impl PartialOrd for Reason {
+    fn partial_cmp(&self, other: &Reason) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Written as its word, on the wire as in `BMB_REASON`.
+impl serde::Serialize for Reason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.word())
+    }
+}
+
+/// Read from its word; a word this build does not give is an error naming it.
+impl<'de> serde::Deserialize<'de> for Reason {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Reason, D::Error> {
+        let word = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        Reason::from_word(&word)
+            .ok_or_else(|| serde::de::Error::custom(format_args!("no reason is called {word:?}")))
+    }
+}
+
 /// What the monitor did in one poll, in the order it did it. Each is
 /// worded in one place (its `Display`), and the poll line and `--json` carry
 /// those words unchanged.
@@ -528,6 +566,30 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), Reason::ALL.len(), "one alert name per reason");
+        for reason in Reason::ALL {
+            assert_eq!(Reason::from_word(reason.word()), Some(reason));
+            let json = serde_json::to_string(&reason).unwrap();
+            assert_eq!(json, format!("\"{}\"", reason.word()));
+            assert_eq!(serde_json::from_str::<Reason>(&json).unwrap(), reason);
+        }
+        assert_eq!(Reason::from_word("audit"), None);
+        let unknown = serde_json::from_str::<Reason>("\"later\"").unwrap_err();
+        assert!(
+            unknown
+                .to_string()
+                .contains(r#"no reason is called "later""#),
+            "{unknown}"
+        );
+        // Ordered as their words are (one word per reason, so Ord agrees with Eq).
+        let mut sorted = Reason::ALL.to_vec();
+        sorted.sort();
+        let mut words = Reason::ALL.map(Reason::word).to_vec();
+        words.sort_unstable();
+        words.dedup();
+        assert_eq!(
+            sorted.into_iter().map(Reason::word).collect::<Vec<_>>(),
+            words
+        );
     }
 
     /// Every `Done`, worded as the poll line and `--json` have always said it.

@@ -143,13 +143,37 @@ mod tests {
         let board = from_json(UNVERSIONED).expect("an unversioned board reads");
         assert_eq!(board.pid, 42);
         assert_eq!(board.targets[0].state.as_deref(), Some("QUESTION"));
-        assert_eq!(board.targets[0].counts.escalations["question"], 1);
+        assert_eq!(
+            board.targets[0].counts.escalations[&crate::session::Reason::Question],
+            1
+        );
         let written = to_json(&board);
         assert!(
             written.starts_with(r#"{"version":1,"pid":42,"#),
             "{written}"
         );
         assert_eq!(from_json(&written).expect("its own text reads"), board);
+    }
+
+    /// The counts are keyed by the reasons' words, in the words' order,
+    /// as when the keys were the words themselves; a word this build does
+    /// not give (a newer monitor's) is left out, the board still read.
+    #[test]
+    fn escalation_counts_are_written_by_their_words_in_order_and_unknown_ones_dropped() {
+        let written = r#""escalations":{"blocked":2,"question":1,"unreadable":3}"#;
+        let text = UNVERSIONED.replace(r#""escalations":{"question":1}"#, written);
+        let board = from_json(&text).expect("reads");
+        assert!(to_json(&board).contains(written), "{}", to_json(&board));
+        let newer = UNVERSIONED.replace(
+            r#""escalations":{"question":1}"#,
+            r#""escalations":{"later_word":4,"question":1}"#,
+        );
+        let board = from_json(&newer).expect("a newer reason does not refuse the board");
+        assert!(
+            to_json(&board).contains(r#""escalations":{"question":1}"#),
+            "{}",
+            to_json(&board)
+        );
     }
 
     #[test]
