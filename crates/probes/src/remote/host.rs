@@ -955,6 +955,7 @@ fn session_program(tmux: &Tmux, token: &str, probe_timeout: std::time::Duration)
          bmb_limit={limit}\nbmb_plimit={plimit}\n\
          bmb_fmt={format}\nbmb_list_fmt={list}\n\
          if command -v timeout >/dev/null 2>&1; then bmb_to=1; else bmb_to=; fi\n\
+         {awk_check}bmb_pick_prog={pick}\nbmb_procs_prog={procs_awk}\n\
          bmb_ifs=$IFS\nbmb_dir=$(mktemp -d 2>/dev/null) || {{ bmb_dir=/tmp/bmb-session-$$; mkdir -m 700 \"$bmb_dir\" || exit 1; }}\n\
          trap 'rm -rf \"$bmb_dir\"' EXIT\ntrap 'exit 1' HUP TERM PIPE\n\
          case ${{BASH_VERSINFO-0}} in [5-9]|[1-9][0-9]) bmb_bash=1 ;; *) bmb_bash= ;; esac\n\
@@ -971,12 +972,18 @@ fn session_program(tmux: &Tmux, token: &str, probe_timeout: std::time::Duration)
         plimit = probe_timeout.as_secs().max(1),
         format = quote_literal(&tmux::marker_format("")[1..]),
         list = quote_literal(&remote_list_format()),
+        awk_check = AWK_CHECK,
+        pick = quote_literal(PICK_AWK),
+        procs_awk = quote_literal(procs::awk_program()),
     )
 }
 
-/// One cycle's request: the listing, a pick per target (`bmb_w`), a chain
-/// per batch (`bmb_chain`), the known agents, the processes, the probes,
-/// then the end marker.
+/// Whether the session reads its panes with awk (`bmb_awk`), asked once.
+const AWK_CHECK: &str = "if command -v awk >/dev/null 2>&1; then bmb_awk=1; else bmb_awk=; fi\n";
+
+/// One cycle's request: the probes, then the targets and known agents as
+/// data lines for `bmb_cycle` (the listing, the picks, the chains, the
+/// processes; see [`SESSION_FUNCTIONS`]), then the end marker.
 #[expect(
     clippy::too_many_arguments,
     reason = "one remote round trip takes every part of the cycle's request"
@@ -1010,54 +1017,51 @@ fn host_request(
     if !probes.is_empty() {
         request.push_str("bmb_pwait\n");
     }
-    let _ = writeln!(request, "bmb_begin {nonce} {}", u8::from(with_session));
+    // The targets as data lines the remote side reads with awk, or with
+    // the shell's builtins where it has no awk (`bmb_cycle`).
+    let mut data = String::new();
+    let word = |value: &str| {
+        if value.is_empty() || value.contains(char::is_whitespace) {
+            "-".to_string()
+        } else {
+            value.to_string()
+        }
+    };
     for batch in batches {
         for index in batch.clone() {
             let (session, known) = &targets[index];
+            // A name with a newline is in no listing row: no such session.
+            if session.contains('\n') {
+                continue;
+            }
             let (id, pid) = known
                 .as_ref()
                 .map_or(("-".to_string(), "-".to_string()), |k| {
                     (
-                        k.id.clone(),
+                        word(&k.id),
                         k.pid.map_or("-".to_string(), |p| p.to_string()),
                     )
                 });
             let _ = writeln!(
-                request,
-                "bmb_w {index} {hint} {id} {pid} {session} {held}",
-                hint = hints.get(session).map_or("-", String::as_str),
-                id = quote_literal(&id),
-                pid = quote_literal(&pid),
-                session = quote_literal(session),
-                held = quote_literal(held.get(index).and_then(Option::as_deref).unwrap_or("-")),
+                data,
+                "w {index} {hint} {id} {pid} {held} {session}",
+                hint = word(hints.get(session).map_or("-", String::as_str)),
+                held = word(held.get(index).and_then(Option::as_deref).unwrap_or("-")),
             );
         }
-        request.push_str("bmb_chain\n");
+        data.push_str("c\n");
     }
-    for root in memory.roots() {
-        let _ = writeln!(
-            request,
-            "bmb_vars=\"$bmb_vars ka_{root} ks_{root} kp_{root}\""
-        );
-    }
-    request.push_str(&memory.assignments(memory.roots()));
-    request.push_str("bmb_procs 2>/dev/null\n");
+    data.push_str(&memory.data_lines(memory.roots()));
+    let _ = writeln!(
+        request,
+        "bmb_data={}\nbmb_cycle {nonce} {}",
+        quote_literal(&data),
+        u8::from(with_session)
+    );
     request.push_str("bmb_end\n");
     request
 }
 
-/// The session's functions. `bmb_begin NONCE WITNESS` lists the panes once
-/// and keys them by tmux id (`bmb_n_<sid>` a session's name, `bmb_a_<sid>`
-/// its `=session:` pane's first process, `bmb_q_<pane>` a pane's session
-/// and first process): each target's pick is then a lookup, linear in
-/// panes. `bmb_w INDEX HINT ID PID SESSION` picks, as
-/// `tmux::wanted_targets` does (the remembered pane while it is still its
-/// session's with the same first process, else `=session:`), and adds the
-/// pane to the chain; `bmb_chain` runs it. `bmb_run` is every tmux call,
-/// under the remote deadline; after one that ran out the request starts no
-/// other. Probes run side by side (`bmb_probe`), each under its deadline,
-/// before the listing, waited for by `bmb_pwait`; `bmb_end` prints their
-/// answers and closes the answer.
 /// How many probes run at once on a host (as on the monitor's machine):
 /// more wait for the oldest to end, so a request costs
 /// `ceil(probes / PROBES_AT_ONCE)` probe deadlines at most.
@@ -1068,6 +1072,26 @@ pub fn probe_rounds(probes: usize) -> u32 {
     u32::try_from(probes.div_ceil(PROBES_AT_ONCE)).unwrap_or(u32::MAX)
 }
 
+/// The session's functions. `bmb_cycle NONCE WITNESS` is a cycle's panes,
+/// from the targets' data lines in `$bmb_data` (`w INDEX HINT ID PID HELD
+/// SESSION` per target, `c` after each chain's batch, `k ROOT PID START
+/// PATH` per known agent): `bmb_begin` reads the clock and lists the panes
+/// once into a file; then, where the host has awk, one awk run picks every
+/// target ([`PICK_AWK`]), the shell runs the chains it wrote, and one more
+/// reads the processes (`bmb_procs_awk`); else the builtins do it all:
+/// `bmb_rows` keys the listing by tmux id (`bmb_n_<sid>` a session's name,
+/// `bmb_a_<sid>` its `=session:` pane's first process, `bmb_q_<pane>` a
+/// pane's session, first process and key), so each pick is a lookup,
+/// linear in panes; `bmb_w INDEX HINT ID PID SESSION HELD` picks, as
+/// `tmux::wanted_targets` does (the remembered pane while it is still its
+/// session's with the same first process, else `=session:`), and adds the
+/// pane to the chain; `bmb_chain` runs it; `bmb_procs` reads the processes.
+/// Both print the same bytes
+/// (`tests::the_awk_reading_answers_byte_for_byte_as_the_builtins_do`).
+/// `bmb_run` is every tmux call, under the remote deadline; after one that
+/// ran out the request starts no other. Probes run side by side
+/// (`bmb_probe`), each under its deadline, before the listing, waited for
+/// by `bmb_pwait`; `bmb_end` prints their answers and closes the answer.
 const SESSION_FUNCTIONS: &str = r#"bmb_deadline() {
   bmb_dl=$1
   shift
@@ -1097,6 +1121,50 @@ bmb_begin() {
   bmb_run list-panes -a -F "$bmb_list_fmt" >"$bmb_dir/l" 2>&1
   bmb_rc=$?
   printf '%s %s\n' "BMB-$1-LIST" "$bmb_rc"
+}
+bmb_cycle() {
+  bmb_begin "$1" "$2"
+  if [ -n "$bmb_awk" ]; then
+    if awk -v nonce="$1" -v rc="$bmb_rc" -v list="$bmb_dir/l" -v script="$bmb_dir/s" \
+      -v known="$bmb_dir/k" -v witness="$2" "$bmb_pick_prog" <<BMB_DATA
+$bmb_data
+BMB_DATA
+    then
+      . "$bmb_dir/s"
+      bmb_procs_awk 2>/dev/null
+      return 0
+    fi
+    # No whole pick: this cycle's panes go unread, and the next cycles
+    # are read by the builtins.
+    bmb_awk=
+    echo 'awk could not pick the panes; the shell reads them from the next cycle' >&2
+    return 0
+  fi
+  bmb_rows
+  IFS='
+'
+  for bmb_d in $bmb_data; do
+    IFS=$bmb_ifs
+    case $bmb_d in
+      'w '*) bmb_wd "${bmb_d#w }" ;;
+      c) bmb_chain ;;
+      'k '*) bmb_known "${bmb_d#k }" ;;
+    esac
+  done
+  IFS=$bmb_ifs
+  bmb_procs 2>/dev/null
+}
+bmb_wd() {
+  bmb_x=$1
+  bmb_wi=${bmb_x%% *} bmb_x=${bmb_x#* }
+  bmb_wh=${bmb_x%% *} bmb_x=${bmb_x#* }
+  bmb_wk=${bmb_x%% *} bmb_x=${bmb_x#* }
+  bmb_wp=${bmb_x%% *} bmb_x=${bmb_x#* }
+  bmb_wy=${bmb_x%% *} bmb_x=${bmb_x#* }
+  case $bmb_wi in ''|*[!0-9]*) return 0 ;; esac
+  bmb_w "$bmb_wi" "$bmb_wh" "$bmb_wk" "$bmb_wp" "$bmb_x" "$bmb_wy"
+}
+bmb_rows() {
   while IFS= read -r bmb_row || [ -n "$bmb_row" ]; do
     printf '%s\n' "$bmb_row"
     [ "$bmb_rc" = 0 ] || continue
@@ -1215,6 +1283,103 @@ bmb_end() {
   [ -z "$bmb_stuck" ] || printf '\n%s\n' "BMB-$bmb_nonce-STUCK"
   printf '\n%s\n' "BMB-$bmb_nonce-DONE"
   [ -z "$bmb_stuck" ] || exit 0
+}
+"#;
+
+/// `bmb_cycle`'s pick in one awk run (`-v nonce rc list script known
+/// witness`, the data lines on stdin), where the builtins' `bmb_rows` and
+/// `bmb_w` interpreted ~1.75 ms a pane (PERFORMANCE.md): it prints the
+/// listing's rows and `LISTEND` as `bmb_rows` does, and writes to `script`
+/// the shell that runs the chains as `bmb_w` and `bmb_chain` would (each
+/// target's `bmb_t_<i>`, each batch's `bmb_same` and `bmb_args`, then
+/// `bmb_roots`), the shell glob of each pane's foreground leader's
+/// `children` files (`bmb_globs`: awk cannot list a folder), and the check
+/// that each known agent's session file is a readable regular file
+/// (`bmb_kok`: awk cannot stat, and would wait on a FIFO); the known
+/// agents' lines go to `known` for [`procs`]'s awk.
+const PICK_AWK: &str = r#"
+function q(s) { gsub(/'/, "'\''", s); return "'" s "'" }
+BEGIN {
+  while ((getline row < list) > 0) {
+    print row
+    if (rc != "0") continue
+    m = split(row, f, / +/)
+    if (f[1] == "") { for (j = 1; j < m; j++) f[j] = f[j + 1]; m-- }
+    if (m > 0 && f[m] == "") m--
+    if (m < 6) continue
+    s = f[1]; sub(/^\$/, "", s); i = f[2]; sub(/^%/, "", i)
+    if (s !~ /^[0-9]+$/ || i !~ /^[0-9]+$/) continue
+    if (!(s in name)) {
+      pre = f[1] " " f[2] " " f[3] " " f[4] " " f[5] " "
+      name[s] = (substr(row, 1, length(pre)) == pre) ? substr(row, length(pre) + 1) : row
+      sids[++nsids] = s
+    }
+    if (f[4] == "11") act[s] = f[3]
+    qv[i] = s " " f[3] " " f[5]
+  }
+  close(list)
+  print "BMB-" nonce "-LISTEND"
+  printf "" > known
+  args = same = roots = checks = ""
+}
+$1 == "c" {
+  print "bmb_same=" q(same) " bmb_args=" q(args) "\nbmb_chain" > script
+  same = args = ""
+  next
+}
+$1 == "k" {
+  if (witness != 1) next
+  print > known
+  path = $0
+  for (j = 1; j <= 4; j++) sub(/^[^ ]* /, "", path)
+  checks = checks " " q(path)
+  next
+}
+$1 == "w" && NF >= 7 && $2 ~ /^[0-9]+$/ {
+  idx = $2; hint = $3; id = $4; pid = $5; held = $6
+  sess = $0
+  for (j = 1; j <= 6; j++) sub(/^[^ ]* /, "", sess)
+  s = ""
+  if (hint ~ /^[0-9]+$/ && (hint in name) && name[hint] == sess) s = hint
+  if (s == "") for (j = 1; j <= nsids; j++) if (name[sids[j]] == sess) { s = sids[j]; break }
+  if (s == "") next
+  t = rt = keep = ""
+  if (substr(id, 1, 1) == "%" && substr(id, 2) ~ /^[0-9]+$/) {
+    kq = qv[substr(id, 2)]
+    sp = index(kq, " "); kq1 = sp ? substr(kq, 1, sp - 1) : kq; kp = sp ? substr(kq, sp + 1) : kq
+    sp = index(kp, " "); kp1 = sp ? substr(kp, 1, sp - 1) : kp; kp2 = sp ? substr(kp, sp + 1) : kp
+    if (kq1 == s && (pid == "-" || kp1 == pid)) {
+      t = id; rt = kp1
+      if (held == kp2) keep = 1
+    }
+  }
+  if (t == "") { t = "=" sess ":"; rt = (s in act) ? act[s] : "" }
+  print "bmb_t_" idx "=" q(t) > script
+  if (args != "") args = args " ';'"
+  args = args " display-message -p -t \"$bmb_t_" idx "\" \"BMB-$bmb_nonce-" idx " $bmb_fmt\""
+  if (keep) same = same " " idx
+  else args = args " ';' capture-pane -p -e -t \"$bmb_t_" idx "\""
+  roots = roots " " idx ":" rt
+}
+END {
+  print "bmb_roots=" q(roots) > script
+  n = split(roots, kr, " "); globs = ""
+  for (j = 1; j <= n; j++) {
+    c = index(kr[j], ":"); r = substr(kr[j], c + 1)
+    if (r !~ /^[0-9]+$/) continue
+    sf = "/proc/" r "/stat"
+    if ((getline line < sf) > 0 && match(line, /.*\)/)) {
+      m = split(substr(line, RLENGTH + 1), x)
+      if (m >= 20 && x[6] ~ /^[0-9]+$/ && x[6] != "0" && !(x[6] in seen)) {
+        seen[x[6]] = 1
+        globs = globs " /proc/" x[6] "/task/*/children"
+      }
+    }
+    close(sf)
+  }
+  print "bmb_globs=" q(globs) > script
+  print "bmb_kok=" > script
+  if (checks != "") print "for bmb_p in" checks "; do if [ -f \"$bmb_p\" ] && [ -r \"$bmb_p\" ]; then bmb_kok=${bmb_kok}1; else bmb_kok=${bmb_kok}0; fi; done" > script
 }
 "#;
 
@@ -1380,6 +1545,249 @@ mod tests {
         }
     }
 
+    /// The session as on a host without awk: the builtins read every pane.
+    fn without_awk(command: &str) -> Invocation {
+        local_sh(&command.replacen(AWK_CHECK, "bmb_awk=\n", 1))
+    }
+
+    /// A folder whose `awk` logs each run to `log` and then runs the real
+    /// one; with `fail_reading`, the processes' reading fails after it
+    /// printed all it read (as mawk's exit on a read error would).
+    fn logging_awk(dir: &std::path::Path, log: &std::path::Path, fail_reading: bool) -> String {
+        let real = ["/usr/bin/mawk", "/usr/bin/awk", "/bin/awk"]
+            .into_iter()
+            .find(|p| std::path::Path::new(p).exists())
+            .expect("an awk on this machine");
+        let fail = if fail_reading {
+            "case \"$*\" in *max_bytes=*) \"$real\" \"$@\"; exit 2 ;; esac\n"
+        } else {
+            ""
+        };
+        let awk = dir.join("awk");
+        std::fs::write(
+            &awk,
+            format!(
+                "#!/bin/sh\nreal={real}\necho run >> '{}'\n{fail}exec \"$real\" \"$@\"\n",
+                log.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&awk, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        format!(
+            "{}:{}",
+            dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        )
+    }
+
+    /// One cycle's raw answer over `host`, its clock line taken out (the
+    /// one part that may differ between two reads of the same panes).
+    fn raw_answer(
+        tmux: &Tmux,
+        host: &mut HostSession,
+        open: &dyn Fn(&str) -> Invocation,
+        targets: &[(String, Option<KnownPane>)],
+        nonce: &str,
+        memory: &AgentMemory,
+    ) -> String {
+        let remote = as_remote(tmux);
+        let batches = host_batches(targets);
+        let held = vec![None; targets.len()];
+        let timeout = Duration::from_secs(5);
+        let request = host_request(
+            targets,
+            &batches,
+            nonce,
+            true,
+            memory,
+            &host.hints,
+            &held,
+            &[],
+            timeout,
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        match remote.ask(host, &request, nonce, deadline, 1 << 24, timeout, open) {
+            Outcome::Exited { stdout, .. } => {
+                let clock = format!("BMB-{nonce}-CLOCK ");
+                stdout
+                    .text()
+                    .split_inclusive('\n')
+                    .filter(|line| !line.starts_with(&clock))
+                    .collect()
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_awk_reading_answers_byte_for_byte_as_the_builtins_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        // A process whose name holds parentheses, and an agent that writes
+        // its own session file under its HOME.
+        let odd = dir.path().join("a) (b) c");
+        std::fs::copy("/bin/sleep", &odd).unwrap();
+        let agent = format!(
+            r#"export HOME='{home}'; mkdir -p "$HOME/.claude/sessions"; printf '{{"status":"busy"}}\n{{"x":1}}' > "$HOME/.claude/sessions/$$.json"; echo agent-ready; exec sleep 600"#,
+            home = home.display()
+        );
+        let odd_pane = format!("echo odd-ready; exec '{}' 600", odd.display());
+        let server = private(&[
+            ("one", "echo one-ready; exec sleep 600"),
+            ("it's two", &odd_pane),
+            ("agent", &agent),
+        ]);
+        wait_drawn(&server.tmux, "one", "one-ready");
+        wait_drawn(&server.tmux, "it's two", "odd-ready");
+        wait_drawn(&server.tmux, "agent", "agent-ready");
+        // More targets than one chain holds, so the answer has two chains.
+        let names = ["one", "it's two", "agent", "gone"];
+        let targets: Vec<_> = (0..64).map(|i| target(names[i % 4], None)).collect();
+        assert!(host_batches(&targets).len() >= 2);
+        let log = dir.path().join("awk.log");
+        let path = logging_awk(dir.path(), &log, false);
+        let with_awk = |command: &str| local_sh(command).env("PATH", &path);
+        let runs = || {
+            std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .lines()
+                .count()
+        };
+
+        // First sight (the agent searched for), then known (its file read
+        // again), then its file turned into a FIFO and into a folder (not read).
+        let mut memory = AgentMemory::default();
+        let mut awk_host = HostSession::default();
+        let mut sh_host = HostSession::default();
+        let agent_root = server.tmux.list_panes(Some("=agent:")).unwrap()[0].pid;
+        let file = home.join(format!(".claude/sessions/{agent_root}.json"));
+        for step in ["searched", "known", "fifo", "folder"] {
+            match step {
+                "fifo" => {
+                    std::fs::remove_file(&file).unwrap();
+                    rustix::fs::mkfifoat(rustix::fs::CWD, &file, rustix::fs::Mode::RUSR).unwrap();
+                }
+                "folder" => {
+                    std::fs::remove_file(&file).unwrap();
+                    std::fs::create_dir(&file).unwrap();
+                }
+                _ => {}
+            }
+            let nonce = crate::tmux::fresh_nonce();
+            let before = runs();
+            let by_awk = raw_answer(
+                &server.tmux,
+                &mut awk_host,
+                &with_awk,
+                &targets,
+                &nonce,
+                &memory,
+            );
+            assert!(
+                runs() >= before + 2,
+                "{step}: the awk reading ran ({} runs)",
+                runs() - before
+            );
+            let by_sh = raw_answer(
+                &server.tmux,
+                &mut sh_host,
+                &without_awk,
+                &targets,
+                &nonce,
+                &memory,
+            );
+            assert_eq!(by_awk, by_sh, "{step}");
+            assert!(
+                by_awk.contains(&format!("BMB-{nonce}-LISTEND\n")),
+                "{by_awk}"
+            );
+            assert!(by_awk.contains("-FG 1 0 a) (b) c\n"), "{by_awk}");
+            let session_line = format!("-S 2 {agent_root} ");
+            match step {
+                "searched" | "known" => {
+                    assert!(by_awk.contains(&session_line), "{step}: {by_awk}");
+                    assert!(
+                        by_awk.contains("{\"status\":\"busy\"}\n{\"x\":1}\n"),
+                        "{by_awk}"
+                    );
+                }
+                _ => assert!(
+                    by_awk.contains("-N 2\n") && !by_awk.contains(&session_line),
+                    "{step}: {by_awk}"
+                ),
+            }
+            if step == "searched" {
+                // What this side learns from the answer, as a cycle would.
+                let read = as_remote(&server.tmux).read_host_via(
+                    &mut HostSession::default(),
+                    &targets,
+                    &crate::tmux::fresh_nonce(),
+                    true,
+                    &mut memory,
+                    &[],
+                    Duration::from_secs(5),
+                    &with_awk,
+                );
+                assert!(read.captures.is_ok());
+                assert_eq!(memory.get(agent_root).map(|a| a.pid), Some(agent_root));
+            }
+        }
+        awk_host.close();
+        sh_host.close();
+    }
+
+    #[test]
+    fn a_failed_awk_reading_of_the_processes_is_read_again_by_the_builtins() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = private(&[("one", "echo one-ready; exec sleep 600")]);
+        wait_drawn(&server.tmux, "one", "one-ready");
+        let log = dir.path().join("awk.log");
+        let path = logging_awk(dir.path(), &log, true);
+        let failing = |command: &str| local_sh(command).env("PATH", &path);
+        let targets = [target("one", None)];
+        let mut host = HostSession::default();
+        let nonce = crate::tmux::fresh_nonce();
+        let answer = raw_answer(
+            &server.tmux,
+            &mut host,
+            &failing,
+            &targets,
+            &nonce,
+            &AgentMemory::default(),
+        );
+        assert!(
+            answer.contains(&format!("BMB-{nonce}-P-AGAIN\n")),
+            "{answer}"
+        );
+        assert_eq!(
+            answer.matches(&format!("BMB-{nonce}-P-R 0 ")).count(),
+            2,
+            "{answer}"
+        );
+        host.close();
+        let read = as_remote(&server.tmux).read_host_via(
+            &mut HostSession::default(),
+            &targets,
+            &crate::tmux::fresh_nonce(),
+            true,
+            &mut AgentMemory::default(),
+            &[],
+            Duration::from_secs(5),
+            &failing,
+        );
+        let (_, processes) = read.processes[0].as_ref().expect("read");
+        assert_eq!(
+            processes.foreground.as_ref().map(|f| f.comm.as_str()),
+            Some("sleep")
+        );
+        assert!(
+            matches!(processes.session, crate::agent::claude::SessionSearch::None),
+            "{:?}",
+            processes.session
+        );
+    }
+
     fn target(session: &str, known: Option<KnownPane>) -> (String, Option<KnownPane>) {
         (session.to_string(), known)
     }
@@ -1460,7 +1868,10 @@ mod tests {
             if shown[0].as_ref().is_ok_and(|c| c.text.contains(text)) {
                 return;
             }
-            assert!(Instant::now() < deadline, "{session} never drew {text}");
+            assert!(
+                Instant::now() < deadline,
+                "{session} never drew {text}: {shown:?}"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }

@@ -4,7 +4,14 @@
 //! and parameter expansion), in the same ssh call as the capture
 //! ([`crate::remote::host`]) or in one of its own ([`remote_panes`]).
 //!
-//! The only program the script starts is one `awk` per host, and only in a
+//! In a watch cycle's session ([`crate::remote::host`]) on a host with awk,
+//! one awk run reads every pane's processes instead (`bmb_procs_awk`,
+//! `PROCS_AWK`; the builtins' per-pane interpretation was most of the
+//! host's cost), printing the same lines; the builtins stay for hosts
+//! without awk, for [`remote_panes`], for a failed awk run, and for the
+//! walk of a pane whose agent is not known yet.
+//!
+//! Otherwise the only program the script starts is one `awk` per host, and only in a
 //! cycle where some pane's agent is not known yet: a process's environment
 //! (`/proc/<pid>/environ`, which names its claude folder) is NUL-separated,
 //! which a POSIX shell cannot read. A pane's agent, once found, is
@@ -88,6 +95,24 @@ impl AgentMemory {
     /// Forgets the panes not read this cycle (closed, respawned).
     pub fn keep_only(&mut self, roots: &[u32]) {
         self.by_root.retain(|root, _| roots.contains(root));
+    }
+
+    /// Known agents as data lines of a host's cycle request
+    /// (`k ROOT PID START PATH`, the path the rest of the line), for
+    /// `roots`. An agent whose path holds a newline is left out: it is
+    /// searched for again, as an unknown one is.
+    pub fn data_lines(&self, roots: impl IntoIterator<Item = u32>) -> String {
+        let mut out = String::new();
+        for root in roots {
+            if let Some(agent) = self.by_root.get(&root) {
+                let path = agent.path.to_string_lossy();
+                if path.contains('\n') {
+                    continue;
+                }
+                let _ = writeln!(out, "k {root} {} {} {path}", agent.pid, agent.start_ticks);
+            }
+        }
+        out
     }
 
     /// Known agents as shell assignments the script reads
@@ -222,6 +247,9 @@ bmb_procs() {
     bmb_all="$bmb_all $bmb_order"
     bmb_search="$bmb_search $bmb_k"
   done
+  bmb_procs_dirs
+}
+bmb_procs_dirs() {
   if [ -n "$bmb_all" ]; then
     bmb_dirs=$(awk 'BEGIN {
       RS = "\0"
@@ -249,6 +277,141 @@ BMB_DIRS
     bmb_find "$bmb_k"
   done
 }
+bmb_known() {
+  bmb_x=$1
+  bmb_kr=${bmb_x%% *} bmb_x=${bmb_x#* }
+  bmb_ka=${bmb_x%% *} bmb_x=${bmb_x#* }
+  bmb_ks=${bmb_x%% *} bmb_x=${bmb_x#* }
+  case $bmb_kr:$bmb_ka:$bmb_ks in *[!0-9:]*|:*|*::*|*:) return 0 ;; esac
+  eval "ka_$bmb_kr=\$bmb_ka ks_$bmb_kr=\$bmb_ks kp_$bmb_kr=\$bmb_x"
+  bmb_vars="$bmb_vars ka_$bmb_kr ks_$bmb_kr kp_$bmb_kr"
+}
+bmb_procs_awk() {
+  for bmb_v in $bmb_pvars; do unset "$bmb_v"; done
+  bmb_all= bmb_search= bmb_pvars=
+  : >"$bmb_dir/f"
+  set +f
+  set -- $bmb_globs
+  set -f
+  if ! awk -v roots="$bmb_roots" -v tag="$bmb_tag" -v witness="$bmb_witness" \
+    -v max_bytes=@MAX_FILE_BYTES@ -v kok="$bmb_kok" -v search="$bmb_dir/f" \
+    "$bmb_procs_prog" "$bmb_dir/k" "$@"; then
+    # What it printed before it failed is dropped by the reader at this
+    # mark; the builtins read every pane again.
+    printf '%s-AGAIN\n' "$bmb_tag"
+    while IFS= read -r bmb_l; do bmb_known "${bmb_l#k }"; done <"$bmb_dir/k"
+    bmb_procs
+    return
+  fi
+  [ -s "$bmb_dir/f" ] || return 0
+  while read -r bmb_k bmb_r; do
+    bmb_walk "$bmb_r"
+    eval "order_$bmb_k=\$bmb_order"
+    bmb_pvars="$bmb_pvars order_$bmb_k"
+    bmb_all="$bmb_all $bmb_order"
+    bmb_search="$bmb_search $bmb_k"
+  done <"$bmb_dir/f"
+  bmb_procs_dirs
+}
+"#;
+
+/// `bmb_procs_awk`'s program: per pane of `roots` what `bmb_procs` prints
+/// (its `R` and `FG` lines, a known agent's session file or `N`), byte for
+/// byte, from one awk run that reads `/proc` in blocks where the builtins'
+/// per-pane interpretation cost ~1.75 ms a pane (PERFORMANCE.md). The
+/// panes whose agent is not known are written to `search` (`KEY ROOT`)
+/// for the builtins' walk. ARGV\[1\] is the known agents' data lines
+/// (`k ROOT PID START PATH`), the j-th readable as a regular file when
+/// `kok`'s j-th character is `1` (awk cannot stat, and a FIFO would block
+/// its read); the rest are the `children` files of the panes' foreground
+/// leaders, expanded by the shell (awk cannot list a folder). A session
+/// file is cut after `max_bytes` bytes where the builtins count characters:
+/// the same on the few hundred ASCII bytes such a file holds.
+const PROCS_AWK: &str = r#"
+BEGIN {
+  for (i = 2; i < ARGC; i++) {
+    split(ARGV[i], pp, "/")
+    kids_files[pp[3]] = kids_files[pp[3]] " " ARGV[i]
+    delete ARGV[i]
+  }
+}
+function bmb_stat(pid,   f, line, n, x, q) {
+  st_state = st_pgrp = st_tpgid = st_start = st_comm = ""
+  f = "/proc/" pid "/stat"
+  if ((getline line < f) <= 0) { close(f); return 0 }
+  close(f)
+  if (!match(line, /.*\)/)) return 0
+  n = split(substr(line, RLENGTH + 1), x)
+  if (n < 20) return 0
+  q = index(substr(line, 1, index(line, ")") - 1), "(")
+  st_comm = substr(line, q + 1, RLENGTH - q - 1)
+  st_state = x[1]; st_pgrp = x[3]; st_tpgid = x[6]; st_start = x[20]
+  return 1
+}
+function first_line(f,   line) {
+  line = ""
+  if ((getline line < f) <= 0) line = ""
+  close(f)
+  return line
+}
+function bmb_fg(key, root,   g, name, kids, nf, files, i, nc, c, j, w) {
+  if (!bmb_stat(root)) return
+  g = st_tpgid
+  if (g !~ /^[0-9]+$/ || g == "0") return
+  if (!bmb_stat(g)) return
+  name = st_comm
+  kids = 0
+  # A leader the shell did not expand for (the foreground moved since the
+  # pick): its main thread's children alone.
+  nf = split((g in kids_files) ? kids_files[g] : "/proc/" g "/task/" g "/children", files, " ")
+  for (i = 1; i <= nf; i++) {
+    nc = split(first_line(files[i]), c)
+    for (j = 1; j <= nc; j++) {
+      if (!bmb_stat(c[j])) continue
+      if (st_state !~ /^[TtZX]$/ && (st_pgrp "") == (g "")) kids = 1
+    }
+  }
+  w = first_line("/proc/" g "/wchan")
+  sub(/^[ \t]+/, "", w)
+  if (w ~ /^(n_tty_read|wait_woken|poll_schedule_timeout|do_select|do_sys_poll|core_sys_select|ep_poll)/) kids = 0
+  print tag "-FG " key " " kids " " name
+}
+function bmb_session(key, pid, start, path, ok,   r, l, n) {
+  if (!ok) return 0
+  r = (getline l < path)
+  if (r < 0) { close(path); return 0 }
+  print tag "-S " key " " pid " " (start == "" ? "-" : start) " " path
+  n = 0
+  while (r > 0) {
+    n += length(l) + 1
+    if (n > max_bytes) break
+    print l
+    r = (getline l < path)
+  }
+  close(path)
+  print tag "-E"
+  return 1
+}
+$1 == "k" && $2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/ && $4 ~ /^[0-9]+$/ {
+  path = $0
+  for (i = 1; i <= 4; i++) sub(/^[^ ]* /, "", path)
+  ka[$2] = $3; ks[$2] = $4; kp[$2] = path; kk[$2] = (substr(kok, FNR, 1) == "1")
+}
+END {
+  n = split(roots, kr, " ")
+  for (i = 1; i <= n; i++) {
+    c = index(kr[i], ":"); key = substr(kr[i], 1, c - 1); root = substr(kr[i], c + 1)
+    if (c == 0 || key !~ /^[0-9]+$/ || root !~ /^[0-9]+$/) continue
+    print tag "-R " key " " root
+    bmb_fg(key, root)
+    if (witness != 1) continue
+    if ((root in ka) && bmb_stat(ka[root]) && st_start == (ks[root] "")) {
+      if (!bmb_session(key, ka[root], ks[root], kp[root], kk[root])) print tag "-N " key
+      continue
+    }
+    print key, root > search
+  }
+}
 "#;
 
 /// The functions, with their bounds filled in.
@@ -256,6 +419,12 @@ pub(crate) fn functions() -> String {
     FUNCTIONS
         .replace("@MAX_FILE_BYTES@", &MAX_FILE_BYTES.to_string())
         .replace("@MAX_PROCESSES@", &MAX_PROCESSES.to_string())
+}
+
+/// `bmb_procs_awk`'s awk program ([`PROCS_AWK`]), which the session holds
+/// in `$bmb_procs_prog`.
+pub(crate) fn awk_program() -> &'static str {
+    PROCS_AWK
 }
 
 /// A whole script for the panes `(key, root pid)` alone: what
@@ -292,14 +461,23 @@ pub struct PaneReading {
 
 /// Reads the lines the functions printed (after `tag`) into one reading per
 /// key. A key said twice (a session file that printed our marker lines) is
-/// a failed reading, not a forged one.
+/// a failed reading, not a forged one. What came before an `AGAIN` line
+/// (the awk reading failed, the builtins' follows) is dropped.
 pub fn parse(tag: &str, output: &str) -> HashMap<usize, PaneReading> {
     let mut found: HashMap<usize, PaneReading> = HashMap::new();
     let mut repeated: Vec<usize> = Vec::new();
     let prefix = format!("{tag}-");
     let end = format!("{tag}-E");
+    let again = format!("{tag}-AGAIN");
     let mut lines = output.lines();
     while let Some(line) = lines.next() {
+        // The awk reading failed part way: the builtins' reading that
+        // follows is the whole answer.
+        if line == again {
+            found.clear();
+            repeated.clear();
+            continue;
+        }
         let Some(rest) = line.strip_prefix(&prefix) else {
             continue;
         };

@@ -323,6 +323,28 @@ pub(crate) fn marker_format(marker: &str) -> String {
     )
 }
 
+/// A marker line's session name and the fields after it: `wanted` when the
+/// line starts with it and a pane id (`%` and digits) follows, else the
+/// text before the first pane id (the name of the session the pane moved to).
+fn session_field<'l>(line: &'l str, wanted: &str) -> (&'l str, &'l str) {
+    let pane_id_at = |after: &str| {
+        after
+            .strip_prefix('%')
+            .is_some_and(|digits| digits.bytes().next().is_some_and(|b| b.is_ascii_digit()))
+    };
+    if let Some(after) = line.strip_prefix(wanted).and_then(|a| a.strip_prefix(' '))
+        && pane_id_at(after)
+    {
+        return (&line[..wanted.len()], after);
+    }
+    for (at, _) in line.match_indices(" %") {
+        if pane_id_at(&line[at + 1..]) {
+            return (&line[..at], &line[at + 1..]);
+        }
+    }
+    line.split_once(' ').unwrap_or((line, ""))
+}
+
 /// Splits one chain's output (`stdout`, and `failure` when the chain gave
 /// no whole answer) into the captures of `wanted` (indices into `targets`),
 /// written into `results`.
@@ -367,11 +389,13 @@ pub(crate) fn read_chain(
             if let Some((at, rest)) = marked {
                 seen[at] += 1;
                 finished.extend(current.take());
-                let mut fields = rest.trim_start().splitn(6, ' ');
-                let session = fields.next().unwrap_or("");
+                // A session's name may hold spaces: it is the target's when
+                // the pane id follows it.
+                let (session, after) = session_field(rest.trim_start(), &targets[wanted[at].0].0);
                 if session != targets[wanted[at].0].0 {
                     moved.push((wanted[at].0, session.to_string()));
                 }
+                let mut fields = after.splitn(5, ' ');
                 let pane_id = fields
                     .next()
                     .filter(|id| id.starts_with('%') && id[1..].bytes().all(|b| b.is_ascii_digit()))

@@ -60,6 +60,37 @@ fn more_sessions_than_one_tmux_command_holds_are_all_captured() {
     }
 }
 
+#[test]
+fn a_session_whose_name_holds_spaces_is_captured_and_one_that_moves_is_named() {
+    let server = PrivateServer::start(&["my project", "my", "a %1 b"]);
+    let names: Vec<String> = ["my project", "my", "a %1 b"].map(String::from).to_vec();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let results = server.tmux.capture_sessions(&names, "spaces").unwrap();
+        // (The third's `%1` is a printf directive: its name is not drawn whole.)
+        let drawn = results
+            .iter()
+            .zip(["pane of my project\n", "pane of my\n", "pane of a"])
+            .all(|(r, line)| r.as_ref().is_ok_and(|c| c.text.contains(line)));
+        if drawn {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{results:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A marker line naming another session: the pane moved there, name whole.
+    let targets = vec![("my".to_string(), None)];
+    let wanted = vec![(0, "my".to_string())];
+    let markers = vec![chain_marker("n0nce", 0)];
+    let mut results = vec![Err(TmuxError::MarkerRepeated { count: 0 })];
+    let stdout = "BMB-n0nce-0 my project %3 100 5 00011 claude\nscreen\n";
+    read_chain(&targets, &wanted, &markers, stdout, None, &mut results);
+    assert!(
+        matches!(&results[0], Err(TmuxError::PaneMoved { to }) if to == "my project"),
+        "{results:?}"
+    );
+}
+
 /// The pane a client types into is the active pane of its session's
 /// current window: a second window, or a second pane of the window, takes
 /// the focus (and the keys) away from it.
