@@ -665,14 +665,21 @@ fn exited_with(code: Option<i32>, own_words: &[u8], call_stderr: &Captured) -> O
 /// first process, size, history, whether it is dead or in a mode, its
 /// cursor and screen. The same key and no output since the capture's clock
 /// is the same capture ([`Screen::skippable`]).
+/// The fields of a pane's display line ([`tmux::marker_format`]) that are
+/// not in the listing already: `#{session_activity}`, the five flags, and
+/// `#{pane_current_command}` after a `c` (it may be empty; tmux cuts it at
+/// its first space). A pane the host does not capture again gets its
+/// display line from these, without a tmux call of its own.
+const SAME_FIELDS: &str = "#{session_activity} #{pane_dead}#{pane_in_mode}#{synchronize-panes}#{window_active}#{pane_active} c#{pane_current_command}";
+
 const SCREEN_KEY: &str = "#{window_activity}:#{window_id}:#{pane_pid}:#{pane_width}x#{pane_height}:#{history_size}:#{pane_dead}#{pane_in_mode}:#{cursor_x},#{cursor_y}:#{alternate_on}";
 
 /// The listing the remote side asks for: [`tmux::LIST_FORMAT`] after each
 /// session's tmux id, which the host script keys its lookups by, with each
-/// pane's [`SCREEN_KEY`] before the session's name.
+/// pane's [`SCREEN_KEY`] and [`SAME_FIELDS`] before the session's name.
 fn remote_list_format() -> String {
     format!(
-        "#{{session_id}} #{{pane_id}} #{{pane_pid}} #{{window_active}}#{{pane_active}} {SCREEN_KEY} #{{session_name}}"
+        "#{{session_id}} #{{pane_id}} #{{pane_pid}} #{{window_active}}#{{pane_active}} {SCREEN_KEY} {SAME_FIELDS} #{{session_name}}"
     )
 }
 
@@ -680,9 +687,9 @@ fn remote_list_format() -> String {
 fn without_session_ids(rows: &str) -> String {
     rows.lines()
         .map(|row| {
-            let fields: Vec<&str> = row.splitn(6, ' ').collect();
+            let fields: Vec<&str> = row.splitn(9, ' ').collect();
             match fields[..] {
-                [sid, id, pid, active, _key, name] if sid.starts_with('$') => {
+                [sid, id, pid, active, _key, _, _, _, name] if sid.starts_with('$') => {
                     format!("{id} {pid} {active} {name}")
                 }
                 _ => row.to_string(),
@@ -726,8 +733,8 @@ fn read_listing(nonce: &str, answer: &str) -> Listed {
             ended = true;
             break;
         }
-        let fields: Vec<&str> = row.splitn(6, ' ').collect();
-        let [sid, id, _, _, key, name] = fields[..] else {
+        let fields: Vec<&str> = row.splitn(9, ' ').collect();
+        let [sid, id, _, _, key, _, _, _, name] = fields[..] else {
             continue;
         };
         if let Some(digits) = sid
@@ -1111,7 +1118,7 @@ const SESSION_FUNCTIONS: &str = r#"bmb_deadline() {
 bmb_begin() {
   bmb_nonce=$1 bmb_witness=$2 bmb_tag=BMB-$1-P bmb_stuck= bmb_roots= bmb_args=
   for bmb_v in $bmb_vars; do unset "$bmb_v"; done
-  bmb_vars= bmb_sids= bmb_same=
+  bmb_vars= bmb_sids= bmb_same= bmb_sl= bmb_tag0=BMB-$1-
   # The clock before the listing, and so before every capture: a pane whose
   # window_activity is older holds no output since (bash alone, fork-free).
   [ -z "$bmb_bash" ] || printf '%s %(%s)T\n' "BMB-$1-CLOCK" -1
@@ -1171,20 +1178,20 @@ bmb_rows() {
     IFS=' '
     set -- $bmb_row
     IFS=$bmb_ifs
-    [ $# -ge 6 ] || continue
+    [ $# -ge 9 ] || continue
     bmb_s=${1#\$} bmb_i=${2#%}
     case $bmb_s in ''|*[!0-9]*) continue ;; esac
     case $bmb_i in ''|*[!0-9]*) continue ;; esac
     eval "bmb_seen=\${bmb_n_$bmb_s+1}"
     if [ -z "$bmb_seen" ]; then
-      bmb_name=${bmb_row#"$1 $2 $3 $4 $5 "}
+      bmb_name=${bmb_row#"$1 $2 $3 $4 $5 $6 $7 $8 "}
       eval "bmb_n_$bmb_s=\$bmb_name"
       bmb_sids="$bmb_sids $bmb_s"
       bmb_vars="$bmb_vars bmb_n_$bmb_s bmb_a_$bmb_s"
     fi
     [ "$4" = 11 ] && eval "bmb_a_$bmb_s=\$3"
-    eval "bmb_q_$bmb_i=\"\$bmb_s \$3 \$5\""
-    bmb_vars="$bmb_vars bmb_q_$bmb_i"
+    eval "bmb_q_$bmb_i=\"\$bmb_s \$3 \$5\" bmb_m_$bmb_i=\"\$3 \$6 \$7 \${8#c}\""
+    bmb_vars="$bmb_vars bmb_q_$bmb_i bmb_m_$bmb_i"
   done <"$bmb_dir/l"
   printf '%s\n' "BMB-$bmb_nonce-LISTEND"
 }
@@ -1215,18 +1222,21 @@ bmb_w() {
     eval "bmb_r=\${bmb_a_$bmb_s-}"
   fi
   eval "bmb_t_$1=\$bmb_t"
-  [ -z "$bmb_args" ] || bmb_args="$bmb_args ';'"
-  bmb_args="$bmb_args display-message -p -t \"\$bmb_t_$1\" \"BMB-\$bmb_nonce-$1 \$bmb_fmt\""
   if [ -n "$bmb_keep" ]; then
+    # Its display line from the listing: no tmux call for it.
+    eval "bmb_sl=\"\$bmb_sl\${bmb_tag0}$1 \$5 \$3 \$bmb_m_$bmb_i
+\""
     bmb_same="$bmb_same $1"
   else
+    [ -z "$bmb_args" ] || bmb_args="$bmb_args ';'"
+    bmb_args="$bmb_args display-message -p -t \"\$bmb_t_$1\" \"BMB-\$bmb_nonce-$1 \$bmb_fmt\""
     bmb_args="$bmb_args ';' capture-pane -p -e -t \"\$bmb_t_$1\""
   fi
   bmb_roots="$bmb_roots $1:$bmb_r"
 }
 bmb_chain() {
-  printf '%s\n' "BMB-$bmb_nonce-SAME$bmb_same"
-  bmb_same=
+  printf '%s\n%s' "BMB-$bmb_nonce-SAME$bmb_same" "$bmb_sl"
+  bmb_same= bmb_sl=
   if [ -n "$bmb_args" ]; then
     eval "bmb_run $bmb_args"
     bmb_rc=$?
@@ -1306,25 +1316,26 @@ BEGIN {
     m = split(row, f, / +/)
     if (f[1] == "") { for (j = 1; j < m; j++) f[j] = f[j + 1]; m-- }
     if (m > 0 && f[m] == "") m--
-    if (m < 6) continue
+    if (m < 9) continue
     s = f[1]; sub(/^\$/, "", s); i = f[2]; sub(/^%/, "", i)
     if (s !~ /^[0-9]+$/ || i !~ /^[0-9]+$/) continue
     if (!(s in name)) {
-      pre = f[1] " " f[2] " " f[3] " " f[4] " " f[5] " "
+      pre = f[1] " " f[2] " " f[3] " " f[4] " " f[5] " " f[6] " " f[7] " " f[8] " "
       name[s] = (substr(row, 1, length(pre)) == pre) ? substr(row, length(pre) + 1) : row
       sids[++nsids] = s
     }
     if (f[4] == "11") act[s] = f[3]
     qv[i] = s " " f[3] " " f[5]
+    mv[i] = f[3] " " f[6] " " f[7] " " substr(f[8], 2)
   }
   close(list)
   print "BMB-" nonce "-LISTEND"
   printf "" > known
-  args = same = roots = checks = ""
+  args = same = sl = roots = checks = ""
 }
 $1 == "c" {
-  print "bmb_same=" q(same) " bmb_args=" q(args) "\nbmb_chain" > script
-  same = args = ""
+  print "bmb_same=" q(same) " bmb_sl=" q(sl) " bmb_args=" q(args) "\nbmb_chain" > script
+  same = sl = args = ""
   next
 }
 $1 == "k" {
@@ -1355,10 +1366,14 @@ $1 == "w" && NF >= 7 && $2 ~ /^[0-9]+$/ {
   }
   if (t == "") { t = "=" sess ":"; rt = (s in act) ? act[s] : "" }
   print "bmb_t_" idx "=" q(t) > script
-  if (args != "") args = args " ';'"
-  args = args " display-message -p -t \"$bmb_t_" idx "\" \"BMB-$bmb_nonce-" idx " $bmb_fmt\""
-  if (keep) same = same " " idx
-  else args = args " ';' capture-pane -p -e -t \"$bmb_t_" idx "\""
+  if (keep) {
+    same = same " " idx
+    sl = sl "BMB-" nonce "-" idx " " sess " " id " " mv[substr(id, 2)] "\n"
+  } else {
+    if (args != "") args = args " ';'"
+    args = args " display-message -p -t \"$bmb_t_" idx "\" \"BMB-$bmb_nonce-" idx " $bmb_fmt\""
+    args = args " ';' capture-pane -p -e -t \"$bmb_t_" idx "\""
+  }
   roots = roots " " idx ":" rt
 }
 END {
@@ -1995,8 +2010,27 @@ mod tests {
         tmux: &Tmux,
         targets: &[(String, Option<KnownPane>)],
     ) -> (PaneCapture, bool) {
+        cycle_over(session, tmux, targets, &local_sh)
+    }
+
+    /// [`cycle`] over the session `open` starts.
+    fn cycle_over(
+        session: &mut HostSession,
+        tmux: &Tmux,
+        targets: &[(String, Option<KnownPane>)],
+        open: &dyn Fn(&str) -> Invocation,
+    ) -> (PaneCapture, bool) {
         let nonce = crate::tmux::fresh_nonce();
-        let read = read_over(session, tmux, targets, &nonce, &[]);
+        let read = as_remote(tmux).read_host_via(
+            session,
+            targets,
+            &nonce,
+            true,
+            &mut AgentMemory::default(),
+            &[],
+            Duration::from_secs(5),
+            open,
+        );
         let reused = read.reused[0];
         let capture = read
             .captures
@@ -2013,36 +2047,62 @@ mod tests {
         let server = private(&[("one", &overwriting_pane(&fifo))]);
         wait_drawn(&server.tmux, "one", "ready-000");
         let targets = [target("one", Some(known_pane(&server.tmux, "one")))];
-        wait_past_activity(&server.tmux, "one");
-        let mut session = HostSession::default();
-        let (first, reused) = cycle(&mut session, &server.tmux, &targets);
-        assert!(!reused && first.text.contains("ready-000"), "{first:?}");
-        for round in 0..3 {
-            let (again, reused) = cycle(&mut session, &server.tmux, &targets);
-            assert!(reused, "round {round}: a still pane was captured again");
-            assert_eq!(again, first, "round {round}: the same capture");
+        // With awk and with the builtins alone: a kept pane's display line
+        // is made from the listing, and must read as tmux's own.
+        type Open<'o> = &'o dyn Fn(&str) -> Invocation;
+        let ways: [(Open, &str, u16); 2] = [(&local_sh, "awk", 60), (&without_awk, "builtins", 70)];
+        let mut small = None;
+        for (open, way, width) in ways {
+            let cycle =
+                |session: &mut HostSession| cycle_over(session, &server.tmux, &targets, open);
+            wait_past_activity(&server.tmux, "one");
+            let mut session = HostSession::default();
+            let (first, reused) = cycle(&mut session);
+            assert!(!reused && first.text.contains("-"), "{way}: {first:?}");
+            for round in 0..3 {
+                let (again, reused) = cycle(&mut session);
+                assert!(
+                    reused,
+                    "{way}, round {round}: a still pane was captured again"
+                );
+                assert_eq!(again, first, "{way}, round {round}: the same capture");
+            }
+            // Output: captured again, and its text is the new one.
+            let said = format!("moved-{width}");
+            say_to(&fifo, &said);
+            wait_drawn(&server.tmux, "one", &said);
+            let (moved, reused) = cycle(&mut session);
+            assert!(!reused && moved.text.contains(&said), "{way}: {moved:?}");
+            wait_past_activity(&server.tmux, "one");
+            cycle(&mut session);
+            let (_, reused) = cycle(&mut session);
+            assert!(reused, "{way}: still again");
+            // A resize, which prints nothing: captured again, at its new size.
+            on_server(
+                &server.tmux,
+                &[
+                    "resize-window",
+                    "-t",
+                    "=one:",
+                    "-x",
+                    &width.to_string(),
+                    "-y",
+                    "20",
+                ],
+            );
+            let (resized, reused) = cycle(&mut session);
+            assert!(!reused, "{way}: a resized pane was not captured again");
+            assert_eq!(resized.text.lines().count(), 20, "{way}: {resized:?}");
+            wait_past_activity(&server.tmux, "one");
+            cycle(&mut session);
+            let (_, reused) = cycle(&mut session);
+            assert!(reused, "{way}: still at its new size");
+            session.close();
+            small = Some(resized);
         }
-        // Output: captured again, and its text is the new one.
-        say_to(&fifo, "moved-001");
-        wait_drawn(&server.tmux, "one", "moved-001");
-        let (moved, reused) = cycle(&mut session, &server.tmux, &targets);
-        assert!(!reused && moved.text.contains("moved-001"), "{moved:?}");
-        wait_past_activity(&server.tmux, "one");
+        let small = small.expect("read");
+        let mut session = HostSession::default();
         cycle(&mut session, &server.tmux, &targets);
-        let (_, reused) = cycle(&mut session, &server.tmux, &targets);
-        assert!(reused, "still again");
-        // A resize, which prints nothing: captured again, at its new size.
-        on_server(
-            &server.tmux,
-            &["resize-window", "-t", "=one:", "-x", "60", "-y", "20"],
-        );
-        let (small, reused) = cycle(&mut session, &server.tmux, &targets);
-        assert!(!reused, "a resized pane was not captured again");
-        assert_eq!(small.text.lines().count(), 20, "{small:?}");
-        wait_past_activity(&server.tmux, "one");
-        cycle(&mut session, &server.tmux, &targets);
-        let (_, reused) = cycle(&mut session, &server.tmux, &targets);
-        assert!(reused, "still at its new size");
         // A session opened again keeps nothing of the last one.
         session.close();
         let (fresh, reused) = cycle(&mut session, &server.tmux, &targets);
