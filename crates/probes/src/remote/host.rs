@@ -1308,7 +1308,7 @@ bmb_end() {
 /// (`bmb_kok`: awk cannot stat, and would wait on a FIFO); the known
 /// agents' lines go to `known` for [`procs`]'s awk.
 const PICK_AWK: &str = r#"
-function q(s) { gsub(/'/, "'\''", s); return "'" s "'" }
+function q(s) { gsub(/'/, "'\\''", s); return "'" s "'" }
 BEGIN {
   while ((getline row < list) > 0) {
     print row
@@ -1568,21 +1568,22 @@ mod tests {
     /// A folder whose `awk` logs each run to `log` and then runs the real
     /// one; with `fail_reading`, the processes' reading fails after it
     /// printed all it read (as mawk's exit on a read error would).
-    fn logging_awk(dir: &std::path::Path, log: &std::path::Path, fail_reading: bool) -> String {
-        let real = ["/usr/bin/mawk", "/usr/bin/awk", "/bin/awk"]
-            .into_iter()
-            .find(|p| std::path::Path::new(p).exists())
-            .expect("an awk on this machine");
+    fn logging_awk(
+        dir: &std::path::Path,
+        log: &std::path::Path,
+        fail_reading: bool,
+        real: &str,
+    ) -> String {
         let fail = if fail_reading {
-            "case \"$*\" in *max_bytes=*) \"$real\" \"$@\"; exit 2 ;; esac\n"
+            format!("case \"$*\" in *max_bytes=*) {real} \"$@\"; exit 2 ;; esac\n")
         } else {
-            ""
+            String::new()
         };
         let awk = dir.join("awk");
         std::fs::write(
             &awk,
             format!(
-                "#!/bin/sh\nreal={real}\necho run >> '{}'\n{fail}exec \"$real\" \"$@\"\n",
+                "#!/bin/sh\necho run >> '{}'\n{fail}exec {real} \"$@\"\n",
                 log.display()
             ),
         )
@@ -1660,11 +1661,28 @@ mod tests {
         let names = ["one", "it's two", "agent", "gone"];
         let targets: Vec<_> = (0..64).map(|i| target(names[i % 4], None)).collect();
         assert!(host_batches(&targets).len() >= 2);
-        let log = dir.path().join("awk.log");
-        let path = logging_awk(dir.path(), &log, false);
-        let with_awk = |command: &str| local_sh(command).env("PATH", &path);
-        let runs = || {
-            std::fs::read_to_string(&log)
+        // Each awk a host may have (scripts/test installs them): mawk
+        // (Debian's default), gawk and busybox's.
+        let awks: Vec<(&str, String, std::path::PathBuf)> = [
+            ("mawk", "/usr/bin/mawk"),
+            ("gawk", "/usr/bin/gawk"),
+            ("busybox", "/usr/bin/busybox awk"),
+        ]
+        .into_iter()
+        .map(|(name, real)| {
+            let program = real.split(' ').next().unwrap_or(real);
+            assert!(
+                std::path::Path::new(program).exists(),
+                "{program} is missing: scripts/test installs it"
+            );
+            let folder = dir.path().join(name);
+            std::fs::create_dir(&folder).unwrap();
+            let log = folder.join("awk.log");
+            (name, logging_awk(&folder, &log, false, real), log)
+        })
+        .collect();
+        let runs = |log: &std::path::Path| {
+            std::fs::read_to_string(log)
                 .unwrap_or_default()
                 .lines()
                 .count()
@@ -1673,8 +1691,9 @@ mod tests {
         // First sight (the agent searched for), then known (its file read
         // again), then its file turned into a FIFO and into a folder (not read).
         let mut memory = AgentMemory::default();
-        let mut awk_host = HostSession::default();
+        let mut awk_hosts: Vec<HostSession> = awks.iter().map(|_| HostSession::default()).collect();
         let mut sh_host = HostSession::default();
+        let with_mawk = |command: &str| local_sh(command).env("PATH", &awks[0].1);
         let agent_root = server.tmux.list_panes(Some("=agent:")).unwrap()[0].pid;
         let file = home.join(format!(".claude/sessions/{agent_root}.json"));
         for step in ["searched", "known", "fifo", "folder"] {
@@ -1690,20 +1709,6 @@ mod tests {
                 _ => {}
             }
             let nonce = crate::tmux::fresh_nonce();
-            let before = runs();
-            let by_awk = raw_answer(
-                &server.tmux,
-                &mut awk_host,
-                &with_awk,
-                &targets,
-                &nonce,
-                &memory,
-            );
-            assert!(
-                runs() >= before + 2,
-                "{step}: the awk reading ran ({} runs)",
-                runs() - before
-            );
             let by_sh = raw_answer(
                 &server.tmux,
                 &mut sh_host,
@@ -1712,7 +1717,28 @@ mod tests {
                 &nonce,
                 &memory,
             );
-            assert_eq!(by_awk, by_sh, "{step}");
+            for ((name, path, log), host) in awks.iter().zip(&mut awk_hosts) {
+                // busybox's awk cannot split at NULs, so it reads no
+                // process's environment: the search finds no agent there
+                // (as before this reading; README says so).
+                if step == "searched" && *name == "busybox" {
+                    continue;
+                }
+                let with_awk = |command: &str| local_sh(command).env("PATH", path);
+                let before = runs(log);
+                let by_awk = raw_answer(&server.tmux, host, &with_awk, &targets, &nonce, &memory);
+                assert!(
+                    runs(log) >= before + 2,
+                    "{step}: {name}'s reading ran ({} runs)",
+                    runs(log) - before
+                );
+                let differ = by_awk.lines().zip(by_sh.lines()).find(|(a, b)| a != b);
+                assert_eq!(
+                    by_awk, by_sh,
+                    "{step}, {name}: first differing line {differ:?}"
+                );
+            }
+            let by_awk = by_sh;
             assert!(
                 by_awk.contains(&format!("BMB-{nonce}-LISTEND\n")),
                 "{by_awk}"
@@ -1742,13 +1768,15 @@ mod tests {
                     &mut memory,
                     &[],
                     Duration::from_secs(5),
-                    &with_awk,
+                    &with_mawk,
                 );
                 assert!(read.captures.is_ok());
                 assert_eq!(memory.get(agent_root).map(|a| a.pid), Some(agent_root));
             }
         }
-        awk_host.close();
+        for host in &mut awk_hosts {
+            host.close();
+        }
         sh_host.close();
     }
 
@@ -1758,7 +1786,7 @@ mod tests {
         let server = private(&[("one", "echo one-ready; exec sleep 600")]);
         wait_drawn(&server.tmux, "one", "one-ready");
         let log = dir.path().join("awk.log");
-        let path = logging_awk(dir.path(), &log, true);
+        let path = logging_awk(dir.path(), &log, true, "/usr/bin/mawk");
         let failing = |command: &str| local_sh(command).env("PATH", &path);
         let targets = [target("one", None)];
         let mut host = HostSession::default();
