@@ -71,6 +71,46 @@ fn a_stalled_pane_is_nudged_budget_times_then_escalated_once() {
 }
 
 #[test]
+fn the_same_stop_screen_in_another_pane_has_not_held_still() {
+    // A restarted tmux server, or a new window: the very screen the last stop
+    // showed, now in another pane (or the same id with another first
+    // process), is a new stop that waits one interval; in the pane it was
+    // seen in, across a restart too, it held still.
+    let waits = "not nudged yet (a new watcher waits for the screen to hold still one interval)";
+    let stalled = |id: &str, pid: u32| {
+        Screen::pane(&idle())
+            .work(Work::Available(4))
+            .activity(100)
+            .in_pane(id, pid)
+    };
+    let mut h = Harness::new(5);
+    h.settle(&stalled("%0", 10));
+    assert_eq!(h.poll(&stalled("%0", 10))[0], NUDGE);
+    h.restart();
+    assert_eq!(
+        h.poll(&stalled("%0", 10))[0],
+        NUDGE,
+        "the same pane held still across a restart"
+    );
+    for (id, pid) in [("%1", 20), ("%1", 21)] {
+        h.restart();
+        let lines = h.poll(&stalled(id, pid));
+        assert!(
+            matches!(lines.as_slice(), [line] if line.contains(waits)),
+            "{id} (pid {pid}) after a restart: {lines:?}"
+        );
+        assert_eq!(h.poll(&stalled(id, pid))[0], NUDGE);
+    }
+    // And while the monitor runs: the pane changes under it.
+    let lines = h.poll(&stalled("%2", 30));
+    assert!(
+        matches!(lines.as_slice(), [line] if line.contains("not nudged yet")),
+        "a new pane mid-run: {lines:?}"
+    );
+    assert_eq!(h.poll(&stalled("%2", 30))[0], NUDGE);
+}
+
+#[test]
 fn the_nudge_is_recorded_in_the_echo_ledger_before_it_is_sent() {
     let mut h = Harness::new(5);
     h.settle(&Screen::pane(&idle()));

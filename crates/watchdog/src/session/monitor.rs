@@ -113,6 +113,10 @@ pub struct TargetMonitor {
     /// change), and polls in a row it held still: a nudge waits for one.
     still_hash: Option<u64>,
     still_polls: u32,
+    /// The pane (`%N`, first process) that screen was read from: the same
+    /// screen in another pane (a restarted server's, a new window) is a new
+    /// stop, not one that held still.
+    still_pane: Option<(String, Option<u32>)>,
     /// The session's last key time and this monitor's last poll (epoch
     /// seconds), as the previous poll saw them.
     last_activity: Option<i64>,
@@ -131,6 +135,7 @@ impl TargetMonitor {
         memory: SessionMemory,
     ) -> TargetMonitor {
         let echo = Echo::new(&memory.sent);
+        let still_pane = memory.agent_pane.clone();
         // A stop seen before a restart: the same screen now held still since.
         let (still_hash, last_activity) = memory
             .stop_seen
@@ -156,6 +161,7 @@ impl TargetMonitor {
             box_seen: None,
             ui_change_said: false,
             profiles: builtin_profiles(),
+            still_pane,
             still_hash,
             still_polls: 0,
             last_activity,
@@ -394,6 +400,7 @@ impl TargetMonitor {
         done: &mut Vec<Done>,
     ) -> Judged<'o> {
         let verdict = self.verdict(pane, observation.work);
+        self.forget_stillness_of_another_pane(observation);
         self.track_stillness(pane, &verdict);
         let mut state = self.second_witness(verdict.state, observation.witness, done);
         let exited = observation.foreground.and_then(Foreground::gone);
@@ -1090,6 +1097,26 @@ impl TargetMonitor {
             let (hash, activity) = seen;
             self.record(SessionRecord::StopSeen { hash, activity }, actions);
         }
+    }
+
+    /// The screen now read comes from another pane than the one the last
+    /// (or the journal's) stop was seen in: that stop's hash says nothing
+    /// of this pane. A first process tmux did not say matches any.
+    fn forget_stillness_of_another_pane(&mut self, observation: Observation<'_>) {
+        let Some(id) = observation.pane_id else {
+            return;
+        };
+        if let Some((pane, pid)) = &self.still_pane {
+            let same_pid = match (pid, observation.pane_pid) {
+                (Some(before), Some(now)) => *before == now,
+                _ => true,
+            };
+            if pane != id || !same_pid {
+                self.still_hash = None;
+                self.still_polls = 0;
+            }
+        }
+        self.still_pane = Some((id.to_string(), observation.pane_pid));
     }
 
     /// Counts the polls the stop held still: the same verdict, its box (from

@@ -60,6 +60,8 @@ pub(crate) struct Screen {
     focused: Option<bool>,
     /// The poll's local time; `None`: unknown.
     now: Option<jiff::ZonedDateTime>,
+    /// The pane read (`%N`) and its first process; `None`: tmux did not say.
+    pane: Option<(String, u32)>,
 }
 
 impl Screen {
@@ -75,6 +77,7 @@ impl Screen {
             activity: None,
             focused: None,
             now: None,
+            pane: None,
         }
     }
     /// The capture failed with `error`.
@@ -126,6 +129,13 @@ impl Screen {
             ..self
         }
     }
+    /// Read from pane `id`, whose first process is `pid`.
+    pub(crate) fn in_pane(self, id: &str, pid: u32) -> Screen {
+        Screen {
+            pane: Some((id.to_string(), pid)),
+            ..self
+        }
+    }
     pub(crate) fn version(self, version: &str) -> Screen {
         Screen {
             version: Some(version.to_string()),
@@ -144,8 +154,8 @@ impl Screen {
             witness: self.witness.as_ref(),
             foreground: self.foreground.as_ref(),
             cli_version: self.version.as_deref(),
-            pane_id: None,
-            pane_pid: None,
+            pane_id: self.pane.as_ref().map(|(id, _)| id.as_str()),
+            pane_pid: self.pane.as_ref().map(|&(_, pid)| pid),
             activity: self.activity,
             focused: self.focused,
             now: self.now.as_ref().map(|now| Now {
