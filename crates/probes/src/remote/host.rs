@@ -1649,17 +1649,29 @@ mod tests {
             home = home.display()
         );
         let odd_pane = format!("echo odd-ready; exec '{}' 600", odd.display());
+        // A shell running a child in front (read as a child running), and
+        // one reading its terminal with a child behind it (read as none).
         let server = private(&[
             ("one", "echo one-ready; exec sleep 600"),
             ("it's two", &odd_pane),
             ("agent", &agent),
+            ("busy", "echo busy-ready; sleep 600; :"),
+            ("reader", "sleep 600 & echo reader-ready; read x"),
         ]);
-        wait_drawn(&server.tmux, "one", "one-ready");
-        wait_drawn(&server.tmux, "it's two", "odd-ready");
-        wait_drawn(&server.tmux, "agent", "agent-ready");
+        for (session, ready) in [
+            ("one", "one-ready"),
+            ("it's two", "odd-ready"),
+            ("agent", "agent-ready"),
+            ("busy", "busy-ready"),
+            ("reader", "reader-ready"),
+        ] {
+            wait_drawn(&server.tmux, session, ready);
+        }
         // More targets than one chain holds, so the answer has two chains.
-        let names = ["one", "it's two", "agent", "gone"];
-        let targets: Vec<_> = (0..64).map(|i| target(names[i % 4], None)).collect();
+        let names = ["one", "it's two", "agent", "gone", "busy", "reader"];
+        let targets: Vec<_> = (0..64)
+            .map(|i| target(names[i % names.len()], None))
+            .collect();
         assert!(host_batches(&targets).len() >= 2);
         // Each awk a host may have (scripts/test installs them): mawk
         // (Debian's default), gawk and busybox's.
@@ -1744,6 +1756,8 @@ mod tests {
                 "{by_awk}"
             );
             assert!(by_awk.contains("-FG 1 0 a) (b) c\n"), "{by_awk}");
+            assert!(by_awk.contains("-FG 4 1 "), "busy: {by_awk}");
+            assert!(by_awk.contains("-FG 5 0 "), "reader: {by_awk}");
             let session_line = format!("-S 2 {agent_root} ");
             match step {
                 "searched" | "known" => {

@@ -361,19 +361,23 @@ function bmb_fg(key, root,   g, name, kids, nf, files, i, nc, c, j, w) {
   if (!bmb_stat(g)) return
   name = st_comm
   kids = 0
-  # A leader the shell did not expand for (the foreground moved since the
-  # pick): its main thread's children alone.
-  nf = split((g in kids_files) ? kids_files[g] : "/proc/" g "/task/" g "/children", files, " ")
-  for (i = 1; i <= nf; i++) {
-    nc = split(first_line(files[i]), c)
-    for (j = 1; j <= nc; j++) {
-      if (!bmb_stat(c[j])) continue
-      if (st_state !~ /^[TtZX]$/ && (st_pgrp "") == (g "")) kids = 1
-    }
-  }
+  # A leader waiting on its terminal or on events runs no child in front,
+  # whatever its children: then they are not read (a node agent's threads
+  # are a dozen `children` files).
   w = first_line("/proc/" g "/wchan")
   sub(/^[ \t]+/, "", w)
-  if (w ~ /^(n_tty_read|wait_woken|poll_schedule_timeout|do_select|do_sys_poll|core_sys_select|ep_poll)/) kids = 0
+  if (w !~ /^(n_tty_read|wait_woken|poll_schedule_timeout|do_select|do_sys_poll|core_sys_select|ep_poll)/) {
+    # A leader the shell did not expand for (the foreground moved since the
+    # pick): its main thread's children alone.
+    nf = split((g in kids_files) ? kids_files[g] : "/proc/" g "/task/" g "/children", files, " ")
+    for (i = 1; i <= nf && !kids; i++) {
+      nc = split(first_line(files[i]), c)
+      for (j = 1; j <= nc && !kids; j++) {
+        if (!bmb_stat(c[j])) continue
+        if (st_state !~ /^[TtZX]$/ && (st_pgrp "") == (g "")) kids = 1
+      }
+    }
+  }
   print tag "-FG " key " " kids " " name
 }
 function bmb_session(key, pid, start, path, ok,   r, l, n) {
