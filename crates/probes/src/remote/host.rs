@@ -511,19 +511,17 @@ impl Tmux {
         let panes = if code == "0" {
             tmux::parse_list(&without_session_ids(rows))
         } else {
+            // No tmux server there (gone, or never started) fails every
+            // target alike: one outage of the host, not a missing session
+            // each, and no word on which sessions exist.
             let listed = exited_with(code.parse().ok(), rows.as_bytes(), &stderr);
-            match self.failure(shown, &listed, None) {
-                TmuxError::NoServer { .. } => Vec::new(),
-                error => {
-                    return HostRead {
-                        captures: Err(error),
-                        processes: vec![None; targets.len()],
-                        probes: Vec::new(),
-                        sessions: None,
-                        reused: Vec::new(),
-                    };
-                }
-            }
+            return HostRead {
+                captures: Err(self.failure(shown, &listed, None)),
+                processes: vec![None; targets.len()],
+                probes: Vec::new(),
+                sessions: None,
+                reused: Vec::new(),
+            };
         };
         let sessions = Some(tmux::listed_sessions(&panes));
         let mut results = self.no_session_results(targets);
@@ -2489,21 +2487,21 @@ mod tests {
     }
 
     #[test]
-    fn a_server_that_is_not_running_has_no_sessions_and_a_missing_tmux_is_an_error() {
+    fn a_server_that_is_not_running_fails_every_target_alike_and_a_missing_tmux_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("none").to_string_lossy().into_owned();
         let tmux = Tmux::new(Server::Path(socket));
-        let targets = [target("s", None)];
+        // One outage for the host (one page), not a missing session per
+        // target, and no word on which sessions exist (a pattern's are kept).
+        let targets = [target("s", None), target("t", None)];
         let nonce = crate::tmux::fresh_nonce();
         let read_none = read(&tmux, &targets, &nonce);
         assert!(
-            matches!(
-                &read_none.captures.as_ref().unwrap()[0],
-                Err(TmuxError::NoSession { .. })
-            ),
+            matches!(&read_none.captures, Err(TmuxError::NoServer { .. })),
             "{:?}",
             read_none.captures
         );
+        assert_eq!(read_none.sessions, None);
         let missing = Tmux {
             program: "/nonexistent/tmux".to_string(),
             ..tmux

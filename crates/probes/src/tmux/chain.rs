@@ -214,14 +214,12 @@ impl Tmux {
     }
 
     /// Every pane of the server: (session name, the pane). A server that is
-    /// not running has none.
+    /// not running is [`TmuxError::NoServer`] for every target alike (one
+    /// outage, not a missing session each), and says nothing of which
+    /// sessions exist.
     fn list_all_panes(&self) -> Result<Vec<(String, KnownPane)>, TmuxError> {
         let inv = self.command(&["list-panes", "-a", "-F", LIST_FORMAT]);
-        match self.call(inv) {
-            Ok(out) => Ok(parse_list(&out)),
-            Err(TmuxError::NoServer { .. }) => Ok(Vec::new()),
-            Err(error) => Err(error),
-        }
+        self.call(inv).map(|out| parse_list(&out))
     }
 }
 

@@ -279,14 +279,17 @@ fn many_large_panes_are_captured_whole_not_cut_at_an_output_bound() {
 }
 
 #[test]
-fn a_server_that_is_not_running_has_no_sessions() {
+fn a_server_that_is_not_running_has_no_sessions_and_fails_every_capture_alike() {
     let dir = tempfile::tempdir().unwrap();
     let tmux = Tmux::new(Server::Path(
         dir.path().join("none").to_string_lossy().into_owned(),
     ));
     assert_eq!(tmux.list_sessions().unwrap(), Vec::<String>::new());
-    let results = tmux.capture_sessions(&["x".to_string()], "n").unwrap();
-    assert!(matches!(&results[0], Err(TmuxError::NoSession { session, .. }) if session == "x"));
+    // The server is what is missing, for every session alike: one outage.
+    assert_eq!(
+        tmux.capture_sessions(&["x".to_string(), "y".to_string()], "n"),
+        Err(TmuxError::NoServer { host: None })
+    );
     // A call addressed to a session: without a server, the server is what is missing.
     assert_eq!(
         tmux.kill_session("x"),
