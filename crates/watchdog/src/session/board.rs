@@ -677,11 +677,11 @@ mod tests {
             171,
             &[
                 "4 targets · 1 QUESTION · 1 WORKING; unreachable: box1 (2), 127.0.0.1:9",
-                "TARGET         CLI     STATE        FOR    NUDGES  LAST ACTION                                          WHY",
-                "agent          claude  QUESTION     1m10s  0/5     escalated to the operator, NOT answered (1m10s ago)  question-dialog: Do you want to proceed?",
-                "box1:* (2)     -       unreachable  1m09s  -       -                                                    ssh: connect to host box1 port 22: Connection refused",
-                "127.0.0.1:9 *  -       unreachable  -      -       -                                                    connection refused",
-                "agent          claude  WORKING      1m11s  0/5     -                                                    question-dialog: Do you want to proceed?",
+                "TARGET           CLI     STATE        FOR    NUDGES  LAST ACTION                                          WHY",
+                "agent [42.json]  claude  QUESTION     1m10s  0/5     escalated to the operator, NOT answered (1m10s ago)  question-dialog: Do you want to proceed?",
+                "box1:* (2)       -       unreachable  1m09s  -       -                                                    ssh: connect to host box1 port 22: Connection refused",
+                "127.0.0.1:9 *    -       unreachable  -      -       -                                                    connection refused",
+                "agent [43.json]  claude  WORKING      1m11s  0/5     -                                                    question-dialog: Do you want to proceed?",
             ],
         );
         // A frozen monitor's rows are marked stale; a gone one's are said once, in the summary.
