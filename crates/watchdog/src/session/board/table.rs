@@ -70,15 +70,33 @@ struct Summary {
 }
 
 impl Summary {
-    fn line(&self) -> String {
+    /// The line, in `width` columns when known. A line that does not fit
+    /// counts the unreachable hosts among the urgent states (`5
+    /// unreachable`, after the spent budgets), so the cut at the width never
+    /// hides that some are down; their names follow, as far as they fit.
+    fn fitted(&self, width: Option<usize>) -> String {
+        let full = self.line(false);
+        match width {
+            Some(width) if full.chars().count() > width => fit(&self.line(true), Some(width)),
+            _ => full,
+        }
+    }
+
+    fn line(&self, count_unreachable: bool) -> String {
         let mut parts = vec![format!(
             "{} target{}",
             self.targets,
             if self.targets == 1 { "" } else { "s" }
         )];
+        let unreachable = if count_unreachable {
+            self.unreachable.len()
+        } else {
+            0
+        };
         for (count, word) in [
             (self.question, "QUESTION"),
             (self.budget_spent, "budget spent"),
+            (unreachable, "unreachable"),
             (self.blocked, "BLOCKED"),
             (self.stalled, "STALLED"),
             (self.working, "WORKING"),
@@ -158,7 +176,7 @@ pub fn table(sources: &[Source], now: i64, width: Option<usize>) -> Vec<String> 
         .chain(rows.into_iter().map(|row| row.cells))
         .map(|row| row.map(|cell| squeeze(&printable(&cell))))
         .collect();
-    let mut lines = vec![fit(&summary.line(), width)];
+    let mut lines = vec![summary.fitted(width)];
     lines.extend(lay_out(&cells, width));
     lines
 }
