@@ -640,6 +640,40 @@ mod tests {
     }
 
     #[test]
+    fn a_summary_too_wide_for_the_terminal_still_counts_the_unreachable_hosts() {
+        let mut board = Board::new(42, 100, 1, 5, &targets()[..1]);
+        let question = report(Some(State::Question), vec![Done::EscalatedQuestion]);
+        board.observe(0, seen(&question, &[alert(Reason::Question)]), 101);
+        board.cycle_done(0.5, 101);
+        let mut sources = vec![Source {
+            name: "board/42.json".into(),
+            reading: Reading::Board(Box::new(board), Freshness::Live),
+        }];
+        for host in ["alpha", "bravo", "charlie", "delta", "echo"] {
+            sources.push(Source {
+                name: format!("http://watcher-{host}.example:9184"),
+                reading: Reading::Unreachable("connection refused".into()),
+            });
+        }
+        // Wide enough: every name, as before.
+        let wide = table(&sources, 110, None);
+        assert_eq!(
+            wide[0],
+            "1 target · 1 QUESTION; unreachable: http://watcher-alpha.example:9184, \
+             http://watcher-bravo.example:9184, http://watcher-charlie.example:9184, \
+             http://watcher-delta.example:9184, http://watcher-echo.example:9184"
+        );
+        // At 80 columns the cut would hide all but the first: they are counted
+        // among the urgent states instead, the names after them as far as they fit.
+        let narrow = table(&sources, 110, Some(80));
+        assert!(
+            narrow[0].starts_with("1 target · 1 QUESTION · 5 unreachable; unreachable: "),
+            "{narrow:#?}"
+        );
+        assert!(narrow[0].chars().count() <= 80, "{narrow:#?}");
+    }
+
+    #[test]
     fn the_table_shows_a_summary_then_the_urgent_rows_first() {
         let mut board = Board::new(42, 100, 1, 5, &targets());
         let failed = report(None, vec![Done::CaptureFailed]);
@@ -677,11 +711,11 @@ mod tests {
             171,
             &[
                 "4 targets · 1 QUESTION · 1 WORKING; unreachable: box1 (2), 127.0.0.1:9",
-                "TARGET         CLI     STATE        FOR    NUDGES  LAST ACTION                                          WHY",
-                "agent          claude  QUESTION     1m10s  0/5     escalated to the operator, NOT answered (1m10s ago)  question-dialog: Do you want to proceed?",
-                "box1:* (2)     -       unreachable  1m09s  -       -                                                    ssh: connect to host box1 port 22: Connection refused",
-                "127.0.0.1:9 *  -       unreachable  -      -       -                                                    connection refused",
-                "agent          claude  WORKING      1m11s  0/5     -                                                    question-dialog: Do you want to proceed?",
+                "TARGET           CLI     STATE        FOR    NUDGES  LAST ACTION                                          WHY",
+                "agent [42.json]  claude  QUESTION     1m10s  0/5     escalated to the operator, NOT answered (1m10s ago)  question-dialog: Do you want to proceed?",
+                "box1:* (2)       -       unreachable  1m09s  -       -                                                    ssh: connect to host box1 port 22: Connection refused",
+                "127.0.0.1:9 *    -       unreachable  -      -       -                                                    connection refused",
+                "agent [43.json]  claude  WORKING      1m11s  0/5     -                                                    question-dialog: Do you want to proceed?",
             ],
         );
         // A frozen monitor's rows are marked stale; a gone one's are said once, in the summary.

@@ -233,6 +233,45 @@ mod tests {
     }
 
     #[test]
+    fn one_session_name_on_two_watchers_machines_is_two_rows_each_with_its_instance() {
+        // A watcher per host, each watching its own `agent` on its own
+        // machine's default server: the same target, host and server
+        // labels, told apart only by the instance that serves them.
+        let mut samples = Vec::new();
+        for (instance, state) in [("gpu1:9184", "QUESTION"), ("gpu2:9184", "WORKING")] {
+            samples.push(sample(
+                &[
+                    ("job", "bmb"),
+                    ("instance", instance),
+                    ("__name__", "bmb_watch_target_state"),
+                    ("target", "agent"),
+                    ("host", "local"),
+                    ("session", "agent"),
+                    ("server", "/tmp/tmux-1000/default"),
+                    ("state", state),
+                ],
+                1.0,
+            ));
+        }
+        let sources = from_samples(&samples, &[], 1000);
+        assert_eq!(sources.len(), 2, "{sources:#?}");
+        let table = crate::session::board::table(&sources, 1000, Some(80));
+        let row = |state: &str| {
+            table
+                .iter()
+                .find(|line| line.starts_with("agent") && line.contains(state))
+                .cloned()
+                .unwrap_or_default()
+        };
+        assert!(
+            row("QUESTION").starts_with("agent [gpu1:9184] ")
+                && row("WORKING").starts_with("agent [gpu2:9184] "),
+            "{}",
+            table.join("\n")
+        );
+    }
+
+    #[test]
     fn each_instance_is_a_board_and_a_failed_scrape_an_unreachable_row() {
         let base = [("job", "bmb"), ("instance", "gpu1:9184")];
         let with = |extra: &[(&'static str, &'static str)]| {

@@ -70,15 +70,33 @@ struct Summary {
 }
 
 impl Summary {
-    fn line(&self) -> String {
+    /// The line, in `width` columns when known. A line that does not fit
+    /// counts the unreachable hosts among the urgent states (`5
+    /// unreachable`, after the spent budgets), so the cut at the width never
+    /// hides that some are down; their names follow, as far as they fit.
+    fn fitted(&self, width: Option<usize>) -> String {
+        let full = self.line(false);
+        match width {
+            Some(width) if full.chars().count() > width => fit(&self.line(true), Some(width)),
+            _ => full,
+        }
+    }
+
+    fn line(&self, count_unreachable: bool) -> String {
         let mut parts = vec![format!(
             "{} target{}",
             self.targets,
             if self.targets == 1 { "" } else { "s" }
         )];
+        let unreachable = if count_unreachable {
+            self.unreachable.len()
+        } else {
+            0
+        };
         for (count, word) in [
             (self.question, "QUESTION"),
             (self.budget_spent, "budget spent"),
+            (unreachable, "unreachable"),
             (self.blocked, "BLOCKED"),
             (self.stalled, "STALLED"),
             (self.working, "WORKING"),
@@ -140,7 +158,15 @@ pub fn table(sources: &[Source], now: i64, width: Option<usize>) -> Vec<String> 
                 ));
             }
             Reading::Board(board, freshness) => {
-                board_rows(board, freshness, now, &servers, &mut summary, &mut rows);
+                board_rows(
+                    &source.name,
+                    board,
+                    freshness,
+                    now,
+                    &servers,
+                    &mut summary,
+                    &mut rows,
+                );
             }
         }
     }
@@ -150,7 +176,7 @@ pub fn table(sources: &[Source], now: i64, width: Option<usize>) -> Vec<String> 
         .chain(rows.into_iter().map(|row| row.cells))
         .map(|row| row.map(|cell| squeeze(&printable(&cell))))
         .collect();
-    let mut lines = vec![fit(&summary.line(), width)];
+    let mut lines = vec![summary.fitted(width)];
     lines.extend(lay_out(&cells, width));
     lines
 }
@@ -158,14 +184,29 @@ pub fn table(sources: &[Source], now: i64, width: Option<usize>) -> Vec<String> 
 /// The targets whose name two tmux servers share (two watchers, or one
 /// watching two servers, each with a session `agent`), and how each of
 /// their servers is shown beside it: its socket file's name (`[a]`), or the
-/// whole path when two of them share that name too.
+/// whole path when two of them share that name too. A target of one name
+/// on servers of one path in two sources (a watcher per host, each watching
+/// its own `agent` on its own machine's default server, read through
+/// Prometheus or their endpoints) is told apart by its source instead
+/// (`[gpu1:9184]`), with the server first when that differs too.
 struct Servers {
-    shown: BTreeMap<(String, String), String>,
+    shown: BTreeMap<(String, String, String), String>,
+}
+
+/// A source as a row's label: an instance or endpoint without its scheme
+/// (`gpu1:9184`), a board file by its name (`4242.json`).
+fn source_label(source: &str) -> String {
+    let source = source.strip_prefix("http://").unwrap_or(source);
+    if source.ends_with(".json") {
+        return source.rsplit('/').next().unwrap_or(source).to_string();
+    }
+    source.to_string()
 }
 
 impl Servers {
     fn of(sources: &[Source]) -> Servers {
-        let mut by_target: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        // Per target: each (source, server) it is on.
+        let mut by_target: BTreeMap<&str, BTreeSet<(&str, &str)>> = BTreeMap::new();
         for source in sources {
             if let Reading::Board(board, freshness) = &source.reading
                 && !matches!(freshness, Freshness::Gone(_))
@@ -174,44 +215,60 @@ impl Servers {
                     by_target
                         .entry(&row.target)
                         .or_default()
-                        .insert(row.server.as_deref().unwrap_or(""));
+                        .insert((&source.name, row.server.as_deref().unwrap_or("")));
                 }
             }
         }
+        let short = |server: &str| -> String {
+            match server.rsplit('/').next() {
+                Some(name) if !name.is_empty() => name.to_string(),
+                _ if server.is_empty() => "?".to_string(),
+                _ => server.to_string(),
+            }
+        };
         let mut shown = BTreeMap::new();
-        for (target, servers) in by_target.into_iter().filter(|(_, s)| s.len() > 1) {
-            let short = |server: &str| -> String {
-                match server.rsplit('/').next() {
-                    Some(name) if !name.is_empty() => name.to_string(),
-                    _ if server.is_empty() => "?".to_string(),
-                    _ => server.to_string(),
-                }
-            };
+        for (target, places) in by_target.into_iter().filter(|(_, p)| p.len() > 1) {
+            let servers: BTreeSet<&str> = places.iter().map(|(_, server)| *server).collect();
             let names: BTreeSet<String> = servers.iter().map(|s| short(s)).collect();
             let whole = names.len() < servers.len();
-            for server in servers {
-                let label = if whole {
-                    server.to_string()
-                } else {
-                    short(server)
-                };
-                shown.insert((target.to_string(), server.to_string()), label);
+            for (source, server) in &places {
+                let mut label = Vec::new();
+                if servers.len() > 1 {
+                    label.push(if whole {
+                        server.to_string()
+                    } else {
+                        short(server)
+                    });
+                }
+                if places.iter().filter(|(_, s)| s == server).count() > 1 {
+                    label.push(source_label(source));
+                }
+                shown.insert(
+                    (source.to_string(), target.to_string(), server.to_string()),
+                    label.join(" "),
+                );
             }
         }
         Servers { shown }
     }
 
-    /// The TARGET cell: the target, and its server when another has one of that name.
-    fn cell(&self, row: &super::TargetRow) -> String {
-        let key = (row.target.clone(), row.server.clone().unwrap_or_default());
+    /// The TARGET cell: the target, and its server (or its source) when
+    /// another row has one of that name.
+    fn cell(&self, source: &str, row: &super::TargetRow) -> String {
+        let key = (
+            source.to_string(),
+            row.target.clone(),
+            row.server.clone().unwrap_or_default(),
+        );
         match self.shown.get(&key) {
-            Some(server) => format!("{} [{server}]", row.target),
+            Some(label) => format!("{} [{label}]", row.target),
             None => row.target.clone(),
         }
     }
 }
 
 fn board_rows(
+    source: &str,
     board: &Board,
     freshness: &Freshness,
     now: i64,
@@ -306,7 +363,7 @@ fn board_rows(
         rows.push(Row {
             urgency,
             cells: [
-                servers.cell(row),
+                servers.cell(source, row),
                 row.cli.clone().unwrap_or_else(|| "?".into()),
                 state,
                 if row.polled {
