@@ -664,12 +664,11 @@ fn exited_with(code: Option<i32>, own_words: &[u8], call_stderr: &Captured) -> O
 /// cursor and screen. The same key and no output since the capture's clock
 /// is the same capture ([`Screen::skippable`]).
 /// The fields of a pane's display line ([`tmux::marker_format`]) that are
-/// not in the listing already: the session's key time
-/// ([`tmux::ACTIVITY_FORMAT`], before these), the five flags, and
+/// not in the listing already: `#{session_activity}`, the five flags, and
 /// `#{pane_current_command}` after a `c` (it may be empty; tmux cuts it at
 /// its first space). A pane the host does not capture again gets its
 /// display line from these, without a tmux call of its own.
-const SAME_FIELDS: &str = "#{pane_dead}#{pane_in_mode}#{synchronize-panes}#{window_active}#{pane_active} c#{pane_current_command}";
+const SAME_FIELDS: &str = "#{session_activity} #{pane_dead}#{pane_in_mode}#{synchronize-panes}#{window_active}#{pane_active} c#{pane_current_command}";
 
 const SCREEN_KEY: &str = "#{window_activity}:#{window_id}:#{pane_pid}:#{pane_width}x#{pane_height}:#{history_size}:#{pane_dead}#{pane_in_mode}:#{cursor_x},#{cursor_y}:#{alternate_on}";
 
@@ -678,8 +677,7 @@ const SCREEN_KEY: &str = "#{window_activity}:#{window_id}:#{pane_pid}:#{pane_wid
 /// pane's [`SCREEN_KEY`] and [`SAME_FIELDS`] before the session's name.
 fn remote_list_format() -> String {
     format!(
-        "#{{session_id}} #{{pane_id}} #{{pane_pid}} #{{window_active}}#{{pane_active}} {SCREEN_KEY} {activity} {SAME_FIELDS} #{{session_name}}",
-        activity = tmux::ACTIVITY_FORMAT
+        "#{{session_id}} #{{pane_id}} #{{pane_pid}} #{{window_active}}#{{pane_active}} {SCREEN_KEY} {SAME_FIELDS} #{{session_name}}"
     )
 }
 

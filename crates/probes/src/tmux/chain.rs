@@ -3,7 +3,7 @@
 //! command per batch), each capture opened by a marker line carrying an
 //! unpredictable nonce, and the output split back into per-pane captures.
 
-use super::client::{ACTIVITY_FORMAT, Tmux};
+use super::client::Tmux;
 use super::error::TmuxError;
 use crate::run::{Limits, Outcome, run};
 
@@ -29,9 +29,7 @@ pub struct PaneCapture {
     pub synchronized: bool,
     /// `#{session_activity}`: when a key was last pressed in the session
     /// (epoch seconds), by a client attached to it; tmux's own `send-keys`
-    /// and the pane's output never move it. Negative when that time is the
-    /// session's last attach (a client attaching or switching to it moves
-    /// it too, and is no key): the client's `ACTIVITY_FORMAT`.
+    /// and the pane's output never move it.
     pub activity: Option<i64>,
     /// `#{window_active}` and `#{pane_active}`: the pane a client attached to
     /// the session types into. Keys pressed while another pane has the focus
@@ -63,14 +61,11 @@ pub fn fresh_nonce() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A chain is cut before it passes this many bytes of arguments (tmux's
-/// limit is 16 KiB; one more entry after the cut stays under it).
-const CHAIN_MAX_BYTES: usize = 13 * 1024;
+/// A chain is cut before it passes this many bytes of arguments.
+const CHAIN_MAX_BYTES: usize = 10 * 1024;
 /// What one pane adds to a chain besides its target (twice): the commands,
-/// the marker and its format, each with its separator (307 bytes with a
-/// fresh nonce and a three-digit index:
-/// `tests::a_chain_entry_is_no_longer_than_its_estimate`).
-pub(crate) const CHAIN_ENTRY_BYTES: usize = 320;
+/// the marker and its format.
+const CHAIN_ENTRY_BYTES: usize = 160;
 
 /// The capture chain's output bound: a base, plus this much per pane.
 pub(crate) const CAPTURE_BASE_BYTES: usize = 8 << 20;
@@ -288,7 +283,7 @@ pub(crate) fn wanted_targets(
 
 /// tmux refuses a command longer than its message size (16 KiB), so a long
 /// chain is split: the ranges of entries (each naming a target of the given
-/// length, twice) that each chain holds, about 40 short names to a chain.
+/// length, twice) that each chain holds, about 60 short names to a chain.
 pub(crate) fn chain_batches(
     target_lengths: impl Iterator<Item = usize>,
 ) -> Vec<std::ops::Range<usize>> {
@@ -322,7 +317,7 @@ pub(crate) fn chain_marker(nonce: &str, index: usize) -> String {
 /// still there?).
 pub(crate) fn marker_format(marker: &str) -> String {
     format!(
-        "{marker} #{{session_name}} #{{pane_id}} #{{pane_pid}} {ACTIVITY_FORMAT} #{{pane_dead}}#{{pane_in_mode}}#{{synchronize-panes}}#{{window_active}}#{{pane_active}} #{{pane_current_command}}"
+        "{marker} #{{session_name}} #{{pane_id}} #{{pane_pid}} #{{session_activity}} #{{pane_dead}}#{{pane_in_mode}}#{{synchronize-panes}}#{{window_active}}#{{pane_active}} #{{pane_current_command}}"
     )
 }
 

@@ -172,13 +172,13 @@ impl Tmux {
     /// -e`), in one call, even while this process stops: what a nudge's
     /// Enter is checked against.
     pub fn key_time_and_pane(&self, pane: &str) -> Result<(Option<i64>, String), TmuxError> {
-        let format = format!("{ACTIVITY_FORMAT} #{{window_active}}#{{pane_active}}");
+        let format = "#{session_activity} #{window_active}#{pane_active}";
         let args = [
             "display-message",
             "-p",
             "-t",
             pane,
-            &format,
+            format,
             ";",
             "capture-pane",
             "-p",
@@ -249,14 +249,6 @@ fn parse_pane_row(line: &str) -> Result<PaneRow, TmuxError> {
         dead,
     })
 }
-
-/// The session's last key time, `-` before it when it is the time a client
-/// last attached (or switched) to the session: tmux moves
-/// `#{session_activity}` then too, and a person who only looks at a pane
-/// pressed no key (it renews no budget; it still holds the typing, as a key
-/// does).
-pub(crate) const ACTIVITY_FORMAT: &str =
-    "#{?#{==:#{session_activity},#{session_last_attached}},-,}#{session_activity}";
 
 #[cfg(test)]
 mod tests {

@@ -19,7 +19,6 @@ pub(crate) use chain::{
     marker_format, parse_list, read_chain, wanted_targets,
 };
 pub use chain::{CapturesAndSessions, KnownPane, PaneCapture, fresh_nonce};
-pub(crate) use client::ACTIVITY_FORMAT;
 pub use client::{ENTER_AFTER, PaneRow, Tmux};
 pub use error::TmuxError;
 pub use server::Server;

@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use super::chain::CHAIN_ENTRY_BYTES;
 use super::*;
 
 /// A private server on a socket inside a temporary folder, ended on drop.
@@ -30,26 +29,6 @@ impl Drop for PrivateServer {
     fn drop(&mut self) {
         let _ = self.tmux.kill_server();
     }
-}
-
-#[test]
-fn a_chain_entry_is_no_longer_than_its_estimate() {
-    let marker = chain_marker(&fresh_nonce(), 999);
-    let format = marker_format(&marker);
-    let words = [
-        "display-message",
-        "-p",
-        "-t",
-        &format,
-        ";",
-        "capture-pane",
-        "-p",
-        "-e",
-        "-t",
-        ";",
-    ];
-    let bytes: usize = words.iter().map(|w| w.len() + 1).sum();
-    assert!(bytes <= CHAIN_ENTRY_BYTES, "{bytes} bytes");
 }
 
 #[test]
@@ -110,50 +89,6 @@ fn a_session_whose_name_holds_spaces_is_captured_and_one_that_moves_is_named() {
         matches!(&results[0], Err(TmuxError::PaneMoved { to }) if to == "my project"),
         "{results:?}"
     );
-}
-
-/// A client attaching moves the session's activity as a key does: the
-/// capture marks that time negative (an attach, no key), and a key the
-/// client presses after it positive again.
-#[test]
-fn a_client_attaching_reads_as_an_attach_and_its_key_as_a_key() {
-    let server = PrivateServer::start(&["agent"]);
-    let Server::Path(inner) = &server.tmux.server else {
-        unreachable!("a private server has a path")
-    };
-    let activity = || {
-        let results = server
-            .tmux
-            .capture_sessions(&["agent".into()], "attach")
-            .unwrap();
-        results[0].as_ref().unwrap().activity.expect("an activity")
-    };
-    assert!(activity() > 0, "never attached: the session's creation");
-    let outer = PrivateServer {
-        tmux: Tmux::new(Server::Path(format!("{inner}-outer"))),
-        _dir: tempfile::tempdir().unwrap(),
-    };
-    let attach = format!("env -u TMUX tmux -S '{inner}' attach -r -t =agent");
-    let command = ["sh".to_string(), "-c".to_string(), attach];
-    outer.tmux.new_detached_session("look", &command).unwrap();
-    let until = |what: &str, done: &dyn Fn(i64) -> bool| {
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            let at = activity();
-            if done(at) {
-                return at;
-            }
-            assert!(std::time::Instant::now() < deadline, "{what}: {at}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    };
-    let attached = until("the attach", &|at| at < 0);
-    // A key in the same second as the attach would read as the attach.
-    std::thread::sleep(Duration::from_millis(1100));
-    let key = ["send-keys", "-t", "=look:", "x"];
-    outer.tmux.call(outer.tmux.command(&key)).unwrap();
-    let pressed = until("the key", &|at| at > 0);
-    assert!(pressed > -attached, "{pressed} after {attached}");
 }
 
 /// The pane a client types into is the active pane of its session's

@@ -43,10 +43,7 @@ pub struct Observation<'a> {
     pub pane_pid: Option<u32>,
     /// When a key was last pressed in the pane's session (epoch seconds,
     /// tmux's `#{session_activity}`), where tmux said: a person at the
-    /// keyboard since the last poll means no typing this poll. Negative
-    /// when that time is a client attaching to the session (tmux moves it
-    /// then too): that holds the typing as a key does, but is no person's
-    /// key, so it renews no budget.
+    /// keyboard since the last poll means no typing this poll.
     pub activity: Option<i64>,
     /// Whether the pane has the focus (the active pane of its session's
     /// current window: where an attached client's keys go); `None`: unknown,
@@ -294,8 +291,7 @@ impl TargetMonitor {
         self.track_progress(observation.progress, &mut actions, &mut done);
         let mut report = self.blank_report(observation);
         let key_pressed = self.key_pressed(observation);
-        let attached = observation.activity.is_some_and(|at| at < 0);
-        self.renew_budget(key_pressed && !attached, &mut actions, &mut done);
+        self.renew_budget(key_pressed, &mut actions, &mut done);
         let Some(pane) = self.read_capture(observation, &mut report, &mut actions, &mut done)
         else {
             report.done = done;
