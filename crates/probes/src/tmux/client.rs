@@ -64,8 +64,24 @@ impl Tmux {
                 .env_remove(crate::run::RUN_TAG_VAR)
                 .args(self.server_flags())
                 .args(args),
-            Some(remote) => remote.invocation(&self.remote_line(args)),
+            Some(remote) => remote.invocation(&self.bounded_remote_line(args)),
         }
+    }
+
+    /// [`Tmux::remote_line`] under the host's own `timeout` where it has
+    /// one: a call this side gives up on (a stopped server) ends there too,
+    /// instead of waiting on that host for ever as an orphan.
+    /// Run by `sh`, as the remote loop is, whatever the login shell.
+    pub(super) fn bounded_remote_line(&self, args: &[&str]) -> String {
+        let limit = self.timeout.as_secs().max(1);
+        let bound = format!(
+            "if command -v timeout >/dev/null 2>&1; then exec timeout -k 1 {limit} \"$@\"; fi; exec \"$@\""
+        );
+        format!(
+            "exec sh -c {} sh {}",
+            quote_literal(&bound),
+            self.remote_line(args)
+        )
     }
 
     pub(super) fn call(&self, inv: Invocation) -> Result<String, TmuxError> {

@@ -31,6 +31,49 @@ impl Drop for PrivateServer {
     }
 }
 
+/// A one-shot call on a host (the sessions at the start, `--check`) runs
+/// under that host's `timeout`: against a stopped server it ends there, not
+/// only on this side (it was an orphan on the host, found by review).
+#[test]
+fn a_remote_one_shot_call_ends_on_the_host_when_its_server_is_stopped() {
+    let server = PrivateServer::start(&["one"]);
+    let shown = server
+        .tmux
+        .call(server.tmux.command(&["display-message", "-p", "#{pid}"]))
+        .unwrap();
+    let pid: i32 = shown.trim().parse().unwrap();
+    let group = rustix::process::Pid::from_raw(pid).unwrap();
+    rustix::process::kill_process(group, rustix::process::Signal::STOP).unwrap();
+    struct Cont(rustix::process::Pid);
+    impl Drop for Cont {
+        fn drop(&mut self) {
+            let _ = rustix::process::kill_process(self.0, rustix::process::Signal::CONT);
+        }
+    }
+    let _cont = Cont(group);
+    let tmux = Tmux {
+        timeout: Duration::from_secs(1),
+        ..server.tmux.clone()
+    };
+    // The line the host's login shell runs, here run by this machine's sh
+    // with a bound of its own far past the host's.
+    let line = tmux.bounded_remote_line(&["list-sessions"]);
+    let outcome = crate::run::run(
+        &crate::run::Invocation::new("sh").arg("-c").arg(&line),
+        &crate::run::Limits::with_timeout(Duration::from_secs(60)),
+    );
+    assert!(
+        matches!(
+            outcome,
+            crate::run::Outcome::Exited {
+                code: Some(124),
+                ..
+            }
+        ),
+        "{outcome:?}"
+    );
+}
+
 #[test]
 fn more_sessions_than_one_tmux_command_holds_are_all_captured() {
     let names: Vec<String> = (0..130).map(|i| format!("s{i}")).collect();
