@@ -2387,15 +2387,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             ..server.tmux.clone()
         };
-        let group = rustix::process::Pid::from_raw(pid as i32).unwrap();
-        rustix::process::kill_process(group, rustix::process::Signal::STOP).unwrap();
-        struct Cont(rustix::process::Pid);
-        impl Drop for Cont {
-            fn drop(&mut self) {
-                let _ = rustix::process::kill_process(self.0, rustix::process::Signal::CONT);
-            }
-        }
-        let _cont = Cont(group);
+        let _stopped = crate::tmux::tests::Stopped::new(pid);
         let mut session = HostSession::default();
         let targets = [target("one", None)];
         for _ in 0..3 {

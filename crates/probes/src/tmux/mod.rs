@@ -12,7 +12,7 @@ mod error;
 mod life;
 mod server;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub(crate) use chain::{
     CAPTURE_BASE_BYTES, CAPTURE_PER_PANE_BYTES, chain_batches, chain_marker, listed_sessions,

@@ -31,6 +31,24 @@ impl Drop for PrivateServer {
     }
 }
 
+/// A process stopped (SIGSTOP) until this is dropped (SIGCONT), even when
+/// an assertion fails.
+pub(crate) struct Stopped(rustix::process::Pid);
+
+impl Stopped {
+    pub(crate) fn new(pid: u32) -> Stopped {
+        let pid = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap()).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::STOP).unwrap();
+        Stopped(pid)
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = rustix::process::kill_process(self.0, rustix::process::Signal::CONT);
+    }
+}
+
 /// A one-shot call on a host (the sessions at the start, `--check`) runs
 /// under that host's `timeout`: against a stopped server it ends there, not
 /// only on this side (it was an orphan on the host, found by review).
@@ -41,16 +59,7 @@ fn a_remote_one_shot_call_ends_on_the_host_when_its_server_is_stopped() {
         .tmux
         .call(server.tmux.command(&["display-message", "-p", "#{pid}"]))
         .unwrap();
-    let pid: i32 = shown.trim().parse().unwrap();
-    let group = rustix::process::Pid::from_raw(pid).unwrap();
-    rustix::process::kill_process(group, rustix::process::Signal::STOP).unwrap();
-    struct Cont(rustix::process::Pid);
-    impl Drop for Cont {
-        fn drop(&mut self) {
-            let _ = rustix::process::kill_process(self.0, rustix::process::Signal::CONT);
-        }
-    }
-    let _cont = Cont(group);
+    let _stopped = Stopped::new(shown.trim().parse().unwrap());
     let tmux = Tmux {
         timeout: Duration::from_secs(1),
         ..server.tmux.clone()
