@@ -640,6 +640,30 @@ mod tests {
     }
 
     #[test]
+    fn a_reason_in_wide_characters_fits_the_terminals_columns_not_its_characters() {
+        // A CJK character takes two columns: counted as one, its row wrapped
+        // at 80 (found by review, in a real 80x24 pane).
+        let mut board = Board::new(42, 100, 1, 5, &targets()[..2]);
+        for i in 0..2 {
+            let mut polled = report(Some(State::Question), vec![Done::EscalatedQuestion]);
+            polled.evidence = Some("请问你要继续吗？这个命令需要批准才能运行，".repeat(3));
+            board.observe(i, seen(&polled, &[alert(Reason::Question)]), 101);
+        }
+        board.cycle_done(0.2, 101);
+        let sources = [Source {
+            name: "f".into(),
+            reading: Reading::Board(Box::new(board), Freshness::Live),
+        }];
+        let columns = |line: &String| unicode_width::UnicodeWidthStr::width(line.as_str());
+        let lines = table(&sources, 160, Some(80));
+        assert!(lines.iter().all(|l| columns(l) <= 80), "{lines:#?}");
+        assert!(
+            lines[2].contains("请问") && lines[2].ends_with('…'),
+            "{lines:#?}"
+        );
+    }
+
+    #[test]
     fn a_summary_too_wide_for_the_terminal_still_counts_the_unreachable_hosts() {
         let mut board = Board::new(42, 100, 1, 5, &targets()[..1]);
         let question = report(Some(State::Question), vec![Done::EscalatedQuestion]);

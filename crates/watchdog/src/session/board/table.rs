@@ -77,7 +77,7 @@ impl Summary {
     fn fitted(&self, width: Option<usize>) -> String {
         let full = self.line(false);
         match width {
-            Some(width) if full.chars().count() > width => fit(&self.line(true), Some(width)),
+            Some(width) if columns_of(&full) > width => fit(&self.line(true), Some(width)),
             _ => full,
         }
     }
@@ -386,7 +386,7 @@ fn lay_out(cells: &[[String; 7]], width: Option<usize>) -> Vec<String> {
     let mut widths = [0usize; 7];
     for row in cells {
         for ((width, cell), max) in widths.iter_mut().zip(row).zip(CELL_MAX) {
-            *width = (*width).max(cell.chars().count().min(max));
+            *width = (*width).max(columns_of(cell).min(max));
         }
     }
     let mut shown = [true; 7];
@@ -424,13 +424,10 @@ fn lay_out(cells: &[[String; 7]], width: Option<usize>) -> Vec<String> {
                 if column == last {
                     line.push_str(&cell);
                 } else {
-                    let _ = write!(
-                        line,
-                        "{cell:<width$}{:gap$}",
-                        "",
-                        width = widths[column],
-                        gap = GAP
-                    );
+                    // Padded in terminal cells: `{:<width$}` counts characters.
+                    line.push_str(&cell);
+                    let pad = widths[column].saturating_sub(columns_of(&cell)) + GAP;
+                    let _ = write!(line, "{:pad$}", "");
                 }
             }
             fit(line.trim_end(), width)
@@ -468,23 +465,41 @@ fn squeeze(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The end of `text` in `max` characters, `…` first when it is cut.
-pub fn tail(text: &str, max: usize) -> String {
-    let count = text.chars().count();
-    if count <= max {
-        return text.to_string();
-    }
-    let mut kept = String::from("…");
-    kept.extend(text.chars().skip(count - (max.saturating_sub(1))));
-    kept
+/// The terminal cells `text` takes: two for a wide (CJK, emoji)
+/// character, none for a combining one.
+fn columns_of(text: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(text)
 }
 
-/// The start of `text` in `max` characters, `…` last when it is cut.
-fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
+/// The characters of `chars` that fit in `room` cells, in their order.
+fn fitting(chars: impl Iterator<Item = char>, room: usize) -> Vec<char> {
+    let mut used = 0;
+    chars
+        .take_while(|&c| {
+            used += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+            used <= room
+        })
+        .collect()
+}
+
+/// The end of `text` in `max` cells, `…` first when it is cut.
+pub fn tail(text: &str, max: usize) -> String {
+    if columns_of(text) <= max {
         return text.to_string();
     }
-    let mut kept: String = text.chars().take(max.saturating_sub(1)).collect();
+    let mut kept = fitting(text.chars().rev(), max.saturating_sub(1));
+    kept.push('…');
+    kept.into_iter().rev().collect()
+}
+
+/// The start of `text` in `max` cells, `…` last when it is cut.
+fn cut(text: &str, max: usize) -> String {
+    if columns_of(text) <= max {
+        return text.to_string();
+    }
+    let mut kept: String = fitting(text.chars(), max.saturating_sub(1))
+        .into_iter()
+        .collect();
     kept.push('…');
     kept
 }
