@@ -153,6 +153,12 @@ fn watch_many(
         .args(["--interval", "1", "--metrics-listen", "127.0.0.1:0"])
         .args(extra)
         .env("XDG_STATE_HOME", state);
+    with_fd_limit(&mut command, soft, hard);
+    Running::start(command)
+}
+
+/// `command` runs with the open-file limit at `soft`/`hard`, set before exec.
+fn with_fd_limit(command: &mut std::process::Command, soft: u64, hard: u64) {
     // SAFETY: setrlimit(2) is async-signal-safe and nothing here allocates.
     #[expect(
         unsafe_code,
@@ -170,7 +176,6 @@ fn watch_many(
             .map_err(std::io::Error::from)
         });
     }
-    Running::start(command)
 }
 
 /// A port nothing listens on: bound by us, then released.
@@ -310,6 +315,44 @@ fn a_hard_limit_too_low_for_the_targets_is_a_usage_error_that_says_what_they_nee
             .map_or(true, |mut d| d.next().is_none()),
         "no target was opened"
     );
+}
+
+/// `--check` refuses what a start would: a config of more targets than even
+/// the hard open-file limit holds (it said `ok` while the start exited 2:
+/// found by review).
+#[test]
+fn check_refuses_a_config_the_open_file_limit_cannot_hold() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("fleet.toml");
+    let targets: String = (0..300)
+        .map(|i| format!("[[targets]]\ntarget = \"t{i}\"\n"))
+        .collect();
+    std::fs::write(&config, targets).expect("config");
+    let check = |soft: u64, hard: u64| {
+        let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+        command
+            .args(["watch", "--check", "--config"])
+            .arg(&config)
+            .env("XDG_STATE_HOME", dir.path());
+        with_fd_limit(&mut command, soft, hard);
+        command.output().expect("bmb-monitor runs")
+    };
+    let refused = check(100, 200);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("fleet.toml: 300 targets need about") && err.contains("but the limit is 200"),
+        "{err}"
+    );
+    // The hard limit holds them: the soft one is raised, as a start does.
+    let held = check(100, 4096);
+    assert_eq!(
+        held.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&held.stderr)
+    );
+    assert!(String::from_utf8_lossy(&held.stdout).starts_with("ok: 300 targets"));
 }
 
 /// Reload success, as Prometheus exports its own: 0 after a SIGHUP whose

@@ -24,6 +24,12 @@ pub(super) fn run(path: &std::path::Path, settings: &Settings) -> ExitCode {
     if !missing.is_empty() {
         return crate::exit::code(crate::exit::USAGE);
     }
+    // The limit a start would refuse (even raised to the hard one), refused here too.
+    let targets = settings.targets.iter().map(|t| &t.target);
+    if let Some(why) = super::fd_budget::raise_fd_limit(targets) {
+        say(format_args!("{}: {why}", path.display()));
+        return crate::exit::code(crate::exit::USAGE);
+    }
     print(format_args!(
         "ok: {n} target{}{patterns}",
         if n == 1 { "" } else { "s" }
