@@ -572,6 +572,19 @@ fn a_killed_watcher_leaves_its_question_firing_pages_monitor_down_and_restarts_w
 /// example inhibits the panes' alerts under it) and one line on stderr.
 #[test]
 fn one_stopped_sshd_is_one_page_and_one_line_its_panes_alerts_inhibited() {
+    one_outage_is_one_page(|sshd, _| sshd.kill_with_sessions());
+}
+
+/// The same for the host's tmux server killed under its panes: it was a
+/// missing session per target, a page each (found by review).
+#[test]
+fn a_killed_tmux_server_on_a_host_is_one_page_and_one_line() {
+    one_outage_is_one_page(|_, tmux| {
+        tmux.tmux(&["kill-server"]);
+    });
+}
+
+fn one_outage_is_one_page(outage: impl FnOnce(&mut Sshd, &PrivateTmux)) {
     let webhook = Webhook::start();
     let alertmanager = Alertmanager::with_config(None, &shipped_alertmanager(&webhook));
     let mut sshd = Sshd::start("box", &[]);
@@ -608,7 +621,7 @@ fn one_stopped_sshd_is_one_page_and_one_line_its_panes_alerts_inhibited() {
         monitor.err()
     );
 
-    sshd.kill_with_sessions();
+    outage(&mut sshd, &tmux);
     assert!(
         wait_until(90, || active(&alertmanager, "BmbHostUnreachable").len()
             == 1),
