@@ -1207,3 +1207,55 @@ fn a_pattern_of_sessions_is_checked_like_a_target() {
         ],
     );
 }
+
+/// Issue 21, item 10: a watcher whose locale is not UTF-8 (`LANG=C`, as
+/// under many systemd units and ssh logins) reads session names as tmux
+/// keeps them. tmux writes a format's non-ASCII bytes as `_` for such a
+/// client: `agent-é` was listed as `agent-_`, and the pattern watched (and
+/// locked, and polled as missing) a session that does not exist, where it
+/// should say once that it does not watch `agent-é` (a name it refuses).
+#[test]
+fn a_watcher_in_the_c_locale_reads_session_names_as_tmux_keeps_them() {
+    let world = World::new();
+    for session in ["agent-1", "agent-é"] {
+        world.replay(session, "working-bash-sleep");
+    }
+    let config = world.write(
+        "fleet.toml",
+        &format!(
+            "{}\n[defaults]\ninterval = 1\n\n[[targets]]\nsessions = \"agent-*\"\n",
+            world.server()
+        ),
+    );
+    let mut command = world.command(&["--config", config.to_str().expect("utf-8")]);
+    command
+        .env_remove("LC_CTYPE")
+        .env("LC_ALL", "C")
+        .env("LANG", "C");
+    let running = Running::start(command);
+    let refused = "bmb-monitor: watch: session \"agent-é\" (found by sessions = \"agent-*\") is not watched: ";
+    let polls = |running: &Running| {
+        running
+            .out()
+            .iter()
+            .filter(|l| l.starts_with("MONITOR · agent-1 · "))
+            .count()
+    };
+    assert!(
+        wait_until(30, || polls(&running) >= 2
+            && running.err().iter().any(|l| l.starts_with(refused))),
+        "{:?}\n{:?}",
+        running.out(),
+        running.err()
+    );
+    let (out, err) = (running.out(), running.err());
+    assert!(
+        !out.iter().chain(err.iter()).any(|l| l.contains("agent-_")),
+        "a name was read as tmux's placeholder: {out:?}\n{err:?}"
+    );
+    assert_eq!(
+        err.iter().filter(|l| l.starts_with(refused)).count(),
+        1,
+        "{err:?}"
+    );
+}

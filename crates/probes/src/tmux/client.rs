@@ -54,7 +54,7 @@ impl Tmux {
         }
     }
 
-    /// `tmux [-L NAME | -S PATH] ARGS…`, or the same as one remote shell command over ssh.
+    /// `tmux -u [-L NAME | -S PATH] ARGS…`, or the same as one remote shell command over ssh.
     pub(super) fn command(&self, args: &[&str]) -> Invocation {
         match &self.remote {
             // Untagged: a server this call starts (and every pane's
@@ -234,12 +234,20 @@ impl Tmux {
         line
     }
 
+    /// `-u`, then the server's socket flags. tmux writes every non-ASCII
+    /// byte of a format (a session's name, a pane's title) as `_` unless
+    /// the client's locale says UTF-8, which an ssh login or a systemd unit
+    /// often does not: under `LANG=C`, `agent-é` would be listed as
+    /// `agent-_`, a session that does not exist. `-u` says UTF-8 whatever
+    /// the locale; a pane's captured text is the same either way.
     pub(super) fn server_flags(&self) -> Vec<&str> {
+        let mut flags = vec!["-u"];
         match &self.server {
-            Server::Default => Vec::new(),
-            Server::Name(name) => vec!["-L", name],
-            Server::Path(path) => vec!["-S", path],
+            Server::Default => {}
+            Server::Name(name) => flags.extend(["-L", name.as_str()]),
+            Server::Path(path) => flags.extend(["-S", path.as_str()]),
         }
+        flags
     }
 }
 
