@@ -829,6 +829,26 @@ impl Person {
             .is_empty()),
             "the person's client never attached"
         );
+        // tmux counts whole seconds, and a key in the second of the attach
+        // reads as the attach (which is no key): the person's keys come after.
+        let attached_at: i64 = String::from_utf8_lossy(
+            &tmux
+                .tmux(&[
+                    "display-message",
+                    "-p",
+                    "-t",
+                    &format!("={session}:"),
+                    "#{session_last_attached}",
+                ])
+                .stdout,
+        )
+        .trim()
+        .parse()
+        .expect("an attach time");
+        assert!(
+            wait_until(5, || jiff::Timestamp::now().as_second() > attached_at),
+            "the clock stands at the attach's second"
+        );
         Person { outer }
     }
 
@@ -845,9 +865,10 @@ impl Drop for Person {
 
 /// Issue 21, item 8, on the real binary: a spent budget's alert resolves
 /// when the pane works again, the next stop is escalated again (not
-/// nudged), and a person's key starts a new budget that nudges again.
+/// nudged), and a person's key starts a new budget that nudges again;
+/// a person who only attaches buys none (found by review).
 #[test]
-fn a_spent_budget_resolves_when_the_pane_works_and_a_persons_key_renews_it() {
+fn a_spent_budget_resolves_when_the_pane_works_and_a_persons_key_renews_it_an_attach_does_not() {
     let alertmanager = Alertmanager::start();
     let tmux = PrivateTmux::new();
     let state = tempfile::tempdir().expect("tempdir");
@@ -908,8 +929,18 @@ fn a_spent_budget_resolves_when_the_pane_works_and_a_persons_key_renews_it() {
         lines()
     );
     assert_eq!(count("nudged (1/1)"), 1, "{:#?}", lines());
-    // A person presses a key in the session: a new budget, and a nudge once the screen holds still.
+    // A person attaches only to look (tmux moves the session's activity
+    // then too): the polls that follow renew nothing, and the alert stays.
     let person = Person::attach(&tmux, "agent");
+    let seen = lines().len();
+    assert!(
+        wait_until(60, || lines().len() >= seen + 3),
+        "{:#?}",
+        lines()
+    );
+    assert_eq!(count("nudge budget renewed"), 0, "{:#?}", lines());
+    assert_eq!(spent(), 1, "{:?}", alertmanager.alerts());
+    // A person presses a key in the session: a new budget, and a nudge once the screen holds still.
     person.key("x");
     assert!(
         wait_until(60, || count("nudge budget renewed") >= 1),

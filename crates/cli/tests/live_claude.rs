@@ -107,6 +107,30 @@ impl Person {
             attached,
             "the person's client never attached to the session"
         );
+        // tmux counts whole seconds, and a key in the second of the attach
+        // reads as the attach (which is no key): the person's keys come after.
+        let attached_at: i64 = String::from_utf8_lossy(
+            &live
+                .tmux(&[
+                    "display-message",
+                    "-p",
+                    "-t",
+                    &live.session,
+                    "#{session_last_attached}",
+                ])
+                .stdout,
+        )
+        .trim()
+        .parse()
+        .expect("an attach time");
+        let after = wait_until(5, || {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .expect("clock")
+                .as_secs();
+            i64::try_from(now).is_ok_and(|now| now > attached_at)
+        });
+        assert!(after, "the clock stands at the attach's second");
         person
     }
 

@@ -1960,6 +1960,13 @@ fn a_spent_budget_ends_when_the_pane_works_again_and_a_key_starts_a_new_one() {
             ],
         )],
     );
+    // A person who only attaches to look (tmux moves the session's activity
+    // to the attach's time): no key, no new budget, still escalated.
+    h.expect(
+        &stalled().attached(150),
+        &["L MONITOR · host:sess · STALLED · work=4 · progress=? · nudges 2/2 · 00:03:30"],
+    );
+    assert_eq!(h.monitor.memory().nudges_used, 2);
     // A person's key in the session: a new budget, and the nudge waits for them.
     check(
         &mut h,
@@ -1967,14 +1974,14 @@ fn a_spent_budget_ends_when_the_pane_works_again_and_a_key_starts_a_new_one() {
             (
                 stalled().activity(200),
                 &[
-                    "L MONITOR · host:sess · STALLED · work=4 · progress=? · nudges 0/2 · nudge budget renewed (a key was pressed in the session) · not nudged yet (a key was pressed in the session since the last poll) · 00:03:30",
+                    "L MONITOR · host:sess · STALLED · work=4 · progress=? · nudges 0/2 · nudge budget renewed (a key was pressed in the session) · not nudged yet (a key was pressed in the session since the last poll) · 00:04:00",
                 ],
             ),
             (
                 stalled().activity(200),
                 &[
                     NUDGE,
-                    "L MONITOR · host:sess · STALLED · work=4 · progress=? · nudges 1/2 · nudged (1/2) · 00:04:00",
+                    "L MONITOR · host:sess · STALLED · work=4 · progress=? · nudges 1/2 · nudged (1/2) · 00:04:30",
                 ],
             ),
         ],

@@ -448,6 +448,7 @@ impl<'a> Watch<'a> {
                 pane_id: watched.pane_id.as_deref(),
                 pane_pid: capture.as_ref().ok().and_then(|c| c.pane_pid),
                 activity: watched.key_time,
+                last_attached: capture.as_ref().ok().and_then(|c| c.last_attached),
                 focused: capture.as_ref().ok().map(|c| c.focused),
                 now: Some(now),
             };

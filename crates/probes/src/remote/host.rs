@@ -595,6 +595,7 @@ impl Tmux {
                 &mut results,
             );
         }
+        tmux::stamp_last_attached(targets, &panes, &mut results);
 
         let processes = if finished {
             let tag = format!("BMB-{nonce}-P");
@@ -670,7 +671,10 @@ fn exited_with(code: Option<i32>, own_words: &[u8], call_stderr: &Captured) -> O
 /// display line from these, without a tmux call of its own.
 const SAME_FIELDS: &str = "#{session_activity} #{pane_dead}#{pane_in_mode}#{synchronize-panes}#{window_active}#{pane_active} c#{pane_current_command}";
 
-const SCREEN_KEY: &str = "#{window_activity}:#{window_id}:#{pane_pid}:#{pane_width}x#{pane_height}:#{history_size}:#{pane_dead}#{pane_in_mode}:#{cursor_x},#{cursor_y}:#{alternate_on}";
+/// Last in the key, the session's last attach (empty: never): a client
+/// attaching may redraw the pane, and the watcher reads it from here to
+/// tell an attach from a key ([`tmux::LIST_FORMAT`]'s field).
+const SCREEN_KEY: &str = "#{window_activity}:#{window_id}:#{pane_pid}:#{pane_width}x#{pane_height}:#{history_size}:#{pane_dead}#{pane_in_mode}:#{cursor_x},#{cursor_y}:#{alternate_on}:#{session_last_attached}";
 
 /// The listing the remote side asks for: [`tmux::LIST_FORMAT`] after each
 /// session's tmux id, which the host script keys its lookups by, with each
@@ -681,14 +685,16 @@ fn remote_list_format() -> String {
     )
 }
 
-/// The listing's rows without their session ids and keys: [`tmux::LIST_FORMAT`]'s.
+/// The listing's rows without their session ids and keys (but the last
+/// attach their keys end with): [`tmux::LIST_FORMAT`]'s.
 fn without_session_ids(rows: &str) -> String {
     rows.lines()
         .map(|row| {
             let fields: Vec<&str> = row.splitn(9, ' ').collect();
             match fields[..] {
-                [sid, id, pid, active, _key, _, _, _, name] if sid.starts_with('$') => {
-                    format!("{id} {pid} {active} {name}")
+                [sid, id, pid, active, key, _, _, _, name] if sid.starts_with('$') => {
+                    let attached = key.rsplit(':').next().unwrap_or("");
+                    format!("{id} {pid} {active} {attached} {name}")
                 }
                 _ => row.to_string(),
             }
@@ -2078,6 +2084,80 @@ mod tests {
             .remove(0)
             .expect("captured");
         (capture, reused)
+    }
+
+    /// An attach moves the session's activity as a key does (even a
+    /// read-only client's): both readings, this machine's chain and the
+    /// host's session, with awk and with the builtins, carry the session's
+    /// last attach beside it, equal to it after the attach and older than
+    /// it after a key, so the watcher can tell a person who looks from one
+    /// who types (issue 21, item 8).
+    #[test]
+    fn an_attach_reads_as_the_sessions_last_attach_and_a_key_after_it_as_newer() {
+        let server = private(&[("agent", "echo ready; exec sleep 600")]);
+        wait_drawn(&server.tmux, "agent", "ready");
+        let Server::Path(inner) = &server.tmux.server else {
+            unreachable!("a private server has a path")
+        };
+        let targets = [target("agent", None)];
+        let mut sessions = [HostSession::default(), HostSession::default()];
+        let mut readings = |what: &str| -> Vec<(Option<i64>, Option<i64>)> {
+            let local = server
+                .tmux
+                .capture_sessions(&["agent".to_string()], &crate::tmux::fresh_nonce())
+                .unwrap()
+                .remove(0)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let [awk, builtins] = &mut sessions;
+            let remote = [
+                (awk, &local_sh as &dyn Fn(&str) -> Invocation),
+                (builtins, &without_awk),
+            ]
+            .into_iter()
+            .map(|(session, open)| cycle_over(session, &server.tmux, &targets, open).0);
+            std::iter::once(local)
+                .chain(remote)
+                .map(|c| (c.activity, c.last_attached))
+                .collect()
+        };
+        for (activity, attached) in readings("never attached") {
+            assert!(
+                activity.is_some() && attached.is_none(),
+                "{activity:?} {attached:?}"
+            );
+        }
+        let attach = format!("env -u TMUX tmux -S '{inner}' attach -r -t =agent");
+        let outer = private(&[("look", &attach)]);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let at = loop {
+            let read = readings("the attach");
+            if read.iter().all(|(a, b)| a.is_some() && a == b) {
+                break read[0].0.unwrap();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the attach never read as one: {read:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        // A key in the attach's own second would read as the attach.
+        while epoch_now() <= at {
+            assert!(Instant::now() < deadline, "the clock stood still");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        on_server(&outer.tmux, &["send-keys", "-t", "=look:", "x"]);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let read = readings("the key");
+            if read.iter().all(|&(a, b)| a > b && b == Some(at)) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the key never read as newer: {read:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     #[test]

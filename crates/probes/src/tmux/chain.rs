@@ -31,6 +31,11 @@ pub struct PaneCapture {
     /// (epoch seconds), by a client attached to it; tmux's own `send-keys`
     /// and the pane's output never move it.
     pub activity: Option<i64>,
+    /// `#{session_last_attached}` (epoch seconds), from the cycle's listing:
+    /// when a client last attached to the session. tmux moves the session's
+    /// activity then too, so an activity equal to it is a person arriving
+    /// (or a viewer attaching), not a key pressed. `None`: never attached.
+    pub last_attached: Option<i64>,
     /// `#{window_active}` and `#{pane_active}`: the pane a client attached to
     /// the session types into. Keys pressed while another pane has the focus
     /// went there.
@@ -123,6 +128,7 @@ impl Tmux {
         for batch in chain_batches(wanted.iter().map(|(_, target)| target.len())) {
             self.capture_chain(targets, &wanted[batch], nonce, &mut results);
         }
+        stamp_last_attached(targets, &panes, &mut results);
         Ok((results, listed_sessions(&panes)))
     }
 
@@ -217,7 +223,7 @@ impl Tmux {
     /// not running is [`TmuxError::NoServer`] for every target alike (one
     /// outage, not a missing session each), and says nothing of which
     /// sessions exist.
-    fn list_all_panes(&self) -> Result<Vec<(String, KnownPane)>, TmuxError> {
+    fn list_all_panes(&self) -> Result<Vec<ListedPane>, TmuxError> {
         let inv = self.command(&["list-panes", "-a", "-F", LIST_FORMAT]);
         self.call(inv).map(|out| parse_list(&out))
     }
@@ -225,36 +231,66 @@ impl Tmux {
 
 /// `list-panes -a`: each pane's id, first process, whether its window is
 /// its session's current one and it that window's active pane (`11`: what
-/// `=session:` names), and its session.
-pub(crate) const LIST_FORMAT: &str =
-    "#{pane_id} #{pane_pid} #{window_active}#{pane_active} #{session_name}";
+/// `=session:` names), when a client last attached to its session (empty:
+/// never), and its session.
+pub(crate) const LIST_FORMAT: &str = "#{pane_id} #{pane_pid} #{window_active}#{pane_active} #{session_last_attached} #{session_name}";
+
+/// One row of [`LIST_FORMAT`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ListedPane {
+    pub(crate) session: String,
+    pub(crate) pane: KnownPane,
+    /// `#{session_last_attached}`; `None`: never attached.
+    pub(crate) last_attached: Option<i64>,
+}
 
 /// Per target its capture, and the sessions the listing named.
 pub type CapturesAndSessions = (Vec<Result<PaneCapture, TmuxError>>, Vec<String>);
 
 /// The sessions of a pane listing, once each, in the listing's order.
-pub(crate) fn listed_sessions(panes: &[(String, KnownPane)]) -> Vec<String> {
+pub(crate) fn listed_sessions(panes: &[ListedPane]) -> Vec<String> {
     let mut seen = std::collections::BTreeSet::new();
     panes
         .iter()
-        .filter(|(session, _)| seen.insert(session.as_str()))
-        .map(|(session, _)| session.clone())
+        .filter(|listed| seen.insert(listed.session.as_str()))
+        .map(|listed| listed.session.clone())
         .collect()
 }
 
-/// [`LIST_FORMAT`]'s rows: (session, the pane). A line that is not a row
-/// (not starting with a pane id) is none.
-pub(crate) fn parse_list(out: &str) -> Vec<(String, KnownPane)> {
+/// [`LIST_FORMAT`]'s rows. A line that is not a row (not starting with a
+/// pane id) is none.
+pub(crate) fn parse_list(out: &str) -> Vec<ListedPane> {
     out.lines()
         .filter_map(|line| {
-            let mut fields = line.splitn(4, ' ');
+            let mut fields = line.splitn(5, ' ');
             let id = fields.next().filter(|id| id.starts_with('%'))?.to_owned();
             let pid = fields.next()?.parse().ok();
             let _active = fields.next()?;
+            let last_attached = fields.next()?.parse().ok();
             let session = fields.next()?.to_owned();
-            Some((session, KnownPane { id, pid }))
+            Some(ListedPane {
+                session,
+                pane: KnownPane { id, pid },
+                last_attached,
+            })
         })
         .collect()
+}
+
+/// Gives each capture its session's last attach time from the listing.
+pub(crate) fn stamp_last_attached(
+    targets: &[(String, Option<KnownPane>)],
+    panes: &[ListedPane],
+    results: &mut [Result<PaneCapture, TmuxError>],
+) {
+    for ((session, _), result) in targets.iter().zip(results.iter_mut()) {
+        if let Ok(capture) = result {
+            capture.last_attached = panes
+                .iter()
+                .find(|listed| &listed.session == session)
+                .and_then(|listed| listed.last_attached);
+        }
+    }
 }
 
 /// The targets whose session exists, each with the tmux target to read:
@@ -262,18 +298,18 @@ pub(crate) fn parse_list(out: &str) -> Vec<(String, KnownPane)> {
 /// first process (a restarted server reuses pane ids), else `=session:`.
 pub(crate) fn wanted_targets(
     targets: &[(String, Option<KnownPane>)],
-    panes: &[(String, KnownPane)],
+    panes: &[ListedPane],
 ) -> Vec<(usize, String)> {
     targets
         .iter()
         .enumerate()
-        .filter(|(_, (s, _))| panes.iter().any(|(session, _)| session == s))
+        .filter(|(_, (s, _))| panes.iter().any(|listed| &listed.session == s))
         .map(|(i, (s, known))| {
             let kept = known.as_ref().filter(|known| {
-                panes.iter().any(|(session, pane)| {
-                    session == s
-                        && pane.id == known.id
-                        && (known.pid.is_none() || pane.pid == known.pid)
+                panes.iter().any(|listed| {
+                    &listed.session == s
+                        && listed.pane.id == known.id
+                        && (known.pid.is_none() || listed.pane.pid == known.pid)
                 })
             });
             (i, kept.map_or_else(|| format!("={s}:"), |k| k.id.clone()))
@@ -422,6 +458,7 @@ pub(crate) fn read_chain(
                         in_mode,
                         synchronized,
                         activity,
+                        last_attached: None,
                         focused,
                     },
                 ));

@@ -45,6 +45,12 @@ pub struct Observation<'a> {
     /// tmux's `#{session_activity}`), where tmux said: a person at the
     /// keyboard since the last poll means no typing this poll.
     pub activity: Option<i64>,
+    /// When a client last attached to the session (epoch seconds, tmux's
+    /// `#{session_last_attached}`), where tmux said. tmux moves the
+    /// session's activity on an attach too: an activity equal to it is a
+    /// person arriving (or a viewer attaching), which holds the typing as a
+    /// key does, but is no key, so it renews no budget.
+    pub last_attached: Option<i64>,
     /// Whether the pane has the focus (the active pane of its session's
     /// current window: where an attached client's keys go); `None`: unknown,
     /// read as focused. A key counts unless the pane had no focus both at the
@@ -291,7 +297,9 @@ impl TargetMonitor {
         self.track_progress(observation.progress, &mut actions, &mut done);
         let mut report = self.blank_report(observation);
         let key_pressed = self.key_pressed(observation);
-        self.renew_budget(key_pressed, &mut actions, &mut done);
+        let attach_only =
+            observation.activity.is_some() && observation.activity == observation.last_attached;
+        self.renew_budget(key_pressed && !attach_only, &mut actions, &mut done);
         let Some(pane) = self.read_capture(observation, &mut report, &mut actions, &mut done)
         else {
             report.done = done;

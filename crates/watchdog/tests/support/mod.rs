@@ -56,6 +56,8 @@ pub(crate) struct Screen {
     version: Option<String>,
     /// The session's last key time (epoch seconds), as tmux gives it.
     activity: Option<i64>,
+    /// When a client last attached to the session (epoch seconds); `None`: never.
+    last_attached: Option<i64>,
     /// Whether the pane has the focus; `None`: unknown.
     focused: Option<bool>,
     /// The poll's local time; `None`: unknown.
@@ -75,6 +77,7 @@ impl Screen {
             foreground: None,
             version: None,
             activity: None,
+            last_attached: None,
             focused: None,
             now: None,
             pane: None,
@@ -112,6 +115,15 @@ impl Screen {
     pub(crate) fn activity(self, epoch: i64) -> Screen {
         Screen {
             activity: Some(epoch),
+            ..self
+        }
+    }
+    /// A client attached to the session at `epoch`, which tmux also makes
+    /// the session's activity.
+    pub(crate) fn attached(self, epoch: i64) -> Screen {
+        Screen {
+            activity: Some(epoch),
+            last_attached: Some(epoch),
             ..self
         }
     }
@@ -157,6 +169,7 @@ impl Screen {
             pane_id: self.pane.as_ref().map(|(id, _)| id.as_str()),
             pane_pid: self.pane.as_ref().map(|&(_, pid)| pid),
             activity: self.activity,
+            last_attached: self.last_attached,
             focused: self.focused,
             now: self.now.as_ref().map(|now| Now {
                 local: now,
