@@ -66,11 +66,14 @@ pub fn fresh_nonce() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A chain is cut before it passes this many bytes of arguments.
-const CHAIN_MAX_BYTES: usize = 10 * 1024;
-/// What one pane adds to a chain besides its target (twice): the commands,
-/// the marker and its format.
-const CHAIN_ENTRY_BYTES: usize = 160;
+/// A chain's arguments never pass this many bytes: tmux sends a command's
+/// arguments in one message of at most 16 KiB, its header included, and
+/// refuses a longer one ("command too long").
+pub(crate) const CHAIN_MAX_BYTES: usize = 15 * 1024;
+/// What one pane adds to a chain besides its target (twice, each with its
+/// NUL): the commands, the marker and its format, each with its NUL; no
+/// less than the real bytes at a five-digit index (a test checks).
+pub(crate) const CHAIN_ENTRY_BYTES: usize = 256;
 
 /// The capture chain's output bound: a base, plus this much per pane.
 pub(crate) const CAPTURE_BASE_BYTES: usize = 8 << 20;
@@ -319,7 +322,8 @@ pub(crate) fn wanted_targets(
 
 /// tmux refuses a command longer than its message size (16 KiB), so a long
 /// chain is split: the ranges of entries (each naming a target of the given
-/// length, twice) that each chain holds, about 60 short names to a chain.
+/// length, twice) that each chain holds, each chain within
+/// [`CHAIN_MAX_BYTES`] (about 55 short names to a chain).
 pub(crate) fn chain_batches(
     target_lengths: impl Iterator<Item = usize>,
 ) -> Vec<std::ops::Range<usize>> {
@@ -328,12 +332,13 @@ pub(crate) fn chain_batches(
     let mut bytes = 0;
     let mut end = 0;
     for length in target_lengths {
-        if end > start && bytes >= CHAIN_MAX_BYTES {
+        let entry = 2 * (length + 1) + CHAIN_ENTRY_BYTES;
+        if end > start && bytes + entry > CHAIN_MAX_BYTES {
             batches.push(start..end);
             start = end;
             bytes = 0;
         }
-        bytes += 2 * length + CHAIN_ENTRY_BYTES;
+        bytes += entry;
         end += 1;
     }
     if end > start {

@@ -83,20 +83,90 @@ fn a_remote_one_shot_call_ends_on_the_host_when_its_server_is_stopped() {
     );
 }
 
+/// The batches' estimate is no less than the real arguments: each chain's
+/// argv (as [`Tmux::capture_panes`] builds it) stays within tmux's one
+/// message, for short names, long ones, a mix, and indices of five digits.
+#[test]
+fn every_chain_fits_in_one_tmux_message() {
+    let nonce = fresh_nonce();
+    let entry_bytes = |index: usize, target: &str| -> usize {
+        let marker = marker_format(&chain_marker(&nonce, index));
+        let words = [
+            ";",
+            "display-message",
+            "-p",
+            "-t",
+            target,
+            &marker,
+            ";",
+            "capture-pane",
+            "-p",
+            "-e",
+            "-t",
+            target,
+        ];
+        words.iter().map(|w| w.len() + 1).sum()
+    };
+    let short: Vec<String> = (0..300).map(|i| format!("={i}:")).collect();
+    let long: Vec<String> = (0..300)
+        .map(|i| format!("={}{i}:", "x".repeat(400)))
+        .collect();
+    let mixed: Vec<String> = short
+        .iter()
+        .zip(&long)
+        .flat_map(|(a, b)| [a.clone(), b.clone()])
+        .collect();
+    for targets in [short, long, mixed] {
+        let batches = chain_batches(targets.iter().map(String::len));
+        assert_eq!(
+            batches.iter().map(|b| b.len()).sum::<usize>(),
+            targets.len()
+        );
+        for batch in batches {
+            let real: usize = batch
+                .clone()
+                .map(|at| entry_bytes(at + 99_000, &targets[at]))
+                .sum();
+            assert!(
+                real <= super::chain::CHAIN_MAX_BYTES,
+                "{batch:?}: {real} bytes"
+            );
+        }
+    }
+    // 50 short names, the SPEC's two invocations a cycle: one chain.
+    assert_eq!(chain_batches((0..50).map(|_| "=pane12:".len())).len(), 1);
+}
+
 #[test]
 fn more_sessions_than_one_tmux_command_holds_are_all_captured() {
-    let names: Vec<String> = (0..130).map(|i| format!("s{i}")).collect();
+    every_session_is_captured((0..130).map(|i| format!("s{i}")).collect());
+}
+
+/// Long names fill each chain to its bound: the real tmux takes it.
+#[test]
+fn chains_of_long_names_at_their_bound_are_all_captured() {
+    let long = "x".repeat(150);
+    every_session_is_captured((0..60).map(|i| format!("{long}{i}")).collect());
+}
+
+fn every_session_is_captured(names: Vec<String>) {
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let server = PrivateServer::start(&refs);
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         let results = server.tmux.capture_sessions(&names, "many").unwrap();
+        // Each pane's own: its name (wrapped at the pane's width) and its line.
         let read = results
             .iter()
+            .enumerate()
             .zip(&names)
-            .filter(|(r, name)| {
-                r.as_ref()
-                    .is_ok_and(|c| c.text.starts_with(&format!("pane of {name}\n")))
+            .filter(|((i, r), name)| {
+                r.as_ref().is_ok_and(|c| {
+                    c.text.starts_with("pane of ")
+                        && c.text
+                            .replace('\n', "")
+                            .contains(&format!("pane of {name}line {i}"))
+                })
             })
             .count();
         if read == names.len() {
