@@ -236,6 +236,8 @@ fn a_remote_question_pane_is_escalated_through_the_alert_command_once_and_gets_n
         "BMB_REASON=question",
         "BMB_STATE=QUESTION",
         "BMB_TARGET=box:ask",
+        // The host's server as written: its socket file is the host's to resolve.
+        &format!("BMB_SERVER={}\n", socket(&server)),
     ] {
         assert!(
             alert.contains(verbatim),
@@ -350,10 +352,11 @@ fn list_shows_remote_sessions_with_the_alias_prefix_and_the_format_arrives_intac
         ran.stderr
     );
     // The remote shell received `#{session_name}` quoted: unquoted, `#`
-    // starts a comment and tmux would get `-F` with no argument.
+    // starts a comment and tmux would get `-F` with no argument. `-u`
+    // first: names are read as UTF-8 whatever the remote locale.
     let calls = std::fs::read_to_string(&log).unwrap();
     let remote = format!(
-        "HOME={} [-S][{}][list-sessions][-F][#{{session_name}}]",
+        "HOME={} [-u][-S][{}][list-sessions][-F][#{{session_name}}]",
         sshd.remote_home().display(),
         socket(&server)
     );
