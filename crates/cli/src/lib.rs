@@ -38,13 +38,23 @@ use clap::{Parser, Subcommand};
 /// every command keeps what it remembers.
 pub(crate) fn state_dir() -> std::path::PathBuf {
     use std::path::PathBuf;
-    match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir).join("bmb-monitor"),
+    match xdg_state_home() {
+        Some(dir) => dir.join("bmb-monitor"),
         None => {
             let home = std::env::var_os("HOME").unwrap_or_else(|| ".".into());
             PathBuf::from(home).join(".local/state/bmb-monitor")
         }
     }
+}
+
+/// `$XDG_STATE_HOME` when it is an absolute path. The XDG base directory
+/// spec says a relative one is invalid and ignored: taken as given, it
+/// named another folder from every working directory (a monitor detached
+/// into tmux, a `status` run elsewhere), so each kept its own memory.
+pub(crate) fn xdg_state_home() -> Option<std::path::PathBuf> {
+    std::env::var_os("XDG_STATE_HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|dir| dir.is_absolute())
 }
 
 /// The longest duration any flag takes, in seconds (a year).

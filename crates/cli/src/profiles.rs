@@ -114,7 +114,8 @@ fn read(path: &Utf8Path) -> Result<Profile, String> {
 
 fn user_profile_dir() -> Option<Utf8PathBuf> {
     let base = match std::env::var("XDG_CONFIG_HOME") {
-        Ok(dir) if !dir.is_empty() => Utf8PathBuf::from(dir),
+        // A relative one is invalid (the XDG base directory spec): ignored.
+        Ok(dir) if Utf8PathBuf::from(&dir).is_absolute() => Utf8PathBuf::from(dir),
         _ => Utf8PathBuf::from(std::env::var("HOME").ok()?).join(".config"),
     };
     Some(base.join("bmb-monitor").join("profiles"))

@@ -420,3 +420,43 @@ fn a_failed_reload_and_a_good_one_show_in_the_metrics() {
     );
     promtool_clean(&fixed);
 }
+
+/// A relative `XDG_STATE_HOME` is invalid (the XDG base directory spec) and
+/// ignored: taken as given it named another folder from each working
+/// directory, so a `status` run elsewhere, or a monitor detached into tmux,
+/// did not find this one's board or memory (found by review).
+#[test]
+fn a_relative_xdg_state_home_is_ignored_for_the_default_folder() {
+    let tmux = PrivateTmux::new();
+    tmux.replay(
+        "agent",
+        &capture_path("working-bash-sleep"),
+        &tmux.dir.path().join("agent.received"),
+    );
+    let (home, cwd) = (
+        tempfile::tempdir().expect("tempdir"),
+        tempfile::tempdir().expect("tempdir"),
+    );
+    let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+    command
+        .arg("watch")
+        .arg("-S")
+        .arg(&tmux.socket)
+        .args(["agent", "--interval", "1"])
+        .current_dir(cwd.path())
+        .env("XDG_STATE_HOME", "state")
+        .env("HOME", home.path());
+    let monitor = Running::start(command);
+    let board = home.path().join(".local/state/bmb-monitor/board");
+    assert!(
+        wait_until(30, || polls(&monitor, "MONITOR · agent · ") > 0
+            && std::fs::read_dir(&board).is_ok_and(|mut d| d.next().is_some())),
+        "no board under {}: {:?}",
+        board.display(),
+        monitor.err()
+    );
+    assert!(
+        !cwd.path().join("state").exists(),
+        "the relative folder was used"
+    );
+}

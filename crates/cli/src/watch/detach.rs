@@ -41,7 +41,7 @@ pub(super) fn detach(args: &Args, targets: &[Target]) -> ExitCode {
         // The detached session gets the tmux server's environment, not ours:
         // carry the state folder so the monitor remembers what this one would.
         let mut command = Vec::new();
-        if let Some(state) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+        if let Some(state) = crate::xdg_state_home() {
             command.extend([
                 "env".to_string(),
                 format!("XDG_STATE_HOME={}", state.to_string_lossy()),
