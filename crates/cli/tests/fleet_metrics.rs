@@ -390,7 +390,8 @@ fn the_board_of_100_targets_fits_an_80x24_pane_urgent_rows_first() {
     world.tmux.wait_for("board", |screen| {
         screen.contains(summary) && screen.contains("… and ")
     });
-    // Joined: a line the terminal wrapped comes back as one, longer than 80.
+    // Joined: a line the terminal wrapped comes back as one, wider than 80
+    // columns (counted in terminal cells: a wide character takes two).
     let screen = String::from_utf8_lossy(
         &world
             .tmux
@@ -400,7 +401,9 @@ fn the_board_of_100_targets_fits_an_80x24_pane_urgent_rows_first() {
     .into_owned();
     let lines: Vec<&str> = screen.trim_end().lines().collect();
     assert!(
-        lines.iter().all(|l| l.chars().count() <= 80),
+        lines
+            .iter()
+            .all(|l| unicode_width::UnicodeWidthStr::width(l.trim_end()) <= 80),
         "a line wrapped:\n{screen}"
     );
     assert!(lines.len() <= 24, "{screen}");

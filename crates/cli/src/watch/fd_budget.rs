@@ -14,9 +14,10 @@ const FD_RESERVE: u64 = 64 + serve::CONNECTIONS as u64;
 
 /// Descriptors `targets` targets need ([`FD_RESERVE`] plus one lock per
 /// target, a second for each of the `local` ones, locked under their tmux
-/// socket's inode too, and two per remote host for its master and session).
+/// socket's inode too, and three per remote host: its session's request,
+/// answer and error pipes, as counted on a running monitor).
 pub(super) fn fd_need(targets: usize, local: usize, hosts: usize) -> u64 {
-    FD_RESERVE + targets as u64 + local as u64 + 2 * hosts as u64
+    FD_RESERVE + targets as u64 + local as u64 + 3 * hosts as u64
 }
 
 /// The soft open-file limit raised to the hard one, once at the start: at

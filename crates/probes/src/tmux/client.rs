@@ -71,6 +71,7 @@ impl Tmux {
     /// [`Tmux::remote_line`] under the host's own `timeout` where it has
     /// one: a call this side gives up on (a stopped server) ends there too,
     /// instead of waiting on that host for ever as an orphan.
+    ///
     /// Run by `sh`, as the remote loop is, whatever the login shell.
     pub(super) fn bounded_remote_line(&self, args: &[&str]) -> String {
         let limit = self.timeout.as_secs().max(1);

@@ -1114,17 +1114,23 @@ impl TargetMonitor {
         let Some(id) = observation.pane_id else {
             return;
         };
-        if let Some((pane, pid)) = &self.still_pane {
-            let same_pid = match (pid, observation.pane_pid) {
-                (Some(before), Some(now)) => *before == now,
+        if let Some((pane, pid)) = &mut self.still_pane {
+            let same_pid = match (*pid, observation.pane_pid) {
+                (Some(before), Some(now)) => before == now,
                 _ => true,
             };
             if pane != id || !same_pid {
                 self.still_hash = None;
                 self.still_polls = 0;
             }
+            // The same pane every poll: nothing allocated.
+            if pane != id {
+                id.clone_into(pane);
+            }
+            *pid = observation.pane_pid;
+        } else {
+            self.still_pane = Some((id.to_string(), observation.pane_pid));
         }
-        self.still_pane = Some((id.to_string(), observation.pane_pid));
     }
 
     /// Counts the polls the stop held still: the same verdict, its box (from
