@@ -595,7 +595,6 @@ impl Tmux {
                 &mut results,
             );
         }
-        tmux::stamp_last_attached(targets, &panes, &mut results);
 
         let processes = if finished {
             let tag = format!("BMB-{nonce}-P");
@@ -665,16 +664,14 @@ fn exited_with(code: Option<i32>, own_words: &[u8], call_stderr: &Captured) -> O
 /// cursor and screen. The same key and no output since the capture's clock
 /// is the same capture ([`Screen::skippable`]).
 /// The fields of a pane's display line ([`tmux::marker_format`]) that are
-/// not in the listing already: `#{session_activity}`, the five flags, and
+/// not in the listing already: the session's key and attach times (one
+/// word, [`tmux::marker_format`]'s), the five flags, and
 /// `#{pane_current_command}` after a `c` (it may be empty; tmux cuts it at
 /// its first space). A pane the host does not capture again gets its
 /// display line from these, without a tmux call of its own.
-const SAME_FIELDS: &str = "#{session_activity} #{pane_dead}#{pane_in_mode}#{synchronize-panes}#{window_active}#{pane_active} c#{pane_current_command}";
+const SAME_FIELDS: &str = "#{session_activity}:#{session_last_attached} #{pane_dead}#{pane_in_mode}#{synchronize-panes}#{window_active}#{pane_active} c#{pane_current_command}";
 
-/// Last in the key, the session's last attach (empty: never): a client
-/// attaching may redraw the pane, and the watcher reads it from here to
-/// tell an attach from a key ([`tmux::LIST_FORMAT`]'s field).
-const SCREEN_KEY: &str = "#{window_activity}:#{window_id}:#{pane_pid}:#{pane_width}x#{pane_height}:#{history_size}:#{pane_dead}#{pane_in_mode}:#{cursor_x},#{cursor_y}:#{alternate_on}:#{session_last_attached}";
+const SCREEN_KEY: &str = "#{window_activity}:#{window_id}:#{pane_pid}:#{pane_width}x#{pane_height}:#{history_size}:#{pane_dead}#{pane_in_mode}:#{cursor_x},#{cursor_y}:#{alternate_on}";
 
 /// The listing the remote side asks for: [`tmux::LIST_FORMAT`] after each
 /// session's tmux id, which the host script keys its lookups by, with each
@@ -685,16 +682,14 @@ fn remote_list_format() -> String {
     )
 }
 
-/// The listing's rows without their session ids and keys (but the last
-/// attach their keys end with): [`tmux::LIST_FORMAT`]'s.
+/// The listing's rows without their session ids and keys: [`tmux::LIST_FORMAT`]'s.
 fn without_session_ids(rows: &str) -> String {
     rows.lines()
         .map(|row| {
             let fields: Vec<&str> = row.splitn(9, ' ').collect();
             match fields[..] {
-                [sid, id, pid, active, key, _, _, _, name] if sid.starts_with('$') => {
-                    let attached = key.rsplit(':').next().unwrap_or("");
-                    format!("{id} {pid} {active} {attached} {name}")
+                [sid, id, pid, active, _key, _, _, _, name] if sid.starts_with('$') => {
+                    format!("{id} {pid} {active} {name}")
                 }
                 _ => row.to_string(),
             }

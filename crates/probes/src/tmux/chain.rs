@@ -31,7 +31,7 @@ pub struct PaneCapture {
     /// (epoch seconds), by a client attached to it; tmux's own `send-keys`
     /// and the pane's output never move it.
     pub activity: Option<i64>,
-    /// `#{session_last_attached}` (epoch seconds), from the cycle's listing:
+    /// `#{session_last_attached}` (epoch seconds), read with the activity:
     /// when a client last attached to the session. tmux moves the session's
     /// activity then too, so an activity equal to it is a person arriving
     /// (or a viewer attaching), not a key pressed. `None`: never attached.
@@ -73,7 +73,7 @@ pub(crate) const CHAIN_MAX_BYTES: usize = 15 * 1024;
 /// What one pane adds to a chain besides its target (twice, each with its
 /// NUL): the commands, the marker and its format, each with its NUL; no
 /// less than the real bytes at a five-digit index (a test checks).
-pub(crate) const CHAIN_ENTRY_BYTES: usize = 256;
+pub(crate) const CHAIN_ENTRY_BYTES: usize = 280;
 
 /// The capture chain's output bound: a base, plus this much per pane.
 pub(crate) const CAPTURE_BASE_BYTES: usize = 8 << 20;
@@ -131,7 +131,6 @@ impl Tmux {
         for batch in chain_batches(wanted.iter().map(|(_, target)| target.len())) {
             self.capture_chain(targets, &wanted[batch], nonce, &mut results);
         }
-        stamp_last_attached(targets, &panes, &mut results);
         Ok((results, listed_sessions(&panes)))
     }
 
@@ -226,7 +225,7 @@ impl Tmux {
     /// not running is [`TmuxError::NoServer`] for every target alike (one
     /// outage, not a missing session each), and says nothing of which
     /// sessions exist.
-    fn list_all_panes(&self) -> Result<Vec<ListedPane>, TmuxError> {
+    fn list_all_panes(&self) -> Result<Vec<(String, KnownPane)>, TmuxError> {
         let inv = self.command(&["list-panes", "-a", "-F", LIST_FORMAT]);
         self.call(inv).map(|out| parse_list(&out))
     }
@@ -234,66 +233,36 @@ impl Tmux {
 
 /// `list-panes -a`: each pane's id, first process, whether its window is
 /// its session's current one and it that window's active pane (`11`: what
-/// `=session:` names), when a client last attached to its session (empty:
-/// never), and its session.
-pub(crate) const LIST_FORMAT: &str = "#{pane_id} #{pane_pid} #{window_active}#{pane_active} #{session_last_attached} #{session_name}";
-
-/// One row of [`LIST_FORMAT`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ListedPane {
-    pub(crate) session: String,
-    pub(crate) pane: KnownPane,
-    /// `#{session_last_attached}`; `None`: never attached.
-    pub(crate) last_attached: Option<i64>,
-}
+/// `=session:` names), and its session.
+pub(crate) const LIST_FORMAT: &str =
+    "#{pane_id} #{pane_pid} #{window_active}#{pane_active} #{session_name}";
 
 /// Per target its capture, and the sessions the listing named.
 pub type CapturesAndSessions = (Vec<Result<PaneCapture, TmuxError>>, Vec<String>);
 
 /// The sessions of a pane listing, once each, in the listing's order.
-pub(crate) fn listed_sessions(panes: &[ListedPane]) -> Vec<String> {
+pub(crate) fn listed_sessions(panes: &[(String, KnownPane)]) -> Vec<String> {
     let mut seen = std::collections::BTreeSet::new();
     panes
         .iter()
-        .filter(|listed| seen.insert(listed.session.as_str()))
-        .map(|listed| listed.session.clone())
+        .filter(|(session, _)| seen.insert(session.as_str()))
+        .map(|(session, _)| session.clone())
         .collect()
 }
 
-/// [`LIST_FORMAT`]'s rows. A line that is not a row (not starting with a
-/// pane id) is none.
-pub(crate) fn parse_list(out: &str) -> Vec<ListedPane> {
+/// [`LIST_FORMAT`]'s rows: (session, the pane). A line that is not a row
+/// (not starting with a pane id) is none.
+pub(crate) fn parse_list(out: &str) -> Vec<(String, KnownPane)> {
     out.lines()
         .filter_map(|line| {
-            let mut fields = line.splitn(5, ' ');
+            let mut fields = line.splitn(4, ' ');
             let id = fields.next().filter(|id| id.starts_with('%'))?.to_owned();
             let pid = fields.next()?.parse().ok();
             let _active = fields.next()?;
-            let last_attached = fields.next()?.parse().ok();
             let session = fields.next()?.to_owned();
-            Some(ListedPane {
-                session,
-                pane: KnownPane { id, pid },
-                last_attached,
-            })
+            Some((session, KnownPane { id, pid }))
         })
         .collect()
-}
-
-/// Gives each capture its session's last attach time from the listing.
-pub(crate) fn stamp_last_attached(
-    targets: &[(String, Option<KnownPane>)],
-    panes: &[ListedPane],
-    results: &mut [Result<PaneCapture, TmuxError>],
-) {
-    for ((session, _), result) in targets.iter().zip(results.iter_mut()) {
-        if let Ok(capture) = result {
-            capture.last_attached = panes
-                .iter()
-                .find(|listed| &listed.session == session)
-                .and_then(|listed| listed.last_attached);
-        }
-    }
 }
 
 /// The targets whose session exists, each with the tmux target to read:
@@ -301,18 +270,18 @@ pub(crate) fn stamp_last_attached(
 /// first process (a restarted server reuses pane ids), else `=session:`.
 pub(crate) fn wanted_targets(
     targets: &[(String, Option<KnownPane>)],
-    panes: &[ListedPane],
+    panes: &[(String, KnownPane)],
 ) -> Vec<(usize, String)> {
     targets
         .iter()
         .enumerate()
-        .filter(|(_, (s, _))| panes.iter().any(|listed| &listed.session == s))
+        .filter(|(_, (s, _))| panes.iter().any(|(session, _)| session == s))
         .map(|(i, (s, known))| {
             let kept = known.as_ref().filter(|known| {
-                panes.iter().any(|listed| {
-                    &listed.session == s
-                        && listed.pane.id == known.id
-                        && (known.pid.is_none() || listed.pane.pid == known.pid)
+                panes.iter().any(|(session, pane)| {
+                    session == s
+                        && pane.id == known.id
+                        && (known.pid.is_none() || pane.pid == known.pid)
                 })
             });
             (i, kept.map_or_else(|| format!("={s}:"), |k| k.id.clone()))
@@ -354,11 +323,13 @@ pub(crate) fn chain_marker(nonce: &str, index: usize) -> String {
 
 /// The `display-message` format printing the marker line. It also carries
 /// the pane's first process (for the second witness), the session's last
-/// key time (is someone typing?) and its foreground command (is the agent
-/// still there?).
+/// key time and last attach as one word (is someone typing, or did someone
+/// only arrive? read in the same instant, so an attach between two reads
+/// cannot pass for a key) and its foreground command (is the agent still
+/// there?).
 pub(crate) fn marker_format(marker: &str) -> String {
     format!(
-        "{marker} #{{session_name}} #{{pane_id}} #{{pane_pid}} #{{session_activity}} #{{pane_dead}}#{{pane_in_mode}}#{{synchronize-panes}}#{{window_active}}#{{pane_active}} #{{pane_current_command}}"
+        "{marker} #{{session_name}} #{{pane_id}} #{{pane_pid}} #{{session_activity}}:#{{session_last_attached}} #{{pane_dead}}#{{pane_in_mode}}#{{synchronize-panes}}#{{window_active}}#{{pane_active}} #{{pane_current_command}}"
     )
 }
 
@@ -440,7 +411,13 @@ pub(crate) fn read_chain(
                     .filter(|id| id.starts_with('%') && id[1..].bytes().all(|b| b.is_ascii_digit()))
                     .map(str::to_string);
                 let pane_pid = fields.next().and_then(|pid| pid.parse().ok());
-                let activity = fields.next().and_then(|at| at.parse().ok());
+                // `ACTIVITY:LAST_ATTACHED`, the second empty when never attached.
+                let (activity, last_attached) = fields
+                    .next()
+                    .map(|word| word.split_once(':').unwrap_or((word, "")))
+                    .map_or((None, None), |(at, attached)| {
+                        (at.parse().ok(), attached.parse().ok())
+                    });
                 // Five flags in one word: pane_dead, pane_in_mode,
                 // synchronize-panes, window_active, pane_active.
                 let flags = fields.next().unwrap_or("").as_bytes();
@@ -463,7 +440,7 @@ pub(crate) fn read_chain(
                         in_mode,
                         synchronized,
                         activity,
-                        last_attached: None,
+                        last_attached,
                         focused,
                     },
                 ));

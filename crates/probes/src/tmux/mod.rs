@@ -16,7 +16,7 @@ pub(crate) mod tests;
 
 pub(crate) use chain::{
     CAPTURE_BASE_BYTES, CAPTURE_PER_PANE_BYTES, chain_batches, chain_marker, listed_sessions,
-    marker_format, parse_list, read_chain, stamp_last_attached, wanted_targets,
+    marker_format, parse_list, read_chain, wanted_targets,
 };
 pub use chain::{CapturesAndSessions, KnownPane, PaneCapture, fresh_nonce};
 pub use client::{ENTER_AFTER, PaneRow, Tmux};

@@ -116,7 +116,9 @@ fn every_chain_fits_in_one_tmux_message() {
         .zip(&long)
         .flat_map(|(a, b)| [a.clone(), b.clone()])
         .collect();
-    for targets in [short, long, mixed] {
+    // The longest name a target takes (`NAME_MAX_BYTES` in watchdog).
+    let longest: Vec<String> = (0..30).map(|_| format!("={}:", "x".repeat(1024))).collect();
+    for targets in [short, long, mixed, longest] {
         let batches = chain_batches(targets.iter().map(String::len));
         assert_eq!(
             batches.iter().map(|b| b.len()).sum::<usize>(),
@@ -528,4 +530,79 @@ fn each_capture_is_cut_at_its_own_markers_line_among_many() {
         assert_eq!(capture.current_command.as_deref(), Some("claude"));
         assert!(capture.focused && !capture.dead);
     }
+}
+
+/// The attach's time is read in the same instant as the activity it is
+/// compared with (the chain's display line): a client attaching after the
+/// cycle's listing and before its capture still reads as an attach, where
+/// a last attach read from the listing read it as a key (found by review).
+#[test]
+fn an_attach_between_the_listing_and_the_capture_reads_as_an_attach() {
+    let server = PrivateServer::start(&["agent"]);
+    let Server::Path(inner) = &server.tmux.server else {
+        unreachable!("a private server has a path")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (asked, go) = (dir.path().join("asked"), dir.path().join("go"));
+    // tmux, but a capture waits for `go` after saying it was asked.
+    let wrapper = dir.path().join("tmux");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ncase \" $* \" in *\" capture-pane \"*) : > '{}'; while [ ! -e '{}' ]; do sleep 0.02; done ;; esac\nexec tmux \"$@\"\n",
+            asked.display(),
+            go.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let mut held = server.tmux.clone();
+    held.program = wrapper.to_string_lossy().into_owned();
+    held.timeout = Duration::from_secs(30);
+    let reading = std::thread::spawn(move || {
+        held.capture_sessions(&["agent".to_string()], &fresh_nonce())
+            .unwrap()
+            .remove(0)
+            .unwrap()
+    });
+    let wait = |what: &str, done: &dyn Fn() -> bool| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while !done() {
+            assert!(std::time::Instant::now() < deadline, "{what}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    wait("the capture was never asked for", &|| asked.exists());
+    // The listing is made: a client attaches before the capture runs.
+    let outer = PrivateServer {
+        tmux: Tmux::new(Server::Path(format!("{inner}-outer"))),
+        _dir: tempfile::tempdir().unwrap(),
+    };
+    let attach = format!("env -u TMUX tmux -S '{inner}' attach -r -t =agent");
+    outer
+        .tmux
+        .new_detached_session("look", &["sh".to_string(), "-c".to_string(), attach])
+        .unwrap();
+    wait("the client never attached", &|| {
+        server
+            .tmux
+            .call(
+                server
+                    .tmux
+                    .command(&["list-clients", "-F", "#{client_session}"]),
+            )
+            .is_ok_and(|out| out.trim() == "agent")
+    });
+    std::fs::write(&go, "").unwrap();
+    let capture = reading.join().unwrap();
+    assert!(
+        capture.activity.is_some() && capture.activity == capture.last_attached,
+        "{:?} {:?}",
+        capture.activity,
+        capture.last_attached
+    );
 }
