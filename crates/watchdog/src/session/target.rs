@@ -56,13 +56,21 @@ pub enum NameProblem {
     /// A character a multiplexer would rewrite or a shell would interpret
     /// (a session), or that no ssh alias holds (a host).
     Holds(char),
+    /// Longer than [`NAME_MAX_BYTES`]: a capture names its session twice in
+    /// one tmux command, which tmux caps at 16 KiB.
+    TooLong(usize),
 }
+
+/// The longest session name or host alias taken, in bytes (tmux itself
+/// takes session names of any length, but not a command holding one of
+/// 8,000 bytes twice).
+pub const NAME_MAX_BYTES: usize = 1024;
 
 impl fmt::Display for TargetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TargetError::Host { target, problem } => {
-                write!(f, "target `{target}`: host alias ")?;
+                write!(f, "target `{}`: host alias ", shown(target))?;
                 match problem {
                     NameProblem::Empty => f.write_str("is empty"),
                     NameProblem::LeadingDash => {
@@ -73,10 +81,11 @@ impl fmt::Display for TargetError {
                         "holds {}, which is not an ssh alias (allowed: letters, digits, _ - .)",
                         describe(*c)
                     ),
+                    NameProblem::TooLong(bytes) => too_long(f, *bytes),
                 }
             }
             TargetError::Session { target, problem } => {
-                write!(f, "target `{target}`: session name ")?;
+                write!(f, "target `{}`: session name ", shown(target))?;
                 match problem {
                     NameProblem::Empty => f.write_str("is empty"),
                     NameProblem::LeadingDash => {
@@ -87,10 +96,26 @@ impl fmt::Display for TargetError {
                         "holds {}, which tmux would rewrite or a shell would interpret (allowed: letters, digits, _ - + @ % ,)",
                         describe(*c)
                     ),
+                    NameProblem::TooLong(bytes) => too_long(f, *bytes),
                 }
             }
         }
     }
+}
+
+/// A target as an error shows it: its first 60 characters and `…` when longer.
+fn shown(target: &str) -> std::borrow::Cow<'_, str> {
+    match target.char_indices().nth(60) {
+        Some((at, _)) => format!("{}…", &target[..at]).into(),
+        None => target.into(),
+    }
+}
+
+fn too_long(f: &mut fmt::Formatter<'_>, bytes: usize) -> fmt::Result {
+    write!(
+        f,
+        "is {bytes} bytes long, more than the {NAME_MAX_BYTES} a capture's tmux command holds twice"
+    )
 }
 
 impl std::error::Error for TargetError {}
@@ -199,6 +224,9 @@ fn check_name(name: &str, allowed: impl Fn(char) -> bool) -> Result<(), NameProb
     if name.starts_with('-') {
         return Err(NameProblem::LeadingDash);
     }
+    if name.len() > NAME_MAX_BYTES {
+        return Err(NameProblem::TooLong(name.len()));
+    }
     match name.chars().find(|&c| !allowed(c)) {
         Some(bad) => Err(NameProblem::Holds(bad)),
         None => Ok(()),
@@ -221,7 +249,7 @@ fn printable(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{NameProblem, Target, TargetError};
+    use super::{NAME_MAX_BYTES, NameProblem, Target, TargetError};
 
     #[test]
     fn file_keys_are_the_target_or_a_cut_hashed_form_that_fits_a_file_name() {
@@ -284,6 +312,19 @@ mod tests {
             Target::parse("h$x:s").unwrap_err().to_string(),
             "target `h$x:s`: host alias holds `$`, which is not an ssh alias (allowed: letters, digits, _ - .)"
         );
+        // A name tmux takes but a capture's command cannot hold twice
+        // (found by review: 8,200 bytes failed every poll with "command
+        // too long"), said in one short line.
+        let long = "y".repeat(8200);
+        assert_eq!(
+            Target::parse(&long).unwrap_err().to_string(),
+            format!(
+                "target `{}…`: session name is 8200 bytes long, more than the 1024 a capture's tmux command holds twice",
+                "y".repeat(60)
+            )
+        );
+        assert!(Target::parse(&"y".repeat(NAME_MAX_BYTES)).is_ok());
+        assert!(Target::parse(&format!("{}:s", "h".repeat(NAME_MAX_BYTES + 1))).is_err());
     }
 
     #[test]
