@@ -593,6 +593,7 @@ impl Tmux {
                 &section,
                 failure,
                 &mut results,
+                &panes,
             );
         }
 

@@ -129,7 +129,7 @@ impl Tmux {
         let mut results = self.no_session_results(targets);
         let wanted = wanted_targets(targets, &panes);
         for batch in chain_batches(wanted.iter().map(|(_, target)| target.len())) {
-            self.capture_chain(targets, &wanted[batch], nonce, &mut results);
+            self.capture_chain(targets, &panes, &wanted[batch], nonce, &mut results);
         }
         Ok((results, listed_sessions(&panes)))
     }
@@ -157,6 +157,7 @@ impl Tmux {
     fn capture_chain(
         &self,
         targets: &[(String, Option<KnownPane>)],
+        listed: &[(String, KnownPane)],
         wanted: &[(usize, String)],
         nonce: &str,
         results: &mut [Result<PaneCapture, TmuxError>],
@@ -218,7 +219,7 @@ impl Tmux {
                 (String::new(), Some(self.failure(&inv, &outcome, None)))
             }
         };
-        read_chain(targets, wanted, &markers, &stdout, failure, results);
+        read_chain(targets, wanted, &markers, &stdout, failure, results, listed);
     }
 
     /// Every pane of the server: (session name, the pane). A server that is
@@ -357,7 +358,8 @@ fn session_field<'l>(line: &'l str, wanted: &str) -> (&'l str, &'l str) {
 
 /// Splits one chain's output (`stdout`, and `failure` when the chain gave
 /// no whole answer) into the captures of `wanted` (indices into `targets`),
-/// written into `results`.
+/// written into `results`. `listed`: the cycle's pane listing, which tells
+/// a pane that moved to another session from one that two sessions share.
 pub(crate) fn read_chain(
     targets: &[(String, Option<KnownPane>)],
     wanted: &[(usize, String)],
@@ -365,6 +367,7 @@ pub(crate) fn read_chain(
     stdout: &str,
     failure: Option<TmuxError>,
     results: &mut [Result<PaneCapture, TmuxError>],
+    listed: &[(String, KnownPane)],
 ) {
     {
         let mut current: Option<(usize, PaneCapture)> = None;
@@ -402,14 +405,20 @@ pub(crate) fn read_chain(
                 // A session's name may hold spaces: it is the target's when
                 // the pane id follows it.
                 let (session, after) = session_field(rest.trim_start(), &targets[wanted[at].0].0);
-                if session != targets[wanted[at].0].0 {
-                    moved.push((wanted[at].0, session.to_string()));
-                }
                 let mut fields = after.splitn(5, ' ');
                 let pane_id = fields
                     .next()
                     .filter(|id| id.starts_with('%') && id[1..].bytes().all(|b| b.is_ascii_digit()))
                     .map(str::to_string);
+                // Read by its id, a pane whose window two sessions share (a
+                // session group, a linked window) is named by either: tmux
+                // picks the one last used. The listing had it under both.
+                let shared = listed
+                    .iter()
+                    .any(|(s, pane)| s == session && pane_id.as_deref() == Some(pane.id.as_str()));
+                if session != targets[wanted[at].0].0 && !shared {
+                    moved.push((wanted[at].0, session.to_string()));
+                }
                 let pane_pid = fields.next().and_then(|pid| pid.parse().ok());
                 // `ACTIVITY:LAST_ATTACHED`, the second empty when never attached.
                 let (activity, last_attached) = fields

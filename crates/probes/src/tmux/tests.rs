@@ -208,7 +208,7 @@ fn a_session_whose_name_holds_spaces_is_captured_and_one_that_moves_is_named() {
     let markers = vec![chain_marker("n0nce", 0)];
     let mut results = vec![Err(TmuxError::MarkerRepeated { count: 0 })];
     let stdout = "BMB-n0nce-0 my project %3 100 5 00011 claude\nscreen\n";
-    read_chain(&targets, &wanted, &markers, stdout, None, &mut results);
+    read_chain(&targets, &wanted, &markers, stdout, None, &mut results, &[]);
     assert!(
         matches!(&results[0], Err(TmuxError::PaneMoved { to }) if to == "my project"),
         "{results:?}"
@@ -518,7 +518,15 @@ fn each_capture_is_cut_at_its_own_markers_line_among_many() {
         stdout.push_str(&format!("screen of s{i}\nBMB-n0nce-{i}x not a marker\n"));
     }
     let mut results = vec![Err(TmuxError::MarkerRepeated { count: 0 }); count];
-    read_chain(&targets, &wanted, &markers, &stdout, None, &mut results);
+    read_chain(
+        &targets,
+        &wanted,
+        &markers,
+        &stdout,
+        None,
+        &mut results,
+        &[],
+    );
     for (i, result) in results.iter().enumerate() {
         let capture = result.as_ref().unwrap();
         assert_eq!(
@@ -605,4 +613,84 @@ fn an_attach_between_the_listing_and_the_capture_reads_as_an_attach() {
         capture.activity,
         capture.last_attached
     );
+}
+
+/// A session grouped with the target (`new-session -t agent -s view`)
+/// shares its windows: read by its id, the agent's pane is named by
+/// whichever of the two was used last, which is no move (every poll read
+/// "the pane moved to another session", for good: found by review), and a
+/// person's key through the other session is the key time read.
+#[test]
+fn a_pane_shared_with_a_grouped_session_is_read_and_keys_through_either_count() {
+    let server = PrivateServer::start(&["agent"]);
+    let Server::Path(inner) = &server.tmux.server else {
+        unreachable!("a private server has a path")
+    };
+    let rows = server.tmux.list_panes(Some("=agent:")).unwrap();
+    let known = KnownPane {
+        id: rows[0].id.clone(),
+        pid: Some(rows[0].pid),
+    };
+    let new = ["new-session", "-d", "-t", "=agent", "-s", "view"];
+    server.tmux.call(server.tmux.command(&new)).unwrap();
+    let targets = [("agent".to_string(), Some(known))];
+    let read = || {
+        server
+            .tmux
+            .capture_panes(&targets, &fresh_nonce())
+            .unwrap()
+            .remove(0)
+    };
+    let first = read().unwrap_or_else(|e| panic!("the shared pane: {e}"));
+    assert!(first.text.starts_with("pane of agent\n"), "{first:?}");
+    // A person attached to the other session types.
+    let outer = PrivateServer {
+        tmux: Tmux::new(Server::Path(format!("{inner}-outer"))),
+        _dir: tempfile::tempdir().unwrap(),
+    };
+    let attach = format!("env -u TMUX tmux -S '{inner}' attach -t =view");
+    outer
+        .tmux
+        .new_detached_session("person", &["sh".to_string(), "-c".to_string(), attach])
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let attached = loop {
+        let capture = read().unwrap();
+        if let Some(at) = capture
+            .last_attached
+            .filter(|&at| Some(at) == capture.activity)
+        {
+            break at;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no attach read: {capture:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    while std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        <= attached.unsigned_abs()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the clock stood still"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let key = ["send-keys", "-t", "=person:", "x"];
+    outer.tmux.call(outer.tmux.command(&key)).unwrap();
+    loop {
+        let capture = read().unwrap();
+        if capture.activity.is_some_and(|at| at > attached) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the key was never read: {capture:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
