@@ -207,7 +207,13 @@ mod tests {
             LockError::Held(Some(std::process::id()))
         );
         drop(first);
-        assert!(try_lock(&path).is_ok());
+        // Freed; a child another test's thread forks at this instant holds a
+        // copy of the descriptor (and so the lock) until its exec closes it.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while let Err(err) = try_lock(&path) {
+            assert!(std::time::Instant::now() < deadline, "never freed: {err}");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         let held = |pid| LockError::Held(pid).to_string();
         assert_eq!(held(Some(7)), "the lock is held by pid 7");
         assert_eq!(held(None), "the lock is held by another process");
