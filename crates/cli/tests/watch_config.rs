@@ -1259,3 +1259,49 @@ fn a_watcher_in_the_c_locale_reads_session_names_as_tmux_keeps_them() {
         "{err:?}"
     );
 }
+
+/// A session grouped with a watched one (`new-session -t agent-1 -s
+/// agent-view`) shows the same panes: a pattern matching both watches one,
+/// says once why not the other, and never reads or types into the same
+/// pane as two targets (found by review).
+#[test]
+fn a_pattern_matching_a_session_and_its_group_twin_watches_one_of_them() {
+    let world = World::new();
+    world.replay("agent-1", "working-bash-sleep");
+    world.replay("agent-2", "working-bash-sleep");
+    world
+        .tmux
+        .tmux(&["new-session", "-d", "-t", "=agent-1", "-s", "agent-view"]);
+    let config = world.write(
+        "fleet.toml",
+        &format!(
+            "{}\n[defaults]\ninterval = 1\n\n[[targets]]\nsessions = \"agent-*\"\n",
+            world.server()
+        ),
+    );
+    let running = Running::start(world.command(&["--config", config.to_str().expect("utf-8")]));
+    let twin = "bmb-monitor: watch: session \"agent-view\" (found by sessions = \"agent-*\") is not watched: it shows the same panes as \"agent-1\" (a session group), which is watched: one pane, one watcher";
+    let polls = |session: &str| {
+        running
+            .out()
+            .iter()
+            .filter(|l| l.starts_with(&format!("MONITOR · {session} · ")))
+            .count()
+    };
+    assert!(
+        wait_until(30, || polls("agent-1") >= 3
+            && polls("agent-2") >= 3
+            && running.err().iter().any(|l| l == twin)),
+        "{:?}\n{:?}",
+        running.out(),
+        running.err()
+    );
+    let err = running.err();
+    assert_eq!(err.iter().filter(|l| *l == twin).count(), 1, "{err:?}");
+    assert_eq!(polls("agent-view"), 0, "{:?}", running.out());
+    assert!(
+        !running.out().iter().any(|l| l.contains("capture failed")),
+        "{:?}",
+        running.out()
+    );
+}

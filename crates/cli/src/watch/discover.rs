@@ -9,6 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use watchdog::session::target::Target;
 
+use probes::tmux::ListedSession;
+
 use super::target_settings::{SessionPattern, TargetSettings};
 use crate::output::say;
 
@@ -20,7 +22,7 @@ pub(super) struct Discovery {
     /// The file's patterns of sessions, in its order.
     pub(super) patterns: Vec<SessionPattern>,
     /// Per host, the sessions its last listing that worked named.
-    listed: BTreeMap<Option<String>, Vec<String>>,
+    listed: BTreeMap<Option<String>, Vec<ListedSession>>,
     /// Per host, whether this cycle's listing worked (the hosts asked this cycle).
     fresh: BTreeSet<Option<String>>,
     /// Discovered targets another monitor holds, said once each.
@@ -31,6 +33,13 @@ pub(super) struct Discovery {
     /// The open-file limit holds fewer targets than the patterns find: said
     /// once, until it holds them all again.
     pub(super) short_of_fds: bool,
+    /// The sessions the patterns found at the last expansion (`host:session`
+    /// keys): of two twins, the one already watched stays watched.
+    found: BTreeSet<String>,
+}
+
+fn key(host: Option<&str>, session: &str) -> String {
+    format!("{host:?}:{session}")
 }
 
 /// A session a pattern found, as a target the command line would take, or
@@ -66,15 +75,26 @@ impl Discovery {
 
     /// This cycle's listing of `host`: its sessions, or `None` when the
     /// listing failed (the host's last good one stands).
-    pub(super) fn learn(&mut self, host: Option<&str>, sessions: Option<Vec<String>>) {
+    pub(super) fn learn(&mut self, host: Option<&str>, sessions: Option<Vec<ListedSession>>) {
         let host = host.map(str::to_string);
         if let Some(sessions) = sessions {
             for pattern in self.patterns.iter().filter(|p| p.host == host) {
-                for session in sessions.iter().filter(|s| pattern.matches(s)) {
-                    if let Err(why) = as_target(host.as_deref(), session) {
+                for (at, listed) in sessions.iter().enumerate() {
+                    if !pattern.matches(&listed.name) {
+                        continue;
+                    }
+                    let session = &listed.name;
+                    let why = match self.twin_watched(host.as_deref(), &sessions, at) {
+                        Some(of) => Err(format!(
+                            "it shows the same panes as {of:?} (a session group), which is watched: \
+                             one pane, one watcher"
+                        )),
+                        None => as_target(host.as_deref(), session).map(|_| ()),
+                    };
+                    if let Err(why) = why {
                         // Debug-quoted: a name may hold what a terminal obeys.
                         let shown = format!("{session:?}");
-                        if self.skipped.insert(format!("{host:?}:{session}")) {
+                        if self.skipped.insert(key(host.as_deref(), session)) {
                             say(format_args!(
                                 "bmb-monitor: watch: session {shown} (found by sessions = \"{}\") is not watched: {why}",
                                 pattern.shown()
@@ -92,24 +112,71 @@ impl Discovery {
         self.fresh.clear();
     }
 
+    /// The watched session that shows the same panes as `sessions[at]` (a
+    /// twin in a session group): one the file names, or one a pattern found
+    /// earlier in the listing. Twins share their first-listed session
+    /// ([`ListedSession::shares_with`]).
+    fn twin_watched<'l>(
+        &self,
+        host: Option<&str>,
+        sessions: &'l [ListedSession],
+        at: usize,
+    ) -> Option<&'l str> {
+        let root = |s: &'l ListedSession| s.shares_with.as_deref().unwrap_or(&s.name);
+        if self.found.contains(&key(host, &sessions[at].name)) {
+            return None;
+        }
+        let class = root(&sessions[at]);
+        let named = |name: &str| {
+            self.explicit
+                .iter()
+                .any(|t| t.target.host.as_deref() == host && t.target.session == name)
+        };
+        let found = |name: &str| {
+            self.patterns
+                .iter()
+                .any(|p| p.host.as_deref() == host && p.matches(name))
+                && as_target(host, name).is_ok()
+        };
+        sessions
+            .iter()
+            .enumerate()
+            .filter(|&(i, s)| i != at && root(s) == class)
+            .find(|&(i, s)| {
+                named(&s.name)
+                    || (found(&s.name) && (i < at || self.found.contains(&key(host, &s.name))))
+            })
+            .map(|(_, s)| s.name.as_str())
+    }
+
     /// The targets to watch: the file's own, then each pattern's sessions
-    /// (in the listing's order) that no earlier line names.
-    pub(super) fn expand(&self) -> Vec<TargetSettings> {
+    /// (in the listing's order) that no earlier line names, but a twin of
+    /// one watched ([`ListedSession::shares_with`]).
+    pub(super) fn expand(&mut self) -> Vec<TargetSettings> {
         let mut targets = self.explicit.clone();
+        let mut found = BTreeSet::new();
         for pattern in &self.patterns {
             let Some(sessions) = self.listed.get(&pattern.host) else {
                 continue;
             };
-            for session in sessions.iter().filter(|s| pattern.matches(s)) {
-                if as_target(pattern.host.as_deref(), session).is_err() {
+            for (at, listed) in sessions.iter().enumerate() {
+                let session = &listed.name;
+                if !pattern.matches(session)
+                    || as_target(pattern.host.as_deref(), session).is_err()
+                    || self
+                        .twin_watched(pattern.host.as_deref(), sessions, at)
+                        .is_some()
+                {
                     continue;
                 }
                 let settings = pattern.target(session);
+                found.insert(key(pattern.host.as_deref(), session));
                 if !targets.iter().any(|t| t.target == settings.target) {
                     targets.push(settings);
                 }
             }
         }
+        self.found = found;
         targets
     }
 
@@ -123,7 +190,7 @@ impl Discovery {
             && self
                 .listed
                 .get(&target.host)
-                .is_some_and(|sessions| !sessions.contains(&target.session))
+                .is_some_and(|sessions| !sessions.iter().any(|s| s.name == target.session))
     }
 
     /// Whether a target that cannot be opened is said: a target the file

@@ -63,7 +63,7 @@ pub struct HostRead {
     /// Every session the host's pane listing named, once each, in its
     /// order; `None` when the listing itself failed. What a target that
     /// names a pattern of sessions is discovered from, without a call of its own.
-    pub sessions: Option<Vec<String>>,
+    pub sessions: Option<Vec<tmux::ListedSession>>,
     /// Per target (empty when none was): its capture's text is the pane's
     /// last one, not read again because the host said its screen cannot
     /// have changed since ([`HostSession`]'s capture skip). The rest of the

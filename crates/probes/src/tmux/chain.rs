@@ -222,6 +222,17 @@ impl Tmux {
         read_chain(targets, wanted, &markers, &stdout, failure, results, listed);
     }
 
+    /// The server's sessions from its pane listing, each with the session
+    /// it is a twin of ([`ListedSession::shares_with`]). A server that is
+    /// not running has none.
+    pub fn listed_sessions(&self) -> Result<Vec<ListedSession>, TmuxError> {
+        match self.list_all_panes() {
+            Ok(panes) => Ok(listed_sessions(&panes)),
+            Err(TmuxError::NoServer { .. }) => Ok(Vec::new()),
+            Err(error) => Err(error),
+        }
+    }
+
     /// Every pane of the server: (session name, the pane). A server that is
     /// not running is [`TmuxError::NoServer`] for every target alike (one
     /// outage, not a missing session each), and says nothing of which
@@ -239,16 +250,48 @@ pub(crate) const LIST_FORMAT: &str =
     "#{pane_id} #{pane_pid} #{window_active}#{pane_active} #{session_name}";
 
 /// Per target its capture, and the sessions the listing named.
-pub type CapturesAndSessions = (Vec<Result<PaneCapture, TmuxError>>, Vec<String>);
+pub type CapturesAndSessions = (Vec<Result<PaneCapture, TmuxError>>, Vec<ListedSession>);
+
+/// A session a pane listing named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedSession {
+    /// `#{session_name}`.
+    pub name: String,
+    /// A session listed before it that holds every one of its panes (it is
+    /// that session's twin in a session group, `new-session -t`): watching
+    /// both would read, and act on, the same panes twice. `None`: it has a
+    /// pane of its own.
+    pub shares_with: Option<String>,
+}
 
 /// The sessions of a pane listing, once each, in the listing's order.
-pub(crate) fn listed_sessions(panes: &[(String, KnownPane)]) -> Vec<String> {
-    let mut seen = std::collections::BTreeSet::new();
-    panes
-        .iter()
-        .filter(|(session, _)| seen.insert(session.as_str()))
-        .map(|(session, _)| session.clone())
-        .collect()
+pub(crate) fn listed_sessions(panes: &[(String, KnownPane)]) -> Vec<ListedSession> {
+    let mut sessions: Vec<ListedSession> = Vec::new();
+    for (session, _) in panes {
+        if sessions.iter().any(|s| &s.name == session) {
+            continue;
+        }
+        let own: Vec<&str> = panes
+            .iter()
+            .filter(|(s, _)| s == session)
+            .map(|(_, pane)| pane.id.as_str())
+            .collect();
+        let shares_with = sessions
+            .iter()
+            .find(|earlier| {
+                own.iter().all(|id| {
+                    panes
+                        .iter()
+                        .any(|(s, pane)| s == &earlier.name && pane.id == *id)
+                })
+            })
+            .map(|earlier| earlier.name.clone());
+        sessions.push(ListedSession {
+            name: session.clone(),
+            shares_with,
+        });
+    }
+    sessions
 }
 
 /// [`LIST_FORMAT`]'s rows: (session, the pane). A line that is not a row

@@ -18,7 +18,7 @@ pub(crate) use chain::{
     CAPTURE_BASE_BYTES, CAPTURE_PER_PANE_BYTES, chain_batches, chain_marker, listed_sessions,
     marker_format, parse_list, read_chain, wanted_targets,
 };
-pub use chain::{CapturesAndSessions, KnownPane, PaneCapture, fresh_nonce};
+pub use chain::{CapturesAndSessions, KnownPane, ListedSession, PaneCapture, fresh_nonce};
 pub use client::{ENTER_AFTER, PaneRow, Tmux};
 pub use error::TmuxError;
 pub use server::Server;

@@ -694,3 +694,36 @@ fn a_pane_shared_with_a_grouped_session_is_read_and_keys_through_either_count() 
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// A session whose every pane an earlier-listed one holds is its twin (a
+/// session group); one with a pane of its own is not, whatever it shares.
+#[test]
+fn a_sessions_twin_is_the_earlier_one_holding_all_its_panes() {
+    let pane = |session: &str, id: &str| {
+        (
+            session.to_string(),
+            KnownPane {
+                id: id.to_string(),
+                pid: Some(1),
+            },
+        )
+    };
+    let panes = [
+        pane("a", "%0"),
+        pane("a", "%1"),
+        pane("b", "%0"),
+        pane("b", "%1"),
+        pane("c", "%0"),
+        pane("c", "%2"),
+        pane("d", "%1"),
+    ];
+    let twins: Vec<(String, Option<String>)> = listed_sessions(&panes)
+        .into_iter()
+        .map(|s| (s.name, s.shares_with))
+        .collect();
+    let expected = [("a", None), ("b", Some("a")), ("c", None), ("d", Some("a"))];
+    assert_eq!(
+        twins,
+        expected.map(|(name, of)| (name.to_string(), of.map(str::to_string)))
+    );
+}

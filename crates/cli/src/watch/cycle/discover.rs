@@ -28,7 +28,7 @@ impl Watch<'_> {
                 host.as_deref(),
                 std::time::Duration::from_secs(self.args.capture_timeout),
             );
-            match tmux.list_sessions() {
+            match tmux.listed_sessions() {
                 Ok(sessions) => self.discovery.learn(host.as_deref(), Some(sessions)),
                 Err(error) => say(format_args!(
                     "bmb-monitor: watch: cannot list the sessions of {}: {error}; its patterns are matched from the next cycle's listing",
@@ -114,7 +114,8 @@ impl Watch<'_> {
         if !self.discovery.has_patterns() {
             return;
         }
-        let wanted = self.within_fd_limit(self.discovery.expand());
+        let expanded = self.discovery.expand();
+        let wanted = self.within_fd_limit(expanded);
         let same = wanted.len() == self.watched.len()
             && wanted
                 .iter()
