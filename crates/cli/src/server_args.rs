@@ -96,10 +96,10 @@ impl ServerArgs {
         &self.tmux_bin
     }
 
-    /// The server of `host` (`None`: this machine): its `[hosts.ALIAS]`
-    /// table's, else the one above.
-    fn host_server(&self, host: Option<&str>) -> Server {
-        match host.and_then(|h| self.per_host.get(h)) {
+    /// The tmux client for `host` (`None`: this machine).
+    pub(crate) fn tmux(&self, host: Option<&str>, timeout: Duration) -> Tmux {
+        let own = host.and_then(|h| self.per_host.get(h));
+        let server = match own {
             Some(HostServer {
                 socket_name: Some(name),
                 ..
@@ -109,27 +109,7 @@ impl ServerArgs {
                 ..
             }) => Server::Path(path.clone()),
             _ => self.server(),
-        }
-    }
-
-    /// A target's `server` label (alerts, metrics, `BMB_SERVER`): on this
-    /// machine its server's socket file ([`identity_of`]); on an ssh host
-    /// the server as written (`default` for tmux's own), since the socket
-    /// file there is that host's to resolve, not this machine's. `own`: the
-    /// target's `[[targets]]` table names a server.
-    pub(crate) fn server_label(&self, host: Option<&str>, own: Option<&Server>) -> String {
-        let server = own.cloned().unwrap_or_else(|| self.host_server(host));
-        match (host, server) {
-            (None, server) => identity_of(&server),
-            (Some(_), Server::Default) => "default".to_string(),
-            (Some(_), Server::Name(name) | Server::Path(name)) => name,
-        }
-    }
-
-    /// The tmux client for `host` (`None`: this machine).
-    pub(crate) fn tmux(&self, host: Option<&str>, timeout: Duration) -> Tmux {
-        let own = host.and_then(|h| self.per_host.get(h));
-        let server = self.host_server(host);
+        };
         let mut tmux = Tmux::new(server);
         tmux.program = own
             .and_then(|o| o.tmux_bin.clone())
@@ -216,36 +196,4 @@ impl ServerArgs {
 
 fn hex(text: &str) -> String {
     text.bytes().map(|b| format!("{b:02x}")).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// An ssh host's server is labelled as written: its socket file is that
-    /// host's to resolve (this machine's would name the wrong folder, and a
-    /// server that is not here). This machine's is its socket file.
-    #[test]
-    fn a_remote_targets_server_label_is_its_server_as_written() {
-        let mut named = ServerArgs::new(Some("agents".into()), None, None, None);
-        assert_eq!(named.server_label(Some("gpu1"), None), "agents");
-        assert!(
-            named.server_label(None, None).ends_with("/agents"),
-            "{}",
-            named.server_label(None, None)
-        );
-        let default = ServerArgs::new(None, None, None, None);
-        assert_eq!(default.server_label(Some("gpu1"), None), "default");
-        named.per_host.insert(
-            "gpu2".into(),
-            HostServer {
-                socket_path: Some("/run/tmux/gpu2".into()),
-                ..HostServer::default()
-            },
-        );
-        assert_eq!(named.server_label(Some("gpu2"), None), "/run/tmux/gpu2");
-        let own = Server::Name("mine".into());
-        assert_eq!(named.server_label(Some("gpu2"), Some(&own)), "mine");
-        assert!(named.server_label(None, Some(&own)).ends_with("/mine"));
-    }
 }

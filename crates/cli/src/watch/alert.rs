@@ -95,7 +95,7 @@ pub(super) fn send_alert(
         // Two servers' sessions of one name are two targets to a funnel too.
         (
             "BMB_SERVER",
-            args.server.server_label(target.host.as_deref(), own),
+            own.map_or_else(|| args.server.identity(), crate::server_args::identity_of),
         ),
     ];
     let sent = run_alert_cmd(command, &env, &alert.message, args.alert_format, timeout);

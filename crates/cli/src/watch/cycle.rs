@@ -137,7 +137,7 @@ impl<'a> Watch<'a> {
         for settings in targets {
             watched.push(Watched::open(&dir, settings)?);
         }
-        fleet.own_servers = reload::own_servers(&watched, &args.server);
+        fleet.own_servers = reload::own_servers(&watched);
         let names: Vec<Target> = watched.iter().map(|w| w.target.clone()).collect();
         fleet.retarget(&names, args.interval, args.nudge_budget);
         let alertmanager = args.alertmanager.as_deref().map(|url| {
@@ -171,7 +171,7 @@ impl<'a> Watch<'a> {
             poll_log: Vec::new(),
         };
         if let Some(sink) = &mut watch.alertmanager {
-            sink.own_servers = reload::own_servers(&watch.watched, &watch.args.server);
+            sink.own_servers = reload::own_servers(&watch.watched);
         }
         super::socket_lock::sweep(&watch.state_dir);
         if let Some(refused) = watch.guard_socket().into_iter().next() {

@@ -143,13 +143,11 @@ impl Watch<'_> {
                     Some(&self.state_dir),
                 )
             });
+            if let Some(sink) = &mut self.alertmanager {
+                sink.own_servers = own_servers(&self.watched);
+            }
         }
         self.args = std::borrow::Cow::Owned(settings.args);
-        // The labels under the new settings (a `[hosts.ALIAS]` table's server may have changed).
-        self.fleet.own_servers = own_servers(&self.watched, &self.args.server);
-        if let Some(sink) = &mut self.alertmanager {
-            sink.own_servers = own_servers(&self.watched, &self.args.server);
-        }
         self.sync_masters();
         let names: Vec<watchdog::session::target::Target> =
             self.watched.iter().map(|w| w.target.clone()).collect();
@@ -217,27 +215,21 @@ impl Watch<'_> {
         for watched in before.into_iter().flatten() {
             reloaded.removed.push(watched.target.to_string());
         }
-        self.fleet.own_servers = own_servers(&self.watched, &self.args.server);
+        self.fleet.own_servers = own_servers(&self.watched);
         if let Some(sink) = &mut self.alertmanager {
-            sink.own_servers = own_servers(&self.watched, &self.args.server);
+            sink.own_servers = own_servers(&self.watched);
         }
         reloaded
     }
 }
 
-/// The targets whose `server` label is not this machine's server's: those
-/// on a tmux server of their own, and those on an ssh host
-/// ([`crate::server_args::ServerArgs::server_label`]), each with its label.
-pub(super) fn own_servers(
-    watched: &[Watched],
-    servers: &crate::server_args::ServerArgs,
-) -> Vec<(watchdog::session::target::Target, String)> {
+/// The targets on a tmux server of their own, with its name for the board.
+pub(super) fn own_servers(watched: &[Watched]) -> Vec<(watchdog::session::target::Target, String)> {
     watched
         .iter()
-        .filter(|w| w.settings.server.is_some() || w.target.host.is_some())
-        .map(|w| {
-            let label = servers.server_label(w.target.host.as_deref(), w.settings.server.as_ref());
-            (w.target.clone(), label)
+        .filter_map(|w| {
+            let server = w.settings.server.as_ref()?;
+            Some((w.target.clone(), crate::server_args::identity_of(server)))
         })
         .collect()
 }
