@@ -1087,8 +1087,9 @@ pub fn probe_rounds(probes: usize) -> u32 {
 /// target ([`PICK_AWK`]), the shell runs the chains it wrote, and one more
 /// reads the processes (`bmb_procs_awk`); else the builtins do it all:
 /// `bmb_rows` keys the listing by tmux id (`bmb_n_<sid>` a session's name,
-/// `bmb_a_<sid>` its `=session:` pane's first process, `bmb_q_<pane>` a
-/// pane's session, first process and key), so each pick is a lookup,
+/// `bmb_a_<sid>` its `=session:` pane's first process, `bmb_q_<sid>_<pane>`
+/// a pane's session, first process and key, `bmb_m_<pane>` its display
+/// fields), so each pick is a lookup,
 /// linear in panes; `bmb_w INDEX HINT ID PID SESSION HELD` picks, as
 /// `tmux::wanted_targets` does (the remembered pane while it is still its
 /// session's with the same first process, else `=session:`), and adds the
@@ -1190,8 +1191,16 @@ bmb_rows() {
       bmb_vars="$bmb_vars bmb_n_$bmb_s bmb_a_$bmb_s"
     fi
     [ "$4" = 11 ] && eval "bmb_a_$bmb_s=\$3"
-    eval "bmb_q_$bmb_i=\"\$bmb_s \$3 \$5\" bmb_m_$bmb_i=\"\$3 \$6 \$7 \${8#c}\""
-    bmb_vars="$bmb_vars bmb_q_$bmb_i bmb_m_$bmb_i"
+    # A pane two sessions share (a session group) is listed under each:
+    # its pick is per session, its display line the one of the session
+    # with the newest key time, which is the one tmux names for its id.
+    eval "bmb_q_${bmb_s}_$bmb_i=\"\$bmb_s \$3 \$5\" bmb_ma=\${bmb_ma_$bmb_i-}"
+    bmb_a6=${6%%:*}
+    case $bmb_a6 in ''|*[!0-9]*) bmb_a6=0 ;; esac
+    if [ -z "$bmb_ma" ] || [ "$bmb_a6" -gt "$bmb_ma" ]; then
+      eval "bmb_m_$bmb_i=\"\$3 \$6 \$7 \${8#c}\" bmb_ma_$bmb_i=\$bmb_a6"
+    fi
+    bmb_vars="$bmb_vars bmb_q_${bmb_s}_$bmb_i bmb_m_$bmb_i bmb_ma_$bmb_i"
   done <"$bmb_dir/l"
   printf '%s\n' "BMB-$bmb_nonce-LISTEND"
 }
@@ -1208,7 +1217,7 @@ bmb_w() {
   bmb_i=${3#%}
   case $3 in %*)
     case $bmb_i in ''|*[!0-9]*) ;; *)
-      eval "bmb_kq=\${bmb_q_$bmb_i-}"
+      eval "bmb_kq=\${bmb_q_${bmb_s}_$bmb_i-}"
       bmb_kp=${bmb_kq#* }
       if [ "${bmb_kq%% *}" = "$bmb_s" ] && { [ "$4" = - ] || [ "${bmb_kp%% *}" = "$4" ]; }; then
         bmb_t=$3 bmb_r=${bmb_kp%% *}
@@ -1325,8 +1334,11 @@ BEGIN {
       sids[++nsids] = s
     }
     if (f[4] == "11") act[s] = f[3]
-    qv[i] = s " " f[3] " " f[5]
-    mv[i] = f[3] " " f[6] " " f[7] " " substr(f[8], 2)
+    qv[s ":" i] = s " " f[3] " " f[5]
+    a6 = f[6]; sub(/:.*/, "", a6); if (a6 !~ /^[0-9]+$/) a6 = 0
+    if (!(i in mv) || a6 + 0 > ma[i] + 0) {
+      mv[i] = f[3] " " f[6] " " f[7] " " substr(f[8], 2); ma[i] = a6
+    }
   }
   close(list)
   print "BMB-" nonce "-LISTEND"
@@ -1356,7 +1368,7 @@ $1 == "w" && NF >= 7 && $2 ~ /^[0-9]+$/ {
   if (s == "") next
   t = rt = keep = ""
   if (substr(id, 1, 1) == "%" && substr(id, 2) ~ /^[0-9]+$/) {
-    kq = qv[substr(id, 2)]
+    kq = qv[s ":" substr(id, 2)]
     sp = index(kq, " "); kq1 = sp ? substr(kq, 1, sp - 1) : kq; kp = sp ? substr(kq, sp + 1) : kq
     sp = index(kp, " "); kp1 = sp ? substr(kp, 1, sp - 1) : kp; kp2 = sp ? substr(kp, sp + 1) : kp
     if (kq1 == s && (pid == "-" || kp1 == pid)) {
@@ -2151,6 +2163,76 @@ mod tests {
             assert!(
                 Instant::now() < deadline,
                 "the key never read as newer: {read:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Over ssh too, with awk and with the builtins: a pane a grouped
+    /// session shares is picked by its id (the listing names it under each
+    /// session), and a person's key through the twin is the key time read,
+    /// as the nudge's own check reads it (found by review: the pick kept the
+    /// twin's row, read `=agent:`, and every nudge's Enter was withheld
+    /// while keys through the twin went unseen).
+    #[test]
+    fn a_remote_pane_shared_with_a_grouped_session_is_read_by_its_id_with_the_twins_keys() {
+        let server = private(&[("agent", "echo ready; exec sleep 600")]);
+        wait_drawn(&server.tmux, "agent", "ready");
+        let Server::Path(inner) = &server.tmux.server else {
+            unreachable!("a private server has a path")
+        };
+        on_server(
+            &server.tmux,
+            &["new-session", "-d", "-t", "=agent", "-s", "view"],
+        );
+        let targets = [target("agent", Some(known_pane(&server.tmux, "agent")))];
+        let mut sessions = [HostSession::default(), HostSession::default()];
+        let mut readings = || -> Vec<PaneCapture> {
+            let [awk, builtins] = &mut sessions;
+            [
+                (awk, &local_sh as &dyn Fn(&str) -> Invocation),
+                (builtins, &without_awk),
+            ]
+            .into_iter()
+            .map(|(session, open)| cycle_over(session, &server.tmux, &targets, open).0)
+            .collect()
+        };
+        let outer = private(&[(
+            "person",
+            &format!("env -u TMUX tmux -S '{inner}' attach -t =view"),
+        )]);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let attached = loop {
+            let read = readings();
+            if let Some(at) = read[0].last_attached.filter(|_| {
+                read.iter()
+                    .all(|c| c.activity.is_some() && c.activity == c.last_attached)
+            }) {
+                break at;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the attach was never read: {read:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        while epoch_now() <= attached {
+            assert!(Instant::now() < deadline, "the clock stood still");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        on_server(&outer.tmux, &["send-keys", "-t", "=person:", "x"]);
+        loop {
+            let read = readings();
+            if read
+                .iter()
+                .all(|c| c.activity.is_some_and(|at| at > attached))
+            {
+                assert!(read.iter().all(|c| c.text.contains("ready")), "{read:?}");
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the twin's key was never read: {read:?}"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
