@@ -1194,3 +1194,64 @@ fn a_hung_hosts_first_cycle_and_a_hang_mid_run_leave_the_other_hosts_lines_at_th
     watcher.signal(rustix::process::Signal::TERM);
     assert!(watcher.wait_exit(30).is_some(), "the watcher did not end");
 }
+
+/// A reload that names another tmux server for a host reads and types
+/// there from the next cycle: the host's loop, started for the old server,
+/// kept reading it while the nudges went to the new one, into another
+/// session (found by review).
+#[test]
+fn a_reload_naming_another_server_for_a_host_reads_that_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start("box", &[]);
+    let old = PrivateTmux::new();
+    let new = PrivateTmux::new();
+    replay(&old, "agent", "working-bash-sleep");
+    replay(&new, "agent", "GOLDEN-question-real");
+    let path = dir.path().join("fleet.toml");
+    let write = |server: &PrivateTmux| {
+        std::fs::write(
+            &path,
+            format!(
+                "[server]\nssh_config = '{}'\n\n[defaults]\ninterval = 1\n\n[hosts.box]\nsocket_path = '{}'\n\n\
+                 [[targets]]\ntarget = \"box:agent\"\n",
+                sshd.config().display(),
+                socket(server)
+            ),
+        )
+        .unwrap();
+    };
+    write(&old);
+    let mut command = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"));
+    command
+        .args(["watch", "--config", path.to_str().unwrap()])
+        .env("XDG_STATE_HOME", dir.path().join("state"));
+    let monitor = bmb_testkit::bin::Running::start(command);
+    let polled = |state: &str| {
+        monitor
+            .out()
+            .iter()
+            .any(|l| l.starts_with(&format!("MONITOR · box:agent · {state} · ")))
+    };
+    assert!(
+        bmb_testkit::bin::wait_until(60, || polled("WORKING")),
+        "{:?}\n{:?}",
+        monitor.out(),
+        monitor.err()
+    );
+    write(&new);
+    monitor.signal(rustix::process::Signal::HUP);
+    assert!(
+        bmb_testkit::bin::wait_until(60, || polled("QUESTION")),
+        "the old server is still read: {:?}\n{:?}",
+        monitor.out(),
+        monitor.err()
+    );
+    assert!(
+        monitor
+            .err()
+            .iter()
+            .any(|l| l.starts_with("bmb-monitor: watch: [hosts.box] names another tmux server")),
+        "{:?}",
+        monitor.err()
+    );
+}

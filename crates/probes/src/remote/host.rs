@@ -100,6 +100,11 @@ pub struct HostSession {
     screens: std::collections::HashMap<String, Screen>,
     /// How many times a session was opened (one ssh client each).
     pub opened: u64,
+    /// What the open session's loop was started for: its tmux command line
+    /// (program, server) and deadlines. A request for another (a reload
+    /// named another server for the host) closes it and opens one for that:
+    /// the loop keeps the line it was started with.
+    opened_for: String,
 }
 
 /// A pane's last capture: its text, its key (what the capture depends on,
@@ -320,12 +325,19 @@ impl Tmux {
         probe_timeout: std::time::Duration,
         open: &dyn Fn(&str) -> Invocation,
     ) -> Result<(), Outcome> {
-        if host.session.as_mut().is_some_and(|s| !s.alive()) {
+        let opened_for = format!(
+            "{} {:?} {:?}",
+            self.remote_line(&[]),
+            self.timeout,
+            probe_timeout
+        );
+        if host.session.as_mut().is_some_and(|s| !s.alive()) || host.opened_for != opened_for {
             host.close();
         }
         if host.session.is_some() {
             return Ok(());
         }
+        host.opened_for = opened_for;
         host.screens.clear();
         host.token = crate::tmux::fresh_nonce();
         let program = session_program(self, &host.token, probe_timeout);
@@ -2236,6 +2248,31 @@ mod tests {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// A request for another server than the one the host's loop was
+    /// started for (a reload changed `[hosts.X]`) closes the loop and opens
+    /// one for it: the old loop read the old server while the nudges went
+    /// to the new one, into another session (found by review).
+    #[test]
+    fn a_request_for_another_server_opens_a_session_for_it() {
+        let a = private(&[("agent", "echo from-a; exec sleep 600")]);
+        let b = private(&[
+            ("other", "echo other-b; exec sleep 600"),
+            ("agent", "echo from-b; exec sleep 600"),
+        ]);
+        wait_drawn(&a.tmux, "agent", "from-a");
+        wait_drawn(&b.tmux, "agent", "from-b");
+        let targets = [target("agent", None)];
+        let mut session = HostSession::default();
+        let (first, _) = cycle(&mut session, &a.tmux, &targets);
+        assert!(first.text.contains("from-a"), "{first:?}");
+        let (again, _) = cycle(&mut session, &a.tmux, &targets);
+        assert!(again.text.contains("from-a") && session.opened == 1);
+        let (moved, _) = cycle(&mut session, &b.tmux, &targets);
+        assert!(moved.text.contains("from-b"), "{moved:?}");
+        assert_eq!(session.opened, 2);
+        session.close();
     }
 
     #[test]

@@ -121,6 +121,15 @@ impl Watch<'_> {
             );
             settings.args.server = self.args.server.clone();
         }
+        for (host, server) in &settings.args.server.per_host {
+            let before = self.args.server.per_host.get(host);
+            if before.is_some_and(|before| before != server) {
+                say(format_args!(
+                    "bmb-monitor: watch: [hosts.{host}] names another tmux server or binary: \
+                     its targets are read and typed into there from the next cycle"
+                ));
+            }
+        }
         self.discovery
             .set(settings.targets, std::mem::take(&mut settings.patterns));
         let targets = self.discovery.expand();
