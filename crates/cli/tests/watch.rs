@@ -980,6 +980,50 @@ fn detach_starts_a_named_monitor_session_that_list_shows_and_stop_ends() {
     );
 }
 
+/// A detached monitor keeps its state where this shell would, whatever the
+/// tmux server's environment says: with no XDG_STATE_HOME here (or a
+/// relative one, which is ignored), under this HOME's `.local/state`. It
+/// used the server's own, so `status` here did not find it and a second
+/// watcher started here was not refused (found by review).
+#[test]
+fn a_detached_monitor_keeps_its_state_where_this_shell_resolves_it() {
+    let world = World::new();
+    world.replay("agent", "working-bash-sleep");
+    let home = tempfile::tempdir().expect("tempdir");
+    let output = world
+        .command(&["agent", "--detach", "--interval", "1"])
+        .env("XDG_STATE_HOME", "relative")
+        .env("HOME", home.path())
+        .output()
+        .expect("runs");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let state = home.path().join(".local/state/bmb-monitor/session");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !state.is_dir() {
+        assert!(
+            Instant::now() < deadline,
+            "the detached monitor keeps its state elsewhere"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"))
+        .args(["stop", "agent", "-S"])
+        .arg(&world.tmux.socket)
+        .output()
+        .expect("stop runs");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 #[test]
 fn hostile_dialog_text_reaches_an_html_funnel_escaped_and_a_terminal_without_escapes() {
     let world = World::new();

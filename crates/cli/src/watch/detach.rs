@@ -39,9 +39,12 @@ pub(super) fn detach(args: &Args, targets: &[Target]) -> ExitCode {
             continue;
         }
         // The detached session gets the tmux server's environment, not ours:
-        // carry the state folder so the monitor remembers what this one would.
+        // carry the state folder this shell resolves (whatever the server's
+        // XDG_STATE_HOME, or its lack of one), so the monitor remembers what
+        // this one would, its locks refuse a second watcher started from this
+        // shell, and `status` here finds its board.
         let mut command = Vec::new();
-        if let Some(state) = crate::xdg_state_home() {
+        if let Some(state) = crate::state_dir().parent() {
             command.extend([
                 "env".to_string(),
                 format!("XDG_STATE_HOME={}", state.to_string_lossy()),
