@@ -32,9 +32,10 @@ pub struct PaneCapture {
     /// and the pane's output never move it.
     pub activity: Option<i64>,
     /// `#{session_last_attached}` (epoch seconds), read with the activity:
-    /// when a client last attached to the session. tmux moves the session's
-    /// activity then too, so an activity equal to it is a person arriving
-    /// (or a viewer attaching), not a key pressed. `None`: never attached.
+    /// when a client last attached to the session, or when it was created
+    /// if that is later (a grouped twin made detached). tmux moves the
+    /// session's activity then too, so an activity equal to it is a person
+    /// arriving (or a viewer attaching, or a twin made), not a key pressed.
     pub last_attached: Option<i64>,
     /// `#{window_active}` and `#{pane_active}`: the pane a client attached to
     /// the session types into. Keys pressed while another pane has the focus
@@ -367,13 +368,14 @@ pub(crate) fn chain_marker(nonce: &str, index: usize) -> String {
 
 /// The `display-message` format printing the marker line. It also carries
 /// the pane's first process (for the second witness), the session's last
-/// key time and last attach as one word (is someone typing, or did someone
-/// only arrive? read in the same instant, so an attach between two reads
-/// cannot pass for a key) and its foreground command (is the agent still
-/// there?).
+/// key time, last attach and creation as one word (is someone typing, or
+/// did someone only arrive? read in the same instant, so an attach between
+/// two reads cannot pass for a key) and its foreground command (is the
+/// agent still there?). `#S` and `#D` are tmux's short names of
+/// `#{session_name}` and `#{pane_id}`: a chain holds about 50 entries.
 pub(crate) fn marker_format(marker: &str) -> String {
     format!(
-        "{marker} #{{session_name}} #{{pane_id}} #{{pane_pid}} #{{session_activity}}:#{{session_last_attached}} #{{pane_dead}}#{{pane_in_mode}}#{{synchronize-panes}}#{{window_active}}#{{pane_active}} #{{pane_current_command}}"
+        "{marker} #S #D #{{pane_pid}} #{{session_activity}}:#{{session_last_attached}}:#{{session_created}} #{{pane_dead}}#{{pane_in_mode}}#{{synchronize-panes}}#{{window_active}}#{{pane_active}} #{{pane_current_command}}"
     )
 }
 
@@ -463,13 +465,13 @@ pub(crate) fn read_chain(
                     moved.push((wanted[at].0, session.to_string()));
                 }
                 let pane_pid = fields.next().and_then(|pid| pid.parse().ok());
-                // `ACTIVITY:LAST_ATTACHED`, the second empty when never attached.
-                let (activity, last_attached) = fields
-                    .next()
-                    .map(|word| word.split_once(':').unwrap_or((word, "")))
-                    .map_or((None, None), |(at, attached)| {
-                        (at.parse().ok(), attached.parse().ok())
-                    });
+                // `ACTIVITY:LAST_ATTACHED:CREATED`, the second empty when never
+                // attached: the session's arrival is the later of the two.
+                let mut times = fields.next().unwrap_or("").split(':');
+                let activity = times.next().and_then(|at| at.parse().ok());
+                let attached: Option<i64> = times.next().and_then(|at| at.parse().ok());
+                let created: Option<i64> = times.next().and_then(|at| at.parse().ok());
+                let last_attached = attached.max(created);
                 // Five flags in one word: pane_dead, pane_in_mode,
                 // synchronize-panes, window_active, pane_active.
                 let flags = fields.next().unwrap_or("").as_bytes();

@@ -643,6 +643,12 @@ fn a_pane_shared_with_a_grouped_session_is_read_and_keys_through_either_count() 
     };
     let first = read().unwrap_or_else(|e| panic!("the shared pane: {e}"));
     assert!(first.text.starts_with("pane of agent\n"), "{first:?}");
+    // The twin made detached moved no key time but its creation's: no key
+    // (it renewed a spent budget, found by review).
+    assert!(
+        first.activity.is_some() && first.activity == first.last_attached,
+        "{first:?}"
+    );
     // A person attached to the other session types.
     let outer = PrivateServer {
         tmux: Tmux::new(Server::Path(format!("{inner}-outer"))),
