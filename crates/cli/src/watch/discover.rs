@@ -92,8 +92,12 @@ impl Discovery {
                         None => as_target(host.as_deref(), session).map(|_| ()),
                     };
                     if let Err(why) = why {
-                        // Debug-quoted: a name may hold what a terminal obeys.
-                        let shown = format!("{session:?}");
+                        // Debug-quoted: a name may hold what a terminal obeys;
+                        // a very long one cut (its error says how long it is).
+                        let mut shown = format!("{session:?}");
+                        if let Some((at, _)) = shown.char_indices().nth(60) {
+                            shown = format!("{}…", &shown[..at]);
+                        }
                         if self.skipped.insert(key(host.as_deref(), session)) {
                             say(format_args!(
                                 "bmb-monitor: watch: session {shown} (found by sessions = \"{}\") is not watched: {why}",
