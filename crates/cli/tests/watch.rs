@@ -60,6 +60,15 @@ impl World {
         command
     }
 
+    /// `bmb-monitor stop TARGET` on this world's server.
+    fn stop(&self, target: &str) -> Output {
+        bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"))
+            .args(["stop", target, "-S"])
+            .arg(&self.tmux.socket)
+            .output()
+            .expect("stop runs")
+    }
+
     fn watch_once(&self, args: &[&str]) -> Output {
         let output = self
             .command(args)
@@ -951,11 +960,7 @@ fn detach_starts_a_named_monitor_session_that_list_shows_and_stop_ends() {
     assert_ne!(again.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&again.stderr).contains("already watched"));
     for target in ["agent", "my-agent"] {
-        let output = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"))
-            .args(["stop", target, "-S"])
-            .arg(&world.tmux.socket)
-            .output()
-            .expect("stop runs");
+        let output = world.stop(target);
         assert_eq!(
             output.status.code(),
             Some(0),
@@ -968,11 +973,7 @@ fn detach_starts_a_named_monitor_session_that_list_shows_and_stop_ends() {
         listed.contains("agent\t-") && listed.contains("my-agent\t-"),
         "{listed}"
     );
-    let output = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"))
-        .args(["stop", "agent", "-S"])
-        .arg(&world.tmux.socket)
-        .output()
-        .expect("runs");
+    let output = world.stop("agent");
     assert_eq!(
         output.status.code(),
         Some(1),
@@ -1011,11 +1012,7 @@ fn a_detached_monitor_keeps_its_state_where_this_shell_resolves_it() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let output = bmb_testkit::bin::command(env!("CARGO_BIN_EXE_bmb-monitor"))
-        .args(["stop", "agent", "-S"])
-        .arg(&world.tmux.socket)
-        .output()
-        .expect("stop runs");
+    let output = world.stop("agent");
     assert_eq!(
         output.status.code(),
         Some(0),

@@ -173,21 +173,7 @@ impl Tmux {
             if !args.is_empty() {
                 args.push(";");
             }
-            // `-e`: the text with its ink, which tells a CLI's faint
-            // placeholder from a person's draft in the box.
-            args.extend([
-                "display-message",
-                "-p",
-                "-t",
-                target,
-                marker,
-                ";",
-                "capture-pane",
-                "-p",
-                "-e",
-                "-t",
-                target,
-            ]);
+            args.extend(chain_entry(target, marker));
         }
         let inv = self.command(&args);
         // Room for every pane, however large: a pane cut short loses its
@@ -359,6 +345,25 @@ pub(crate) fn chain_batches(
         batches.push(start..end);
     }
     batches
+}
+
+/// One pane's commands in a chain: its marker line, then its text.
+/// `-e`: the text with its ink, which tells a CLI's faint placeholder from
+/// a person's draft in the box.
+pub(crate) fn chain_entry<'a>(target: &'a str, marker_format: &'a str) -> [&'a str; 11] {
+    [
+        "display-message",
+        "-p",
+        "-t",
+        target,
+        marker_format,
+        ";",
+        "capture-pane",
+        "-p",
+        "-e",
+        "-t",
+        target,
+    ]
 }
 
 /// The marker line that opens pane `index`'s capture in a chain.

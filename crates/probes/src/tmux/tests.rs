@@ -91,21 +91,9 @@ fn every_chain_fits_in_one_tmux_message() {
     let nonce = fresh_nonce();
     let entry_bytes = |index: usize, target: &str| -> usize {
         let marker = marker_format(&chain_marker(&nonce, index));
-        let words = [
-            ";",
-            "display-message",
-            "-p",
-            "-t",
-            target,
-            &marker,
-            ";",
-            "capture-pane",
-            "-p",
-            "-e",
-            "-t",
-            target,
-        ];
-        words.iter().map(|w| w.len() + 1).sum()
+        // The entry as the chain builds it, and the `;` before it.
+        let words = super::chain::chain_entry(target, &marker);
+        words.iter().map(|w| w.len() + 1).sum::<usize>() + ";".len() + 1
     };
     let short: Vec<String> = (0..300).map(|i| format!("={i}:")).collect();
     let long: Vec<String> = (0..300)
