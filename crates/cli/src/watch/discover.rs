@@ -36,6 +36,8 @@ pub(super) struct Discovery {
     /// The sessions the patterns found at the last expansion (`host:session`
     /// keys): of two twins, the one already watched stays watched.
     found: BTreeSet<String>,
+    /// The hosts whose last listing holds a twin ([`ListedSession::shares_with`]).
+    twins: BTreeSet<Option<String>>,
 }
 
 fn key(host: Option<&str>, session: &str) -> String {
@@ -78,6 +80,10 @@ impl Discovery {
     pub(super) fn learn(&mut self, host: Option<&str>, sessions: Option<Vec<ListedSession>>) {
         let host = host.map(str::to_string);
         if let Some(sessions) = sessions {
+            match sessions.iter().any(|s| s.shares_with.is_some()) {
+                true => self.twins.insert(host.clone()),
+                false => self.twins.remove(&host),
+            };
             for pattern in self.patterns.iter().filter(|p| p.host == host) {
                 for (at, listed) in sessions.iter().enumerate() {
                     if !pattern.matches(&listed.name) {
@@ -128,6 +134,11 @@ impl Discovery {
     ) -> Option<&'l str> {
         let root = |s: &'l ListedSession| s.shares_with.as_deref().unwrap_or(&s.name);
         if self.found.contains(&key(host, &sessions[at].name)) {
+            return None;
+        }
+        // The usual listing has no twin: nothing to look for, and no scan of
+        // the listing per matched session.
+        if !self.twins.contains(&host.map(str::to_string)) {
             return None;
         }
         let class = root(&sessions[at]);

@@ -252,33 +252,40 @@ pub struct ListedSession {
 }
 
 /// The sessions of a pane listing, once each, in the listing's order.
+/// Linear in panes (each pane's sessions looked up once), as a cycle's
+/// listing of a host of hundreds of panes is read every cycle.
 pub(crate) fn listed_sessions(panes: &[(String, KnownPane)]) -> Vec<ListedSession> {
-    let mut sessions: Vec<ListedSession> = Vec::new();
-    for (session, _) in panes {
-        if sessions.iter().any(|s| &s.name == session) {
-            continue;
-        }
-        let own: Vec<&str> = panes
-            .iter()
-            .filter(|(s, _)| s == session)
-            .map(|(_, pane)| pane.id.as_str())
-            .collect();
-        let shares_with = sessions
-            .iter()
-            .find(|earlier| {
-                own.iter().all(|id| {
-                    panes
-                        .iter()
-                        .any(|(s, pane)| s == &earlier.name && pane.id == *id)
-                })
-            })
-            .map(|earlier| earlier.name.clone());
-        sessions.push(ListedSession {
-            name: session.clone(),
-            shares_with,
+    use std::collections::HashMap;
+    // Per pane id, the sessions that hold it; per session, its panes; both
+    // in the listing's order.
+    let mut holders: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut order: Vec<(&str, Vec<&str>)> = Vec::new();
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    for (session, pane) in panes {
+        holders.entry(pane.id.as_str()).or_default().push(session);
+        let index = *at.entry(session.as_str()).or_insert_with(|| {
+            order.push((session, Vec::new()));
+            order.len() - 1
         });
+        order[index].1.push(pane.id.as_str());
     }
-    sessions
+    order
+        .iter()
+        .enumerate()
+        .map(|(index, (session, own))| {
+            // A twin holds the first pane too: only its holders are asked.
+            let shares_with = own.first().and_then(|first| {
+                holders[first]
+                    .iter()
+                    .filter(|&&other| at[other] < index)
+                    .find(|&&other| own.iter().all(|id| holders[id].contains(&other)))
+            });
+            ListedSession {
+                name: session.to_string(),
+                shares_with: shares_with.map(|s| s.to_string()),
+            }
+        })
+        .collect()
 }
 
 /// [`LIST_FORMAT`]'s rows: (session, the pane). A line that is not a row
