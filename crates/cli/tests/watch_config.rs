@@ -16,6 +16,15 @@ use bmb_testkit::tmux::{PrivateTmux, capture_path};
 
 /// One test's world: a tmux server, a state folder, an empty profile folder
 /// (a profile of the machine's user cannot change a message), and the files.
+/// The poll lines of `session` the monitor printed so far.
+fn polls_of(running: &Running, session: &str) -> usize {
+    running
+        .out()
+        .iter()
+        .filter(|l| l.starts_with(&format!("MONITOR · {session} · ")))
+        .count()
+}
+
 struct World {
     tmux: PrivateTmux,
     state: tempfile::TempDir,
@@ -919,13 +928,7 @@ fn a_pattern_of_sessions_watches_each_match_a_new_one_next_cycle_and_drops_one_t
         "ok: 1 target, 1 pattern of sessions\n"
     );
     let running = Running::start(world.command(&["--config", file]));
-    let polled = |session: &str| {
-        running
-            .out()
-            .iter()
-            .filter(|l| l.starts_with(&format!("MONITOR · {session} · ")))
-            .count()
-    };
+    let polled = |session: &str| polls_of(&running, session);
     assert!(
         wait_until(30, || polled("agent-1") > 0 && polled("agent-2") > 0),
         "{:?}\n{:?}",
@@ -1046,13 +1049,7 @@ fn a_pattern_finding_more_sessions_than_the_fd_limit_holds_is_said_once_and_noth
         .env("XDG_STATE_HOME", world.state.path())
         .env("XDG_CONFIG_HOME", world.profiles.path());
     let running = Running::start(command);
-    let polls = |session: &str| {
-        running
-            .out()
-            .iter()
-            .filter(|l| l.starts_with(&format!("MONITOR · {session} · ")))
-            .count()
-    };
+    let polls = |session: &str| polls_of(&running, session);
     let said = |running: &Running| {
         running
             .err()
@@ -1234,13 +1231,7 @@ fn a_watcher_in_the_c_locale_reads_session_names_as_tmux_keeps_them() {
         .env("LANG", "C");
     let running = Running::start(command);
     let refused = "bmb-monitor: watch: session \"agent-é\" (found by sessions = \"agent-*\") is not watched: ";
-    let polls = |running: &Running| {
-        running
-            .out()
-            .iter()
-            .filter(|l| l.starts_with("MONITOR · agent-1 · "))
-            .count()
-    };
+    let polls = |running: &Running| polls_of(running, "agent-1");
     assert!(
         wait_until(30, || polls(&running) >= 2
             && running.err().iter().any(|l| l.starts_with(refused))),
@@ -1281,13 +1272,7 @@ fn a_pattern_matching_a_session_and_its_group_twin_watches_one_of_them() {
     );
     let running = Running::start(world.command(&["--config", config.to_str().expect("utf-8")]));
     let twin = "bmb-monitor: watch: session \"agent-view\" (found by sessions = \"agent-*\") is not watched: it shows the same panes as \"agent-1\" (a session group), which is watched: one pane, one watcher";
-    let polls = |session: &str| {
-        running
-            .out()
-            .iter()
-            .filter(|l| l.starts_with(&format!("MONITOR · {session} · ")))
-            .count()
-    };
+    let polls = |session: &str| polls_of(&running, session);
     assert!(
         wait_until(30, || polls("agent-1") >= 3
             && polls("agent-2") >= 3
